@@ -1,0 +1,259 @@
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/source_location.h"
+
+namespace plinth::bp {
+
+/// Where an entity and each of its fields were written. `fields` is keyed by
+/// the field's dotted path inside the entity ("driver", "hardware.gpu",
+/// "encryption.at_rest"); `at()` falls back to the entity's own position.
+struct Origin {
+  SourceLoc loc;
+  std::map<std::string, SourceLoc> fields;
+
+  const SourceLoc& at(const std::string& field) const {
+    auto it = fields.find(field);
+    return it == fields.end() ? loc : it->second;
+  }
+  bool operator==(const Origin&) const = default;
+};
+
+struct Metadata {
+  std::string name;
+  std::string owner;
+  std::vector<std::string> compliance;  ///< frameworks: soc2, hipaa, gdpr, ...
+  std::map<std::string, std::string> labels;
+  Origin origin;
+  bool operator==(const Metadata&) const = default;
+};
+
+/// A pinned software stack; rendered into cloud-init for every provider.
+struct Stack {
+  std::string name;
+  std::string driver;  ///< NVIDIA Linux driver, e.g. "550.54.15"
+  std::string cuda;    ///< CUDA toolkit, e.g. "12.4"
+  std::string cudnn;
+  std::map<std::string, std::string> frameworks;  ///< pytorch: "2.3.1"
+  std::vector<std::string> images;                ///< container images, ideally by digest
+  Origin origin;
+  bool operator==(const Stack&) const = default;
+};
+
+struct Vlan {
+  std::string name;
+  int id = 0;
+  std::string cidr;
+  std::string vrf;
+  std::string purpose;  ///< training | storage | management | inference | ...
+  int mtu = 1500;
+  Origin origin;
+  bool operator==(const Vlan&) const = default;
+};
+
+struct Fabric {
+  std::string name;
+  std::string kind;  ///< infiniband | roce-v2 | ethernet
+  int speed_gbps = 0;
+  std::string topology;          ///< spine-leaf | fat-tree | rail-optimized | dragonfly
+  std::string oversubscription;  ///< "1:1", "2:1"
+  std::optional<bool> pfc;       ///< RoCE: priority flow control
+  std::optional<bool> ecn;       ///< RoCE: explicit congestion notification
+  Origin origin;
+  bool operator==(const Fabric&) const = default;
+};
+
+struct Encryption {
+  std::string at_rest;     ///< aes-256-xts | aes-256-gcm | luks2 | sed | none ("" = not set)
+  std::string in_transit;  ///< tls1.3 | tls1.2 | none ("" = not set)
+  std::string kms_key;     ///< optional key reference
+  bool operator==(const Encryption&) const = default;
+};
+
+struct Lifecycle {
+  std::string transition_from;  ///< tier name
+  int after_days = 0;
+  int expire_days = 0;  ///< 0 = never
+  bool operator==(const Lifecycle&) const = default;
+};
+
+struct StorageTier {
+  std::string name;
+  std::string kind;  ///< nvme | parallel-fs | nfs | object
+  double capacity_tb = 0;
+  std::string backend;         ///< object: s3 | gcs | azure-blob | ceph; parallel-fs: lustre | gpfs | weka
+  std::string region;          ///< object tiers
+  std::string classification;  ///< public | internal | confidential | pii | phi
+  std::optional<Encryption> encryption;
+  std::optional<Lifecycle> lifecycle;
+  Origin origin;
+  bool operator==(const StorageTier&) const = default;
+};
+
+struct Backup {
+  std::string name;
+  std::string source;    ///< tier name
+  std::string target;    ///< tier name
+  std::string schedule;  ///< cron expression
+  int retention_days = 0;
+  int dr_test_interval_days = 0;  ///< 0 = never tested
+  Origin origin;
+  bool operator==(const Backup&) const = default;
+};
+
+struct Hardware {
+  std::string gpu;  ///< catalog GPU model, e.g. "H100-80GB"
+  int gpus_per_node = 0;
+  int cpu_cores = 0;
+  int memory_gb = 0;
+  bool operator==(const Hardware&) const = default;
+};
+
+struct Boot {
+  std::string method;  ///< pxe | uefi-http | virtual-media
+  std::string image;
+  bool operator==(const Boot&) const = default;
+};
+
+struct Bmc {
+  /// Either one template containing "{index}" or one endpoint per node.
+  std::vector<std::string> endpoints;
+  std::string credentials;  ///< env:NAME or file:PATH holding "user:password"
+  std::string ca_bundle;
+  bool operator==(const Bmc&) const = default;
+};
+
+struct Mig {
+  std::string profile = "none";  ///< "none" or a catalog profile such as "3g.40gb"
+  int instances = 0;             ///< per GPU
+  bool operator==(const Mig&) const = default;
+};
+
+struct NodePool {
+  std::string name;
+  std::string provider = "baremetal";
+  int count = 0;
+  std::string role = "training";  ///< training | inference | preprocessing
+  Hardware hardware;
+  std::optional<double> largest_model_gb;
+  std::string stack;
+  std::string fabric;  ///< "" = none
+  std::optional<Boot> boot;
+  std::map<std::string, std::string> bios;  ///< Redfish BIOS attribute -> value
+  std::vector<std::string> networks;        ///< VLAN names
+  std::vector<std::string> storage;         ///< tier names
+  std::optional<Bmc> bmc;
+  Mig mig;
+  Origin origin;
+  bool operator==(const NodePool&) const = default;
+};
+
+struct Checkpointing {
+  int interval_minutes = 0;
+  std::string target;  ///< tier name
+  bool operator==(const Checkpointing&) const = default;
+};
+
+struct BurstPool {
+  std::string name;
+  std::string provider;  ///< aws | gcp | azure
+  std::string region;
+  std::string zone;            ///< gcp zone / azure zone, optional
+  std::string resource_group;  ///< azure, optional
+  std::string instance_type;
+  int desired = 0;
+  int max = 0;
+  bool spot = false;
+  std::string stack;
+  std::optional<Checkpointing> checkpointing;
+  std::vector<std::string> networks;
+  std::vector<std::string> storage;
+  Origin origin;
+  bool operator==(const BurstPool&) const = default;
+};
+
+struct Namespace {
+  std::string name;
+  std::optional<int> gpu_quota;  ///< quota.gpus
+  std::vector<std::string> service_accounts;
+  Origin origin;
+  bool operator==(const Namespace&) const = default;
+};
+
+struct Role {
+  std::string name;
+  std::vector<std::string> subjects;  ///< "group:x", "user:y", "serviceaccount:ns/z"
+  std::vector<std::string> namespaces;
+  std::vector<std::string> verbs;
+  std::vector<std::string> resources;
+  Origin origin;
+  bool operator==(const Role&) const = default;
+};
+
+struct AuditLogging {
+  bool api_server = false;
+  bool storage = false;
+  int retention_days = 0;
+  Origin origin;
+  bool operator==(const AuditLogging&) const = default;
+};
+
+struct Transport {
+  std::string tls_min;  ///< "1.2" | "1.3"
+  bool mtls = false;
+  Origin origin;
+  bool operator==(const Transport&) const = default;
+};
+
+struct Access {
+  std::vector<Namespace> namespaces;
+  std::vector<Role> roles;
+  std::optional<AuditLogging> audit_logging;
+  std::optional<Transport> transport;
+  bool operator==(const Access&) const = default;
+};
+
+struct Monitoring {
+  bool dcgm = false;
+  bool prometheus = false;
+  bool grafana = false;
+  Origin origin;
+  bool operator==(const Monitoring&) const = default;
+};
+
+/// One blueprint source file, as loaded.
+struct SourceFile {
+  std::string path;
+  std::string sha256;
+  bool operator==(const SourceFile&) const = default;
+};
+
+/// A whole blueprint: one file or several merged. Vectors keep file order.
+struct Blueprint {
+  std::string api_version = "plinth/v1";
+  Metadata metadata;
+  std::vector<Stack> stacks;
+  std::vector<Vlan> vlans;
+  std::vector<Fabric> fabrics;
+  std::vector<StorageTier> tiers;
+  std::vector<Backup> backups;
+  std::vector<NodePool> node_pools;
+  std::vector<BurstPool> burst_pools;
+  Access access;
+  std::optional<Monitoring> monitoring;
+  std::vector<SourceFile> files;
+
+  const Stack* find_stack(const std::string& name) const;
+  const Vlan* find_vlan(const std::string& name) const;
+  const Fabric* find_fabric(const std::string& name) const;
+  const StorageTier* find_tier(const std::string& name) const;
+  const NodePool* find_node_pool(const std::string& name) const;
+  const BurstPool* find_burst_pool(const std::string& name) const;
+
+  bool operator==(const Blueprint&) const = default;
+};
+
+}  // namespace plinth::bp

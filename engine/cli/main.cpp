@@ -1,0 +1,87 @@
+// plinth: the command-line front end. Thin on purpose: it picks a command
+// from the table (engine/cli/command.h), parses its flags and runs it; every
+// stage lives in the engine libraries.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "engine/cli/command.h"
+#include "engine/core/strings.h"
+
+using namespace plinth::cli;
+
+namespace {
+
+void print_overview(FILE* f) {
+  std::fprintf(f,
+               "Usage: plinth COMMAND [ARGS] [FLAGS]\n\n"
+               "Plinth keeps GPU/ML infrastructure equal to a git-tracked blueprint.\n\nCommands:\n");
+  for (const Command* c : commands()) std::fprintf(f, "  %-10s %s\n", c->name.c_str(), c->summary.c_str());
+  std::fprintf(f,
+               "\nRun 'plinth help COMMAND' (or 'plinth COMMAND --help') for a command's flags.\n"
+               "Exit codes: 0 success (plan: no changes), 1 error or mandatory policy failure,\n"
+               "2 plan has changes (with --detailed-exitcode).\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::vector<std::string> rest(argv + 1, argv + argc);
+    if (rest.empty()) {
+      print_overview(stderr);
+      return kExitFailure;
+    }
+    std::string name = rest.front();
+    rest.erase(rest.begin());
+    if (name == "--help" || name == "-help" || name == "-h") {
+      print_overview(stdout);
+      return kExitSuccess;
+    }
+    if (name == "--version" || name == "-version" || name == "version") {
+      std::printf("plinth %s\n", PLINTH_VERSION);
+      return kExitSuccess;
+    }
+    if (name == "help") {
+      if (rest.empty()) {
+        print_overview(stdout);
+        return kExitSuccess;
+      }
+      name = rest.front();
+      rest = {"--help"};
+    }
+    const Command* cmd = find_command(name);
+    if (!cmd) {
+      std::vector<std::string> names;
+      for (const Command* c : commands()) names.push_back(c->name);
+      std::fprintf(stderr, "plinth: unknown command '%s'", name.c_str());
+      if (auto m = plinth::closest_match(name, names)) std::fprintf(stderr, "; did you mean '%s'?", m->c_str());
+      std::fprintf(stderr, "\nRun 'plinth help' for the list of commands.\n");
+      return kExitFailure;
+    }
+    auto args = parse_args(*cmd, rest);
+    if (!args) {
+      std::fprintf(stderr, "%s\n", args.error().message.c_str());
+      return kExitFailure;
+    }
+    if (args->flag("help")) {
+      std::fputs(command_help(*cmd).c_str(), stdout);
+      return kExitSuccess;
+    }
+    Io io;
+    io.out_tty = isatty(STDOUT_FILENO);
+    io.err_tty = isatty(STDERR_FILENO);
+    io.in_tty = isatty(STDIN_FILENO);
+    const char* no_color = std::getenv("NO_COLOR");
+    io.color = io.out_tty && !(no_color && *no_color) && !args->flag("no-color");
+    return cmd->run(*args, io);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "plinth: internal error: %s\nThis is a bug; please report it with the command line.\n",
+                 e.what());
+    return kExitFailure;
+  }
+}

@@ -1,0 +1,88 @@
+#include "engine/core/diagnostic.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace plinth {
+
+const char* to_string(Severity s) {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Info: return "info";
+  }
+  return "error";
+}
+
+bool has_errors(const Diagnostics& ds) {
+  return std::any_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; });
+}
+
+size_t count(const Diagnostics& ds, Severity s) {
+  return static_cast<size_t>(std::count_if(ds.begin(), ds.end(), [s](const Diagnostic& d) { return d.severity == s; }));
+}
+
+void sort_diagnostics(Diagnostics& ds) {
+  std::stable_sort(ds.begin(), ds.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tie(a.loc.file, a.loc.line, a.loc.column, a.code) <
+           std::tie(b.loc.file, b.loc.line, b.loc.column, b.code);
+  });
+}
+
+namespace {
+
+// Reads line `n` (1-based) of `file`; caches whole files since a run often
+// reports several diagnostics in one file.
+std::string source_line(const std::string& file, int n) {
+  static std::mutex mu;
+  static std::map<std::string, std::vector<std::string>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(file);
+  if (it == cache.end()) {
+    std::vector<std::string> lines;
+    std::ifstream in(file);
+    std::string l;
+    while (in && std::getline(in, l)) lines.push_back(l);
+    it = cache.emplace(file, std::move(lines)).first;
+  }
+  if (n <= 0 || static_cast<size_t>(n) > it->second.size()) return "";
+  return it->second[static_cast<size_t>(n) - 1];
+}
+
+}  // namespace
+
+std::string format_diagnostic(const Diagnostic& d, bool color) {
+  const char* sev_color = d.severity == Severity::Error ? "\033[1;31m"
+                          : d.severity == Severity::Warning ? "\033[1;33m" : "\033[1;36m";
+  auto c = [&](const char* code) { return color ? std::string(code) : std::string(); };
+  std::string out;
+  if (d.loc.known()) out += c("\033[1m") + d.loc.str() + ": " + c("\033[0m");
+  else if (!d.address.empty()) out += c("\033[1m") + d.address + ": " + c("\033[0m");
+  out += c(sev_color) + to_string(d.severity);
+  if (!d.code.empty()) out += "[" + d.code + "]";
+  out += ":" + c("\033[0m") + " " + d.message;
+  if (d.loc.known() && !d.address.empty()) out += " (" + d.address + ")";
+  out += "\n";
+  if (d.loc.known() && d.loc.line > 0) {
+    std::string text = source_line(d.loc.file, d.loc.line);
+    if (!text.empty()) {
+      std::string num = std::to_string(d.loc.line);
+      out += " " + num + " | " + text + "\n";
+      out += " " + std::string(num.size(), ' ') + " | ";
+      if (d.loc.column > 0) {
+        // Keep tabs so the caret lines up under the column.
+        for (int i = 0; i < d.loc.column - 1 && static_cast<size_t>(i) < text.size(); ++i)
+          out += text[static_cast<size_t>(i)] == '\t' ? '\t' : ' ';
+        out += c("\033[1;32m") + "^" + c("\033[0m");
+      }
+      out += "\n";
+    }
+  }
+  if (!d.hint.empty()) out += "  hint: " + d.hint + "\n";
+  return out;
+}
+
+}  // namespace plinth

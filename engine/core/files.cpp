@@ -1,0 +1,66 @@
+#include "engine/core/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace plinth {
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error::fatal("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Error::fatal("cannot read " + path + ": " + std::strerror(errno));
+  return ss.str();
+}
+
+Status write_file_atomic(const std::string& path, const std::string& data, int mode) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0) return Error::fatal("cannot create a temporary file beside " + path + ": " + std::strerror(errno));
+  auto fail = [&](const std::string& what) {
+    int e = errno;
+    close(fd);
+    unlink(tmpl.c_str());
+    return Error::fatal(what + " " + path + ": " + std::strerror(e) + " (the previous file is unchanged)");
+  };
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("cannot write");
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0) return fail("cannot fsync");
+  if (fchmod(fd, static_cast<mode_t>(mode)) != 0) return fail("cannot chmod");
+  if (close(fd) != 0) {
+    int e = errno;
+    unlink(tmpl.c_str());
+    return Error::fatal("cannot close " + path + ": " + std::strerror(e));
+  }
+  if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    unlink(tmpl.c_str());
+    return Error::fatal("cannot rename into " + path + ": " + std::strerror(e));
+  }
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  return {};
+}
+
+}  // namespace plinth

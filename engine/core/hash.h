@@ -1,0 +1,13 @@
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace plinth {
+
+/// Lower-case hex SHA-256 of `data` (OpenSSL EVP).
+std::string sha256_hex(std::string_view data);
+
+/// SHA-256 of a file's bytes; empty string when it cannot be read.
+std::string sha256_file(const std::string& path);
+
+}  // namespace plinth

@@ -1,0 +1,50 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/provider/resource.h"
+
+namespace plinth::plan {
+
+enum class Action { NoOp, Create, Update, Replace, Delete };
+const char* to_string(Action a);
+
+struct AttributeChange {
+  std::string path;            ///< attribute name, dotted for nested objects ("bios.SriovEnable")
+  std::optional<Json> before;  ///< nullopt: absent before
+  std::optional<Json> after;   ///< nullopt: absent after
+  bool forces_replacement = false;
+  bool sensitive = false;
+  bool operator==(const AttributeChange&) const = default;
+};
+
+struct ResourceChange {
+  std::string address;
+  std::string type;
+  Action action = Action::NoOp;
+  std::vector<AttributeChange> changes;  ///< empty for no-op
+  std::optional<Resource> before;        ///< prior (state) resource
+  std::optional<Resource> after;         ///< desired resource
+  bool operator==(const ResourceChange&) const = default;
+};
+
+struct Summary {
+  int create = 0, update = 0, replace = 0, remove = 0, noop = 0;
+  int changes() const { return create + update + replace + remove; }
+  bool operator==(const Summary&) const = default;
+};
+
+struct Plan {
+  std::vector<ResourceChange> changes;  ///< sorted by address
+  Summary summary() const;
+  bool has_changes() const { return summary().changes() > 0; }
+  bool operator==(const Plan&) const = default;
+};
+
+/// Pure diff: desired (from expand) against prior (refreshed state). Each
+/// address gets exactly one action; attributes marked force_new in the
+/// resource type turn an update into a replace.
+Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior);
+
+}  // namespace plinth::plan

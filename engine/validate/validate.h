@@ -1,0 +1,26 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/blueprint/blueprint.h"
+#include "engine/catalog/catalog.h"
+#include "engine/core/diagnostic.h"
+
+namespace plinth::validate {
+
+/// A domain rule's stable description (docs/rules.md lists every one).
+struct RuleInfo {
+  std::string id;  ///< e.g. "GPU001"
+  Severity severity;
+  std::string title;
+  std::string rationale;  ///< why it matters, with the source of the fact
+};
+
+/// Every domain rule, sorted by id.
+const std::vector<RuleInfo>& rules();
+
+/// Runs every domain rule over a blueprint that loaded without errors.
+/// Each diagnostic names the field's file:line:column and says how to fix it.
+Diagnostics validate(const bp::Blueprint& blueprint, const catalog::Catalog& catalog);
+
+}  // namespace plinth::validate

@@ -1,0 +1,46 @@
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace plinth::test {
+
+/// The repository root and ../shared/testdata, as compiled in.
+std::string source_dir();
+std::string testdata_dir();
+
+/// What a child process did.
+struct RunResult {
+  int exit_code = -1;  ///< exit status, or 128+signal when killed
+  std::string out;
+  std::string err;
+};
+
+/// Runs the built `plinth` binary with `args` in `cwd` (default: the repo
+/// root) with extra environment `env`, capturing stdout and stderr.
+RunResult run_plinth(const std::vector<std::string>& args, const std::string& cwd = "",
+                     const std::map<std::string, std::string>& env = {});
+
+/// Runs any program the same way.
+RunResult run_program(const std::vector<std::string>& argv, const std::string& cwd = "",
+                      const std::map<std::string, std::string>& env = {}, const std::string& stdin_text = "");
+
+/// A fresh temporary directory, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  /// Writes `text` to path()/name (creating parent folders) and returns the full path.
+  std::string write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::string path_;
+};
+
+/// Reads a whole file ("" when missing).
+std::string slurp(const std::string& path);
+
+}  // namespace plinth::test

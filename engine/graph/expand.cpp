@@ -1,0 +1,280 @@
+// expand(): blueprint -> desired resources with stable addresses and
+// dependencies. Built for 100,000-node blueprints: every pool's attributes are
+// built (and its cloud-init rendered) once, then copied per node.
+#include "engine/graph/expand.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "engine/render/render.h"
+
+namespace plinth::graph {
+
+bool address_less(const Resource& a, const Resource& b) {
+  return std::tie(a.type, a.name, a.index, a.address) < std::tie(b.type, b.name, b.index, b.address);
+}
+
+const Resource* ResourceGraph::find(const std::string& address) const {
+  auto parts = parse_address(address);
+  if (!parts) return nullptr;
+  Resource key;
+  key.type = parts->type;
+  key.name = parts->name;
+  key.index = parts->index;
+  key.address = address;
+  auto it = std::lower_bound(resources.begin(), resources.end(), key, address_less);
+  return it != resources.end() && it->address == address ? &*it : nullptr;
+}
+
+namespace {
+
+/// Builds resources of one blueprint; `out` grows in declaration order and is
+/// sorted at the end.
+class Expander {
+ public:
+  explicit Expander(const bp::Blueprint& b) : bp_(b) {}
+
+  Result<ResourceGraph> run() {
+    size_t total = bp_.stacks.size() + bp_.vlans.size() + bp_.fabrics.size() + bp_.tiers.size() +
+                   bp_.backups.size() + bp_.access.namespaces.size() + bp_.access.roles.size() + 3;
+    for (const auto& p : bp_.node_pools) total += static_cast<size_t>(std::max(p.count, 0));
+    for (const auto& p : bp_.burst_pools) total += static_cast<size_t>(std::max(p.desired, 0));
+    out_.reserve(total);
+
+    for (const auto& s : bp_.stacks) stack(s);
+    for (const auto& v : bp_.vlans) vlan(v);
+    for (const auto& f : bp_.fabrics) fabric(f);
+    for (const auto& t : bp_.tiers) tier(t);
+    for (const auto& b : bp_.backups) backup(b);
+    for (const auto& n : bp_.access.namespaces) ns(n);
+    for (const auto& r : bp_.access.roles) role(r);
+    if (bp_.access.audit_logging) audit_logging(*bp_.access.audit_logging);
+    if (bp_.access.transport) transport(*bp_.access.transport);
+    if (bp_.monitoring) monitoring(*bp_.monitoring);
+    for (const auto& p : bp_.node_pools)
+      if (auto st = node_pool(p); !st) return st.error();
+    for (const auto& p : bp_.burst_pools)
+      if (auto st = burst_pool(p); !st) return st.error();
+
+    std::sort(out_.begin(), out_.end(), address_less);
+    return ResourceGraph{std::move(out_)};
+  }
+
+ private:
+  Resource& add(const std::string& type, const std::string& name, const bp::Origin& origin, Json attrs,
+                std::vector<std::string> deps = {}, const std::string& provider = "plinth", int index = -1) {
+    Resource r;
+    r.address = make_address(type, name, index);
+    r.type = type;
+    r.name = name;
+    r.index = index;
+    r.provider = provider;
+    r.attributes = std::move(attrs);
+    r.depends_on = std::move(deps);
+    r.source = origin.loc;
+    out_.push_back(std::move(r));
+    return out_.back();
+  }
+
+  static std::vector<std::string> sorted_unique(std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  }
+
+  void stack(const bp::Stack& s) {
+    add("plinth.stack", s.name, s.origin,
+        {{"driver", s.driver}, {"cuda", s.cuda}, {"cudnn", s.cudnn}, {"frameworks", s.frameworks}, {"images", s.images}});
+  }
+
+  void vlan(const bp::Vlan& v) {
+    add("net.vlan", v.name, v.origin,
+        {{"id", v.id}, {"cidr", v.cidr}, {"mtu", v.mtu}, {"vrf", v.vrf}, {"purpose", v.purpose}});
+  }
+
+  void fabric(const bp::Fabric& f) {
+    Json a = {{"kind", f.kind},
+              {"speed_gbps", f.speed_gbps},
+              {"topology", f.topology},
+              {"oversubscription", f.oversubscription}};
+    if (f.pfc) a["pfc"] = *f.pfc;
+    if (f.ecn) a["ecn"] = *f.ecn;
+    add("net.fabric", f.name, f.origin, std::move(a));
+  }
+
+  void tier(const bp::StorageTier& t) {
+    Json a = {{"kind", t.kind},
+              {"capacity_tb", t.capacity_tb},
+              {"backend", t.backend},
+              {"region", t.region},
+              {"classification", t.classification}};
+    if (t.encryption) {
+      Json e = Json::object();
+      if (!t.encryption->at_rest.empty()) e["at_rest"] = t.encryption->at_rest;
+      if (!t.encryption->in_transit.empty()) e["in_transit"] = t.encryption->in_transit;
+      if (!t.encryption->kms_key.empty()) e["kms_key"] = t.encryption->kms_key;
+      a["encryption"] = std::move(e);
+    }
+    std::vector<std::string> deps;
+    if (t.lifecycle) {
+      a["lifecycle"] = {{"transition_from", t.lifecycle->transition_from},
+                        {"after_days", t.lifecycle->after_days},
+                        {"expire_days", t.lifecycle->expire_days}};
+      if (!t.lifecycle->transition_from.empty() && t.lifecycle->transition_from != t.name)
+        deps.push_back(make_address("storage.tier", t.lifecycle->transition_from));
+    }
+    add("storage.tier", t.name, t.origin, std::move(a), std::move(deps));
+  }
+
+  void backup(const bp::Backup& b) {
+    add("storage.backup", b.name, b.origin,
+        {{"source", b.source},
+         {"target", b.target},
+         {"schedule", b.schedule},
+         {"retention_days", b.retention_days},
+         {"dr_test_interval_days", b.dr_test_interval_days}},
+        sorted_unique({make_address("storage.tier", b.source), make_address("storage.tier", b.target)}));
+  }
+
+  void ns(const bp::Namespace& n) {
+    Json a = {{"service_accounts", n.service_accounts}};
+    if (n.gpu_quota) a["gpu_quota"] = *n.gpu_quota;
+    add("access.namespace", n.name, n.origin, std::move(a));
+  }
+
+  void role(const bp::Role& r) {
+    std::vector<std::string> deps;
+    deps.reserve(r.namespaces.size());
+    for (const auto& n : r.namespaces) deps.push_back(make_address("access.namespace", n));
+    add("access.role", r.name, r.origin,
+        {{"subjects", r.subjects}, {"namespaces", r.namespaces}, {"verbs", r.verbs}, {"resources", r.resources}},
+        sorted_unique(std::move(deps)));
+  }
+
+  void audit_logging(const bp::AuditLogging& a) {
+    add("access.audit_logging", "default", a.origin,
+        {{"api_server", a.api_server}, {"storage", a.storage}, {"retention_days", a.retention_days}});
+  }
+
+  void transport(const bp::Transport& t) {
+    add("access.transport", "default", t.origin, {{"tls_min", t.tls_min}, {"mtls", t.mtls}});
+  }
+
+  void monitoring(const bp::Monitoring& m) {
+    add("plinth.monitoring", "default", m.origin,
+        {{"dcgm", m.dcgm}, {"prometheus", m.prometheus}, {"grafana", m.grafana}});
+  }
+
+  /// Dependencies shared by every member of a pool.
+  static std::vector<std::string> pool_deps(const std::string& stack, const std::string& fabric,
+                                            const std::vector<std::string>& networks,
+                                            const std::vector<std::string>& storage, const std::string& extra_tier) {
+    std::vector<std::string> deps;
+    deps.reserve(networks.size() + storage.size() + 3);
+    if (!stack.empty()) deps.push_back(make_address("plinth.stack", stack));
+    if (!fabric.empty()) deps.push_back(make_address("net.fabric", fabric));
+    for (const auto& n : networks) deps.push_back(make_address("net.vlan", n));
+    for (const auto& s : storage) deps.push_back(make_address("storage.tier", s));
+    if (!extra_tier.empty()) deps.push_back(make_address("storage.tier", extra_tier));
+    return sorted_unique(std::move(deps));
+  }
+
+  Result<std::string> user_data_hash(const std::string& pool) {
+    auto ci = render::render_pool(bp_, pool);
+    if (!ci) return Error::invalid("cannot render cloud-init for pool '" + pool + "': " + ci.error().message);
+    return ci->hash;
+  }
+
+  /// The BMC endpoint of node `i`: the template with {index} replaced, or the
+  /// i-th entry of the explicit list.
+  static std::string endpoint(const std::vector<std::string>& endpoints, bool templated, int i) {
+    if (!templated) return endpoints[static_cast<size_t>(i)];
+    static const std::string kPlaceholder = "{index}";
+    const std::string idx = std::to_string(i);
+    std::string s = endpoints.front();
+    for (size_t at = s.find(kPlaceholder); at != std::string::npos; at = s.find(kPlaceholder, at + idx.size()))
+      s.replace(at, kPlaceholder.size(), idx);
+    return s;
+  }
+
+  Status node_pool(const bp::NodePool& p) {
+    auto hash = user_data_hash(p.name);
+    if (!hash) return hash.error();
+
+    Json a = {{"role", p.role},
+              {"gpu", p.hardware.gpu},
+              {"gpus_per_node", p.hardware.gpus_per_node},
+              {"cpu_cores", p.hardware.cpu_cores},
+              {"memory_gb", p.hardware.memory_gb},
+              {"stack", p.stack},
+              {"user_data_hash", *hash},
+              {"bios", p.bios},
+              {"fabric", p.fabric},
+              {"networks", p.networks},
+              {"storage", p.storage},
+              {"mig_profile", p.mig.profile},
+              {"mig_instances", p.mig.instances}};
+    if (p.boot) {
+      a["boot_method"] = p.boot->method;
+      a["boot_image"] = p.boot->image;
+    }
+    bool templated = false;
+    if (p.bmc) {
+      const auto& eps = p.bmc->endpoints;
+      templated = eps.size() == 1 && eps.front().find("{index}") != std::string::npos;
+      if (!templated && eps.size() != static_cast<size_t>(p.count))
+        return Error::invalid("node pool '" + p.name + "' lists " + std::to_string(eps.size()) +
+                              " BMC endpoint(s) for " + std::to_string(p.count) +
+                              " node(s); give one endpoint per node or one template containing {index}");
+      a["bmc_credentials"] = p.bmc->credentials;
+      a["bmc_ca_bundle"] = p.bmc->ca_bundle;
+    }
+    const auto deps = pool_deps(p.stack, p.fabric, p.networks, p.storage, "");
+    const std::string type = "baremetal.node";
+    for (int i = 0; i < p.count; ++i) {
+      Resource& r = add(type, p.name, p.origin, a, deps, "baremetal", i);
+      if (p.bmc) r.attributes["bmc_endpoint"] = endpoint(p.bmc->endpoints, templated, i);
+    }
+    return {};
+  }
+
+  Status burst_pool(const bp::BurstPool& p) {
+    std::string type;
+    if (p.provider == "aws") type = "aws.instance";
+    else if (p.provider == "gcp") type = "gcp.instance";
+    else if (p.provider == "azure") type = "azure.vm";
+    else
+      return Error::invalid("burst pool '" + p.name + "' has provider '" + p.provider +
+                            "'; burst pools run on aws, gcp or azure");
+    auto hash = user_data_hash(p.name);
+    if (!hash) return hash.error();
+
+    Json a = {{"instance_type", p.instance_type},
+              {"region", p.region},
+              {"zone", p.zone},
+              {"spot", p.spot},
+              {"stack", p.stack},
+              {"user_data_hash", *hash},
+              {"networks", p.networks},
+              {"storage", p.storage}};
+    if (p.provider == "azure") a["resource_group"] = p.resource_group;
+    std::string checkpoint_tier;
+    if (p.checkpointing) {
+      a["checkpointing"] = {{"interval_minutes", p.checkpointing->interval_minutes},
+                            {"target", p.checkpointing->target}};
+      checkpoint_tier = p.checkpointing->target;
+    }
+    const auto deps = pool_deps(p.stack, "", p.networks, p.storage, checkpoint_tier);
+    for (int i = 0; i < p.desired; ++i) add(type, p.name, p.origin, a, deps, p.provider, i);
+    return {};
+  }
+
+  const bp::Blueprint& bp_;
+  std::vector<Resource> out_;
+};
+
+}  // namespace
+
+Result<ResourceGraph> expand(const bp::Blueprint& blueprint) { return Expander(blueprint).run(); }
+
+}  // namespace plinth::graph

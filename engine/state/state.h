@@ -21,6 +21,9 @@ struct StateDocument {
   bool operator==(const StateDocument&) const = default;
 };
 
+/// The newest format_version this build reads and writes.
+inline constexpr int kFormatVersion = 1;
+
 }  // namespace plinth::state
 
 #include <chrono>
@@ -33,11 +36,25 @@ namespace plinth::state {
 StateDocument new_document();
 
 /// The JSON text of a state document (docs/state.md documents the format).
+/// Resources are written sorted by address, with a checksum over the rest.
 std::string to_json_text(const StateDocument& doc);
 
 /// Parses a state document. A corrupt or truncated file is an error that
 /// names `source` and says not to overwrite it; it is never "repaired".
+/// Refused: invalid JSON (with line:column), truncation, a format_version
+/// newer than kFormatVersion, a checksum mismatch, duplicate addresses and
+/// missing or mistyped fields.
 Result<StateDocument> parse(const std::string& text, const std::string& source);
+
+/// One saved version of the state, as kept by a backend's history.
+struct HistoryEntry {
+  uint64_t serial = 0;
+  std::string lineage;
+  std::string saved_at;  ///< UTC ISO 8601, "2026-12-02T13:04:05Z"
+  size_t resources = 0;
+  bool damaged = false;  ///< the saved file no longer parses; it cannot be restored
+  bool operator==(const HistoryEntry&) const = default;
+};
 
 /// Where state lives. A backend is locked for the whole of a plan or apply.
 class Backend {
@@ -45,18 +62,76 @@ class Backend {
   virtual ~Backend() = default;
   /// "local file plinth.state.json" — used in messages.
   virtual std::string describe() const = 0;
-  /// Takes the exclusive lock, waiting up to `timeout`. When another process
-  /// holds it the error says who: "locked by PID 1234 on host-a since
-  /// 2026-12-02T13:04:05Z (plinth apply)".
+  /// Takes the exclusive lock, waiting up to `timeout` (0: try once).
+  /// `operation` is shown to others waiting, e.g. "plinth apply". When
+  /// another process holds it the error says who: "locked by PID 1234 on
+  /// host-a since 2026-12-02T13:04:05Z (plinth apply)". Taking a lock this
+  /// backend already holds succeeds.
   virtual Status lock(const std::string& operation, std::chrono::milliseconds timeout) = 0;
+  /// Releases the lock if this backend holds it; otherwise does nothing.
   virtual void unlock() = 0;
   /// The stored document, or nullopt when there is no state yet.
   virtual Result<std::optional<StateDocument>> load() = 0;
   /// Stores `doc` atomically; on failure the stored state is unchanged.
+  /// `doc.serial` must be greater than the stored serial and `doc.lineage`
+  /// equal to the stored lineage (callers write `doc.serial = loaded.serial + 1`);
+  /// otherwise the error says the state was changed by another run. A stored
+  /// file that does not parse is never overwritten. Takes the lock for the
+  /// write when it is not already held. Every saved version is also kept in
+  /// the history (the last kHistoryKeep).
   virtual Status save(const StateDocument& doc) = 0;
+  /// Saved versions, oldest first.
+  virtual Result<std::vector<HistoryEntry>> history() = 0;
+  /// Saves history version `serial` again as a NEW serial (greater than any
+  /// stored or kept one) with the same lineage. When the stored state is
+  /// damaged it is first set aside (never deleted). Returns what was done.
+  virtual Result<std::string> restore(uint64_t serial) = 0;
+  /// Removes a lock left by a process that is gone (its flock is free, or its
+  /// PID is not running on this host). A live holder is only removed with
+  /// `force`. Returns what was done, for the user.
+  virtual Result<std::string> break_lock(bool force) = 0;
 };
 
-/// The local-file backend: PATH, with PATH.lock beside it.
+/// How many versions a backend's history keeps.
+inline constexpr size_t kHistoryKeep = 20;
+
+/// The local-file backend: PATH, with PATH.lock beside it and the history in
+/// PATH.d/history/SERIAL.json. Files are written with mode 0600.
 std::unique_ptr<Backend> open_local(const std::string& path);
+
+/// Holds a backend's lock for a scope (plan, apply, state restore).
+class LockGuard {
+ public:
+  /// Locks `backend` (see Backend::lock); the guard unlocks when it dies.
+  static Result<LockGuard> acquire(Backend& backend, const std::string& operation,
+                                   std::chrono::milliseconds timeout);
+  LockGuard(LockGuard&& o) noexcept : backend_(o.backend_) { o.backend_ = nullptr; }
+  LockGuard& operator=(LockGuard&&) = delete;
+  LockGuard(const LockGuard&) = delete;
+  ~LockGuard() {
+    if (backend_) backend_->unlock();
+  }
+
+ private:
+  explicit LockGuard(Backend* b) : backend_(b) {}
+  Backend* backend_;
+};
+
+/// The state file for blueprints `blueprint_paths`: plinth.state.json beside
+/// the first one (inside it when it is a directory); "plinth.state.json" in
+/// the current directory when there is none.
+std::string default_state_path(const std::vector<std::string>& blueprint_paths);
+
+/// The state file a command uses: `flag` (--state) when given, else the
+/// PLINTH_STATE environment variable, else default_state_path(blueprint_paths).
+std::string resolve_state_path(const std::optional<std::string>& flag,
+                               const std::vector<std::string>& blueprint_paths = {});
+
+/// Parses a --lock-timeout value: "30s", "2m", "500ms", "1h", "1m30s", "0".
+/// The error says what is accepted.
+Result<std::chrono::milliseconds> parse_duration(const std::string& text);
+
+/// "30s", "2m", "1m30s", "500ms": the inverse of parse_duration, for messages.
+std::string format_duration(std::chrono::milliseconds d);
 
 }  // namespace plinth::state

@@ -1,0 +1,260 @@
+// The state document: JSON text <-> StateDocument, with a checksum so a
+// damaged or truncated file is refused instead of being trusted.
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <map>
+
+#include "engine/core/hash.h"
+#include "engine/state/state.h"
+
+namespace plinth::state {
+
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+std::string recovery_hint(const std::string& source) {
+  return " Plinth left the file untouched. Restore a good version with 'plinth state history' and "
+         "'plinth state restore SERIAL' (or from your backup of " +
+         source + "), then run again.";
+}
+
+Error damaged(const std::string& source, const std::string& what) {
+  return Error::invalid("state file " + source + " " + what + "." + recovery_hint(source));
+}
+
+/// "file:line:col", "file:line" or "file" (SourceLoc::str) back into a SourceLoc.
+SourceLoc parse_source(const std::string& s) {
+  auto number = [](const std::string& t, int& out) {
+    auto r = std::from_chars(t.data(), t.data() + t.size(), out);
+    return !t.empty() && r.ec == std::errc{} && r.ptr == t.data() + t.size();
+  };
+  // Peel up to two numeric ":N" suffixes off the end: the last is the line
+  // when there is one, the column when there are two.
+  SourceLoc loc{s, 0, 0};
+  std::vector<int> nums;
+  while (nums.size() < 2) {
+    size_t c = loc.file.rfind(':');
+    int n = 0;
+    if (c == std::string::npos || c == 0 || !number(loc.file.substr(c + 1), n)) break;
+    nums.insert(nums.begin(), n);
+    loc.file.resize(c);
+  }
+  if (!nums.empty()) loc.line = nums[0];
+  if (nums.size() > 1) loc.column = nums[1];
+  return loc;
+}
+
+Json resource_to_json(const Resource& r) {
+  Json j = Json::object();
+  j["address"] = r.address;
+  j["type"] = r.type;
+  j["name"] = r.name;
+  j["index"] = r.index;
+  j["provider"] = r.provider;
+  j["attributes"] = r.attributes;
+  j["computed"] = r.computed;
+  j["depends_on"] = r.depends_on;
+  j["source"] = r.source.str();
+  return j;
+}
+
+/// The document without its checksum, keys sorted: the text the checksum covers.
+Json canonical_json(const StateDocument& doc) {
+  std::vector<Resource> sorted = doc.resources;
+  std::sort(sorted.begin(), sorted.end(), [](const Resource& a, const Resource& b) { return a.address < b.address; });
+  Json resources = Json::array();
+  for (const auto& r : sorted) resources.push_back(resource_to_json(r));
+  return Json{{"format_version", doc.format_version},
+              {"lineage", doc.lineage},
+              {"serial", doc.serial},
+              {"plinth_version", doc.plinth_version},
+              {"resources", std::move(resources)}};
+}
+
+std::string checksum_of(const Json& canonical) { return "sha256:" + sha256_hex(canonical.dump()); }
+
+/// Copies `j` with keys in the order a person reads them, `order` first.
+OrderedJson ordered(const Json& j, const std::vector<std::string>& order) {
+  OrderedJson out = OrderedJson::object();
+  for (const auto& k : order)
+    if (j.contains(k)) out[k] = OrderedJson(j.at(k));
+  for (const auto& [k, v] : j.items())
+    if (!out.contains(k)) out[k] = OrderedJson(v);
+  return out;
+}
+
+/// Reads typed fields from one JSON object, reporting the first problem as
+/// "field 'resources[2].type' is missing".
+class Fields {
+ public:
+  Fields(const Json& j, std::string prefix) : j_(j), prefix_(std::move(prefix)) {}
+
+  const Json* get(const std::string& key, bool (Json::*is)() const, const char* what) {
+    if (!error_.empty()) return nullptr;
+    auto it = j_.find(key);
+    if (it == j_.end()) {
+      error_ = "has no field '" + prefix_ + key + "'";
+      return nullptr;
+    }
+    if (!((*it).*is)()) {
+      error_ = "has a field '" + prefix_ + key + "' that is not " + what;
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::string str(const std::string& key) {
+    const Json* v = get(key, &Json::is_string, "a string");
+    return v ? v->get<std::string>() : "";
+  }
+  const Json* object(const std::string& key) { return get(key, &Json::is_object, "an object"); }
+  const Json* array(const std::string& key) { return get(key, &Json::is_array, "an array"); }
+  const Json* integer(const std::string& key) { return get(key, &Json::is_number_integer, "an integer"); }
+  const std::string& error() const { return error_; }
+  void fail(std::string e) {
+    if (error_.empty()) error_ = std::move(e);
+  }
+
+ private:
+  const Json& j_;
+  std::string prefix_;
+  std::string error_;
+};
+
+}  // namespace
+
+const Resource* StateDocument::find(const std::string& address) const {
+  auto it = std::lower_bound(resources.begin(), resources.end(), address,
+                             [](const Resource& r, const std::string& a) { return r.address < a; });
+  if (it != resources.end() && it->address == address) return &*it;
+  // Callers may have appended without sorting; fall back to a scan.
+  for (const auto& r : resources)
+    if (r.address == address) return &r;
+  return nullptr;
+}
+
+StateDocument new_document() {
+  unsigned char b[16];
+  if (RAND_bytes(b, sizeof b) != 1) throw std::runtime_error("OpenSSL RAND_bytes failed: no randomness for a lineage");
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  char uuid[37];
+  std::snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  StateDocument doc;
+  doc.lineage = uuid;
+  doc.plinth_version = PLINTH_VERSION;
+  return doc;
+}
+
+std::string to_json_text(const StateDocument& doc) {
+  Json canonical = canonical_json(doc);
+  std::string sum = checksum_of(canonical);
+  OrderedJson out = OrderedJson::object();
+  out["format_version"] = doc.format_version;
+  out["lineage"] = doc.lineage;
+  out["serial"] = doc.serial;
+  out["plinth_version"] = doc.plinth_version;
+  out["checksum"] = sum;
+  out["resources"] = OrderedJson::array();
+  for (const auto& r : canonical["resources"])
+    out["resources"].push_back(ordered(
+        r, {"address", "type", "name", "index", "provider", "source", "depends_on", "attributes", "computed"}));
+  return out.dump(2) + "\n";
+}
+
+Result<StateDocument> parse(const std::string& text, const std::string& source) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    return damaged(source, text.empty() ? "is empty (0 bytes)" : "contains only whitespace");
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // e.byte is the 1-based index of the last character read.
+    size_t pos = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+    size_t nl = text.rfind('\n', pos == 0 ? std::string::npos : pos - 1);
+    size_t col = nl == std::string::npos || pos == 0 ? pos + 1 : pos - nl;
+    std::string where = source + ":" + std::to_string(line) + ":" + std::to_string(col);
+    std::string what = e.what();
+    if (what.find("unexpected end of input") != std::string::npos)
+      return Error::invalid("state file " + source + " is truncated: the JSON ends at " + where +
+                            " before the document is complete." + recovery_hint(source));
+    std::string reason = what;
+    if (auto p = reason.find("syntax error while parsing "); p != std::string::npos) reason = reason.substr(p + 27);
+    if (auto p = reason.find("; last read"); p != std::string::npos) reason = reason.substr(0, p);
+    return Error::invalid("state file " + where + " is not valid JSON (" + reason + ")." + recovery_hint(source));
+  }
+  if (!j.is_object()) return damaged(source, "is not a JSON object");
+
+  Fields top(j, "");
+  const Json* fv = top.integer("format_version");
+  if (!fv) return damaged(source, top.error());
+  int format_version = fv->get<int>();
+  if (format_version > kFormatVersion)
+    return Error::invalid("state file " + source + " has format_version " + std::to_string(format_version) +
+                          ", but this plinth (" PLINTH_VERSION ") reads format_version " +
+                          std::to_string(kFormatVersion) +
+                          " and older; upgrade plinth to use this state. Plinth left the file untouched.");
+  if (format_version < 1) return damaged(source, "has an invalid format_version " + std::to_string(format_version));
+
+  std::string stored_sum = top.str("checksum");
+  if (!top.error().empty()) return damaged(source, top.error());
+  Json rest = j;
+  rest.erase("checksum");
+  std::string computed_sum = checksum_of(rest);
+  if (stored_sum != computed_sum)
+    return damaged(source, "fails its checksum (stored " + stored_sum + ", computed " + computed_sum +
+                               "): it was damaged or edited by hand");
+
+  StateDocument doc;
+  doc.format_version = format_version;
+  doc.lineage = top.str("lineage");
+  const Json* serial = top.get("serial", &Json::is_number_unsigned, "a non-negative integer");
+  doc.plinth_version = top.str("plinth_version");
+  const Json* resources = top.array("resources");
+  if (!top.error().empty()) return damaged(source, top.error());
+  if (doc.lineage.empty()) return damaged(source, "has an empty lineage");
+  doc.serial = serial->get<uint64_t>();
+
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < resources->size(); ++i) {
+    const Json& rj = (*resources)[i];
+    std::string prefix = "resources[" + std::to_string(i) + "].";
+    if (!rj.is_object()) return damaged(source, "has a field 'resources[" + std::to_string(i) + "]' that is not an object");
+    Fields f(rj, prefix);
+    Resource r;
+    r.address = f.str("address");
+    r.type = f.str("type");
+    r.name = f.str("name");
+    if (const Json* idx = f.integer("index")) r.index = idx->get<int>();
+    r.provider = f.str("provider");
+    if (const Json* a = f.object("attributes")) r.attributes = *a;
+    if (const Json* c = f.object("computed")) r.computed = *c;
+    if (const Json* deps = f.array("depends_on")) {
+      for (size_t k = 0; k < deps->size(); ++k) {
+        if (!(*deps)[k].is_string()) {
+          f.fail("has a field '" + prefix + "depends_on[" + std::to_string(k) + "]' that is not a string");
+          break;
+        }
+        r.depends_on.push_back((*deps)[k].get<std::string>());
+      }
+    }
+    std::string src = f.str("source");
+    if (!f.error().empty()) return damaged(source, f.error());
+    if (r.address.empty()) return damaged(source, "has an empty address in 'resources[" + std::to_string(i) + "]'");
+    if (auto [it, fresh] = seen.emplace(r.address, i); !fresh)
+      return damaged(source, "lists address '" + r.address + "' twice (resources[" + std::to_string(it->second) +
+                                 "] and resources[" + std::to_string(i) + "])");
+    if (!src.empty()) r.source = parse_source(src);
+    doc.resources.push_back(std::move(r));
+  }
+  std::sort(doc.resources.begin(), doc.resources.end(),
+            [](const Resource& a, const Resource& b) { return a.address < b.address; });
+  return doc;
+}
+
+}  // namespace plinth::state

@@ -1,0 +1,367 @@
+// The local-file backend: PATH written atomically (engine/core/files.h),
+// PATH.lock held with flock(2) so the kernel releases it when the holder
+// dies, and every saved version kept in PATH.d/history/SERIAL.json.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <thread>
+
+#include "engine/core/files.h"
+#include "engine/state/state.h"
+
+namespace plinth::state {
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono;
+
+std::string utc_iso8601(time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string this_host() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "unknown-host";
+  return host;
+}
+
+/// Who holds a lock, as written into PATH.lock by the holder.
+struct LockInfo {
+  long pid = 0;
+  std::string host, time, operation;
+};
+
+std::optional<LockInfo> read_lock_info(const std::string& lock_path) {
+  auto text = read_file(lock_path);
+  if (!text) return std::nullopt;
+  Json j = Json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("pid") || !j["pid"].is_number_integer()) return std::nullopt;
+  LockInfo info;
+  info.pid = j["pid"].get<long>();
+  info.host = j.value("host", "");
+  info.time = j.value("time", "");
+  info.operation = j.value("operation", "");
+  return info;
+}
+
+std::string holder_text(const std::optional<LockInfo>& info, const std::string& lock_path) {
+  if (!info) return "another process (" + lock_path + " gives no details yet)";
+  return "PID " + std::to_string(info->pid) + " on " + info->host + " since " + info->time + " (" + info->operation +
+         ")";
+}
+
+/// True when `fd` is still the file at `path` (not unlinked or replaced).
+bool same_file(int fd, const std::string& path) {
+  struct stat a {}, b {};
+  return fstat(fd, &a) == 0 && stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+std::optional<uint64_t> serial_of(const fs::path& p) {
+  if (p.extension() != ".json") return std::nullopt;
+  std::string stem = p.stem().string();
+  uint64_t v = 0;
+  auto r = std::from_chars(stem.data(), stem.data() + stem.size(), v);
+  if (stem.empty() || r.ec != std::errc{} || r.ptr != stem.data() + stem.size()) return std::nullopt;
+  return v;
+}
+
+class LocalBackend final : public Backend {
+ public:
+  explicit LocalBackend(std::string path)
+      : path_(std::move(path)), lock_path_(path_ + ".lock"), state_dir_(path_ + ".d"),
+        history_dir_(state_dir_ + "/history") {}
+  ~LocalBackend() override { unlock(); }
+
+  std::string describe() const override { return "local file " + path_; }
+
+  Status lock(const std::string& operation, milliseconds timeout) override {
+    if (lock_fd_ >= 0) return {};
+    const auto deadline = steady_clock::now() + timeout;
+    for (;;) {
+      int fd = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (fd < 0)
+        return Error::fatal("cannot open the lock file " + lock_path_ + ": " + std::strerror(errno) +
+                            "; check that its directory exists and is writable");
+      if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        // The holder before us unlinks the file before releasing it; if we
+        // locked an unlinked file, start again on the new one.
+        if (!same_file(fd, lock_path_)) {
+          ::close(fd);
+          continue;
+        }
+        Json info = {{"pid", static_cast<long>(getpid())},
+                     {"host", this_host()},
+                     {"time", utc_iso8601(std::time(nullptr))},
+                     {"operation", operation}};
+        std::string text = info.dump() + "\n";
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+          int e = errno;
+          ::unlink(lock_path_.c_str());
+          ::close(fd);
+          return Error::fatal("cannot write the lock file " + lock_path_ + ": " + std::strerror(e));
+        }
+        lock_fd_ = fd;
+        return {};
+      }
+      int e = errno;
+      ::close(fd);
+      if (e != EWOULDBLOCK && e != EINTR)
+        return Error::fatal("cannot lock " + lock_path_ + ": " + std::strerror(e));
+      auto now = steady_clock::now();
+      if (now >= deadline) {
+        std::string who = holder_text(read_lock_info(lock_path_), lock_path_);
+        if (timeout.count() == 0)
+          return Error{Error::Kind::Conflict,
+                       "state " + path_ + " is locked by " + who +
+                           "; wait for it to finish, or pass --lock-timeout=60s to wait, or run 'plinth state "
+                           "unlock' if that process is gone",
+                       0};
+        return Error{Error::Kind::Conflict,
+                     "state " + path_ + " is still locked by " + who + " after waiting " +
+                         format_duration(timeout) +
+                         "; wait for it to finish, or pass a longer --lock-timeout, or run 'plinth state unlock' if "
+                         "that process is gone",
+                     0};
+      }
+      std::this_thread::sleep_for(std::min<steady_clock::duration>(milliseconds(100), deadline - now));
+    }
+  }
+
+  void unlock() override {
+    if (lock_fd_ < 0) return;
+    // Unlink first (only if the file is still ours: 'state unlock --force'
+    // may have replaced it), so a waiter never locks a file nobody will clean.
+    if (same_file(lock_fd_, lock_path_)) ::unlink(lock_path_.c_str());
+    flock(lock_fd_, LOCK_UN);
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+  }
+
+  Result<std::optional<StateDocument>> load() override {
+    std::error_code ec;
+    if (!fs::exists(path_, ec)) {
+      if (ec) return Error::fatal("cannot access state file " + path_ + ": " + ec.message());
+      return std::optional<StateDocument>{};
+    }
+    auto text = read_file(path_);
+    if (!text) return text.error();
+    auto doc = parse(*text, path_);
+    if (!doc) return doc.error();
+    return std::optional<StateDocument>{std::move(*doc)};
+  }
+
+  Status save(const StateDocument& doc) override {
+    bool took_lock = lock_fd_ < 0;
+    if (took_lock) {
+      if (auto st = lock("plinth (saving state)", milliseconds(0)); !st) return st;
+    }
+    Status st = save_locked(doc);
+    if (took_lock) unlock();
+    return st;
+  }
+
+  Result<std::vector<HistoryEntry>> history() override {
+    std::vector<HistoryEntry> out;
+    std::error_code ec;
+    if (!fs::is_directory(history_dir_, ec)) return out;
+    for (const auto& [serial, file] : history_files()) {
+      HistoryEntry e;
+      e.serial = serial;
+      struct stat sb {};
+      if (stat(file.c_str(), &sb) == 0) e.saved_at = utc_iso8601(sb.st_mtim.tv_sec);
+      auto text = read_file(file.string());
+      auto doc = text ? parse(*text, file.string()) : Result<StateDocument>(text.error());
+      if (doc) {
+        e.lineage = doc->lineage;
+        e.resources = doc->resources.size();
+      } else {
+        e.damaged = true;
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  Result<std::string> restore(uint64_t serial) override {
+    bool took_lock = lock_fd_ < 0;
+    if (took_lock) {
+      if (auto st = lock("plinth state restore", milliseconds(0)); !st) return st.error();
+    }
+    auto r = restore_locked(serial);
+    if (took_lock) unlock();
+    return r;
+  }
+
+  Result<std::string> break_lock(bool force) override {
+    if (lock_fd_ >= 0) {
+      unlock();
+      return "released this process's lock on state " + path_;
+    }
+    int fd = ::open(lock_path_.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return "state " + path_ + " is not locked; nothing to do";
+      return Error::fatal("cannot open the lock file " + lock_path_ + ": " + std::strerror(errno));
+    }
+    auto info = read_lock_info(lock_path_);
+    std::string who = holder_text(info, lock_path_);
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      // Nobody holds it: the holder died and the kernel released its lock.
+      if (same_file(fd, lock_path_)) ::unlink(lock_path_.c_str());
+      ::close(fd);
+      return "removed the stale lock of " + who + " on state " + path_ + ": that process is gone";
+    }
+    ::close(fd);
+    const bool here = info && info->host == this_host();
+    if (here && kill(static_cast<pid_t>(info->pid), 0) != 0 && errno == ESRCH) {
+      // The holder is gone but a process it started still has the lock file
+      // open; nobody will write through that lock.
+      ::unlink(lock_path_.c_str());
+      return "removed the lock of " + who + " on state " + path_ +
+             ": that process is not running (a process it started still has the lock file open)";
+    }
+    if (force) {
+      ::unlink(lock_path_.c_str());
+      return "removed the lock of " + who + " on state " + path_ +
+             " (forced); if that process is still running it may still write the state";
+    }
+    if (here)
+      return Error{Error::Kind::Conflict,
+                   "state " + path_ + " is locked by " + who +
+                       ", and that process is still running; wait for it to finish, or pass --force to remove the "
+                       "lock anyway (only if you are sure it is not writing state)",
+                   0};
+    return Error{Error::Kind::Conflict,
+                 "state " + path_ + " is locked by " + who + ", on another host; plinth cannot tell from " +
+                     this_host() +
+                     " whether it is still running. Pass --force to remove the lock if you are sure it is gone",
+                 0};
+  }
+
+ private:
+  /// History files by serial, oldest first.
+  std::vector<std::pair<uint64_t, fs::path>> history_files() const {
+    std::vector<std::pair<uint64_t, fs::path>> files;
+    std::error_code ec;
+    for (fs::directory_iterator it(history_dir_, ec), end; !ec && it != end; it.increment(ec))
+      if (auto s = serial_of(it->path())) files.emplace_back(*s, it->path());
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
+  std::string history_file(uint64_t serial) const { return history_dir_ + "/" + std::to_string(serial) + ".json"; }
+
+  Status save_locked(const StateDocument& doc) {
+    auto stored = load();
+    if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+    if (*stored) {
+      const StateDocument& cur = **stored;
+      if (cur.lineage != doc.lineage)
+        return Error{Error::Kind::Conflict,
+                     "state was changed by another run: " + path_ + " now has lineage " + cur.lineage +
+                         " but this run's state has lineage " + doc.lineage +
+                         "; nothing was written. Check --state points at the right file, then plan again",
+                     0};
+      if (doc.serial <= cur.serial)
+        return Error{Error::Kind::Conflict,
+                     "state was changed by another run: " + path_ + " is at serial " + std::to_string(cur.serial) +
+                         " but this run tried to write serial " + std::to_string(doc.serial) +
+                         "; nothing was written. Plan again against the current state",
+                     0};
+    }
+    StateDocument out = doc;
+    out.plinth_version = PLINTH_VERSION;
+    std::string text = to_json_text(out);
+
+    std::error_code ec;
+    for (const std::string& dir : {state_dir_, history_dir_}) {
+      fs::create_directory(dir, ec);
+      if (ec)
+        return Error::fatal("cannot save state " + path_ + ": cannot create " + dir + ": " + ec.message() +
+                            " (the stored state is unchanged)");
+      fs::permissions(dir, fs::perms::owner_all, ec);
+    }
+    // The history copy first: if the state file cannot be written, the
+    // history must not claim a version that never became current.
+    std::string hist = history_file(out.serial);
+    if (auto st = write_file_atomic(hist, text, 0600); !st)
+      return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
+    if (auto st = write_file_atomic(path_, text, 0600); !st) {
+      ::unlink(hist.c_str());
+      return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
+    }
+    auto files = history_files();
+    for (size_t i = 0; i + kHistoryKeep < files.size(); ++i) fs::remove(files[i].second, ec);
+    return {};
+  }
+
+  Result<std::string> restore_locked(uint64_t serial) {
+    auto files = history_files();
+    auto it = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first == serial; });
+    if (it == files.end()) {
+      std::string kept = files.empty() ? "none are kept yet"
+                                       : "kept: " + std::to_string(files.front().first) + " to " +
+                                             std::to_string(files.back().first);
+      return Error{Error::Kind::NotFound,
+                   "no saved version " + std::to_string(serial) + " of state " + path_ + " (" + kept +
+                       "); 'plinth state history' lists them",
+                   0};
+    }
+    auto text = read_file(it->second.string());
+    if (!text) return text.error();
+    auto old = parse(*text, it->second.string());
+    if (!old) return old.error();
+
+    uint64_t next = files.back().first + 1;
+    std::string note;
+    auto cur = load();
+    if (!cur) {
+      // Keep the damaged file for inspection; never delete it.
+      std::string aside = path_ + ".damaged-" + utc_iso8601(std::time(nullptr));
+      if (std::rename(path_.c_str(), aside.c_str()) != 0)
+        return Error::fatal("cannot set the damaged state " + path_ + " aside as " + aside + ": " +
+                            std::strerror(errno));
+      note = "; the damaged file was kept as " + aside;
+    } else if (*cur) {
+      if ((*cur)->lineage != old->lineage)
+        return Error{Error::Kind::Conflict,
+                     "saved version " + std::to_string(serial) + " has lineage " + old->lineage + " but " + path_ +
+                         " has lineage " + (*cur)->lineage +
+                         "; restoring it would mix two different states, so nothing was written",
+                     0};
+      next = std::max(next, (*cur)->serial + 1);
+    }
+    StateDocument doc = std::move(*old);
+    doc.serial = next;
+    if (auto st = save_locked(doc); !st) return st.error();
+    return "restored serial " + std::to_string(serial) + " of state " + path_ + " as serial " +
+           std::to_string(next) + " (" + std::to_string(doc.resources.size()) + " resources)" + note;
+  }
+
+  std::string path_, lock_path_, state_dir_, history_dir_;
+  int lock_fd_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> open_local(const std::string& path) { return std::make_unique<LocalBackend>(path); }
+
+Result<LockGuard> LockGuard::acquire(Backend& backend, const std::string& operation, milliseconds timeout) {
+  if (auto st = backend.lock(operation, timeout); !st) return st.error();
+  return LockGuard(&backend);
+}
+
+}  // namespace plinth::state

@@ -11,6 +11,7 @@ namespace plinth::catalog {
 struct MigProfile {
   std::string name;  ///< "3g.40gb"
   int compute_slices = 0;
+  int memory_slices = 0;  ///< eighths of the GPU's memory (quarters on A30)
   int memory_gb = 0;
   int max_count = 0;  ///< most instances of this profile on one GPU
   bool operator==(const MigProfile&) const = default;
@@ -31,6 +32,11 @@ struct GpuModel {
   std::vector<MigProfile> mig_profiles;
   std::vector<std::string> aliases;
   std::string source;
+
+  bool has_mig() const { return mig_max_instances > 0; }
+  /// The MIG profile called `name`, or nullptr.
+  const MigProfile* mig_profile(const std::string& name) const;
+  std::vector<std::string> mig_profile_names() const;
   bool operator==(const GpuModel&) const = default;
 };
 
@@ -61,18 +67,24 @@ class Catalog {
   /// Minimum Linux x86_64 driver for a CUDA toolkit version ("12.4" or
   /// "12.4.1"); nullopt for an unknown version.
   std::optional<std::string> min_driver_for_cuda(const std::string& cuda) const;
+  /// The full toolkit version a pin means ("12.4" -> "12.4.0", "11.0" ->
+  /// "11.0.2", the GA release); nullopt for an unknown version.
+  std::optional<std::string> resolve_cuda(const std::string& cuda) const;
 
   std::vector<std::string> gpu_names() const;
   std::vector<std::string> instance_type_names(const std::string& provider) const;
-  std::vector<std::string> cuda_versions() const;
+  std::vector<std::string> cuda_versions() const;  ///< full versions, oldest first
+  std::vector<std::string> providers() const;     ///< with instance types: aws, azure, gcp
   std::string version() const { return version_; }
 
  private:
+  friend struct CatalogParser;
   std::string version_;
   std::map<std::string, GpuModel> gpus_;
   std::map<std::string, std::string> gpu_aliases_;
   std::map<std::string, std::map<std::string, InstanceType>> instance_types_;
   std::map<std::string, std::string> cuda_min_driver_;  ///< "12.4.1" -> "550.54.15"
+  std::map<std::string, std::string> cuda_ga_;          ///< "12.4" -> "12.4.0"
 };
 
 }  // namespace plinth::catalog

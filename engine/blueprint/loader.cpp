@@ -1,0 +1,1078 @@
+// Strict plinth/v1 loader: yaml-cpp nodes -> bp::Blueprint + diagnostics.
+//
+// Every document is walked once. Each map is checked against the keys its
+// section allows (unknown keys get "did you mean"), each value against its
+// type, and every field's position is recorded in the entity's Origin so
+// later stages (domain rules, policies, plan) can point at it. Names are
+// claimed in hash maps as they are read, so duplicates (also across files)
+// cost O(1) each; references are resolved once all files are read.
+// yaml-cpp marks are 0-based: Ctx::loc() adds 1 to line and column, and is
+// the only place that does.
+#include "engine/blueprint/loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <filesystem>
+#include <unordered_map>
+
+#include "engine/core/files.h"
+#include "engine/core/hash.h"
+#include "engine/core/strings.h"
+
+namespace plinth::bp {
+namespace {
+
+using YAML::Node;
+using Keys = std::vector<std::string>;
+
+// Allowed keys per section, in the order docs/blueprint.md lists them.
+const Keys kTopKeys{"apiVersion", "kind",        "metadata", "stacks", "networks",
+                    "storage",    "node_pools",  "burst_pools", "access", "monitoring"};
+const Keys kMetadataKeys{"name", "owner", "compliance", "labels"};
+const Keys kStackKeys{"driver", "cuda", "cudnn", "frameworks", "images"};
+const Keys kNetworksKeys{"vlans", "fabrics"};
+const Keys kVlanKeys{"name", "id", "cidr", "vrf", "purpose", "mtu"};
+const Keys kFabricKeys{"name", "kind", "speed_gbps", "topology", "oversubscription", "pfc", "ecn"};
+const Keys kStorageKeys{"tiers", "backups"};
+const Keys kTierKeys{"name",           "kind",       "capacity_tb", "backend", "region",
+                     "classification", "encryption", "lifecycle"};
+const Keys kEncryptionKeys{"at_rest", "in_transit", "kms_key"};
+const Keys kLifecycleKeys{"transition_from", "after_days", "expire_days"};
+const Keys kBackupKeys{"name", "source", "target", "schedule", "retention_days", "dr_test_interval_days"};
+const Keys kNodePoolKeys{"name",  "provider", "count", "role",     "hardware", "largest_model_gb",
+                         "stack", "fabric",   "boot",  "bios",     "networks", "storage",
+                         "bmc",   "mig"};
+const Keys kHardwareKeys{"gpu", "gpus_per_node", "cpu_cores", "memory_gb"};
+const Keys kBootKeys{"method", "image"};
+const Keys kBmcKeys{"endpoints", "credentials", "ca_bundle"};
+const Keys kMigKeys{"profile", "instances"};
+const Keys kBurstPoolKeys{"name",    "provider", "region", "zone",  "resource_group", "instance_type",
+                          "desired", "max",      "spot",   "stack", "checkpointing",  "networks",
+                          "storage"};
+const Keys kCheckpointingKeys{"interval_minutes", "target"};
+const Keys kAccessKeys{"namespaces", "roles", "audit_logging", "transport"};
+const Keys kNamespaceKeys{"name", "quota", "service_accounts"};
+const Keys kQuotaKeys{"gpus"};
+const Keys kRoleKeys{"name", "subjects", "namespaces", "verbs", "resources"};
+const Keys kAuditLoggingKeys{"api_server", "storage", "retention_days"};
+const Keys kTransportKeys{"tls_min", "mtls"};
+const Keys kMonitoringKeys{"dcgm", "prometheus", "grafana"};
+
+// Allowed values of enumerated fields.
+const Keys kTierKinds{"nvme", "parallel-fs", "nfs", "object"};
+const Keys kObjectBackends{"s3", "gcs", "azure-blob", "ceph"};
+const Keys kParallelFsBackends{"lustre", "gpfs", "weka", "beegfs"};
+const Keys kClassifications{"public", "internal", "confidential", "pii", "phi"};
+const Keys kAtRest{"aes-256-xts", "aes-256-gcm", "luks2", "sed", "none"};
+const Keys kInTransit{"tls1.3", "tls1.2", "none"};
+const Keys kRoles{"training", "inference", "preprocessing"};
+const Keys kNodeProviders{"baremetal"};
+const Keys kBurstProviders{"aws", "gcp", "azure"};
+const Keys kBootMethods{"pxe", "uefi-http", "virtual-media"};
+const Keys kFabricKinds{"infiniband", "roce-v2", "ethernet"};
+const Keys kTopologies{"spine-leaf", "fat-tree", "rail-optimized", "dragonfly"};
+const Keys kTlsVersions{"1.2", "1.3"};
+const Keys kSubjectKinds{"group", "user", "serviceaccount"};
+
+constexpr int kNoMin = INT_MIN;
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// How a wrongly typed value is described in messages.
+std::string describe(const Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: {
+      const std::string& s = n.Scalar();
+      return "\"" + (s.size() > 40 ? s.substr(0, 37) + "..." : s) + "\"";
+    }
+    default: return "nothing (null)";
+  }
+}
+
+// Names become parts of resource addresses ("baremetal.node.NAME[3]").
+bool valid_name(std::string_view s) {
+  if (s.empty() || s.size() > 63 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+  });
+}
+
+bool valid_env_name(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+}
+
+// Quoted scalars are strings: `count: "2"` is not an integer.
+bool plain_scalar(const Node& n) { return n.IsScalar() && n.Tag() != "!"; }
+
+std::optional<long long> parse_int(const std::string& s) {
+  long long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_number(const std::string& s) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> parse_bool(const std::string& s) {
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
+const char* type_hint(std::string_view type) {
+  if (type == "an integer") return "write a whole number without quotes, e.g. 4";
+  if (type == "a number") return "write a number without quotes, e.g. 12.5";
+  if (type == "a boolean") return "write true or false without quotes";
+  if (type == "a list") return "write a YAML list: [a, b] or one '- item' per line";
+  if (type == "a map") return "write a YAML map of 'key: value' pairs";
+  return "write a single value; quote it if it contains ':' or '#'";
+}
+
+/// The file being read and where diagnostics go.
+struct Ctx {
+  std::string file;
+  Diagnostics* diags;
+
+  SourceLoc loc(const Node& n) const {
+    const YAML::Mark m = n.Mark();
+    if (m.is_null()) return {file, 0, 0};
+    return {file, m.line + 1, m.column + 1};
+  }
+  void error(const char* code, SourceLoc at, std::string message, std::string hint = "") const {
+    diags->push_back({code, Severity::Error, std::move(message), std::move(at), "", std::move(hint)});
+  }
+};
+
+/// One YAML map being read as a section or an entity: checks its keys once,
+/// reads typed fields, records each field's position in `origin` under
+/// `prefix + key`.
+class Obj {
+ public:
+  struct Entry {
+    std::string key;
+    Node value;
+    SourceLoc key_loc;
+    SourceLoc value_loc;
+  };
+
+  /// `where` is the map's position (a fallback when the node has none).
+  Obj(const Ctx& c, const Node& node, SourceLoc where, std::string label, std::string prefix, Origin* origin,
+      const Keys& keys)
+      : c_(&c), loc_(std::move(where)), label_(std::move(label)), prefix_(std::move(prefix)), origin_(origin),
+        keys_(&keys) {
+    if (!node.IsMap()) {
+      if (prefix_.empty())
+        c_->error("BP003", loc_, label_ + " must be a map, not " + describe(node), type_hint("a map"));
+      else
+        c_->error("BP003", loc_,
+                  "'" + prefix_.substr(0, prefix_.size() - 1) + "' in " + label_ + " must be a map, not " +
+                      describe(node),
+                  type_hint("a map"));
+      return;
+    }
+    ok_ = true;
+    entries_.reserve(node.size());
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      Entry e;
+      e.key = it->first.IsScalar() ? it->first.Scalar() : std::string();
+      e.value = it->second;
+      e.key_loc = c_->loc(it->first);
+      // An empty value (`key:`) has no useful mark of its own: point at the key.
+      e.value_loc = (e.value.IsNull() && e.value.Scalar().empty()) || e.value.Mark().is_null()
+                        ? e.key_loc
+                        : c_->loc(e.value);
+      entries_.push_back(std::move(e));
+    }
+  }
+
+  bool ok() const { return ok_; }
+  const SourceLoc& loc() const { return loc_; }
+  const std::string& label() const { return label_; }
+  void set_label(std::string l) { label_ = std::move(l); }
+
+  /// Reports unknown and repeated keys. Call once the label names the entity.
+  void check_keys() const {
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      const Entry& e = entries_[i];
+      if (std::find(keys_->begin(), keys_->end(), e.key) == keys_->end()) {
+        c_->error("BP002", e.key_loc, "unknown key '" + path(e.key) + "' in " + label_,
+                  did_you_mean(e.key, *keys_));
+        continue;
+      }
+      for (size_t j = 0; j < i; ++j) {
+        if (entries_[j].key == e.key) {
+          c_->error("BP010", e.key_loc,
+                    "duplicate key '" + path(e.key) + "' in " + label_ + ": the first is at " +
+                        entries_[j].key_loc.str(),
+                    "remove one of them; YAML keeps only one value per key");
+          break;
+        }
+      }
+    }
+  }
+
+  /// The entry for `key` (the first if repeated), or nullptr; reports a
+  /// missing required field at the map's position.
+  const Entry* get(std::string_view key, bool required = false) const {
+    for (const Entry& e : entries_)
+      if (e.key == key) return &e;
+    if (required)
+      c_->error("BP004", loc_, "missing required field '" + path(key) + "' in " + label_,
+                "add '" + std::string(key) + ":' (see docs/blueprint.md)");
+    return nullptr;
+  }
+
+  std::string path(std::string_view key) const { return prefix_ + std::string(key); }
+
+  void record(std::string_view key, const SourceLoc& at) const {
+    if (origin_) origin_->fields[path(key)] = at;
+  }
+
+  void wrong_type(const Entry& e, const char* type) const {
+    c_->error("BP003", e.value_loc,
+              "'" + path(e.key) + "' in " + label_ + " must be " + type + ", not " + describe(e.value),
+              type_hint(type));
+  }
+
+  void invalid(const Entry& e, std::string message, std::string hint) const {
+    c_->error("BP005", e.value_loc, std::move(message), std::move(hint));
+  }
+
+  bool str(std::string_view key, std::string& out, bool required = false) const {
+    const Entry* e = get(key, required);
+    if (!e) return false;
+    if (!e->value.IsScalar()) {
+      wrong_type(*e, "a string");
+      return false;
+    }
+    out = e->value.Scalar();
+    record(key, e->value_loc);
+    return true;
+  }
+
+  /// A string that must be one of `allowed`; `hint` replaces "did you mean".
+  bool enumeration(std::string_view key, std::string& out, const Keys& allowed, bool required = false,
+                   const std::string& hint = "") const {
+    std::string v;
+    if (!str(key, v, required)) return false;
+    if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+      const Entry* e = get(key);
+      invalid(*e, "invalid " + path(key) + " '" + v + "' in " + label_ + " (expected one of: " + join(allowed, ", ") + ")",
+              hint.empty() ? did_you_mean(v, allowed) : hint);
+      return false;
+    }
+    out = v;
+    return true;
+  }
+
+  bool integer(std::string_view key, int& out, bool required = false, int min = 0) const {
+    const Entry* e = get(key, required);
+    if (!e) return false;
+    std::optional<long long> v;
+    if (plain_scalar(e->value)) v = parse_int(e->value.Scalar());
+    if (!v || *v > INT_MAX || *v < INT_MIN) {
+      wrong_type(*e, "an integer");
+      return false;
+    }
+    record(key, e->value_loc);
+    if (min != kNoMin && *v < min) {
+      invalid(*e, "'" + path(key) + "' in " + label_ + " must be at least " + std::to_string(min) + ", not " +
+                      std::to_string(*v),
+              "use a value of " + std::to_string(min) + " or more");
+      return false;
+    }
+    out = static_cast<int>(*v);
+    return true;
+  }
+
+  bool number(std::string_view key, double& out, bool required = false) const {
+    const Entry* e = get(key, required);
+    if (!e) return false;
+    std::optional<double> v;
+    if (plain_scalar(e->value)) v = parse_number(e->value.Scalar());
+    if (!v) {
+      wrong_type(*e, "a number");
+      return false;
+    }
+    record(key, e->value_loc);
+    if (*v < 0) {
+      invalid(*e, "'" + path(key) + "' in " + label_ + " must not be negative, not " + e->value.Scalar(),
+              "use 0 or a positive number");
+      return false;
+    }
+    out = *v;
+    return true;
+  }
+
+  bool boolean(std::string_view key, bool& out) const {
+    const Entry* e = get(key);
+    if (!e) return false;
+    std::optional<bool> v;
+    if (plain_scalar(e->value)) v = parse_bool(e->value.Scalar());
+    if (!v) {
+      wrong_type(*e, "a boolean");
+      return false;
+    }
+    record(key, e->value_loc);
+    out = *v;
+    return true;
+  }
+
+  void opt_bool(std::string_view key, std::optional<bool>& out) const {
+    bool v = false;
+    if (boolean(key, v)) out = v;
+  }
+
+  /// A list of strings; element positions are recorded as "key.0", "key.1", ...
+  bool str_list(std::string_view key, std::vector<std::string>& out, bool required = false) const {
+    const Entry* e = get(key, required);
+    if (!e) return false;
+    if (!e->value.IsSequence()) {
+      wrong_type(*e, "a list");
+      return false;
+    }
+    record(key, e->value_loc);
+    out.clear();
+    out.reserve(e->value.size());
+    size_t i = 0;
+    for (const Node& item : e->value) {
+      SourceLoc at = c_->loc(item);
+      if (!item.IsScalar()) {
+        c_->error("BP003", at,
+                  "'" + path(key) + "[" + std::to_string(i) + "]' in " + label_ + " must be a string, not " +
+                      describe(item),
+                  type_hint("a string"));
+      } else {
+        out.push_back(item.Scalar());
+        record(std::string(key) + "." + std::to_string(out.size() - 1), at);
+      }
+      ++i;
+    }
+    return true;
+  }
+
+  /// A map of strings to strings; entry positions are recorded as "key.NAME".
+  bool str_map(std::string_view key, std::map<std::string, std::string>& out) const {
+    const Entry* e = get(key);
+    if (!e) return false;
+    if (!e->value.IsMap()) {
+      wrong_type(*e, "a map");
+      return false;
+    }
+    record(key, e->value_loc);
+    for (auto it = e->value.begin(); it != e->value.end(); ++it) {
+      std::string name = it->first.IsScalar() ? it->first.Scalar() : std::string();
+      SourceLoc at = c_->loc(it->second.Mark().is_null() ? it->first : it->second);
+      if (!it->second.IsScalar()) {
+        c_->error("BP003", at,
+                  "'" + path(key) + "." + name + "' in " + label_ + " must be a string, not " + describe(it->second),
+                  type_hint("a string"));
+        continue;
+      }
+      if (!out.emplace(name, it->second.Scalar()).second) {
+        c_->error("BP010", c_->loc(it->first), "duplicate key '" + path(key) + "." + name + "' in " + label_,
+                  "remove one of them; YAML keeps only one value per key");
+        continue;
+      }
+      record(std::string(key) + "." + name, at);
+    }
+    return true;
+  }
+
+  /// A nested map (`hardware:`), read with the same label and a longer prefix.
+  std::optional<Obj> sub(std::string_view key, const Keys& keys, bool required = false) const {
+    const Entry* e = get(key, required);
+    if (!e) return std::nullopt;
+    Obj o(*c_, e->value, e->value_loc, label_, path(key) + ".", origin_, keys);
+    if (!o.ok()) return std::nullopt;
+    record(key, e->value_loc);
+    o.check_keys();
+    return o;
+  }
+
+  /// A list section (`node_pools:`); nullopt (and an error) when not a list.
+  std::optional<Node> list(std::string_view key) const {
+    const Entry* e = get(key);
+    if (!e) return std::nullopt;
+    if (!e->value.IsSequence()) {
+      wrong_type(*e, "a list");
+      return std::nullopt;
+    }
+    return e->value;
+  }
+
+  const Ctx& ctx() const { return *c_; }
+
+ private:
+  const Ctx* c_;
+  SourceLoc loc_;
+  std::string label_;
+  std::string prefix_;
+  Origin* origin_;
+  const Keys* keys_;
+  std::vector<Entry> entries_;
+  bool ok_ = false;
+};
+
+/// Where each name was first defined, per kind; shared by every file.
+struct NameTable {
+  const char* kind;     ///< "stack", "node pool", ...
+  const char* section;  ///< "stacks", "node_pools", ...
+  std::unordered_map<std::string, std::pair<SourceLoc, const char*>> first;
+
+  /// Registers `name`; reports BP006 and returns false if it is taken.
+  bool claim(const Ctx& c, const std::string& name, const SourceLoc& at, const char* as_kind) {
+    auto [it, inserted] = first.try_emplace(name, at, as_kind);
+    if (inserted) return true;
+    std::string msg = "duplicate " + std::string(as_kind) + " '" + name + "': the first is at " + it->second.first.str();
+    if (std::string_view(as_kind) != it->second.second) msg += " (a " + std::string(it->second.second) + ")";
+    c.error("BP006", at, msg, std::string("names must be unique within ") + section + "; rename one of them");
+    return false;
+  }
+  bool has(const std::string& name) const { return first.count(name) > 0; }
+  Keys names() const {
+    Keys out;
+    out.reserve(first.size());
+    for (const auto& [n, _] : first) out.push_back(n);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+class Loader {
+ public:
+  Loader(Blueprint& bp, Diagnostics& diags) : bp_(bp), diags_(diags) {}
+
+  void load_text(const std::string& file, const std::string& text);
+  /// Resolves references between entities of every file read so far.
+  void check_references();
+
+ private:
+  void load_document(const Ctx& c, const Node& root);
+  void load_metadata(const Obj& top);
+  void load_stacks(const Obj& top);
+  void load_networks(const Obj& top);
+  void load_storage(const Obj& top);
+  void load_node_pools(const Obj& top);
+  void load_burst_pools(const Obj& top);
+  void load_access(const Obj& top);
+  void load_monitoring(const Obj& top);
+
+  /// Reads the required `name` of a list item, checks its form, names the
+  /// entity in `o`'s label and claims it in `table`; false if unusable.
+  bool read_name(Obj& o, std::string& name, NameTable& table, const char* kind);
+  /// Reports a single-valued section (metadata, monitoring, ...) set twice.
+  bool claim_single(const Ctx& c, std::optional<SourceLoc>& first, const char* what, const SourceLoc& at);
+
+  void check_ref(const NameTable& table, const std::string& name, const SourceLoc& at, const std::string& who,
+                 const char* define_hint);
+
+  Blueprint& bp_;
+  Diagnostics& diags_;
+  NameTable stacks_{"stack", "stacks", {}};
+  NameTable vlans_{"VLAN", "networks.vlans", {}};
+  NameTable fabrics_{"fabric", "networks.fabrics", {}};
+  NameTable tiers_{"storage tier", "storage.tiers", {}};
+  NameTable backups_{"backup", "storage.backups", {}};
+  NameTable pools_{"pool", "node_pools and burst_pools together", {}};
+  NameTable namespaces_{"namespace", "access.namespaces", {}};
+  NameTable roles_{"role", "access.roles", {}};
+  std::optional<SourceLoc> metadata_at_, audit_logging_at_, transport_at_, monitoring_at_;
+};
+
+void Loader::load_text(const std::string& file, const std::string& text) {
+  Ctx c{file, &diags_};
+  std::vector<Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    SourceLoc at = e.mark.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, e.mark.line + 1, e.mark.column + 1};
+    c.error("BP001", at, "YAML syntax error: " + e.msg,
+            "fix the YAML near here (indentation, an unclosed quote or bracket, a missing ':')");
+    return;
+  }
+  if (docs.empty()) {
+    c.error("BP004", {file, 1, 1}, "the file is empty: missing required fields 'apiVersion' and 'kind'",
+            "start it with 'apiVersion: plinth/v1' and 'kind: Blueprint'");
+    return;
+  }
+  for (const Node& d : docs) load_document(c, d);
+}
+
+void Loader::load_document(const Ctx& c, const Node& root) {
+  SourceLoc where = root.Mark().is_null() ? SourceLoc{c.file, 1, 1} : c.loc(root);
+  Obj top(c, root, where, "the blueprint", "", nullptr, kTopKeys);
+  if (!top.ok()) return;
+  top.check_keys();
+
+  std::string api, kind;
+  if (top.str("apiVersion", api, true) && api != "plinth/v1")
+    c.error("BP009", top.get("apiVersion")->value_loc, "unsupported apiVersion '" + api + "'",
+            "this version of plinth reads 'apiVersion: plinth/v1'");
+  if (top.str("kind", kind, true) && kind != "Blueprint")
+    c.error("BP009", top.get("kind")->value_loc, "unsupported kind '" + kind + "'",
+            kind == "blueprint" ? "did you mean 'Blueprint'?" : "write 'kind: Blueprint'");
+
+  load_metadata(top);
+  load_stacks(top);
+  load_networks(top);
+  load_storage(top);
+  load_node_pools(top);
+  load_burst_pools(top);
+  load_access(top);
+  load_monitoring(top);
+}
+
+bool Loader::claim_single(const Ctx& c, std::optional<SourceLoc>& first, const char* what, const SourceLoc& at) {
+  if (!first) {
+    first = at;
+    return true;
+  }
+  c.error("BP006", at, std::string(what) + " is defined twice: the first is at " + first->str(),
+          "keep " + std::string(what) + " in one file only");
+  return false;
+}
+
+bool Loader::read_name(Obj& o, std::string& name, NameTable& table, const char* kind) {
+  const Ctx& c = o.ctx();
+  bool named = o.str("name", name, true);
+  if (named && !valid_name(name)) {
+    o.invalid(*o.get("name"), "invalid name '" + name + "' for " + o.label(),
+              "use letters, digits, '-', '_' and '.', starting with a letter or digit (at most 63 characters)");
+    named = false;
+  }
+  if (named) o.set_label(std::string(kind) + " '" + name + "'");
+  o.check_keys();
+  return named && table.claim(c, name, o.get("name")->value_loc, kind);
+}
+
+void Loader::load_metadata(const Obj& top) {
+  const Obj::Entry* e = top.get("metadata");
+  if (!e) return;
+  Metadata m;
+  Obj o(top.ctx(), e->value, e->value_loc, "metadata", "", &m.origin, kMetadataKeys);
+  if (!o.ok()) return;
+  o.check_keys();
+  m.origin.loc = o.loc();
+  o.str("name", m.name, true);
+  if (!m.name.empty() && !valid_name(m.name))
+    o.invalid(*o.get("name"), "invalid name '" + m.name + "' for metadata",
+              "use letters, digits, '-', '_' and '.', starting with a letter or digit (at most 63 characters)");
+  o.str("owner", m.owner);
+  o.str_list("compliance", m.compliance);
+  o.str_map("labels", m.labels);
+  if (claim_single(top.ctx(), metadata_at_, "metadata", e->key_loc)) bp_.metadata = std::move(m);
+}
+
+void Loader::load_stacks(const Obj& top) {
+  const Obj::Entry* e = top.get("stacks");
+  if (!e) return;
+  const Ctx& c = top.ctx();
+  if (!e->value.IsMap()) {
+    top.wrong_type(*e, "a map");
+    return;
+  }
+  for (auto it = e->value.begin(); it != e->value.end(); ++it) {
+    Stack s;
+    s.origin.loc = c.loc(it->first);
+    s.name = it->first.IsScalar() ? it->first.Scalar() : std::string();
+    std::string label = "stack '" + s.name + "'";
+    if (!valid_name(s.name)) {
+      c.error("BP005", s.origin.loc, "invalid stack name '" + s.name + "'",
+              "use letters, digits, '-', '_' and '.', starting with a letter or digit (at most 63 characters)");
+      continue;
+    }
+    s.origin.fields["name"] = s.origin.loc;
+    // Missing fields are reported at the stack's name.
+    Obj o(c, it->second, s.origin.loc, label, "", &s.origin, kStackKeys);
+    if (!o.ok()) continue;
+    o.check_keys();
+    o.str("driver", s.driver, true);
+    o.str("cuda", s.cuda, true);
+    o.str("cudnn", s.cudnn);
+    o.str_map("frameworks", s.frameworks);
+    o.str_list("images", s.images);
+    if (stacks_.claim(c, s.name, s.origin.loc, "stack")) bp_.stacks.push_back(std::move(s));
+  }
+}
+
+void Loader::load_networks(const Obj& top) {
+  auto net = top.sub("networks", kNetworksKeys);
+  if (!net) return;
+  const Ctx& c = top.ctx();
+  if (auto vlans = net->list("vlans")) {
+    int i = 0;
+    for (const Node& item : *vlans) {
+      Vlan v;
+      Obj o(c, item, c.loc(item), "VLAN #" + std::to_string(++i), "", &v.origin, kVlanKeys);
+      if (!o.ok()) continue;
+      v.origin.loc = o.loc();
+      bool named = read_name(o, v.name, vlans_, "VLAN");
+      o.integer("id", v.id, true, kNoMin);  // range 1-4094 is a domain rule (NET001)
+      o.str("cidr", v.cidr, true);
+      o.str("vrf", v.vrf);
+      o.str("purpose", v.purpose);
+      o.integer("mtu", v.mtu, false, kNoMin);
+      if (named) bp_.vlans.push_back(std::move(v));
+    }
+  }
+  if (auto fabrics = net->list("fabrics")) {
+    int i = 0;
+    for (const Node& item : *fabrics) {
+      Fabric f;
+      Obj o(c, item, c.loc(item), "fabric #" + std::to_string(++i), "", &f.origin, kFabricKeys);
+      if (!o.ok()) continue;
+      f.origin.loc = o.loc();
+      bool named = read_name(o, f.name, fabrics_, "fabric");
+      o.enumeration("kind", f.kind, kFabricKinds, true);
+      o.integer("speed_gbps", f.speed_gbps);
+      o.enumeration("topology", f.topology, kTopologies);
+      if (o.str("oversubscription", f.oversubscription)) {
+        const std::string& r = f.oversubscription;
+        size_t colon = r.find(':');
+        if (colon == std::string::npos || !parse_number(r.substr(0, colon)) || !parse_number(r.substr(colon + 1)))
+          o.invalid(*o.get("oversubscription"),
+                    "invalid oversubscription '" + r + "' in " + o.label() + " (expected a ratio such as \"1:1\")",
+                    "write it quoted as downlink:uplink, e.g. oversubscription: \"2:1\"");
+      }
+      o.opt_bool("pfc", f.pfc);
+      o.opt_bool("ecn", f.ecn);
+      if (named) bp_.fabrics.push_back(std::move(f));
+    }
+  }
+}
+
+void Loader::load_storage(const Obj& top) {
+  auto st = top.sub("storage", kStorageKeys);
+  if (!st) return;
+  const Ctx& c = top.ctx();
+  if (auto tiers = st->list("tiers")) {
+    int i = 0;
+    for (const Node& item : *tiers) {
+      StorageTier t;
+      Obj o(c, item, c.loc(item), "storage tier #" + std::to_string(++i), "", &t.origin, kTierKeys);
+      if (!o.ok()) continue;
+      t.origin.loc = o.loc();
+      bool named = read_name(o, t.name, tiers_, "storage tier");
+      o.enumeration("kind", t.kind, kTierKinds, true);
+      o.number("capacity_tb", t.capacity_tb);
+      if (o.str("backend", t.backend)) {
+        const Keys* allowed = t.kind == "object" ? &kObjectBackends
+                              : t.kind == "parallel-fs" ? &kParallelFsBackends : nullptr;
+        if (allowed && std::find(allowed->begin(), allowed->end(), t.backend) == allowed->end())
+          o.invalid(*o.get("backend"),
+                    "invalid backend '" + t.backend + "' for " + t.kind + " " + o.label() + " (expected one of: " +
+                        join(*allowed, ", ") + ")",
+                    did_you_mean(t.backend, *allowed));
+      }
+      o.str("region", t.region);
+      o.enumeration("classification", t.classification, kClassifications);
+      if (auto enc = o.sub("encryption", kEncryptionKeys)) {
+        Encryption en;
+        enc->enumeration("at_rest", en.at_rest, kAtRest);
+        enc->enumeration("in_transit", en.in_transit, kInTransit);
+        enc->str("kms_key", en.kms_key);
+        t.encryption = en;
+      }
+      if (auto lc = o.sub("lifecycle", kLifecycleKeys)) {
+        Lifecycle l;
+        lc->str("transition_from", l.transition_from, true);
+        lc->integer("after_days", l.after_days, true);
+        lc->integer("expire_days", l.expire_days);
+        t.lifecycle = l;
+      }
+      if (named) bp_.tiers.push_back(std::move(t));
+    }
+  }
+  if (auto backups = st->list("backups")) {
+    int i = 0;
+    for (const Node& item : *backups) {
+      Backup b;
+      Obj o(c, item, c.loc(item), "backup #" + std::to_string(++i), "", &b.origin, kBackupKeys);
+      if (!o.ok()) continue;
+      b.origin.loc = o.loc();
+      bool named = read_name(o, b.name, backups_, "backup");
+      o.str("source", b.source, true);
+      o.str("target", b.target, true);
+      if (o.str("schedule", b.schedule, true)) {
+        size_t fields = 0;
+        bool in_field = false;
+        for (char ch : b.schedule) {
+          bool space = ch == ' ' || ch == '\t';
+          if (!space && !in_field) ++fields;
+          in_field = !space;
+        }
+        if (fields != 5 && !starts_with(b.schedule, "@"))
+          o.invalid(*o.get("schedule"),
+                    "invalid schedule '" + b.schedule + "' in " + o.label() +
+                        " (expected a cron expression with 5 fields)",
+                    "write minute hour day-of-month month day-of-week, e.g. \"0 */6 * * *\", or @daily");
+      }
+      o.integer("retention_days", b.retention_days, true);
+      o.integer("dr_test_interval_days", b.dr_test_interval_days);
+      if (named) bp_.backups.push_back(std::move(b));
+    }
+  }
+}
+
+void Loader::load_node_pools(const Obj& top) {
+  auto pools = top.list("node_pools");
+  if (!pools) return;
+  const Ctx& c = top.ctx();
+  int i = 0;
+  for (const Node& item : *pools) {
+    NodePool p;
+    Obj o(c, item, c.loc(item), "node pool #" + std::to_string(++i), "", &p.origin, kNodePoolKeys);
+    if (!o.ok()) continue;
+    p.origin.loc = o.loc();
+    bool named = read_name(o, p.name, pools_, "node pool");
+    const Obj::Entry* pe = o.get("provider");
+    bool cloud = pe && pe->value.IsScalar() &&
+                 std::find(kBurstProviders.begin(), kBurstProviders.end(), pe->value.Scalar()) != kBurstProviders.end();
+    o.enumeration("provider", p.provider, kNodeProviders, false,
+                  cloud ? "node pools are bare-metal machines (provider: baremetal); put cloud capacity under burst_pools"
+                        : "");
+    o.integer("count", p.count, true);
+    o.enumeration("role", p.role, kRoles);
+    if (auto h = o.sub("hardware", kHardwareKeys, true)) {
+      h->str("gpu", p.hardware.gpu, true);
+      h->integer("gpus_per_node", p.hardware.gpus_per_node, true);
+      h->integer("cpu_cores", p.hardware.cpu_cores);
+      h->integer("memory_gb", p.hardware.memory_gb);
+    }
+    double largest = 0;
+    if (o.number("largest_model_gb", largest)) p.largest_model_gb = largest;
+    o.str("stack", p.stack, true);
+    o.str("fabric", p.fabric);
+    if (auto b = o.sub("boot", kBootKeys)) {
+      Boot boot;
+      b->enumeration("method", boot.method, kBootMethods, true);
+      b->str("image", boot.image);
+      p.boot = boot;
+    }
+    o.str_map("bios", p.bios);
+    o.str_list("networks", p.networks);
+    o.str_list("storage", p.storage);
+    if (auto b = o.sub("bmc", kBmcKeys)) {
+      Bmc bmc;
+      if (const Obj::Entry* ep = b->get("endpoints", true)) {
+        if (ep->value.IsScalar()) {
+          bmc.endpoints = {ep->value.Scalar()};
+          b->record("endpoints", ep->value_loc);
+          if (bmc.endpoints[0].find("{index}") == std::string::npos)
+            b->invalid(*ep,
+                       "'bmc.endpoints' in " + o.label() + " is one endpoint without '{index}' for a pool of nodes",
+                       "use a template such as \"https://bmc-{index}.dc1.example\" or list one endpoint per node");
+        } else if (b->str_list("endpoints", bmc.endpoints) && static_cast<int>(bmc.endpoints.size()) != p.count &&
+                   p.count > 0) {
+          b->invalid(*ep,
+                     "'bmc.endpoints' in " + o.label() + " lists " + std::to_string(bmc.endpoints.size()) +
+                         " endpoint(s) for " + std::to_string(p.count) + " node(s)",
+                     "list exactly one endpoint per node, or use a template with {index}");
+        }
+      }
+      if (b->str("credentials", bmc.credentials, true)) {
+        const std::string& cr = bmc.credentials;
+        const Obj::Entry* ce = b->get("credentials");
+        if (starts_with(cr, "env:")) {
+          if (!valid_env_name(std::string_view(cr).substr(4)))
+            c.error("BP008", ce->value_loc,
+                    "'bmc.credentials' in " + o.label() + " names an invalid environment variable '" + cr.substr(4) + "'",
+                    "write env:NAME with letters, digits and '_', e.g. env:BMC_CREDENTIALS");
+        } else if (starts_with(cr, "file:")) {
+          if (cr.size() == 5)
+            c.error("BP008", ce->value_loc, "'bmc.credentials' in " + o.label() + " has an empty file path",
+                    "write file:PATH naming a file that holds \"user:password\"");
+        } else {
+          // Never echo the value: it may be a real password.
+          c.error("BP008", ce->value_loc,
+                  cr.find(':') != std::string::npos
+                      ? "'bmc.credentials' in " + o.label() + " looks like an inline user:password; blueprints must not hold secrets"
+                      : "'bmc.credentials' in " + o.label() + " must be env:NAME or file:PATH",
+                  "move the secret to an environment variable and write credentials: env:BMC_CREDENTIALS "
+                  "(or keep it in a file and write credentials: file:/path/to/secret)");
+          bmc.credentials.clear();
+        }
+      }
+      b->str("ca_bundle", bmc.ca_bundle);
+      p.bmc = bmc;
+    }
+    if (auto m = o.sub("mig", kMigKeys)) {
+      m->str("profile", p.mig.profile, true);
+      m->integer("instances", p.mig.instances);
+    }
+    if (named) bp_.node_pools.push_back(std::move(p));
+  }
+}
+
+void Loader::load_burst_pools(const Obj& top) {
+  auto pools = top.list("burst_pools");
+  if (!pools) return;
+  const Ctx& c = top.ctx();
+  int i = 0;
+  for (const Node& item : *pools) {
+    BurstPool p;
+    Obj o(c, item, c.loc(item), "burst pool #" + std::to_string(++i), "", &p.origin, kBurstPoolKeys);
+    if (!o.ok()) continue;
+    p.origin.loc = o.loc();
+    bool named = read_name(o, p.name, pools_, "burst pool");
+    const Obj::Entry* pe = o.get("provider");
+    bool bare = pe && pe->value.IsScalar() && pe->value.Scalar() == "baremetal";
+    o.enumeration("provider", p.provider, kBurstProviders, true,
+                  bare ? "burst pools are cloud capacity (aws, gcp, azure); bare-metal machines go under node_pools"
+                       : "");
+    o.str("region", p.region, true);
+    o.str("zone", p.zone);
+    if (o.str("resource_group", p.resource_group) && !p.provider.empty() && p.provider != "azure")
+      o.invalid(*o.get("resource_group"), "'resource_group' in " + o.label() + " applies only to azure burst pools",
+                "remove it, or set provider: azure");
+    o.str("instance_type", p.instance_type, true);
+    bool has_desired = o.integer("desired", p.desired);
+    bool has_max = o.integer("max", p.max);
+    if (has_desired && has_max && p.desired > p.max)
+      o.invalid(*o.get("desired"),
+                "'desired' (" + std::to_string(p.desired) + ") exceeds 'max' (" + std::to_string(p.max) + ") in " +
+                    o.label(),
+                "lower desired or raise max");
+    o.boolean("spot", p.spot);
+    o.str("stack", p.stack, true);
+    if (auto ck = o.sub("checkpointing", kCheckpointingKeys)) {
+      Checkpointing cp;
+      ck->integer("interval_minutes", cp.interval_minutes, true, 1);
+      ck->str("target", cp.target, true);
+      p.checkpointing = cp;
+    }
+    o.str_list("networks", p.networks);
+    o.str_list("storage", p.storage);
+    if (named) bp_.burst_pools.push_back(std::move(p));
+  }
+}
+
+void Loader::load_access(const Obj& top) {
+  auto acc = top.sub("access", kAccessKeys);
+  if (!acc) return;
+  const Ctx& c = top.ctx();
+  if (auto list = acc->list("namespaces")) {
+    int i = 0;
+    for (const Node& item : *list) {
+      Namespace ns;
+      Obj o(c, item, c.loc(item), "namespace #" + std::to_string(++i), "", &ns.origin, kNamespaceKeys);
+      if (!o.ok()) continue;
+      ns.origin.loc = o.loc();
+      bool named = read_name(o, ns.name, namespaces_, "namespace");
+      if (auto q = o.sub("quota", kQuotaKeys)) {
+        int gpus = 0;
+        if (q->integer("gpus", gpus, true)) ns.gpu_quota = gpus;
+      }
+      o.str_list("service_accounts", ns.service_accounts);
+      if (named) bp_.access.namespaces.push_back(std::move(ns));
+    }
+  }
+  if (auto list = acc->list("roles")) {
+    int i = 0;
+    for (const Node& item : *list) {
+      Role r;
+      Obj o(c, item, c.loc(item), "role #" + std::to_string(++i), "", &r.origin, kRoleKeys);
+      if (!o.ok()) continue;
+      r.origin.loc = o.loc();
+      bool named = read_name(o, r.name, roles_, "role");
+      if (o.str_list("subjects", r.subjects, true)) {
+        for (size_t k = 0; k < r.subjects.size(); ++k) {
+          const std::string& s = r.subjects[k];
+          std::string kind = s.substr(0, s.find(':'));
+          if (s.find(':') == std::string::npos || s.size() == kind.size() + 1 ||
+              std::find(kSubjectKinds.begin(), kSubjectKinds.end(), kind) == kSubjectKinds.end())
+            c.error("BP005", r.origin.at("subjects." + std::to_string(k)),
+                    "invalid subject '" + s + "' in " + o.label(),
+                    "write group:NAME, user:NAME or serviceaccount:NAMESPACE/NAME");
+        }
+      }
+      o.str_list("namespaces", r.namespaces);
+      o.str_list("verbs", r.verbs, true);
+      o.str_list("resources", r.resources, true);
+      if (named) bp_.access.roles.push_back(std::move(r));
+    }
+  }
+  if (const Obj::Entry* e = acc->get("audit_logging")) {
+    AuditLogging al;
+    Obj o(c, e->value, e->value_loc, "access.audit_logging", "", &al.origin, kAuditLoggingKeys);
+    if (o.ok()) {
+      o.check_keys();
+      al.origin.loc = o.loc();
+      o.boolean("api_server", al.api_server);
+      o.boolean("storage", al.storage);
+      o.integer("retention_days", al.retention_days);
+      if (claim_single(c, audit_logging_at_, "access.audit_logging", e->key_loc))
+        bp_.access.audit_logging = std::move(al);
+    }
+  }
+  if (const Obj::Entry* e = acc->get("transport")) {
+    Transport tr;
+    Obj o(c, e->value, e->value_loc, "access.transport", "", &tr.origin, kTransportKeys);
+    if (o.ok()) {
+      o.check_keys();
+      tr.origin.loc = o.loc();
+      o.enumeration("tls_min", tr.tls_min, kTlsVersions);
+      o.boolean("mtls", tr.mtls);
+      if (claim_single(c, transport_at_, "access.transport", e->key_loc)) bp_.access.transport = std::move(tr);
+    }
+  }
+}
+
+void Loader::load_monitoring(const Obj& top) {
+  const Obj::Entry* e = top.get("monitoring");
+  if (!e) return;
+  Monitoring m;
+  Obj o(top.ctx(), e->value, e->value_loc, "monitoring", "", &m.origin, kMonitoringKeys);
+  if (!o.ok()) return;
+  o.check_keys();
+  m.origin.loc = o.loc();
+  o.boolean("dcgm", m.dcgm);
+  o.boolean("prometheus", m.prometheus);
+  o.boolean("grafana", m.grafana);
+  if (claim_single(top.ctx(), monitoring_at_, "monitoring", e->key_loc)) bp_.monitoring = std::move(m);
+}
+
+void Loader::check_ref(const NameTable& table, const std::string& name, const SourceLoc& at, const std::string& who,
+                       const char* define_hint) {
+  if (table.has(name)) return;
+  std::string hint = did_you_mean(name, table.names());
+  if (hint.empty() || table.first.empty()) hint = define_hint;
+  diags_.push_back({"BP007", Severity::Error,
+                    who + " references unknown " + table.kind + " '" + name + "'", at, "", std::move(hint)});
+}
+
+void Loader::check_references() {
+  auto each = [&](const std::vector<std::string>& names, const Origin& o, const char* field, const NameTable& t,
+                  const std::string& who, const char* hint) {
+    for (size_t i = 0; i < names.size(); ++i)
+      check_ref(t, names[i], o.at(std::string(field) + "." + std::to_string(i)), who, hint);
+  };
+  const char* kDefStack = "define it under stacks:";
+  const char* kDefVlan = "define it under networks.vlans:";
+  const char* kDefFabric = "define it under networks.fabrics:";
+  const char* kDefTier = "define it under storage.tiers:";
+  const char* kDefNs = "define it under access.namespaces:";
+  for (const NodePool& p : bp_.node_pools) {
+    std::string who = "node pool '" + p.name + "'";
+    if (!p.stack.empty()) check_ref(stacks_, p.stack, p.origin.at("stack"), who, kDefStack);
+    if (!p.fabric.empty()) check_ref(fabrics_, p.fabric, p.origin.at("fabric"), who, kDefFabric);
+    each(p.networks, p.origin, "networks", vlans_, who, kDefVlan);
+    each(p.storage, p.origin, "storage", tiers_, who, kDefTier);
+  }
+  for (const BurstPool& p : bp_.burst_pools) {
+    std::string who = "burst pool '" + p.name + "'";
+    if (!p.stack.empty()) check_ref(stacks_, p.stack, p.origin.at("stack"), who, kDefStack);
+    if (p.checkpointing && !p.checkpointing->target.empty())
+      check_ref(tiers_, p.checkpointing->target, p.origin.at("checkpointing.target"), who, kDefTier);
+    each(p.networks, p.origin, "networks", vlans_, who, kDefVlan);
+    each(p.storage, p.origin, "storage", tiers_, who, kDefTier);
+  }
+  for (const StorageTier& t : bp_.tiers) {
+    if (!t.lifecycle || t.lifecycle->transition_from.empty()) continue;
+    const SourceLoc& at = t.origin.at("lifecycle.transition_from");
+    if (t.lifecycle->transition_from == t.name)
+      diags_.push_back({"BP005", Severity::Error, "storage tier '" + t.name + "' transitions from itself", at, "",
+                        "name the tier whose data moves into this one"});
+    else
+      check_ref(tiers_, t.lifecycle->transition_from, at, "storage tier '" + t.name + "'", kDefTier);
+  }
+  for (const Backup& b : bp_.backups) {
+    std::string who = "backup '" + b.name + "'";
+    if (!b.source.empty()) check_ref(tiers_, b.source, b.origin.at("source"), who, kDefTier);
+    if (!b.target.empty()) check_ref(tiers_, b.target, b.origin.at("target"), who, kDefTier);
+    if (!b.source.empty() && b.source == b.target)
+      diags_.push_back({"BP005", Severity::Error, who + " has the same source and target '" + b.source + "'",
+                        b.origin.at("target"), "", "back up to a different tier, ideally in another location"});
+  }
+  for (const Role& r : bp_.access.roles)
+    each(r.namespaces, r.origin, "namespaces", namespaces_, "role '" + r.name + "'", kDefNs);
+}
+
+bool is_blueprint_file(const std::filesystem::path& p) {
+  std::string ext = p.extension().string();
+  std::string name = p.filename().string();
+  if (ext != ".yaml" && ext != ".yml") return false;
+  return name != "waivers.yaml" && name != "waivers.yml" && !starts_with(name, "plinth.");
+}
+
+}  // namespace
+
+std::vector<std::string> collect_blueprint_files(const std::vector<std::string>& paths, Diagnostics& diags) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) {
+      diags.push_back({"BP000", Severity::Error, "no such file or directory: " + path, {path, 0, 0}, "",
+                       "check the path; plinth takes blueprint files or directories of *.yaml files"});
+      continue;
+    }
+    if (!fs::is_directory(st)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(path, ec))
+      if (entry.is_regular_file() && is_blueprint_file(entry.path())) found.push_back(entry.path().string());
+    if (ec) {
+      diags.push_back({"BP000", Severity::Error, "cannot read directory " + path + ": " + ec.message(), {path, 0, 0},
+                       "", "check its permissions"});
+      continue;
+    }
+    if (found.empty())
+      diags.push_back({"BP000", Severity::Error, "no blueprint files (*.yaml, *.yml) in directory " + path,
+                       {path, 0, 0}, "", "point plinth at a directory that holds blueprint files"});
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+LoadResult load_strings(const std::vector<std::pair<std::string, std::string>>& docs) {
+  LoadResult r;
+  Loader loader(r.blueprint, r.diagnostics);
+  for (const auto& [name, text] : docs) {
+    r.blueprint.files.push_back({name, sha256_hex(text)});
+    loader.load_text(name, text);
+  }
+  loader.check_references();
+  sort_diagnostics(r.diagnostics);
+  return r;
+}
+
+LoadResult load_string(const std::string& text, const std::string& name) { return load_strings({{name, text}}); }
+
+LoadResult load_files(const std::vector<std::string>& files) {
+  LoadResult r;
+  Loader loader(r.blueprint, r.diagnostics);
+  for (const std::string& f : files) {
+    auto text = read_file(f);
+    if (!text) {
+      r.diagnostics.push_back({"BP000", Severity::Error, text.error().message, {f, 0, 0}, "",
+                               "check that the file exists and is readable"});
+      continue;
+    }
+    r.blueprint.files.push_back({f, sha256_hex(*text)});
+    loader.load_text(f, *text);
+  }
+  loader.check_references();
+  sort_diagnostics(r.diagnostics);
+  return r;
+}
+
+}  // namespace plinth::bp

@@ -26,6 +26,8 @@ struct ResourceChange {
   std::vector<AttributeChange> changes;  ///< empty for no-op
   std::optional<Resource> before;        ///< prior (state) resource
   std::optional<Resource> after;         ///< desired resource
+  /// Paths of the changed attributes that force the replacement, in path order.
+  std::vector<std::string> forced_by() const;
   bool operator==(const ResourceChange&) const = default;
 };
 
@@ -44,7 +46,15 @@ struct Plan {
 
 /// Pure diff: desired (from expand) against prior (refreshed state). Each
 /// address gets exactly one action; attributes marked force_new in the
-/// resource type turn an update into a replace.
+/// resource type turn an update into a replace. Only `attributes` are
+/// compared (never `computed` or `depends_on`). Nested objects are compared
+/// key by key and reported as dotted paths ("bios.SriovEnable"); arrays and
+/// scalars are compared whole. A nested path takes its force_new / sensitive
+/// marks from the most specific entry in the type table ("encryption.at_rest",
+/// else "encryption"); attributes of unknown types are neither. Creates list
+/// every desired attribute (before absent), deletes every prior one (after
+/// absent). Resources are sorted by graph::address_less; a resource's
+/// changes by key, depth first.
 Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior);
 
 }  // namespace plinth::plan

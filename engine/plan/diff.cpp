@@ -1,0 +1,167 @@
+// diff(): desired resources against prior state, attribute by attribute.
+#include <algorithm>
+#include <unordered_map>
+
+#include "engine/graph/expand.h"
+#include "engine/plan/plan.h"
+
+namespace plinth::plan {
+
+const char* to_string(Action a) {
+  switch (a) {
+    case Action::NoOp: return "no-op";
+    case Action::Create: return "create";
+    case Action::Update: return "update";
+    case Action::Replace: return "replace";
+    case Action::Delete: return "delete";
+  }
+  return "unknown";
+}
+
+std::vector<std::string> ResourceChange::forced_by() const {
+  std::vector<std::string> out;
+  for (const auto& c : changes)
+    if (c.forces_replacement) out.push_back(c.path);
+  return out;
+}
+
+Summary Plan::summary() const {
+  Summary s;
+  for (const auto& c : changes) {
+    switch (c.action) {
+      case Action::NoOp: ++s.noop; break;
+      case Action::Create: ++s.create; break;
+      case Action::Update: ++s.update; break;
+      case Action::Replace: ++s.replace; break;
+      case Action::Delete: ++s.remove; break;
+    }
+  }
+  return s;
+}
+
+namespace {
+
+/// Walks two attribute objects side by side and records leaf differences.
+class AttributeDiff {
+ public:
+  AttributeDiff(const ResourceType* type, std::vector<AttributeChange>& out) : type_(type), out_(out) {}
+
+  void objects(const std::string& prefix, const Json* before, const Json* after) {
+    static const Json kEmpty = Json::object();
+    const Json& b = before && before->is_object() ? *before : kEmpty;
+    const Json& a = after && after->is_object() ? *after : kEmpty;
+    auto bi = b.begin(), ai = a.begin();
+    // Object keys iterate in sorted order, so this is a merge of two sorted lists.
+    while (bi != b.end() || ai != a.end()) {
+      int cmp = bi == b.end() ? 1 : ai == a.end() ? -1 : bi.key().compare(ai.key());
+      const std::string& key = cmp <= 0 ? bi.key() : ai.key();
+      std::string path = prefix.empty() ? key : prefix + "." + key;
+      value(path, cmp <= 0 ? &bi.value() : nullptr, cmp >= 0 ? &ai.value() : nullptr);
+      if (cmp <= 0) ++bi;
+      if (cmp >= 0) ++ai;
+    }
+  }
+
+ private:
+  static bool nested(const Json* v) { return v && v->is_object() && !v->empty(); }
+
+  void value(const std::string& path, const Json* before, const Json* after) {
+    if (before && after && *before == *after) return;
+    bool b_obj_or_absent = !before || before->is_object();
+    bool a_obj_or_absent = !after || after->is_object();
+    if ((nested(before) || nested(after)) && b_obj_or_absent && a_obj_or_absent) {
+      objects(path, before, after);
+      return;
+    }
+    AttributeChange c;
+    c.path = path;
+    if (before) c.before = *before;
+    if (after) c.after = *after;
+    mark(c);
+    out_.push_back(std::move(c));
+  }
+
+  /// Marks from the most specific spec of the path: "a.b.c", then "a.b", then "a".
+  /// force_new comes from that spec; sensitive from any spec on the way up.
+  void mark(AttributeChange& c) const {
+    if (!type_) return;
+    std::string_view p = c.path;
+    bool found_force = false;
+    while (true) {
+      if (const AttributeSpec* s = type_->find(std::string(p))) {
+        if (!found_force) {
+          c.forces_replacement = s->force_new;
+          found_force = true;
+        }
+        c.sensitive = c.sensitive || s->sensitive;
+      }
+      size_t dot = p.rfind('.');
+      if (dot == std::string_view::npos) break;
+      p = p.substr(0, dot);
+    }
+  }
+
+  const ResourceType* type_;
+  std::vector<AttributeChange>& out_;
+};
+
+}  // namespace
+
+Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior) {
+  std::unordered_map<std::string_view, const Resource*> prior_by_address;
+  prior_by_address.reserve(prior.size());
+  for (const auto& r : prior) prior_by_address.emplace(r.address, &r);
+
+  struct Pair {
+    const Resource* desired;
+    const Resource* prior;
+    const Resource& key() const { return desired ? *desired : *prior; }
+  };
+  std::vector<Pair> pairs;
+  pairs.reserve(desired.size() + prior.size());
+  for (const auto& d : desired) {
+    auto it = prior_by_address.find(d.address);
+    const Resource* p = nullptr;
+    if (it != prior_by_address.end()) {
+      p = it->second;
+      prior_by_address.erase(it);
+    }
+    pairs.push_back({&d, p});
+  }
+  for (const auto& p : prior)
+    if (prior_by_address.count(p.address)) pairs.push_back({nullptr, &p});
+  std::sort(pairs.begin(), pairs.end(),
+            [](const Pair& a, const Pair& b) { return graph::address_less(a.key(), b.key()); });
+
+  Plan plan;
+  plan.changes.reserve(pairs.size());
+  for (const auto& [d, p] : pairs) {
+    const Resource& key = d ? *d : *p;
+    ResourceChange rc;
+    rc.address = key.address;
+    rc.type = key.type;
+    if (d) rc.after = *d;
+    if (p) rc.before = *p;
+    if (!d || !p || d->attributes != p->attributes) {
+      AttributeDiff(find_resource_type(key.type), rc.changes)
+          .objects("", p ? &p->attributes : nullptr, d ? &d->attributes : nullptr);
+    }
+    if (!p) {
+      rc.action = Action::Create;
+    } else if (!d) {
+      rc.action = Action::Delete;
+    } else if (rc.changes.empty()) {
+      rc.action = Action::NoOp;
+    } else {
+      bool replace = std::any_of(rc.changes.begin(), rc.changes.end(),
+                                 [](const AttributeChange& c) { return c.forces_replacement; });
+      rc.action = replace ? Action::Replace : Action::Update;
+    }
+    if (rc.action == Action::Create || rc.action == Action::Delete)
+      for (auto& c : rc.changes) c.forces_replacement = false;
+    plan.changes.push_back(std::move(rc));
+  }
+  return plan;
+}
+
+}  // namespace plinth::plan

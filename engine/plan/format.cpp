@@ -1,0 +1,133 @@
+// Plan output: the human text and the versioned JSON document.
+#include "engine/plan/format.h"
+
+namespace plinth::plan {
+
+namespace {
+
+const char* kReset = "\x1b[0m";
+
+struct Style {
+  const char* marker;
+  const char* color;
+  const char* verb;
+};
+
+Style style(Action a) {
+  switch (a) {
+    case Action::Create: return {"+", "\x1b[32m", "create"};
+    case Action::Update: return {"~", "\x1b[33m", "update in place"};
+    case Action::Replace: return {"-/+", "\x1b[35m", "replace"};
+    case Action::Delete: return {"-", "\x1b[31m", "destroy"};
+    case Action::NoOp: break;
+  }
+  return {" ", "", "no-op"};
+}
+
+void append_value(std::string& out, const std::optional<Json>& v, bool sensitive) {
+  if (!v) out += "(absent)";
+  else if (sensitive) out += "(sensitive)";
+  else out += v->dump();
+}
+
+std::string plural(int n, const char* what) { return std::to_string(n) + " to " + what; }
+
+}  // namespace
+
+std::string summary_line(const Plan& plan) {
+  Summary s = plan.summary();
+  if (s.changes() == 0) return "No changes. Infrastructure matches the blueprint.";
+  return "Plan: " + plural(s.create, "create") + ", " + plural(s.update, "update") + ", " +
+         plural(s.replace, "replace") + ", " + plural(s.remove, "destroy") + ".";
+}
+
+std::string to_text(const Plan& plan, const TextOptions& options) {
+  std::string out;
+  if (!plan.has_changes()) return summary_line(plan) + "\n";
+  out.reserve(plan.changes.size() * 256);
+  out += "Plinth will perform the following actions:\n\n";
+  for (const auto& rc : plan.changes) {
+    if (rc.action == Action::NoOp) continue;
+    Style st = style(rc.action);
+    out += "  ";
+    if (options.color) out += st.color;
+    out += st.marker;
+    if (options.color) out += kReset;
+    out += ' ';
+    out += rc.address;
+    out += " (";
+    out += st.verb;
+    if (rc.action == Action::Replace) {
+      out += ", forced by: ";
+      bool first = true;
+      for (const auto& c : rc.changes) {
+        if (!c.forces_replacement) continue;
+        if (!first) out += ", ";
+        out += c.path;
+        first = false;
+      }
+    }
+    out += ")\n";
+    if (rc.action == Action::Delete) continue;
+    for (const auto& c : rc.changes) {
+      out += "      ";
+      out += c.path;
+      out += ": ";
+      if (rc.action == Action::Create) {
+        append_value(out, c.after, c.sensitive);
+      } else {
+        append_value(out, c.before, c.sensitive);
+        out += " -> ";
+        append_value(out, c.after, c.sensitive);
+        if (c.forces_replacement) out += "  # forces replacement";
+      }
+      out += '\n';
+    }
+  }
+  out += '\n';
+  out += summary_line(plan);
+  out += '\n';
+  return out;
+}
+
+Json to_json(const Plan& plan) {
+  Summary s = plan.summary();
+  Json changes = Json::array();
+  changes.get_ref<Json::array_t&>().reserve(plan.changes.size());
+  for (const auto& rc : plan.changes) {
+    const Resource& r = rc.after ? *rc.after : *rc.before;
+    Json attrs = Json::array();
+    for (const auto& c : rc.changes) {
+      auto shown = [&](const std::optional<Json>& v) -> Json {
+        if (!v) return nullptr;
+        return c.sensitive ? Json("(sensitive)") : *v;
+      };
+      attrs.push_back({{"path", c.path},
+                       {"before", shown(c.before)},
+                       {"after", shown(c.after)},
+                       {"forces_replacement", c.forces_replacement},
+                       {"sensitive", c.sensitive}});
+    }
+    Json entry = {{"address", rc.address},
+                  {"type", rc.type},
+                  {"name", r.name},
+                  {"index", r.index >= 0 ? Json(r.index) : Json(nullptr)},
+                  {"provider", r.provider},
+                  {"action", to_string(rc.action)},
+                  {"forced_by", rc.forced_by()},
+                  {"changes", std::move(attrs)}};
+    if (rc.after && rc.after->source.known()) entry["source"] = rc.after->source.str();
+    changes.push_back(std::move(entry));
+  }
+  return {{"format_version", kJsonFormatVersion},
+          {"summary",
+           {{"create", s.create},
+            {"update", s.update},
+            {"replace", s.replace},
+            {"delete", s.remove},
+            {"no_op", s.noop},
+            {"has_changes", s.changes() > 0}}},
+          {"resource_changes", std::move(changes)}};
+}
+
+}  // namespace plinth::plan

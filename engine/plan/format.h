@@ -1,0 +1,33 @@
+#pragma once
+#include <string>
+
+#include "engine/plan/plan.h"
+
+namespace plinth::plan {
+
+/// Version of the `plinth plan --json` document (docs/plan.md). A consumer
+/// should check the major number; minor versions only add fields.
+inline constexpr const char* kJsonFormatVersion = "1.0";
+
+struct TextOptions {
+  bool color = false;  ///< ANSI colours on the action markers
+};
+
+/// The human plan, in the Terraform habit: one block per changed resource
+/// ("+ ADDR (create)", "~ ADDR (update in place)", "-/+ ADDR (replace,
+/// forced by: a, b)", "- ADDR (destroy)") with `path: before -> after` lines,
+/// "(sensitive)" in place of sensitive values, no-ops only counted, and the
+/// summary line "Plan: N to create, N to update, N to replace, N to destroy."
+/// or "No changes. Infrastructure matches the blueprint."
+std::string to_text(const Plan& plan, const TextOptions& options = {});
+
+/// "Plan: 3 to create, 1 to update, 1 to replace, 2 to destroy." or the
+/// no-changes sentence.
+std::string summary_line(const Plan& plan);
+
+/// The machine-readable plan (format_version, summary, resource_changes);
+/// sensitive values are replaced by the string "(sensitive)". The CLI adds
+/// "blueprint" and "state" objects; docs/plan.md documents every field.
+Json to_json(const Plan& plan);
+
+}  // namespace plinth::plan

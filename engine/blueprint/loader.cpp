@@ -10,13 +10,16 @@
 // the only place that does.
 #include "engine/blueprint/loader.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <deque>
 #include <filesystem>
+#include <sstream>
 #include <unordered_map>
 
 #include "engine/core/files.h"
@@ -26,8 +29,136 @@
 namespace plinth::bp {
 namespace {
 
-using YAML::Node;
 using Keys = std::vector<std::string>;
+
+// A read-only YAML tree built from yaml-cpp's parser events. yaml-cpp's own
+// YAML::Node tree costs about three times the parse itself (reference-counted
+// nodes, map lookups); this one is plain vectors in an arena that lives as
+// long as one file is being read.
+struct Raw;
+
+/// A handle to one node; a default-constructed Node is null.
+class Node {
+ public:
+  Node() = default;
+  explicit Node(const Raw* r) : r_(r) {}
+  bool IsNull() const;
+  bool IsScalar() const;
+  bool IsSequence() const;
+  bool IsMap() const;
+  /// The scalar's text ("" for other kinds).
+  const std::string& Scalar() const;
+  /// True for a quoted scalar ('x' or "x"), which is always a string.
+  bool quoted() const;
+  /// 0-based position; line < 0 when unknown.
+  int line() const;
+  int column() const;
+  size_t size() const;
+  /// Sequence items, in order.
+  const Node* begin() const;
+  const Node* end() const;
+  /// Map entries, in order (repeated keys are kept).
+  const std::vector<std::pair<Node, Node>>& pairs() const;
+
+ private:
+  const Raw* r_ = nullptr;
+};
+
+struct Raw {
+  enum Kind : unsigned char { Null, Scalar, Sequence, Map } kind = Null;
+  bool quoted = false;
+  bool awaiting_value = false;  // building: the map's last key has no value yet
+  int line = -1, column = -1;
+  std::string text;
+  std::vector<Node> items;
+  std::vector<std::pair<Node, Node>> entries;
+};
+
+const std::string kEmpty;
+const std::vector<std::pair<Node, Node>> kNoPairs;
+
+bool Node::IsNull() const { return !r_ || r_->kind == Raw::Null; }
+bool Node::IsScalar() const { return r_ && r_->kind == Raw::Scalar; }
+bool Node::IsSequence() const { return r_ && r_->kind == Raw::Sequence; }
+bool Node::IsMap() const { return r_ && r_->kind == Raw::Map; }
+const std::string& Node::Scalar() const { return IsScalar() ? r_->text : kEmpty; }
+bool Node::quoted() const { return r_ && r_->quoted; }
+int Node::line() const { return r_ ? r_->line : -1; }
+int Node::column() const { return r_ ? r_->column : -1; }
+size_t Node::size() const { return !r_ ? 0 : IsMap() ? r_->entries.size() : r_->items.size(); }
+const Node* Node::begin() const { return IsSequence() ? r_->items.data() : nullptr; }
+const Node* Node::end() const { return IsSequence() ? r_->items.data() + r_->items.size() : nullptr; }
+const std::vector<std::pair<Node, Node>>& Node::pairs() const { return IsMap() ? r_->entries : kNoPairs; }
+
+/// Builds the documents of one stream into `arena`.
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  explicit TreeBuilder(std::deque<Raw>& arena) : arena_(arena) {}
+  std::vector<Node> docs;
+
+  void OnDocumentStart(const YAML::Mark&) override {
+    open_.clear();
+    root_ = Node();
+  }
+  void OnDocumentEnd() override { docs.push_back(root_); }
+  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { attach(make(Raw::Null, m), a); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t a) override {
+    auto it = anchors_.find(a);
+    attach(it == anchors_.end() ? Node() : it->second, 0);
+  }
+  void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t a, const std::string& value) override {
+    Raw& r = make(Raw::Scalar, m);
+    r.text = value;
+    r.quoted = tag == "!";
+    attach(r, a);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    Raw& r = make(Raw::Sequence, m);
+    attach(r, a);
+    open_.push_back(&r);
+  }
+  void OnSequenceEnd() override { open_.pop_back(); }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    Raw& r = make(Raw::Map, m);
+    attach(r, a);
+    open_.push_back(&r);
+  }
+  void OnMapEnd() override { open_.pop_back(); }
+
+ private:
+  Raw& make(Raw::Kind k, const YAML::Mark& m) {
+    Raw& r = arena_.emplace_back();
+    r.kind = k;
+    if (!m.is_null()) {
+      r.line = m.line;
+      r.column = m.column;
+    }
+    return r;
+  }
+  void attach(Raw& r, YAML::anchor_t a) { attach(Node(&r), a); }
+  void attach(Node n, YAML::anchor_t a) {
+    if (a) anchors_[a] = n;
+    if (open_.empty()) {
+      root_ = n;
+      return;
+    }
+    Raw& parent = *open_.back();
+    if (parent.kind == Raw::Sequence) {
+      parent.items.push_back(n);
+    } else if (parent.awaiting_value) {
+      parent.entries.back().second = n;
+      parent.awaiting_value = false;
+    } else {
+      parent.entries.emplace_back(n, Node());
+      parent.awaiting_value = true;
+    }
+  }
+
+  std::deque<Raw>& arena_;
+  std::vector<Raw*> open_;
+  std::unordered_map<YAML::anchor_t, Node> anchors_;
+  Node root_;
+};
 
 // Allowed keys per section, in the order docs/blueprint.md lists them.
 const Keys kTopKeys{"apiVersion", "kind",        "metadata", "stacks", "networks",
@@ -84,15 +215,11 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 // How a wrongly typed value is described in messages.
 std::string describe(const Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
-      return "\"" + (s.size() > 40 ? s.substr(0, 37) + "..." : s) + "\"";
-    }
-    default: return "nothing (null)";
-  }
+  if (n.IsMap()) return "a map";
+  if (n.IsSequence()) return "a list";
+  if (n.IsNull()) return "nothing (null)";
+  const std::string& s = n.Scalar();
+  return "\"" + (s.size() > 40 ? s.substr(0, 37) + "..." : s) + "\"";
 }
 
 // Names become parts of resource addresses ("baremetal.node.NAME[3]").
@@ -110,7 +237,7 @@ bool valid_env_name(std::string_view s) {
 }
 
 // Quoted scalars are strings: `count: "2"` is not an integer.
-bool plain_scalar(const Node& n) { return n.IsScalar() && n.Tag() != "!"; }
+bool plain_scalar(const Node& n) { return n.IsScalar() && !n.quoted(); }
 
 std::optional<long long> parse_int(const std::string& s) {
   long long v = 0;
@@ -147,9 +274,8 @@ struct Ctx {
   Diagnostics* diags;
 
   SourceLoc loc(const Node& n) const {
-    const YAML::Mark m = n.Mark();
-    if (m.is_null()) return {file, 0, 0};
-    return {file, m.line + 1, m.column + 1};
+    if (n.line() < 0) return {file, 0, 0};
+    return {file, n.line() + 1, n.column() + 1};
   }
   void error(const char* code, SourceLoc at, std::string message, std::string hint = "") const {
     diags->push_back({code, Severity::Error, std::move(message), std::move(at), "", std::move(hint)});
@@ -185,15 +311,13 @@ class Obj {
     }
     ok_ = true;
     entries_.reserve(node.size());
-    for (auto it = node.begin(); it != node.end(); ++it) {
+    for (const auto& [k, v] : node.pairs()) {
       Entry e;
-      e.key = it->first.IsScalar() ? it->first.Scalar() : std::string();
-      e.value = it->second;
-      e.key_loc = c_->loc(it->first);
-      // An empty value (`key:`) has no useful mark of its own: point at the key.
-      e.value_loc = (e.value.IsNull() && e.value.Scalar().empty()) || e.value.Mark().is_null()
-                        ? e.key_loc
-                        : c_->loc(e.value);
+      e.key = k.Scalar();
+      e.value = v;
+      e.key_loc = c_->loc(k);
+      // A null value (`key:`) has no useful mark of its own: point at the key.
+      e.value_loc = v.IsNull() || v.line() < 0 ? e.key_loc : c_->loc(v);
       entries_.push_back(std::move(e));
     }
   }
@@ -373,17 +497,17 @@ class Obj {
       return false;
     }
     record(key, e->value_loc);
-    for (auto it = e->value.begin(); it != e->value.end(); ++it) {
-      std::string name = it->first.IsScalar() ? it->first.Scalar() : std::string();
-      SourceLoc at = c_->loc(it->second.Mark().is_null() ? it->first : it->second);
-      if (!it->second.IsScalar()) {
+    for (const auto& [k, v] : e->value.pairs()) {
+      const std::string& name = k.Scalar();
+      SourceLoc at = c_->loc(v.IsNull() || v.line() < 0 ? k : v);
+      if (!v.IsScalar()) {
         c_->error("BP003", at,
-                  "'" + path(key) + "." + name + "' in " + label_ + " must be a string, not " + describe(it->second),
+                  "'" + path(key) + "." + name + "' in " + label_ + " must be a string, not " + describe(v),
                   type_hint("a string"));
         continue;
       }
-      if (!out.emplace(name, it->second.Scalar()).second) {
-        c_->error("BP010", c_->loc(it->first), "duplicate key '" + path(key) + "." + name + "' in " + label_,
+      if (!out.emplace(name, v.Scalar()).second) {
+        c_->error("BP010", c_->loc(k), "duplicate key '" + path(key) + "." + name + "' in " + label_,
                   "remove one of them; YAML keeps only one value per key");
         continue;
       }
@@ -495,15 +619,20 @@ class Loader {
 
 void Loader::load_text(const std::string& file, const std::string& text) {
   Ctx c{file, &diags_};
-  std::vector<Node> docs;
+  std::deque<Raw> arena;
+  TreeBuilder builder(arena);
   try {
-    docs = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    while (parser.HandleNextDocument(builder)) {
+    }
   } catch (const YAML::Exception& e) {
     SourceLoc at = e.mark.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, e.mark.line + 1, e.mark.column + 1};
     c.error("BP001", at, "YAML syntax error: " + e.msg,
             "fix the YAML near here (indentation, an unclosed quote or bracket, a missing ':')");
     return;
   }
+  const std::vector<Node>& docs = builder.docs;
   if (docs.empty()) {
     c.error("BP004", {file, 1, 1}, "the file is empty: missing required fields 'apiVersion' and 'kind'",
             "start it with 'apiVersion: plinth/v1' and 'kind: Blueprint'");
@@ -513,7 +642,7 @@ void Loader::load_text(const std::string& file, const std::string& text) {
 }
 
 void Loader::load_document(const Ctx& c, const Node& root) {
-  SourceLoc where = root.Mark().is_null() ? SourceLoc{c.file, 1, 1} : c.loc(root);
+  SourceLoc where = root.line() < 0 ? SourceLoc{c.file, 1, 1} : c.loc(root);
   Obj top(c, root, where, "the blueprint", "", nullptr, kTopKeys);
   if (!top.ok()) return;
   top.check_keys();
@@ -585,10 +714,10 @@ void Loader::load_stacks(const Obj& top) {
     top.wrong_type(*e, "a map");
     return;
   }
-  for (auto it = e->value.begin(); it != e->value.end(); ++it) {
+  for (const auto& [k, v] : e->value.pairs()) {
     Stack s;
-    s.origin.loc = c.loc(it->first);
-    s.name = it->first.IsScalar() ? it->first.Scalar() : std::string();
+    s.origin.loc = c.loc(k);
+    s.name = k.Scalar();
     std::string label = "stack '" + s.name + "'";
     if (!valid_name(s.name)) {
       c.error("BP005", s.origin.loc, "invalid stack name '" + s.name + "'",
@@ -597,7 +726,7 @@ void Loader::load_stacks(const Obj& top) {
     }
     s.origin.fields["name"] = s.origin.loc;
     // Missing fields are reported at the stack's name.
-    Obj o(c, it->second, s.origin.loc, label, "", &s.origin, kStackKeys);
+    Obj o(c, v, s.origin.loc, label, "", &s.origin, kStackKeys);
     if (!o.ok()) continue;
     o.check_keys();
     o.str("driver", s.driver, true);

@@ -135,7 +135,8 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name) {
     for (const auto& bu : b.burst_pools) names.push_back(bu.name);
     if (names.empty()) return Error{Error::Kind::NotFound, "unknown pool '" + name + "': the blueprint has no node or burst pools", 0};
     std::string msg = "unknown pool '" + name + "'";
-    if (auto m = closest_match(name, names)) msg += "; did you mean '" + *m + "'?";
+    auto m = closest_match(name, names);
+    msg += m ? "; did you mean '" + *m + "'?" : std::string(".");
     msg += " Pools in this blueprint: " + join(names, ", ");
     return Error{Error::Kind::NotFound, msg, 0};
   }

@@ -259,6 +259,25 @@ std::optional<bool> parse_bool(const std::string& s) {
   return std::nullopt;
 }
 
+/// The word (key or enumerated value) `word` was probably meant to be: a
+/// close spelling, a word it extends ("cuda_version" -> "cuda"), or one it
+/// abbreviates ("roce" -> "roce-v2").
+std::optional<std::string> intended(std::string_view word, const Keys& words) {
+  if (auto m = closest_match(word, words)) return m;
+  for (const std::string& k : words) {
+    if (word.size() > k.size() + 1 && word.substr(0, k.size()) == k && (word[k.size()] == '_' || word[k.size()] == '-'))
+      return k;
+    if (word.size() >= 3 && k.size() > word.size() && std::string_view(k).substr(0, word.size()) == word) return k;
+  }
+  return std::nullopt;
+}
+
+/// "did you mean 'x'?" or the list of valid words.
+std::string suggest(std::string_view word, const Keys& words) {
+  auto m = intended(word, words);
+  return m ? "did you mean '" + *m + "'?" : did_you_mean(word, words);
+}
+
 const char* type_hint(std::string_view type) {
   if (type == "an integer") return "write a whole number without quotes, e.g. 4";
   if (type == "a number") return "write a number without quotes, e.g. 12.5";
@@ -332,8 +351,7 @@ class Obj {
     for (size_t i = 0; i < entries_.size(); ++i) {
       const Entry& e = entries_[i];
       if (std::find(keys_->begin(), keys_->end(), e.key) == keys_->end()) {
-        c_->error("BP002", e.key_loc, "unknown key '" + path(e.key) + "' in " + label_,
-                  did_you_mean(e.key, *keys_));
+        c_->error("BP002", e.key_loc, "unknown key '" + path(e.key) + "' in " + label_, suggest(e.key, *keys_));
         continue;
       }
       for (size_t j = 0; j < i; ++j) {
@@ -349,17 +367,26 @@ class Obj {
   }
 
   /// The entry for `key` (the first if repeated), or nullptr; reports a
-  /// missing required field at the map's position.
+  /// missing required field at the map's position, unless an unknown key
+  /// already reported was meant to be it.
   const Entry* get(std::string_view key, bool required = false) const {
     for (const Entry& e : entries_)
       if (e.key == key) return &e;
-    if (required)
+    if (required && !misspelled(key))
       c_->error("BP004", loc_, "missing required field '" + path(key) + "' in " + label_,
                 "add '" + std::string(key) + ":' (see docs/blueprint.md)");
     return nullptr;
   }
 
   std::string path(std::string_view key) const { return prefix_ + std::string(key); }
+
+  bool misspelled(std::string_view key) const {
+    return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+      if (std::find(keys_->begin(), keys_->end(), e.key) != keys_->end()) return false;
+      auto meant = intended(e.key, *keys_);
+      return meant && *meant == key;
+    });
+  }
 
   void record(std::string_view key, const SourceLoc& at) const {
     if (origin_) origin_->fields[path(key)] = at;
@@ -395,7 +422,7 @@ class Obj {
     if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
       const Entry* e = get(key);
       invalid(*e, "invalid " + path(key) + " '" + v + "' in " + label_ + " (expected one of: " + join(allowed, ", ") + ")",
-              hint.empty() ? did_you_mean(v, allowed) : hint);
+              hint.empty() ? suggest(v, allowed) : hint);
       return false;
     }
     out = v;
@@ -805,7 +832,7 @@ void Loader::load_storage(const Obj& top) {
           o.invalid(*o.get("backend"),
                     "invalid backend '" + t.backend + "' for " + t.kind + " " + o.label() + " (expected one of: " +
                         join(*allowed, ", ") + ")",
-                    did_you_mean(t.backend, *allowed));
+                    suggest(t.backend, *allowed));
       }
       o.str("region", t.region);
       o.enumeration("classification", t.classification, kClassifications);
@@ -1078,7 +1105,7 @@ void Loader::load_monitoring(const Obj& top) {
 void Loader::check_ref(const NameTable& table, const std::string& name, const SourceLoc& at, const std::string& who,
                        const char* define_hint) {
   if (table.has(name)) return;
-  std::string hint = did_you_mean(name, table.names());
+  std::string hint = suggest(name, table.names());
   if (hint.empty() || table.first.empty()) hint = define_hint;
   diags_.push_back({"BP007", Severity::Error,
                     who + " references unknown " + table.kind + " '" + name + "'", at, "", std::move(hint)});

@@ -180,7 +180,8 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
     size_t col = nl == std::string::npos || pos == 0 ? pos + 1 : pos - nl;
     std::string where = source + ":" + std::to_string(line) + ":" + std::to_string(col);
     std::string what = e.what();
-    if (what.find("unexpected end of input") != std::string::npos)
+    // The parser ran past the last byte: the document stops mid-way.
+    if (e.byte > text.size() || what.find("unexpected end of input") != std::string::npos)
       return Error::invalid("state file " + source + " is truncated: the JSON ends at " + where +
                             " before the document is complete." + recovery_hint(source));
     std::string reason = what;

@@ -1,0 +1,216 @@
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "engine/core/hash.h"
+#include "engine/state/state.h"
+
+using namespace plinth;
+using namespace plinth::state;
+
+namespace {
+
+Resource node(const std::string& pool, int index) {
+  Resource r;
+  r.type = "baremetal.node";
+  r.name = pool;
+  r.index = index;
+  r.address = make_address(r.type, r.name, index);
+  r.provider = "baremetal";
+  r.attributes = Json{{"gpu", "H100"}, {"bios", {{"SriovEnable", true}}}, {"user_data_sha256", "ab12"}};
+  r.computed = Json{{"bmc_serial", "SN-" + std::to_string(index)}};
+  r.depends_on = {"net.vlan.ml-fabric"};
+  r.source = {"blueprints/examples/cluster.yaml", 42, 5};
+  return r;
+}
+
+StateDocument sample() {
+  StateDocument doc = new_document();
+  doc.serial = 7;
+  doc.resources.push_back(node("train-a", 1));
+  doc.resources.push_back(node("train-a", 0));
+  Resource vlan;
+  vlan.type = "net.vlan";
+  vlan.name = "ml-fabric";
+  vlan.address = "net.vlan.ml-fabric";
+  vlan.provider = "plinth";
+  vlan.attributes = Json{{"id", 120}, {"mtu", 9000}, {"ratio", 1.5}};
+  doc.resources.push_back(vlan);
+  return doc;
+}
+
+/// A document JSON with a correct checksum over everything else (what a
+/// hand-crafted but well-sealed file looks like).
+std::string sealed(Json j) {
+  j.erase("checksum");
+  j["checksum"] = "sha256:" + sha256_hex(j.dump());
+  return j.dump(2);
+}
+
+const std::string kRecovery =
+    " Plinth left the file untouched. Restore a good version with 'plinth state history' and "
+    "'plinth state restore SERIAL' (or from your backup of s.json), then run again.";
+
+}  // namespace
+
+TEST_CASE("new documents get a random UUID v4 lineage and this plinth's version") {
+  StateDocument a = new_document(), b = new_document();
+  std::regex uuid4("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  CHECK(std::regex_match(a.lineage, uuid4));
+  CHECK(std::regex_match(b.lineage, uuid4));
+  CHECK(a.lineage != b.lineage);
+  CHECK(a.serial == 0);
+  CHECK(a.format_version == kFormatVersion);
+  CHECK(a.plinth_version == PLINTH_VERSION);
+  CHECK(a.resources.empty());
+}
+
+TEST_CASE("a state document survives a round trip through JSON, resources sorted by address") {
+  StateDocument doc = sample();
+  std::string text = to_json_text(doc);
+  auto back = parse(text, "s.json");
+  REQUIRE(back.ok());
+  StateDocument expected = doc;
+  std::sort(expected.resources.begin(), expected.resources.end(),
+            [](const Resource& x, const Resource& y) { return x.address < y.address; });
+  CHECK(*back == expected);
+  CHECK(back->find("baremetal.node.train-a[1]")->computed["bmc_serial"] == "SN-1");
+  CHECK(back->find("baremetal.node.train-a[1]")->source == SourceLoc{"blueprints/examples/cluster.yaml", 42, 5});
+  CHECK(back->find("baremetal.node.train-a[9]") == nullptr);
+  // Written the same way twice: the text is deterministic.
+  CHECK(to_json_text(*back) == text);
+}
+
+TEST_CASE("the JSON text puts the header fields first and a sha256 checksum") {
+  std::string text = to_json_text(sample());
+  Json j = Json::parse(text);
+  CHECK(text.rfind("{\n  \"format_version\": 1,\n  \"lineage\": \"", 0) == 0);
+  CHECK(j["serial"] == 7);
+  std::regex sum("sha256:[0-9a-f]{64}");
+  CHECK(std::regex_match(j["checksum"].get<std::string>(), sum));
+  CHECK(j["resources"][0]["address"] == "baremetal.node.train-a[0]");
+  CHECK(j["resources"][0]["source"] == "blueprints/examples/cluster.yaml:42:5");
+  CHECK(j["resources"][2]["index"] == -1);
+}
+
+TEST_CASE("source positions without a column or without a line round-trip") {
+  StateDocument doc = new_document();
+  Resource a = node("a", 0), b = node("b", 0), c = node("c", 0);
+  a.source = {"x.yaml", 3, 0};
+  b.source = {};
+  c.source = {"dir:with:colons/x.yaml", 1, 2};
+  doc.resources = {a, b, c};
+  auto back = parse(to_json_text(doc), "s.json");
+  REQUIRE(back.ok());
+  CHECK(back->resources[0].source == SourceLoc{"x.yaml", 3, 0});
+  CHECK(back->resources[1].source == SourceLoc{});
+  CHECK(back->resources[2].source == SourceLoc{"dir:with:colons/x.yaml", 1, 2});
+}
+
+TEST_CASE("invalid JSON is refused with its line and column") {
+  auto r = parse("{\n  \"format_version\": 1,\n  \"lineage\": nope\n}\n", "s.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "state file s.json:3:15 is not valid JSON (value - invalid literal)." + kRecovery);
+}
+
+TEST_CASE("a truncated state file is refused as truncated") {
+  std::string text = to_json_text(sample());
+  // Cut inside a string and between tokens: both are truncation.
+  size_t at = GENERATE(200, 61);
+  std::string cut = text.substr(0, at);
+  auto r = parse(cut, "s.json");
+  REQUIRE_FALSE(r.ok());
+  size_t lines = static_cast<size_t>(std::count(cut.begin(), cut.end(), '\n'));
+  size_t col = cut.size() - cut.rfind('\n');
+  CHECK(r.error().message == "state file s.json is truncated: the JSON ends at s.json:" + std::to_string(lines + 1) +
+                                 ":" + std::to_string(col) + " before the document is complete." + kRecovery);
+}
+
+TEST_CASE("an empty state file is refused") {
+  auto r = parse("", "s.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "state file s.json is empty (0 bytes)." + kRecovery);
+}
+
+TEST_CASE("a hand-edited state file fails its checksum") {
+  std::string text = to_json_text(sample());
+  std::string stored = Json::parse(text)["checksum"];
+  size_t p = text.find("\"H100\"");
+  REQUIRE(p != std::string::npos);
+  text.replace(p, 6, "\"A100\"");
+  Json edited = Json::parse(text);
+  edited.erase("checksum");
+  std::string computed = "sha256:" + sha256_hex(edited.dump());
+  auto r = parse(text, "s.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "state file s.json fails its checksum (stored " + stored + ", computed " + computed +
+                                 "): it was damaged or edited by hand." + kRecovery);
+}
+
+TEST_CASE("a state file from a newer plinth asks for an upgrade") {
+  Json j = Json::parse(to_json_text(sample()));
+  j["format_version"] = 2;
+  auto r = parse(j.dump(), "s.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "state file s.json has format_version 2, but this plinth (" PLINTH_VERSION
+                             ") reads format_version 1 and older; upgrade plinth to use this state. Plinth left "
+                             "the file untouched.");
+}
+
+TEST_CASE("duplicate addresses are refused") {
+  StateDocument doc = sample();
+  doc.resources.push_back(node("train-a", 0));
+  auto r = parse(to_json_text(doc), "s.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message ==
+        "state file s.json lists address 'baremetal.node.train-a[0]' twice (resources[0] and resources[1])." +
+            kRecovery);
+}
+
+TEST_CASE("missing and mistyped fields are refused, naming the field") {
+  Json j = Json::parse(to_json_text(sample()));
+  SECTION("a resource without a type") {
+    j["resources"][1].erase("type");
+    auto r = parse(sealed(j), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json has no field 'resources[1].type'." + kRecovery);
+  }
+  SECTION("no serial") {
+    j.erase("serial");
+    auto r = parse(sealed(j), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json has no field 'serial'." + kRecovery);
+  }
+  SECTION("a negative serial") {
+    j["serial"] = -3;
+    auto r = parse(sealed(j), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json has a field 'serial' that is not a non-negative integer." +
+                                   kRecovery);
+  }
+  SECTION("attributes that are not an object") {
+    j["resources"][0]["attributes"] = "gpu=H100";
+    auto r = parse(sealed(j), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json has a field 'resources[0].attributes' that is not an object." +
+                                   kRecovery);
+  }
+  SECTION("a dependency that is not a string") {
+    j["resources"][0]["depends_on"] = Json::array({"net.vlan.ml-fabric", 4});
+    auto r = parse(sealed(j), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message ==
+          "state file s.json has a field 'resources[0].depends_on[1]' that is not a string." + kRecovery);
+  }
+  SECTION("no checksum") {
+    j.erase("checksum");
+    auto r = parse(j.dump(), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json has no field 'checksum'." + kRecovery);
+  }
+  SECTION("not an object at all") {
+    auto r = parse("[1, 2]", "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json is not a JSON object." + kRecovery);
+  }
+}

@@ -1,0 +1,97 @@
+#include <catch2/catch.hpp>
+
+#include "engine/plan/format.h"
+
+using namespace plinth;
+
+namespace {
+
+Resource res(const std::string& type, const std::string& name, int index, Json attrs) {
+  Resource r;
+  r.type = type;
+  r.name = name;
+  r.index = index;
+  r.address = make_address(type, name, index);
+  r.provider = "plinth";
+  r.attributes = std::move(attrs);
+  return r;
+}
+
+plan::Plan sample() {
+  Json node = {{"bios", {{"SriovEnable", "Enabled"}}}, {"bmc_credentials", "env:A"}, {"gpu", "L40S"}};
+  Json node_new = {{"bios", {{"SriovEnable", "Disabled"}}}, {"bmc_credentials", "env:B"}, {"gpu", "L40S"}};
+  Json inst = {{"instance_type", "p5.48xlarge"}, {"spot", true}};
+  Json inst_new = {{"instance_type", "p4d.24xlarge"}, {"spot", true}};
+  return plan::diff(
+      {res("aws.instance", "burst", 0, inst_new), res("baremetal.node", "n", 0, node_new),
+       res("net.vlan", "new", -1, {{"id", 7}, {"cidr", "10.0.0.0/24"}}), res("net.vlan", "same", -1, {{"id", 1}})},
+      {res("aws.instance", "burst", 0, inst), res("baremetal.node", "n", 0, node), res("net.vlan", "same", -1, {{"id", 1}}),
+       res("storage.tier", "old", -1, {{"kind", "nfs"}})});
+}
+
+}  // namespace
+
+TEST_CASE("the text plan lists each changed resource with before -> after and a summary") {
+  CHECK(plan::to_text(sample()) == R"txt(Plinth will perform the following actions:
+
+  -/+ aws.instance.burst[0] (replace, forced by: instance_type)
+      instance_type: "p5.48xlarge" -> "p4d.24xlarge"  # forces replacement
+  ~ baremetal.node.n[0] (update in place)
+      bios.SriovEnable: "Enabled" -> "Disabled"
+      bmc_credentials: (sensitive) -> (sensitive)
+  + net.vlan.new (create)
+      cidr: "10.0.0.0/24"
+      id: 7
+  - storage.tier.old (destroy)
+
+Plan: 1 to create, 1 to update, 1 to replace, 1 to destroy.
+)txt");
+}
+
+TEST_CASE("colour appears only when asked for") {
+  std::string plain = plan::to_text(sample());
+  CHECK(plain.find('\x1b') == std::string::npos);
+  std::string color = plan::to_text(sample(), {true});
+  CHECK(color.find("  \x1b[32m+\x1b[0m net.vlan.new (create)\n") != std::string::npos);
+  CHECK(color.find("  \x1b[31m-\x1b[0m storage.tier.old (destroy)\n") != std::string::npos);
+}
+
+TEST_CASE("a plan without changes says so in one line") {
+  auto p = plan::diff({res("net.vlan", "same", -1, {{"id", 1}})}, {res("net.vlan", "same", -1, {{"id", 1}})});
+  CHECK(plan::to_text(p) == "No changes. Infrastructure matches the blueprint.\n");
+  CHECK(plan::summary_line(plan::Plan{}) == "No changes. Infrastructure matches the blueprint.");
+}
+
+TEST_CASE("the JSON plan carries the version, the summary and every resource change") {
+  Json j = plan::to_json(sample());
+  CHECK(j["format_version"] == "1.0");
+  CHECK(j["summary"] == Json{{"create", 1}, {"update", 1}, {"replace", 1}, {"delete", 1}, {"no_op", 1},
+                             {"has_changes", true}});
+  REQUIRE(j["resource_changes"].size() == 5);
+  const Json& replace = j["resource_changes"][0];
+  CHECK(replace == Json::parse(R"({"address": "aws.instance.burst[0]", "type": "aws.instance", "name": "burst",
+    "index": 0, "provider": "plinth", "action": "replace", "forced_by": ["instance_type"],
+    "changes": [{"path": "instance_type", "before": "p5.48xlarge", "after": "p4d.24xlarge",
+                 "forces_replacement": true, "sensitive": false}]})"));
+  const Json& update = j["resource_changes"][1];
+  CHECK(update["changes"][1] == Json{{"path", "bmc_credentials"}, {"before", "(sensitive)"}, {"after", "(sensitive)"},
+                                     {"forces_replacement", false}, {"sensitive", true}});
+  CHECK(j["resource_changes"][2]["action"] == "create");
+  CHECK(j["resource_changes"][2]["index"] == nullptr);
+  CHECK(j["resource_changes"][2]["changes"][0]["before"] == nullptr);
+  CHECK(j["resource_changes"][3]["action"] == "no-op");
+  CHECK(j["resource_changes"][3]["changes"] == Json::array());
+  CHECK(j["resource_changes"][4]["action"] == "delete");
+  CHECK(j["resource_changes"][4]["changes"][0]["after"] == nullptr);
+  CHECK(j.dump().find("env:") == std::string::npos);  // sensitive values never leak
+}
+
+TEST_CASE("printing ten thousand creates builds one string") {
+  std::vector<Resource> desired;
+  for (int i = 0; i < 10000; ++i) desired.push_back(res("baremetal.node", "big", i, {{"gpu", "H100-80GB"}}));
+  auto p = plan::diff(desired, {});
+  std::string text = plan::to_text(p);
+  CHECK(text.find("  + baremetal.node.big[9999] (create)\n      gpu: \"H100-80GB\"\n") != std::string::npos);
+  const std::string tail = "\n\nPlan: 10000 to create, 0 to update, 0 to replace, 0 to destroy.\n";
+  CHECK(text.substr(text.size() - tail.size()) == tail);
+}

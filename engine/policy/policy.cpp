@@ -1,0 +1,69 @@
+#include "engine/policy/policy.h"
+
+#include <algorithm>
+#include <set>
+
+#include "engine/policy/runtime.h"
+
+namespace plinth::policy {
+
+PolicySet load_policies(const std::vector<std::string>& dirs, const Limits& limits) {
+  Runtime rt(limits);
+  for (const auto& d : dirs) rt.load_dir(d);
+  return {rt.infos(), rt.files(), rt.hashes(), rt.diagnostics()};
+}
+
+std::vector<std::string> framework_names(const std::vector<PolicyInfo>& policies) {
+  std::set<std::string> names;
+  for (const auto& p : policies)
+    for (const auto& [fw, ids] : p.controls) names.insert(fw);
+  return {names.begin(), names.end()};
+}
+
+bool pack_applies(const std::string& pack, const std::vector<std::string>& frameworks,
+                  const std::vector<std::string>& compliance) {
+  if (std::find(frameworks.begin(), frameworks.end(), pack) == frameworks.end()) return true;
+  return std::find(compliance.begin(), compliance.end(), pack) != compliance.end();
+}
+
+const PolicyInfo* Evaluation::find(const std::string& id) const {
+  for (const auto& p : policies)
+    if (p.id == id) return &p;
+  return nullptr;
+}
+
+bool Evaluation::blocked() const {
+  if (has_errors(diagnostics)) return true;
+  for (const auto& v : verdicts) {
+    if (v.outcome != Outcome::Fail && v.outcome != Outcome::Error) continue;
+    const PolicyInfo* p = find(v.policy);
+    if (p && p->mandatory()) return true;
+  }
+  return false;
+}
+
+Evaluation evaluate(const std::vector<std::string>& dirs, const Input& input, const Options& options) {
+  Runtime rt(options.limits);
+  for (const auto& d : dirs) rt.load_dir(d);
+  Evaluation eval;
+  eval.diagnostics = rt.diagnostics();
+  eval.hashes = rt.hashes();
+  auto all = rt.infos();
+  auto frameworks = framework_names(all);
+  std::vector<std::string> compliance;
+  if (input.blueprint) compliance = input.blueprint->metadata.compliance;
+  rt.set_context(input);
+  for (size_t i = 0; i < rt.size(); ++i) {
+    const PolicyInfo& info = rt.info(i);
+    if (!options.all_packs && !pack_applies(info.pack, frameworks, compliance)) {
+      eval.skipped.push_back(info);
+      continue;
+    }
+    eval.policies.push_back(info);
+    auto vs = rt.run(i);
+    eval.verdicts.insert(eval.verdicts.end(), vs.begin(), vs.end());
+  }
+  return eval;
+}
+
+}  // namespace plinth::policy

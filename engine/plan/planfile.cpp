@@ -1,0 +1,472 @@
+#include "engine/plan/planfile.h"
+
+#include <openssl/crypto.h>
+#include <openssl/pem.h>
+
+#include <array>
+#include <cctype>
+#include <ctime>
+
+#include "engine/core/files.h"
+#include "engine/core/hash.h"
+#include "engine/core/strings.h"
+
+namespace plinth::plan {
+namespace {
+
+constexpr const char* kDocumentKind = "plinth-plan";
+constexpr std::array kActions = {Action::NoOp, Action::Create, Action::Update, Action::Replace, Action::Delete};
+
+std::string to_hex(const unsigned char* p, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[p[i] >> 4];
+    out += digits[p[i] & 0xf];
+  }
+  return out;
+}
+
+std::optional<std::string> from_hex(const std::string& hex) {
+  if (hex.size() % 2) return std::nullopt;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// ---- Plan <-> JSON (lossless: apply executes the plan from the file) ----
+
+Json resource_json(const Resource& r) {
+  return {{"address", r.address},
+          {"type", r.type},
+          {"name", r.name},
+          {"index", r.index},
+          {"provider", r.provider},
+          {"attributes", r.attributes},
+          {"computed", r.computed},
+          {"depends_on", r.depends_on},
+          {"source", {{"file", r.source.file}, {"line", r.source.line}, {"column", r.source.column}}}};
+}
+
+Json plan_json(const Plan& plan) {
+  Summary s = plan.summary();
+  Json changes = Json::array();
+  for (const auto& rc : plan.changes) {
+    Json attrs = Json::array();
+    for (const auto& c : rc.changes) {
+      Json a = {{"path", c.path}, {"forces_replacement", c.forces_replacement}, {"sensitive", c.sensitive}};
+      if (c.before) a["before"] = *c.before;
+      if (c.after) a["after"] = *c.after;
+      attrs.push_back(std::move(a));
+    }
+    Json entry = {{"address", rc.address}, {"type", rc.type}, {"action", to_string(rc.action)}, {"changes", attrs}};
+    if (rc.before) entry["before"] = resource_json(*rc.before);
+    if (rc.after) entry["after"] = resource_json(*rc.after);
+    changes.push_back(std::move(entry));
+  }
+  return {{"summary",
+           {{"create", s.create}, {"update", s.update}, {"replace", s.replace}, {"delete", s.remove}, {"no_op", s.noop}}},
+          {"resource_changes", std::move(changes)}};
+}
+
+Json document_json(const PlanFile& pf) {
+  const Bindings& b = pf.bindings;
+  return {{"format", kDocumentKind},
+          {"format_version", kPlanFileFormatVersion},
+          {"created_at", pf.created_at},
+          {"bindings",
+           {{"plinth_version", b.plinth_version},
+            {"blueprints", b.blueprints},
+            {"policies", b.policies},
+            {"state", {{"lineage", b.state_lineage}, {"serial", b.state_serial}}},
+            {"git", {{"commit", b.git_commit}, {"dirty", b.git_dirty}}}}},
+          {"plan", plan_json(pf.plan)}};
+}
+
+/// Thrown inside the parser for a missing or mistyped field; caught in parse_planfile.
+struct Malformed {
+  std::string what;
+};
+
+/// Typed access to `parent[key]`, naming the dotted path in errors.
+class Field {
+ public:
+  Field(const Json& j, std::string path) : j_(j), path_(std::move(path)) {}
+  Field operator[](const char* key) const {
+    if (!j_.is_object()) throw Malformed{"'" + path_ + "' is not an object"};
+    auto it = j_.find(key);
+    if (it == j_.end()) throw Malformed{"'" + child(key) + "' is missing"};
+    return Field(*it, child(key));
+  }
+  bool has(const char* key) const { return j_.is_object() && j_.contains(key); }
+  const Json& json() const { return j_; }
+  const std::string& path() const { return path_; }
+  std::string str() const { return expect(j_.is_string(), "a string"), j_.get<std::string>(); }
+  bool boolean() const { return expect(j_.is_boolean(), "true or false"), j_.get<bool>(); }
+  int integer() const { return expect(j_.is_number_integer(), "an integer"), j_.get<int>(); }
+  uint64_t unsigned_integer() const {
+    return expect(j_.is_number_unsigned() || (j_.is_number_integer() && j_.get<int64_t>() >= 0), "a non-negative integer"),
+           j_.get<uint64_t>();
+  }
+  const Json& object() const { return expect(j_.is_object(), "an object"), j_; }
+  std::vector<Field> items() const {
+    expect(j_.is_array(), "an array");
+    std::vector<Field> out;
+    for (size_t i = 0; i < j_.size(); ++i) out.emplace_back(j_[i], path_ + "[" + std::to_string(i) + "]");
+    return out;
+  }
+  std::vector<std::string> strings() const {
+    std::vector<std::string> out;
+    for (const auto& f : items()) out.push_back(f.str());
+    return out;
+  }
+  std::map<std::string, std::string> string_map() const {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : object().items()) out[k] = Field(v, child(k.c_str())).str();
+    return out;
+  }
+
+ private:
+  std::string child(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  void expect(bool ok, const char* what) const {
+    if (!ok) throw Malformed{"'" + path_ + "' is not " + what};
+  }
+  const Json& j_;
+  std::string path_;
+};
+
+Resource parse_resource(const Field& f) {
+  Resource r;
+  r.address = f["address"].str();
+  r.type = f["type"].str();
+  r.name = f["name"].str();
+  r.index = f["index"].integer();
+  r.provider = f["provider"].str();
+  r.attributes = f["attributes"].object();
+  r.computed = f["computed"].object();
+  r.depends_on = f["depends_on"].strings();
+  Field src = f["source"];
+  r.source = SourceLoc{src["file"].str(), src["line"].integer(), src["column"].integer()};
+  return r;
+}
+
+Action parse_action(const Field& f) {
+  std::string name = f.str();
+  for (Action a : kActions)
+    if (name == to_string(a)) return a;
+  throw Malformed{"'" + f.path() + "' is '" + name + "', not an action (no-op, create, update, replace, delete)"};
+}
+
+Plan parse_plan(const Field& f) {
+  Plan plan;
+  for (const auto& e : f["resource_changes"].items()) {
+    ResourceChange rc;
+    rc.address = e["address"].str();
+    rc.type = e["type"].str();
+    rc.action = parse_action(e["action"]);
+    for (const auto& a : e["changes"].items()) {
+      AttributeChange c;
+      c.path = a["path"].str();
+      c.forces_replacement = a["forces_replacement"].boolean();
+      c.sensitive = a["sensitive"].boolean();
+      if (a.has("before")) c.before = a["before"].json();
+      if (a.has("after")) c.after = a["after"].json();
+      rc.changes.push_back(std::move(c));
+    }
+    if (e.has("before")) rc.before = parse_resource(e["before"]);
+    if (e.has("after")) rc.after = parse_resource(e["after"]);
+    plan.changes.push_back(std::move(rc));
+  }
+  return plan;
+}
+
+PlanFile parse_document(const Field& doc) {
+  PlanFile pf;
+  pf.created_at = doc["created_at"].str();
+  Field b = doc["bindings"];
+  pf.bindings.plinth_version = b["plinth_version"].str();
+  pf.bindings.blueprints = b["blueprints"].string_map();
+  pf.bindings.policies = b["policies"].string_map();
+  pf.bindings.state_lineage = b["state"]["lineage"].str();
+  pf.bindings.state_serial = b["state"]["serial"].unsigned_integer();
+  pf.bindings.git_commit = b["git"]["commit"].str();
+  pf.bindings.git_dirty = b["git"]["dirty"].boolean();
+  pf.plan = parse_plan(doc["plan"]);
+  if (doc.has("signature")) {
+    Field s = doc["signature"];
+    pf.signature = PlanSignature{s["algorithm"].str(), s["key_id"].str(), s["value"].str()};
+  }
+  return pf;
+}
+
+/// The bytes a signature covers: the document without "signature", compact,
+/// keys sorted (nlohmann::json keeps object keys sorted).
+std::string signed_bytes(Json doc) {
+  doc.erase("signature");
+  return doc.dump();
+}
+
+std::string short_hash(const std::string& h) { return h.size() > 12 ? h.substr(0, 12) + "…" : h; }
+
+std::string short_commit(const std::string& c) { return c.empty() ? "(none)" : c.substr(0, 12); }
+
+void compare_files(const char* kind, const std::map<std::string, std::string>& planned,
+                   const std::map<std::string, std::string>& now, std::vector<std::string>& out) {
+  for (const auto& [path, hash] : planned) {
+    auto it = now.find(path);
+    if (it == now.end())
+      out.push_back(std::string(kind) + " " + path + " was part of the plan but is not used now");
+    else if (it->second != hash)
+      out.push_back(std::string(kind) + " " + path + " changed since the plan was made (sha256 " + short_hash(hash) +
+                    " → " + short_hash(it->second) + ")");
+  }
+  for (const auto& [path, hash] : now)
+    if (!planned.count(path)) out.push_back(std::string(kind) + " " + path + " was added since the plan was made");
+}
+
+}  // namespace
+
+// ---- Bindings ----
+
+Result<Bindings> make_bindings(const std::vector<std::string>& blueprint_files,
+                               const std::vector<std::string>& policy_files, const state::StateDocument& state,
+                               const std::string& git_commit, bool git_dirty) {
+  Bindings b;
+  for (const auto& [files, out] : {std::pair{&blueprint_files, &b.blueprints}, std::pair{&policy_files, &b.policies}}) {
+    for (const auto& f : *files) {
+      auto text = read_file(f);
+      if (!text) return text.error();
+      (*out)[f] = sha256_hex(*text);
+    }
+  }
+  b.state_lineage = state.lineage;
+  b.state_serial = state.serial;
+  b.git_commit = git_commit;
+  b.git_dirty = git_dirty;
+  return b;
+}
+
+PlanFile make_planfile(Plan plan, Bindings bindings) {
+  return PlanFile{std::move(plan), std::move(bindings), utc_now(), std::nullopt};
+}
+
+Status verify(const PlanFile& pf, const Bindings& current) {
+  const Bindings& p = pf.bindings;
+  std::vector<std::string> changed;
+  if (p.plinth_version != current.plinth_version)
+    changed.push_back("the plan was made by plinth " + p.plinth_version + " but this is plinth " +
+                      current.plinth_version);
+  if (p.state_lineage != current.state_lineage)
+    changed.push_back("the state has lineage " + current.state_lineage + " but the plan was made against lineage " +
+                      p.state_lineage + " (a different state)");
+  else if (p.state_serial != current.state_serial)
+    changed.push_back("state serial is " + std::to_string(current.state_serial) + " but the plan was made at serial " +
+                      std::to_string(p.state_serial) + " (the state changed since, or this plan was already applied)");
+  compare_files("blueprint", p.blueprints, current.blueprints, changed);
+  compare_files("policy", p.policies, current.policies, changed);
+  if (p.git_commit != current.git_commit)
+    changed.push_back("git commit is " + short_commit(current.git_commit) + " but the plan was made at " +
+                      short_commit(p.git_commit));
+  if (p.git_dirty != current.git_dirty)
+    changed.push_back(p.git_dirty ? "the blueprint files had uncommitted changes when the plan was made but are committed now"
+                                  : "the blueprint files have uncommitted changes that the plan was not made from");
+  if (changed.empty()) return {};
+  return Error::invalid(join(changed, "; ") + "; run plinth plan again");
+}
+
+state::StateDocument starting_state(const PlanFile& pf, const std::optional<state::StateDocument>& stored) {
+  if (stored) return *stored;
+  state::StateDocument doc;
+  doc.format_version = state::kFormatVersion;
+  doc.lineage = pf.bindings.state_lineage;
+  doc.serial = 0;
+  doc.plinth_version = PLINTH_VERSION;
+  return doc;
+}
+
+// ---- Keys ----
+
+PlanKey::PlanKey(Kind kind, std::unique_ptr<EVP_PKEY, PkeyFree> pkey, std::string secret)
+    : kind_(kind), pkey_(std::move(pkey)), secret_(std::move(secret)) {
+  if (kind_ == Kind::Hmac) {
+    id_ = sha256_hex("plinth plan hmac key id\n" + secret_).substr(0, 16);
+  } else {
+    unsigned char pub[32];
+    size_t len = sizeof pub;
+    EVP_PKEY_get_raw_public_key(pkey_.get(), pub, &len);
+    id_ = sha256_hex(std::string(reinterpret_cast<char*>(pub), len)).substr(0, 16);
+  }
+}
+
+std::string PlanKey::algorithm() const { return kind_ == Kind::Hmac ? "hmac-sha256" : "ed25519"; }
+
+Result<PlanKey> PlanKey::load(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  return parse(*text, path);
+}
+
+Result<PlanKey> PlanKey::parse(const std::string& content, const std::string& source) {
+  const std::string accepted =
+      "; plan keys are an Ed25519 PEM key (openssl genpkey -algorithm ed25519 -out plan.key, and "
+      "openssl pkey -in plan.key -pubout -out plan.pub) or an HMAC secret (openssl rand -hex 32 > plan.hmac)";
+  if (content.find("-----BEGIN") != std::string::npos) {
+    using Bio = std::unique_ptr<BIO, decltype(&BIO_free)>;
+    auto read = [&](bool priv) {
+      Bio bio(BIO_new_mem_buf(content.data(), static_cast<int>(content.size())), &BIO_free);
+      // An empty passphrase callback: an encrypted key fails instead of prompting.
+      pem_password_cb* no_pass = [](char*, int, int, void*) { return 0; };
+      return std::unique_ptr<EVP_PKEY, PkeyFree>(priv ? PEM_read_bio_PrivateKey(bio.get(), nullptr, no_pass, nullptr)
+                                                      : PEM_read_bio_PUBKEY(bio.get(), nullptr, no_pass, nullptr));
+    };
+    Kind kind = Kind::Ed25519Private;
+    auto key = read(true);
+    if (!key) {
+      kind = Kind::Ed25519Public;
+      key = read(false);
+    }
+    if (!key) {
+      if (content.find("ENCRYPTED") != std::string::npos)
+        return Error::invalid("key file " + source + " is encrypted; plan keys must be unencrypted PEM" + accepted);
+      return Error::invalid("key file " + source + " is PEM but not a private or public key OpenSSL can read" +
+                            accepted);
+    }
+    if (EVP_PKEY_get_id(key.get()) != EVP_PKEY_ED25519)
+      return Error::invalid("key file " + source + " holds a key of type " + EVP_PKEY_get0_type_name(key.get()) +
+                            ", not Ed25519" + accepted);
+    return PlanKey(kind, std::move(key), "");
+  }
+  std::string secret = content;
+  while (!secret.empty() && std::isspace(static_cast<unsigned char>(secret.back()))) secret.pop_back();
+  if (secret.size() < 32)
+    return Error::invalid("HMAC key file " + source + " holds " + std::to_string(secret.size()) +
+                          " byte(s); a plan HMAC secret needs at least 32" + accepted);
+  return PlanKey(Kind::Hmac, nullptr, std::move(secret));
+}
+
+Result<std::string> PlanKey::sign(const std::string& data) const {
+  if (kind_ == Kind::Ed25519Public)
+    return Error::invalid("an Ed25519 public key cannot sign; give the private key (plan.key) to --sign-key and "
+                          "the public key (plan.pub) to --verify-key");
+  if (kind_ == Kind::Hmac) {
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    size_t len = 0;
+    if (!EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, secret_.data(), secret_.size(),
+                   reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, sizeof mac, &len))
+      return Error::fatal("HMAC-SHA256 signing failed (OpenSSL)");
+    return to_hex(mac, len);
+  }
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  unsigned char sig[64];
+  size_t len = sizeof sig;
+  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, pkey_.get()) != 1 ||
+      EVP_DigestSign(ctx.get(), sig, &len, reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1)
+    return Error::fatal("Ed25519 signing failed (OpenSSL)");
+  return to_hex(sig, len);
+}
+
+bool PlanKey::verify(const std::string& data, const std::string& signature_hex) const {
+  auto sig = from_hex(signature_hex);
+  if (!sig) return false;
+  if (kind_ == Kind::Hmac) {
+    auto expected = sign(data);
+    return expected && expected->size() == signature_hex.size() &&
+           CRYPTO_memcmp(expected->data(), signature_hex.data(), signature_hex.size()) == 0;
+  }
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  return ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, pkey_.get()) == 1 &&
+         EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig->data()), sig->size(),
+                          reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1;
+}
+
+// ---- Files ----
+
+Result<std::string> to_text(const PlanFile& pf, const PlanKey* sign_key) try {
+  Json doc = document_json(pf);
+  if (sign_key) {
+    auto sig = sign_key->sign(signed_bytes(doc));
+    if (!sig) return sig.error();
+    doc["signature"] = {{"algorithm", sign_key->algorithm()}, {"key_id", sign_key->id()}, {"value", *sig}};
+  } else if (pf.signature) {
+    doc["signature"] = {{"algorithm", pf.signature->algorithm},
+                        {"key_id", pf.signature->key_id},
+                        {"value", pf.signature->value}};
+  }
+  return doc.dump(2) + "\n";
+} catch (const Json::exception& e) {  // a string that is not UTF-8
+  return Error::invalid(std::string("cannot write the plan as JSON: ") + e.what());
+}
+
+Result<PlanFile> parse_planfile(const std::string& text, const std::string& source, const PlanKey* verify_key) {
+  const std::string again = "; make a new one with plinth plan -out";
+  if (text.empty()) return Error::invalid("plan file " + source + " is empty" + again);
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    std::string why = e.byte >= text.size() ? "ends early (truncated at byte " + std::to_string(text.size()) + ")"
+                                            : "is not valid JSON (error at byte " + std::to_string(e.byte) + ")";
+    return Error::invalid("plan file " + source + " " + why + again);
+  }
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != kDocumentKind)
+    return Error::invalid(source + " is not a plinth plan file (no \"format\": \"" + kDocumentKind + "\")");
+  const Json& version = doc["format_version"];
+  if (!version.is_number_integer() || version.get<int>() != kPlanFileFormatVersion)
+    return Error::invalid("plan file " + source + " has format_version " + version.dump() + ", but plinth " +
+                          PLINTH_VERSION + " reads format_version " + std::to_string(kPlanFileFormatVersion) +
+                          "; apply it with the plinth version that made it, or make a new plan" +
+                          " with plinth plan -out");
+  PlanFile pf;
+  try {
+    pf = parse_document(Field(doc, ""));
+  } catch (const Malformed& m) {
+    return Error::invalid("plan file " + source + " is damaged: " + m.what + again);
+  }
+  if (!verify_key) return pf;
+  if (!pf.signature)
+    return Error::invalid("plan file " + source + " is not signed, and --verify-key requires a signed plan; make it with plinth plan -out FILE --sign-key KEY");
+  if (pf.signature->algorithm != verify_key->algorithm())
+    return Error::invalid("plan file " + source + " is signed with " + pf.signature->algorithm +
+                          " but the verification key is " + verify_key->algorithm() + "; use the matching key");
+  if (!verify_key->verify(signed_bytes(doc), pf.signature->value)) {
+    if (pf.signature->key_id != verify_key->id())
+      return Error::invalid("plan file " + source + " was signed with key " + pf.signature->key_id +
+                            " but the verification key is " + verify_key->id() + "; the signature does not verify");
+    return Error::invalid("plan file " + source +
+                          " does not match its signature: it was altered after it was signed; refusing to apply it");
+  }
+  return pf;
+}
+
+Status write_planfile(const std::string& path, const PlanFile& pf, const PlanKey* sign_key) {
+  auto text = to_text(pf, sign_key);
+  if (!text) return text.error();
+  return write_file_atomic(path, *text, 0600);
+}
+
+Result<PlanFile> read_planfile(const std::string& path, const PlanKey* verify_key) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  return parse_planfile(*text, path, verify_key);
+}
+
+}  // namespace plinth::plan

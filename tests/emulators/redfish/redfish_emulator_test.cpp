@@ -472,7 +472,7 @@ TEST_CASE("VirtualMedia InsertMedia and EjectMedia") {
   CHECK(get(em, sys).js()["Oem"]["PlinthEmulator"]["LastBootImage"] == "http://10.0.0.1/boot.iso");
 }
 
-TEST_CASE("--async-tasks answers 202 with a task monitor polled until Completed") {
+TEST_CASE("async tasks: --async-tasks answers 202 with a task monitor polled until Completed") {
   Emulator em({"--async-tasks", "--power-delay-ms", "300", "--power-state", "Off"});
   std::string sys = em.bmc() + kSystem;
   Http accepted = send(em, "POST", sys + "/Actions/ComputerSystem.Reset", {{"ResetType", "On"}});
@@ -549,7 +549,7 @@ TEST_CASE("GPU inventory, memory and per-BMC overrides") {
   CHECK(get(em, em.bmc(3) + kSystem).js()["AssetTag"] == "Chicago-45Z-2381");
 }
 
-TEST_CASE("--gpus replaces the GPUs a mockup already has") {
+TEST_CASE("GPUs: --gpus replaces the GPUs a mockup already has") {
   Emulator tower({"--gpus", "4"}, mockup("public-tower"));
   std::string coll = tower.bmc() + "/redfish/v1/Systems/437XR1238R2/Processors";
   json members = get(tower, coll).js()["Members"];
@@ -655,7 +655,7 @@ TEST_CASE("fault injection rates are about right and repeat with the same seed")
   CHECK(outcomes() == a);
 }
 
-TEST_CASE("--latency-ms delays answers and --hang-bmc never answers") {
+TEST_CASE("faults: --latency-ms delays answers and --hang-bmc never answers") {
   Emulator em({"--bmcs", "2", "--latency-ms", "100-150", "--hang-bmc", "1"});
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 3; ++i) REQUIRE(get(em, em.bmc(0) + "/redfish/v1/").status == 200);
@@ -666,7 +666,7 @@ TEST_CASE("--latency-ms delays answers and --hang-bmc never answers") {
   CHECK(get(em, em.bmc(0) + "/redfish/v1/").status == 200);
 }
 
-TEST_CASE("--request-log writes one JSON line per request") {
+TEST_CASE("request log: --request-log writes one JSON line per request") {
   TempDir tmp;
   std::string log = tmp.path() + "/requests.jsonl";
   {
@@ -694,7 +694,7 @@ TEST_CASE("--request-log writes one JSON line per request") {
   CHECK(lines[3]["fault"] == "hang");
 }
 
-TEST_CASE("--port-base gives each BMC its own listener without a path prefix") {
+TEST_CASE("one port per BMC: --port-base gives each BMC its own listener without a path prefix") {
   Emulator em({"--bmcs", "2", "--port-base", "0", "--gpus", "1", "--override", "1:gpus=3"});
   REQUIRE(em.lines().size() == 3);
   std::string url0 = em.lines()[0].substr(10, em.lines()[0].find(' ', 10) - 10);

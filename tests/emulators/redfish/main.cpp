@@ -283,6 +283,7 @@ int main(int argc, char** argv) {
     svr->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     svr->set_keep_alive_max_count(1000);
     svr->set_keep_alive_timeout(2);
+    svr->set_tcp_nodelay(true);
     int want = o.port_base ? (*o.port_base == 0 ? 0 : *o.port_base + l) : o.port;
     int port = want;
     if (want == 0)

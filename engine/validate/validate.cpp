@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "engine/core/strings.h"

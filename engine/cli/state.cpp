@@ -1,0 +1,178 @@
+// plinth state list|show|history|restore|unlock: inspect and repair the state
+// file (engine/state/state.h; docs/state.md).
+#include <algorithm>
+#include <charconv>
+
+#include "engine/cli/common.h"
+#include "engine/core/strings.h"
+#include "engine/state/state.h"
+
+namespace plinth::cli {
+namespace {
+
+const std::vector<std::string> kSubcommands = {"list", "show", "history", "restore", "unlock"};
+
+/// Loads the state at `path`; nullopt (after printing why) when it is
+/// missing and `required`, or damaged.
+std::optional<state::StateDocument> load_state(state::Backend& backend, const std::string& path, bool required,
+                                               Io& io, int& status) {
+  auto doc = backend.load();
+  if (!doc) {
+    status = fail(io, "state", doc.error().message);
+    return std::nullopt;
+  }
+  if (!*doc) {
+    std::string msg = "no state at " + path +
+                      " yet (nothing has been applied there); pass --state FILE or set PLINTH_STATE to use another";
+    if (required) {
+      status = fail(io, "state", msg);
+    } else {
+      std::fprintf(io.err, "plinth state: %s\n", msg.c_str());
+      status = kExitSuccess;
+    }
+    return std::nullopt;
+  }
+  return std::move(**doc);
+}
+
+/// Prints attributes as "key = json", nested objects as dotted keys.
+void print_values(const Json& obj, const std::string& prefix, const ResourceType* type, Io& io) {
+  for (const auto& [k, v] : obj.items()) {
+    std::string key = prefix.empty() ? k : prefix + "." + k;
+    const AttributeSpec* spec = type && prefix.empty() ? type->find(k) : nullptr;
+    if (spec && spec->sensitive) {
+      std::fprintf(io.out, "  %s = (sensitive)\n", key.c_str());
+    } else if (v.is_object() && !v.empty()) {
+      print_values(v, key, nullptr, io);
+    } else {
+      std::fprintf(io.out, "  %s = %s\n", key.c_str(), v.dump().c_str());
+    }
+  }
+}
+
+int show(const state::StateDocument& doc, const std::string& path, const std::string& address, Io& io) {
+  const Resource* r = doc.find(address);
+  if (!r) {
+    std::vector<std::string> addresses;
+    for (const auto& x : doc.resources) addresses.push_back(x.address);
+    std::string msg = "no resource '" + address + "' in state " + path;
+    if (auto m = closest_match(address, addresses)) msg += "; did you mean '" + *m + "'?";
+    else msg += " ('plinth state list' lists the addresses)";
+    return fail(io, "state", msg);
+  }
+  std::fprintf(io.out, "# %s\n", r->address.c_str());
+  std::fprintf(io.out, "type       = %s\n", r->type.c_str());
+  std::fprintf(io.out, "name       = %s\n", r->name.c_str());
+  if (r->index >= 0) std::fprintf(io.out, "index      = %d\n", r->index);
+  std::fprintf(io.out, "provider   = %s\n", r->provider.c_str());
+  if (r->source.known()) std::fprintf(io.out, "declared   = %s\n", r->source.str().c_str());
+  if (!r->depends_on.empty()) std::fprintf(io.out, "depends on = %s\n", join(r->depends_on, ", ").c_str());
+  const ResourceType* type = find_resource_type(r->type);
+  std::fprintf(io.out, "\nattributes:\n");
+  if (r->attributes.empty()) std::fprintf(io.out, "  (none)\n");
+  print_values(r->attributes, "", type, io);
+  std::fprintf(io.out, "\ncomputed:\n");
+  if (r->computed.empty()) std::fprintf(io.out, "  (none yet)\n");
+  print_values(r->computed, "", type, io);
+  return kExitSuccess;
+}
+
+int history(state::Backend& backend, const std::string& path, Io& io) {
+  auto h = backend.history();
+  if (!h) return fail(io, "state", h.error().message);
+  if (h->empty()) {
+    std::fprintf(io.err, "plinth state: no saved versions of state %s yet\n", path.c_str());
+    return kExitSuccess;
+  }
+  auto cur = backend.load();
+  std::optional<uint64_t> current;
+  if (cur && *cur) current = (*cur)->serial;
+  std::fprintf(io.out, "%8s  %-20s  %9s\n", "SERIAL", "SAVED (UTC)", "RESOURCES");
+  for (const auto& e : *h) {
+    std::string note = e.damaged ? "  (damaged)" : current && *current == e.serial ? "  (current)" : "";
+    std::string count = e.damaged ? "-" : std::to_string(e.resources);
+    std::fprintf(io.out, "%8llu  %-20s  %9s%s\n", static_cast<unsigned long long>(e.serial), e.saved_at.c_str(),
+                 count.c_str(), note.c_str());
+  }
+  if (!cur) std::fprintf(io.err, "plinth state: %s\n", cur.error().message.c_str());
+  return kExitSuccess;
+}
+
+int run_state(const Args& args, Io& io) {
+  if (args.positional.empty())
+    return fail(io, "state", "missing subcommand; use one of: " + join(kSubcommands, ", ") +
+                                 " (see 'plinth help state')");
+  const std::string& sub = args.positional[0];
+  const std::vector<std::string> rest(args.positional.begin() + 1, args.positional.end());
+  if (std::find(kSubcommands.begin(), kSubcommands.end(), sub) == kSubcommands.end())
+    return fail(io, "state", "unknown subcommand '" + sub + "'; " + did_you_mean(sub, kSubcommands));
+  const size_t want = sub == "show" || sub == "restore" ? 1 : 0;
+  if (rest.size() != want) {
+    std::string usage = sub == "show" ? "plinth state show ADDRESS" : sub == "restore" ? "plinth state restore SERIAL"
+                                                                                        : "plinth state " + sub;
+    return fail(io, "state", (rest.size() < want ? "missing argument" : "unexpected argument '" + rest[want] + "'") +
+                                 "; usage: " + usage + " [--state FILE]");
+  }
+  const std::string path = state::resolve_state_path(args.get("state"));
+  auto backend = state::open_local(path);
+  int status = kExitSuccess;
+
+  if (sub == "list") {
+    auto doc = load_state(*backend, path, false, io, status);
+    if (!doc) return status;
+    for (const auto& r : doc->resources) std::fprintf(io.out, "%s\n", r.address.c_str());
+    return kExitSuccess;
+  }
+  if (sub == "show") {
+    auto doc = load_state(*backend, path, true, io, status);
+    if (!doc) return status;
+    return show(*doc, path, rest[0], io);
+  }
+  if (sub == "history") return history(*backend, path, io);
+  if (sub == "unlock") {
+    auto r = backend->break_lock(args.flag("force"));
+    if (!r) return fail(io, "state", r.error().message);
+    std::fprintf(io.out, "%s\n", r->c_str());
+    return kExitSuccess;
+  }
+  // restore SERIAL
+  uint64_t serial = 0;
+  const std::string& s = rest[0];
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), serial);
+  if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size())
+    return fail(io, "state", "'" + s + "' is not a serial number; 'plinth state history' lists the saved serials");
+  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+  if (!timeout) return fail(io, "state", timeout.error().message);
+  auto guard = state::LockGuard::acquire(*backend, "plinth state restore", *timeout);
+  if (!guard) return fail(io, "state", guard.error().message);
+  auto r = backend->restore(serial);
+  if (!r) return fail(io, "state", r.error().message);
+  std::fprintf(io.out, "%s\n", r->c_str());
+  return kExitSuccess;
+}
+
+const Register reg({
+    "state",
+    "plinth state list|show ADDRESS|history|restore SERIAL|unlock [flags]",
+    "Inspect the state file, list or restore its saved versions, remove a stale lock.",
+    "  list             every resource address in the state, sorted, one per line\n"
+    "  show ADDRESS     one resource: where it is declared, its attributes and the values\n"
+    "                   the provider reported (sensitive attributes are not shown)\n"
+    "  history          the saved versions (the last 20) with their serials\n"
+    "  restore SERIAL   save an old version again as a new serial (same lineage); a damaged\n"
+    "                   state file is kept beside it as PATH.damaged-TIME\n"
+    "  unlock           remove the lock of a plinth run that is gone (--force: even if it\n"
+    "                   still runs)\n\n"
+    "The state file is --state, else $PLINTH_STATE, else plinth.state.json in the current\n"
+    "directory. Format, locking and recovery are described in docs/state.md.",
+    {
+        {"state", "FILE", "State file (default: $PLINTH_STATE, else plinth.state.json)."},
+        {"lock-timeout", "D", "restore: how long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
+        {"force", "", "unlock: remove the lock even if its holder still runs."},
+    },
+    run_state,
+    60,
+});
+
+}  // namespace
+}  // namespace plinth::cli

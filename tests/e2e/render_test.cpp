@@ -21,7 +21,7 @@ TEST_CASE("plinth render prints a pool's cloud-config", "[e2e][render]") {
   CHECK(contains(r.out, "\"/usr/local/sbin/plinth-luks\", \"hot\", \"/etc/plinth/keys/hot.key\", \"/mnt/hot\""));
 }
 
-TEST_CASE("plinth render --network-config prints the VLANs; --output writes a file", "[e2e][render]") {
+TEST_CASE("plinth render --network-config prints the VLANs and --output writes a file", "[e2e][render]") {
   auto r = run_plinth({"render", "blueprints/examples/cluster.yaml", "-pool=train-a", "--network-config"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

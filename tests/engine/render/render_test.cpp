@@ -142,7 +142,7 @@ TEST_CASE("render pins the stack's driver, CUDA and cuDNN through the NVIDIA CUD
   CHECK(contains(ud, "  message: \"plinth: rebooting to load NVIDIA driver 550.54.15\"\n"));
 }
 
-TEST_CASE("a stack with a CUDA patch release pins the toolkit version too; 24.04 images use the ubuntu2404 repo",
+TEST_CASE("a stack with a CUDA patch release pins the toolkit version too, and 24.04 images use the ubuntu2404 repo",
           "[render]") {
   std::string text = kBlueprint;
   text.replace(text.find("cuda: \"12.6\""), 12, "cuda: \"12.6.1\"");

@@ -32,7 +32,8 @@ test::RunResult validate(const std::vector<std::string>& files) {
 
 TEST_CASE("the JSON Schema accepts every example blueprint", "[blueprint][schema]") {
   auto r = validate({"blueprints/examples/lab.yaml", "blueprints/examples/cluster.yaml",
-                     "blueprints/examples/regulated.yaml"});
+                     "blueprints/examples/regulated.yaml", "blueprints/examples/multi-file/base.yaml",
+                     "blueprints/examples/multi-file/pools.yaml"});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out == "");

@@ -209,7 +209,7 @@ Result<AptPlan> apt_plan(const bp::Stack& s) {
   if (cuda.size() == 3) pin(a.preferences, "plinth: " + where + " pins CUDA " + s.cuda, toolkit, s.cuda + "-*");
   if (!s.cudnn.empty()) {
     auto cudnn = split_dots(s.cudnn);
-    if (!numeric_version(s.cudnn) || cudnn.size() < 3 || (cudnn[0] != "8" && cudnn[0] != "9"))
+    if (!numeric_version(s.cudnn) || cudnn.size() < 2 || (cudnn[0] != "8" && cudnn[0] != "9"))
       return Error::invalid(where + " pins cuDNN '" + s.cudnn +
                             "'; the NVIDIA CUDA repository packages cuDNN 8.x and 9.x, give e.g. \"9.1.0\"");
     const std::string version = cudnn.size() == 4 ? s.cudnn + "-*" : s.cudnn + ".*";

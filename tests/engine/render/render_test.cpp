@@ -244,6 +244,10 @@ TEST_CASE("rendering is deterministic and the hash follows every pin", "[render]
   CHECK(contains(bumped.user_data, "Pin: version 550.90.07-*"));
 
   changed = b;
+  changed.stacks[0].cudnn = "9.1";  // a cuDNN minor series pins every patch of it
+  CHECK(contains(render_ok(changed, "train").user_data, "      Package: libcudnn9* cudnn9*\n      Pin: version 9.1.*\n"));
+
+  changed = b;
   changed.vlans[0].mtu = 4200;  // network config only
   CHECK(render_ok(changed, "train").hash != first.hash);
 

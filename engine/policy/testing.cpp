@@ -20,6 +20,7 @@ namespace {
 /// Written in Lua so it runs under the same limits as the tests.
 const char* const kHelpers = R"(
 function replace(text, old, new)
+  if type(old) ~= "string" or old == "" then error("replace: the text to replace must be a non-empty string", 2) end
   local i = string.find(text, old, 1, true)
   if not i then error("replace: '" .. old .. "' does not occur in the text", 2) end
   local out, pos = {}, 1
@@ -36,8 +37,9 @@ end
 struct Collector {
   std::vector<int> refs;
   std::vector<SourceLoc> locs;
-  std::string test_file;
-  std::string root;
+  std::string test_file;  ///< as shown in positions
+  fs::path test_dir;      ///< absolute
+  fs::path root;          ///< absolute
 };
 
 Collector* collector(lua_State* L) { return static_cast<Collector*>(lua_touserdata(L, lua_upvalueindex(1))); }
@@ -55,12 +57,11 @@ int lua_test(lua_State* L) {
 
 /// fixtures/NAME.yaml in the test file's folder or a parent up to the root; "" when none.
 std::string find_fixture(const Collector& c, const std::string& name) {
-  fs::path root = fs::path(c.root).lexically_normal();
-  for (fs::path d = fs::path(c.test_file).parent_path().lexically_normal();; d = d.parent_path()) {
+  for (fs::path d = c.test_dir;; d = d.parent_path()) {
     fs::path f = d / "fixtures" / (name + ".yaml");
     std::error_code ec;
     if (fs::is_regular_file(f, ec)) return f.string();
-    if (d == root || d.empty() || d == d.parent_path() || d.string().size() < root.string().size()) break;
+    if (d == c.root || d == d.parent_path() || d.string().size() <= c.root.string().size()) break;
   }
   return "";
 }
@@ -198,7 +199,9 @@ void run_file(const std::string& root, const std::string& test_file, const Limit
   if (!text) return fail_file(text.error().message);
   Sandbox& sb = rt.sandbox();
   lua_State* L = sb.L();
-  Collector c{{}, {}, shown, root};
+  std::error_code ec2;
+  Collector c{{}, {}, shown, fs::absolute(test_file, ec2).lexically_normal().parent_path(),
+              fs::absolute(root, ec2).lexically_normal()};
   sb.push_env();
   lua_pushlightuserdata(L, &c);
   lua_pushcclosure(L, lua_test, 1);

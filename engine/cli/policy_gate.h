@@ -1,0 +1,40 @@
+#pragma once
+// The policy step of plan and apply: run the packs against the blueprint,
+// its graph and the plan, print the verdicts, say whether to stop.
+#include <string>
+#include <vector>
+
+#include "engine/cli/common.h"
+#include "engine/graph/expand.h"
+#include "engine/plan/plan.h"
+#include "engine/policy/policy.h"
+
+namespace plinth::cli {
+
+/// The built-in packs: $PLINTH_POLICY_DIR when set; else, relative to the
+/// running executable, <exe>/../../policies (a build tree: build/engine/plinth)
+/// or <exe>/../share/plinth/policies (an install prefix); else ./policies.
+std::string builtin_policy_dir();
+
+/// The built-in pack directory followed by every --policy-dir.
+std::vector<std::string> policy_dirs(const Args& args);
+
+/// Where waivers.yaml is looked for: the first PATH when it is a directory,
+/// else the directory of the first blueprint file.
+std::string blueprint_dir(const std::vector<std::string>& paths);
+
+struct PolicyOutcome {
+  policy::Evaluation evaluation;  ///< every verdict (waivers applied), for reports
+  bool blocked = false;  ///< a mandatory policy failed or errored, a waiver expired, or a pack is broken
+};
+
+/// Evaluates `policy_dirs` against the loaded blueprint, its expanded graph
+/// and the plan, applies `blueprint_dir`/waivers.yaml, and prints to io.err:
+/// mandatory failures and errors as errors, advisory ones as warnings,
+/// waived failures as notes (each with policy ID, address and the
+/// blueprint's file:line), waiver problems, and a one-line summary.
+/// Call it after the diff and before any provider call.
+PolicyOutcome run_policies(const Loaded& loaded, const graph::ResourceGraph& graph, const plan::Plan& plan,
+                           const std::vector<std::string>& policy_dirs, const std::string& blueprint_dir, Io& io);
+
+}  // namespace plinth::cli

@@ -1,0 +1,28 @@
+-- HIPAA 45 CFR 164.312(a)(1) access control and (a)(2)(i) unique user
+-- identification: every grant names identifiable subjects.
+
+local anonymous = {
+  ["*"] = true, ["group:*"] = true, ["user:*"] = true,
+  ["group:system:unauthenticated"] = true, ["group:system:authenticated"] = true, ["user:system:anonymous"] = true,
+}
+
+policy {
+  id = "HIPAA-ACC-001",
+  title = "Access is granted only to identified subjects",
+  description = "Role subjects are group:NAME, user:NAME or serviceaccount:NAMESPACE/NAME, and never anonymous, all-authenticated or wildcard identities.",
+  severity = "critical",
+  enforcement = "mandatory",
+  controls = { hipaa = { "164.312(a)(1)", "164.312(a)(2)(i)" }, soc2 = { "CC6.2" } },
+  check = function(ctx)
+    for _, r in ipairs(ctx.blueprint.access.roles) do
+      for _, s in ipairs(r.subjects) do
+        local kind = string.match(s, "^(%a+):.+$")
+        if anonymous[s] then
+          fail("access.role." .. r.name, "role '" .. r.name .. "' is granted to '" .. s .. "', which identifies no one; name the groups, users or service accounts")
+        elseif kind ~= "group" and kind ~= "user" and kind ~= "serviceaccount" then
+          fail("access.role." .. r.name, "subject '" .. s .. "' of role '" .. r.name .. "' is not group:NAME, user:NAME or serviceaccount:NAMESPACE/NAME")
+        end
+      end
+    end
+  end,
+}

@@ -1,0 +1,54 @@
+-- HIPAA 45 CFR 164.312(a)(2)(iv): PHI is stored only on tiers encrypted with
+-- AES-256 (directly, LUKS2 or SED), and never flows (backups, lifecycle
+-- transitions) into a tier that is not.
+
+local strong = { ["aes-256-xts"] = true, ["aes-256-gcm"] = true, luks2 = true, sed = true }
+
+local function encrypted(tier)
+  return tier and tier.encryption and strong[tier.encryption.at_rest] or false
+end
+
+policy {
+  id = "HIPAA-ENC-001",
+  title = "PHI is stored only on encrypted tiers",
+  description = "Every tier classified phi is encrypted at rest with aes-256-xts, aes-256-gcm, luks2 or sed.",
+  severity = "critical",
+  enforcement = "mandatory",
+  controls = { hipaa = { "164.312(a)(2)(iv)", "164.312(a)(1)" } },
+  check = function(ctx)
+    for _, t in ipairs(ctx.blueprint.storage.tiers) do
+      if t.classification == "phi" then
+        if encrypted(t) then
+          pass("storage.tier." .. t.name, "phi tier encrypted with " .. t.encryption.at_rest)
+        else
+          fail("storage.tier." .. t.name, "tier '" .. t.name .. "' holds PHI but is not encrypted at rest with AES-256; set encryption.at_rest: aes-256-xts")
+        end
+      end
+    end
+  end,
+}
+
+policy {
+  id = "HIPAA-ENC-002",
+  title = "PHI is copied only into encrypted tiers",
+  description = "Backups and lifecycle transitions whose source tier holds PHI target a tier encrypted at rest with AES-256.",
+  severity = "critical",
+  enforcement = "mandatory",
+  controls = { hipaa = { "164.312(a)(2)(iv)", "164.308(a)(7)(ii)(A)" } },
+  check = function(ctx)
+    local tiers = {}
+    for _, t in ipairs(ctx.blueprint.storage.tiers) do tiers[t.name] = t end
+    local function phi(name) return tiers[name] and tiers[name].classification == "phi" end
+    for _, b in ipairs(ctx.blueprint.storage.backups) do
+      if phi(b.source) and not encrypted(tiers[b.target]) then
+        fail("storage.backup." .. b.name, "backup '" .. b.name .. "' copies PHI from '" .. b.source .. "' into unencrypted tier '" .. b.target .. "'")
+      end
+    end
+    for _, t in ipairs(ctx.blueprint.storage.tiers) do
+      local from = t.lifecycle and t.lifecycle.transition_from
+      if from and phi(from) and not encrypted(t) then
+        fail("storage.tier." .. t.name, "tier '" .. t.name .. "' receives PHI from '" .. from .. "' by lifecycle transition but is not encrypted at rest")
+      end
+    end
+  end,
+}

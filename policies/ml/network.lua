@@ -1,0 +1,35 @@
+-- ML practice: training and inference traffic runs on its own VLAN and VRF,
+-- apart from management networks.
+
+policy {
+  id = "ML-NET-001",
+  title = "ML traffic is on a dedicated VLAN and VRF",
+  description = "Every training or inference node pool joins a VLAN whose purpose is its role (training or inference) and whose VRF is not shared with a management VLAN.",
+  severity = "medium",
+  enforcement = "advisory",
+  controls = { soc2 = { "CC6.6" }, gdpr = { "Art.32(1)(b)" } },
+  check = function(ctx)
+    local vlans, mgmt_vrf = {}, {}
+    for _, v in ipairs(ctx.blueprint.networks.vlans) do
+      vlans[v.name] = v
+      if v.purpose == "management" and v.vrf then mgmt_vrf[v.vrf] = true end
+    end
+    for _, p in ipairs(ctx.blueprint.node_pools) do
+      if p.role == "training" or p.role == "inference" then
+        local ok, shared = false, nil
+        for _, n in ipairs(p.networks) do
+          local v = vlans[n]
+          if v and v.purpose == p.role and v.vrf then
+            if mgmt_vrf[v.vrf] then shared = v.name else ok = true end
+          end
+        end
+        local address = "baremetal.node." .. p.name
+        if shared and not ok then
+          fail(address, "pool '" .. p.name .. "' carries " .. p.role .. " traffic on VLAN '" .. shared .. "', whose VRF is shared with management; give ML traffic its own VRF")
+        elseif not ok then
+          fail(address, "pool '" .. p.name .. "' joins no VLAN with purpose " .. p.role .. " and a VRF; add one under networks.vlans and list it in the pool's networks")
+        end
+      end
+    end
+  end,
+}

@@ -1,0 +1,24 @@
+-- SOC 2 A1.2 / A1.3: backups are kept and their restore is tested.
+
+policy {
+  id = "SOC2-BAK-001",
+  title = "Backups are retained and restore-tested at least yearly",
+  description = "Every backup keeps copies (retention_days > 0) and has a disaster-recovery restore test at least every 365 days (dr_test_interval_days 1..365).",
+  severity = "medium",
+  enforcement = "mandatory",
+  controls = { soc2 = { "A1.2", "A1.3" } },
+  check = function(ctx)
+    for _, b in ipairs(ctx.blueprint.storage.backups) do
+      local address = "storage.backup." .. b.name
+      if b.retention_days <= 0 then
+        fail(address, "backup '" .. b.name .. "' keeps no copies; set retention_days")
+      end
+      local dr = b.dr_test_interval_days
+      if dr <= 0 then
+        fail(address, "backup '" .. b.name .. "' is never restore-tested; set dr_test_interval_days (365 or less)")
+      elseif dr > 365 then
+        fail(address, "backup '" .. b.name .. "' is restore-tested every " .. dr .. " days; test at least every 365 days")
+      end
+    end
+  end,
+}

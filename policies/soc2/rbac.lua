@@ -1,0 +1,91 @@
+-- SOC 2 CC6.1 / CC6.2 / CC6.3: role-based access with least privilege.
+
+local function has(list, value)
+  for _, v in ipairs(list) do if v == value then return true end end
+  return false
+end
+
+local function role_address(r) return "access.role." .. r.name end
+
+policy {
+  id = "SOC2-RBAC-001",
+  title = "Roles grant no wildcard verbs or resources",
+  description = "No role lists '*' among its verbs or resources; grant the verbs and resources the job needs.",
+  severity = "high",
+  enforcement = "mandatory",
+  controls = { soc2 = { "CC6.1", "CC6.3" }, hipaa = { "164.308(a)(4)(ii)(B)" } },
+  check = function(ctx)
+    for _, r in ipairs(ctx.blueprint.access.roles) do
+      if has(r.verbs, "*") then
+        fail(role_address(r), "role '" .. r.name .. "' grants every verb ('*'); list the verbs it needs, e.g. get, list, create")
+      end
+      if has(r.resources, "*") then
+        fail(role_address(r), "role '" .. r.name .. "' applies to every resource ('*'); list the resources it needs, e.g. jobs, pods/log")
+      end
+    end
+  end,
+}
+
+-- Verbs that let a holder grant itself more than it was given.
+local escalating = { escalate = true, bind = true, impersonate = true }
+
+policy {
+  id = "SOC2-RBAC-002",
+  title = "No cluster-admin or privilege-escalating roles for groups",
+  description = "Groups never hold cluster-admin, nor a role with the escalate, bind or impersonate verbs; grant those to named break-glass users only.",
+  severity = "critical",
+  enforcement = "mandatory",
+  controls = { soc2 = { "CC6.1", "CC6.3" }, hipaa = { "164.312(a)(1)" } },
+  check = function(ctx)
+    for _, r in ipairs(ctx.blueprint.access.roles) do
+      local powerful = r.name == "cluster-admin"
+      for _, v in ipairs(r.verbs) do if escalating[v] then powerful = true end end
+      if powerful then
+        for _, s in ipairs(r.subjects) do
+          if string.sub(s, 1, 6) == "group:" then
+            fail(role_address(r), "role '" .. r.name .. "' gives cluster-admin-level power to " .. s .. "; bind it to named users, not groups")
+          end
+        end
+      end
+    end
+  end,
+}
+
+policy {
+  id = "SOC2-RBAC-003",
+  title = "One service account per workload",
+  description = "A service account name is declared in one namespace only; roles bind service accounts that exist (serviceaccount:NAMESPACE/NAME) and only in their own namespace, so no token is shared across workloads.",
+  severity = "high",
+  enforcement = "mandatory",
+  controls = { soc2 = { "CC6.1", "CC6.2" }, hipaa = { "164.312(a)(2)(i)" } },
+  check = function(ctx)
+    local owner = {}  -- service account name -> first namespace declaring it
+    local declared = {}  -- "ns/name" -> true
+    for _, ns in ipairs(ctx.blueprint.access.namespaces) do
+      for _, sa in ipairs(ns.service_accounts) do
+        declared[ns.name .. "/" .. sa] = true
+        if owner[sa] and owner[sa] ~= ns.name then
+          fail("access.namespace." .. ns.name, "service account '" .. sa .. "' is also declared in namespace '" .. owner[sa] .. "'; give each workload its own service account")
+        else
+          owner[sa] = ns.name
+        end
+      end
+    end
+    for _, r in ipairs(ctx.blueprint.access.roles) do
+      for _, s in ipairs(r.subjects) do
+        local ns, name = string.match(s, "^serviceaccount:([^/]+)/(.+)$")
+        if string.sub(s, 1, 15) == "serviceaccount:" and not ns then
+          fail(role_address(r), "subject '" .. s .. "' must name its namespace: serviceaccount:NAMESPACE/NAME")
+        elseif ns and not declared[ns .. "/" .. name] then
+          fail(role_address(r), "subject '" .. s .. "' is not a service account declared in namespace '" .. ns .. "'")
+        elseif ns then
+          for _, target in ipairs(r.namespaces) do
+            if target ~= ns then
+              fail(role_address(r), "service account " .. ns .. "/" .. name .. " is granted access to namespace '" .. target .. "'; a service account serves one workload in its own namespace")
+            end
+          end
+        end
+      end
+    end
+  end,
+}

@@ -41,7 +41,8 @@ std::string state_text(uint64_t serial, Json resources) {
 }
 
 Json lab_resources() {
-  Json node0 = resource("baremetal.node", "lab", 0, {{"gpu", "L40S"}, {"bios", {{"SriovEnable", true}}}},
+  Json node0 = resource("baremetal.node", "lab", 0,
+                        {{"gpu", "L40S"}, {"bios", {{"SriovEnable", true}}}, {"bmc_credentials", "env:LAB_BMC"}},
                         {{"bmc_serial", "SN-0"}});
   node0["depends_on"] = {"net.vlan.mgmt"};
   return Json::array({resource("net.vlan", "mgmt", -1, {{"id", 10}}), node0,
@@ -142,6 +143,7 @@ TEST_CASE("e2e: plinth state show prints one resource, and suggests a close addr
         "\n"
         "attributes:\n"
         "  bios.SriovEnable = true\n"
+        "  bmc_credentials = (sensitive)\n"
         "  gpu = \"L40S\"\n"
         "\n"
         "computed:\n"

@@ -18,7 +18,7 @@ TEST_CASE("the default state file sits beside the first blueprint") {
   CHECK(default_state_path({}) == "plinth.state.json");
 }
 
-TEST_CASE("--state wins over PLINTH_STATE, which wins over the default") {
+TEST_CASE("the --state flag wins over PLINTH_STATE, which wins over the default") {
   unsetenv("PLINTH_STATE");
   CHECK(resolve_state_path(std::nullopt, {"site/cluster.yaml"}) == "site/plinth.state.json");
   CHECK(resolve_state_path(std::nullopt) == "plinth.state.json");

@@ -39,7 +39,6 @@ struct Collector {
   std::vector<SourceLoc> locs;
   std::string test_file;  ///< as shown in positions
   fs::path test_dir;      ///< absolute
-  fs::path root;          ///< absolute
 };
 
 Collector* collector(lua_State* L) { return static_cast<Collector*>(lua_touserdata(L, lua_upvalueindex(1))); }
@@ -55,13 +54,13 @@ int lua_test(lua_State* L) {
   return 0;
 }
 
-/// fixtures/NAME.yaml in the test file's folder or a parent up to the root; "" when none.
+/// fixtures/NAME.yaml in the test file's folder or the nearest parent that has one; "" when none.
 std::string find_fixture(const Collector& c, const std::string& name) {
   for (fs::path d = c.test_dir;; d = d.parent_path()) {
     fs::path f = d / "fixtures" / (name + ".yaml");
     std::error_code ec;
     if (fs::is_regular_file(f, ec)) return f.string();
-    if (d == c.root || d == d.parent_path() || d.string().size() <= c.root.string().size()) break;
+    if (d == d.parent_path()) break;
   }
   return "";
 }
@@ -180,7 +179,7 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc) {
   return r;
 }
 
-void run_file(const std::string& root, const std::string& test_file, const Limits& limits, TestRun& run) {
+void run_file(const std::string& test_file, const Limits& limits, TestRun& run) {
   std::string shown = display_path(test_file);
   std::string policy_file = test_file.substr(0, test_file.size() - 9) + ".lua";
   auto fail_file = [&](const std::string& why) {
@@ -199,9 +198,7 @@ void run_file(const std::string& root, const std::string& test_file, const Limit
   if (!text) return fail_file(text.error().message);
   Sandbox& sb = rt.sandbox();
   lua_State* L = sb.L();
-  std::error_code ec2;
-  Collector c{{}, {}, shown, fs::absolute(test_file, ec2).lexically_normal().parent_path(),
-              fs::absolute(root, ec2).lexically_normal()};
+  Collector c{{}, {}, shown, fs::absolute(test_file, ec).lexically_normal().parent_path()};
   sb.push_env();
   lua_pushlightuserdata(L, &c);
   lua_pushcclosure(L, lua_test, 1);
@@ -228,7 +225,7 @@ void run_file(const std::string& root, const std::string& test_file, const Limit
 
 TestRun run_policy_tests(const std::string& dir, const Limits& limits) {
   TestRun run;
-  for (const auto& f : lua_files(dir, true)) run_file(dir, f, limits, run);
+  for (const auto& f : lua_files(dir, true)) run_file(f, limits, run);
   for (const auto& r : run.results) (r.passed ? run.passed : run.failed)++;
   return run;
 }

@@ -29,7 +29,7 @@ struct TestRun {
 /// those policies (whatever metadata.compliance says) and passes when the
 /// failures are exactly `expect` and no policy errored. Test files run in
 /// the same sandbox with two helpers: `fixture(NAME)` (the text of
-/// fixtures/NAME.yaml in the test's folder or a parent up to `dir`) and
+/// fixtures/NAME.yaml in the test's folder or the nearest parent that has one) and
 /// `replace(TEXT, OLD, NEW)` (plain-text replacement of every OLD; an error
 /// when OLD does not occur, so a fixture edit cannot silently miss).
 TestRun run_policy_tests(const std::string& dir, const Limits& limits = {});

@@ -1,0 +1,21 @@
+local base = fixture("compliant")
+
+test { name = "every namespace has a GPU quota that the cluster can honour", blueprint = base, expect = {} }
+
+test {
+  name = "a namespace without a GPU quota fails ML-QUOTA-001",
+  blueprint = replace(base, '{name: model-review, quota: {gpus: 8}, service_accounts: []}', '{name: model-review, service_accounts: []}'),
+  expect = { { "ML-QUOTA-001", "access.namespace.model-review" } },
+}
+
+test {
+  name = "quotas above 128 on-prem + 64 burst GPUs fail ML-QUOTA-002",
+  blueprint = replace(base, '{name: radiology-ai, quota: {gpus: 64}', '{name: radiology-ai, quota: {gpus: 137}'),
+  expect = { { "ML-QUOTA-002", "" } },
+}
+
+test {
+  name = "quotas of exactly 192 GPUs pass",
+  blueprint = replace(base, '{name: radiology-ai, quota: {gpus: 64}', '{name: radiology-ai, quota: {gpus: 136}'),
+  expect = {},
+}

@@ -128,8 +128,8 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       long long n = 0;
       if (!need()) return flag + " needs a value";
       if (!to_int(value, n) || n < lo || n > hi)
-        return flag + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-               ", got '" + value + "'";
+        return flag + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
+               value + "'";
       out = static_cast<int>(n);
       return "";
     };
@@ -190,8 +190,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         auto colon = value.find(':');
         auto eq = value.find('=', colon == std::string::npos ? 0 : colon);
         long long idx = -1;
-        if (colon == std::string::npos || eq == std::string::npos || !to_int(value.substr(0, colon), idx) ||
-            idx < 0) {
+        if (colon == std::string::npos || eq == std::string::npos || !to_int(value.substr(0, colon), idx) || idx < 0) {
           err = "--override needs I:KEY=VALUE with a BMC index I, e.g. 3:gpus=7; got '" + value + "'";
         } else {
           std::string key = value.substr(colon + 1, eq - colon - 1);

@@ -12,17 +12,17 @@ namespace plinth::redfish_emulator {
 /// credentials and deliberate defects. Filled from the global flags, then
 /// from `--override I:key=value` for BMC I.
 struct BmcProfile {
-  std::optional<int> gpus;           ///< replace the mockup's GPU processors with this many
+  std::optional<int> gpus;  ///< replace the mockup's GPU processors with this many
   std::string gpu_model = "NVIDIA H100 80GB HBM3";
-  std::string gpu_manufacturer;      ///< empty: the first word of gpu_model
+  std::string gpu_manufacturer;  ///< empty: the first word of gpu_model
   std::optional<int> gpu_memory_mib;
-  std::optional<int> memory_gib;     ///< MemorySummary.TotalSystemMemoryGiB of every system
+  std::optional<int> memory_gib;  ///< MemorySummary.TotalSystemMemoryGiB of every system
   std::string user = "admin";
   std::string password = "admin";
   std::optional<std::string> power_state;  ///< initial PowerState of every system
-  bool processors_absent = false;    ///< remove every system's Processors collection
-  bool malformed_json = false;       ///< every JSON answer is cut in half
-  bool hang = false;                 ///< never answers
+  bool processors_absent = false;          ///< remove every system's Processors collection
+  bool malformed_json = false;             ///< every JSON answer is cut in half
+  bool hang = false;                       ///< never answers
 };
 
 /// Every command-line flag of redfish-emulator (docs/emulators.md lists them).
@@ -47,7 +47,7 @@ struct Options {
   std::string tls_cert;
   std::string tls_key;
   bool http = false;
-  BmcProfile profile;                          ///< the defaults every BMC starts from
+  BmcProfile profile;                                                         ///< the defaults every BMC starts from
   std::map<int, std::vector<std::pair<std::string, std::string>>> overrides;  ///< BMC -> key=value
 };
 

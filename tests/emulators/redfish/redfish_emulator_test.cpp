@@ -322,7 +322,8 @@ TEST_CASE("boot override PATCH, read-only and unknown properties") {
   Emulator em({});
   std::string sys = em.bmc() + kSystem;
   for (std::string target : {"Pxe", "UefiHttp", "Cd"}) {
-    Http r = send(em, "PATCH", sys, {{"Boot", {{"BootSourceOverrideTarget", target}, {"BootSourceOverrideEnabled", "Continuous"}}}});
+    Http r = send(em, "PATCH", sys,
+                  {{"Boot", {{"BootSourceOverrideTarget", target}, {"BootSourceOverrideEnabled", "Continuous"}}}});
     REQUIRE(r.status == 200);
     CHECK(r.js()["Boot"]["BootSourceOverrideTarget"] == target);
     CHECK(get(em, sys).js()["Boot"]["BootSourceOverrideEnabled"] == "Continuous");
@@ -330,7 +331,8 @@ TEST_CASE("boot override PATCH, read-only and unknown properties") {
   Http ro = send(em, "PATCH", sys, {{"PowerState", "Off"}});
   CHECK(ro.status == 400);
   CHECK(ro.js()["error"]["code"] == "Base.1.8.1.PropertyNotWritable");
-  CHECK(ro.js()["error"]["message"] == "The property PowerState is a read only property and cannot be assigned a value.");
+  CHECK(ro.js()["error"]["message"] ==
+        "The property PowerState is a read only property and cannot be assigned a value.");
   CHECK(error_info(ro)["RelatedProperties"] == json::array({"#/PowerState"}));
 
   Http bad = send(em, "PATCH", sys, {{"Boot", {{"BootSourceOverrideTarget", "Floppy"}}}});
@@ -400,12 +402,15 @@ TEST_CASE("BIOS: PATCH goes to Bios/Settings and applies on the next reset") {
   CHECK(send(em, "PATCH", bios + "/Settings", {{"Attributes", {{"ProcCoreDisable", "two"}}}}).js()["error"]["code"] ==
         "Base.1.8.1.PropertyValueTypeError");
 
-  Http pending = send(em, "PATCH", bios + "/Settings", {{"Attributes", {{"ProcTurboMode", "Disabled"}, {"ProcCoreDisable", 2}}}});
+  Http pending =
+      send(em, "PATCH", bios + "/Settings", {{"Attributes", {{"ProcTurboMode", "Disabled"}, {"ProcCoreDisable", 2}}}});
   REQUIRE(pending.status == 200);
   CHECK(pending.js()["Attributes"] == json{{"ProcTurboMode", "Disabled"}, {"ProcCoreDisable", 2}});
   CHECK(get(em, bios).js()["Attributes"]["ProcTurboMode"] == "Enabled");
 
-  REQUIRE(send(em, "POST", em.bmc() + kSystem + "/Actions/ComputerSystem.Reset", {{"ResetType", "ForceRestart"}}).status == 204);
+  REQUIRE(
+      send(em, "POST", em.bmc() + kSystem + "/Actions/ComputerSystem.Reset", {{"ResetType", "ForceRestart"}}).status ==
+      204);
   CHECK(wait_power(em, em.bmc() + kSystem, "On") == "On");
   json applied = get(em, bios).js();
   CHECK(applied["Attributes"]["ProcTurboMode"] == "Disabled");
@@ -417,7 +422,9 @@ TEST_CASE("BIOS: PATCH goes to Bios/Settings and applies on the next reset") {
 TEST_CASE("a one-time boot override is consumed by the next boot") {
   Emulator em({"--power-delay-ms", "50", "--power-state", "Off"});
   std::string sys = em.bmc() + kSystem;
-  REQUIRE(send(em, "PATCH", sys, {{"Boot", {{"BootSourceOverrideTarget", "Pxe"}, {"BootSourceOverrideEnabled", "Once"}}}}).status == 200);
+  REQUIRE(
+      send(em, "PATCH", sys, {{"Boot", {{"BootSourceOverrideTarget", "Pxe"}, {"BootSourceOverrideEnabled", "Once"}}}})
+          .status == 200);
   REQUIRE(send(em, "POST", sys + "/Actions/ComputerSystem.Reset", {{"ResetType", "On"}}).status == 204);
   REQUIRE(wait_power(em, sys, "On") == "On");
   json s = get(em, sys).js();
@@ -438,7 +445,8 @@ TEST_CASE("VirtualMedia InsertMedia and EjectMedia") {
   Emulator em({"--power-delay-ms", "50"});
   std::string cd = em.bmc() + kSystem + "/VirtualMedia/CD1";
   json media = get(em, cd).js();
-  REQUIRE(media["Actions"]["#VirtualMedia.InsertMedia"]["target"] == "/bmc/0" + kSystem + "/VirtualMedia/CD1/Actions/VirtualMedia.InsertMedia");
+  REQUIRE(media["Actions"]["#VirtualMedia.InsertMedia"]["target"] ==
+          "/bmc/0" + kSystem + "/VirtualMedia/CD1/Actions/VirtualMedia.InsertMedia");
   std::string insert = cd + "/Actions/VirtualMedia.InsertMedia";
   std::string eject = cd + "/Actions/VirtualMedia.EjectMedia";
 
@@ -455,7 +463,9 @@ TEST_CASE("VirtualMedia InsertMedia and EjectMedia") {
         "The action VirtualMedia.InsertMedia requires the parameter Image to be present in the request body.");
   CHECK(send(em, "POST", insert, {{"Image", "x"}, {"Colour", "red"}}).js()["error"]["code"] ==
         "Base.1.8.1.ActionParameterNotSupported");
-  REQUIRE(send(em, "POST", insert, {{"Image", "http://10.0.0.1/boot.iso"}, {"Inserted", true}, {"WriteProtected", true}}).status == 204);
+  REQUIRE(
+      send(em, "POST", insert, {{"Image", "http://10.0.0.1/boot.iso"}, {"Inserted", true}, {"WriteProtected", true}})
+          .status == 204);
   media = get(em, cd).js();
   CHECK(media["Image"] == "http://10.0.0.1/boot.iso");
   CHECK(media["ImageName"] == "boot.iso");
@@ -465,7 +475,9 @@ TEST_CASE("VirtualMedia InsertMedia and EjectMedia") {
 
   // Booting from Cd records the inserted image.
   std::string sys = em.bmc() + kSystem;
-  REQUIRE(send(em, "PATCH", sys, {{"Boot", {{"BootSourceOverrideTarget", "Cd"}, {"BootSourceOverrideEnabled", "Once"}}}}).status == 200);
+  REQUIRE(
+      send(em, "PATCH", sys, {{"Boot", {{"BootSourceOverrideTarget", "Cd"}, {"BootSourceOverrideEnabled", "Once"}}}})
+          .status == 200);
   REQUIRE(send(em, "POST", sys + "/Actions/ComputerSystem.Reset", {{"ResetType", "ForceRestart"}}).status == 204);
   REQUIRE(wait_power(em, sys, "On") == "On");
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
@@ -722,7 +734,8 @@ TEST_CASE("bad flags are rejected with a message saying what to do") {
   };
   auto r = run({"--bmcs", "2"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "redfish-emulator: --mockup DIR is required, e.g. --mockup ../shared/testdata/redfish/public-rackmount1\n");
+  CHECK(r.err ==
+        "redfish-emulator: --mockup DIR is required, e.g. --mockup ../shared/testdata/redfish/public-rackmount1\n");
   r = run({"--mockup", mockup(), "--bmcs", "2", "--override", "5:gpus=1"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "redfish-emulator: --override/--hang-bmc names BMC 5 but --bmcs is 2 (indexes run from 0 to 1)\n");
@@ -745,9 +758,9 @@ TEST_CASE("bad flags are rejected with a message saying what to do") {
 
 TEST_CASE("a real client: python3-sushy sets a one-time PXE boot and powers the system on") {
   Emulator em({"--power-state", "Off", "--power-delay-ms", "300"});
-  auto r = plinth::test::run_program({"/usr/bin/python3", REDFISH_SUSHY_SCRIPT, em.base(), "/bmc/0/redfish/v1/",
-                                      em.ca(), "admin", "admin"},
-                                     "", {{"REQUESTS_CA_BUNDLE", em.ca()}, {"CURL_CA_BUNDLE", em.ca()}});
+  auto r = plinth::test::run_program(
+      {"/usr/bin/python3", REDFISH_SUSHY_SCRIPT, em.base(), "/bmc/0/redfish/v1/", em.ca(), "admin", "admin"}, "",
+      {{"REQUESTS_CA_BUNDLE", em.ca()}, {"CURL_CA_BUNDLE", em.ca()}});
   INFO("sushy stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
   json seen = json::parse(r.out);

@@ -16,9 +16,9 @@ const char* const kSessions = "/redfish/v1/SessionService/Sessions";
 const char* const kTasks = "/redfish/v1/TaskService/Tasks";
 const char* const kTaskMonitors = "/redfish/v1/TaskService/TaskMonitors/";
 
-const std::vector<std::string> kResetTypes = {"On",          "ForceOff",   "GracefulShutdown", "GracefulRestart",
-                                              "ForceRestart", "PowerCycle", "ForceOn",          "Nmi",
-                                              "PushPowerButton"};
+const std::vector<std::string> kResetTypes = {
+    "On",      "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "PowerCycle",
+    "ForceOn", "Nmi",      "PushPowerButton"};
 
 /// Base registry messages the emulator answers with: id -> {text, resolution}.
 const std::map<std::string, std::pair<std::string, std::string>>& base_messages() {
@@ -247,11 +247,16 @@ struct Rule {
 
 bool kind_matches(const json& v, Rule::Kind k) {
   switch (k) {
-    case Rule::String: return v.is_string();
-    case Rule::NullableString: return v.is_string() || v.is_null();
-    case Rule::Bool: return v.is_boolean();
-    case Rule::Int: return v.is_number_integer();
-    case Rule::Array: return v.is_array();
+    case Rule::String:
+      return v.is_string();
+    case Rule::NullableString:
+      return v.is_string() || v.is_null();
+    case Rule::Bool:
+      return v.is_boolean();
+    case Rule::Int:
+      return v.is_number_integer();
+    case Rule::Array:
+      return v.is_array();
   }
   return false;
 }
@@ -576,7 +581,8 @@ Response Bmc::patch(const Request& r, const std::string& uri) {
              {"UserName", {Rule::String, {}}},
              {"Password", {Rule::String, {}}},
              {"TransferMethod", {Rule::String, {"Stream", "Upload"}}},
-             {"TransferProtocolType", {Rule::String, {"CIFS", "FTP", "SFTP", "HTTP", "HTTPS", "NFS", "SCP", "TFTP", "OEM"}}}};
+             {"TransferProtocolType",
+              {Rule::String, {"CIFS", "FTP", "SFTP", "HTTP", "HTTPS", "NFS", "SCP", "TFTP", "OEM"}}}};
   } else if (type == "Bios" && res->contains("@Redfish.Settings")) {
     std::string settings = (*res)["@Redfish.Settings"]["SettingsObject"].value("@odata.id", "");
     return method_not_allowed(uri, "PATCH", "GET, HEAD",
@@ -601,8 +607,7 @@ Response Bmc::patch(const Request& r, const std::string& uri) {
 
   std::vector<json> errors;
   std::vector<std::pair<json::json_pointer, json>> writes;
-  std::function<void(const json&, const json&, const std::string&)> walk = [&](const json& patch_obj,
-                                                                               const json& cur,
+  std::function<void(const json&, const json&, const std::string&)> walk = [&](const json& patch_obj, const json& cur,
                                                                                const std::string& base) {
     for (const auto& [k, v] : patch_obj.items()) {
       if (!k.empty() && k[0] == '@') continue;
@@ -618,14 +623,13 @@ Response Bmc::patch(const Request& r, const std::string& uri) {
       }
       auto rule = rules.find(path);
       if (rule == rules.end()) {
-        bool known = existing != nullptr || (current_bios == nullptr && path.find('/') == std::string::npos &&
-                                             res->contains(k));
+        bool known =
+            existing != nullptr || (current_bios == nullptr && path.find('/') == std::string::npos && res->contains(k));
         errors.push_back(message(known ? "PropertyNotWritable" : "PropertyUnknown", {path}, path));
       } else if (!kind_matches(v, rule->second.kind)) {
         errors.push_back(message("PropertyValueTypeError", {v.dump(), path}, path));
-      } else if (!rule->second.allowed.empty() &&
-                 std::find(rule->second.allowed.begin(), rule->second.allowed.end(), v.get<std::string>()) ==
-                     rule->second.allowed.end()) {
+      } else if (!rule->second.allowed.empty() && std::find(rule->second.allowed.begin(), rule->second.allowed.end(),
+                                                            v.get<std::string>()) == rule->second.allowed.end()) {
         errors.push_back(message("PropertyValueNotInList", {v.get<std::string>(), path}, path));
       } else {
         writes.emplace_back(json::json_pointer("/" + path), v);
@@ -694,7 +698,8 @@ Response Bmc::finish_action(const Request& r, const std::string& target, int del
              {"PercentComplete", 0},
              {"StartTime", now_iso()},
              {"TaskMonitor", monitor},
-             {"Payload", {{"HttpOperation", "POST"}, {"TargetUri", target}, {"JsonBody", r.body}, {"HttpHeaders", json::array()}}},
+             {"Payload",
+              {{"HttpOperation", "POST"}, {"TargetUri", target}, {"JsonBody", r.body}, {"HttpHeaders", json::array()}}},
              {"Messages", json::array()}});
   json& coll = edit(kTasks);
   json members = coll.value("Members", json::array());
@@ -742,9 +747,11 @@ Response Bmc::reset(const std::string& system, const json& body) {
   const std::string action = "ComputerSystem.Reset";
   for (const auto& [k, v] : body.items())
     if (k != "ResetType") return error(400, {message("ActionParameterNotSupported", {k, action}, k)});
-  if (!body.contains("ResetType")) return error(400, {message("ActionParameterMissing", {action, "ResetType"}, "ResetType")});
+  if (!body.contains("ResetType"))
+    return error(400, {message("ActionParameterMissing", {action, "ResetType"}, "ResetType")});
   const json& type = body["ResetType"];
-  if (!type.is_string() || std::find(kResetTypes.begin(), kResetTypes.end(), type.get<std::string>()) == kResetTypes.end()) {
+  if (!type.is_string() ||
+      std::find(kResetTypes.begin(), kResetTypes.end(), type.get<std::string>()) == kResetTypes.end()) {
     std::string allowed;
     for (const auto& t : kResetTypes) allowed += (allowed.empty() ? "" : ", ") + t;
     return error(400, {message("ActionParameterNotSupported", {"ResetType", action}, "ResetType",
@@ -767,7 +774,7 @@ Response Bmc::reset(const std::string& system, const json& body) {
 
 Response Bmc::insert_media(const std::string& media, const json& body) {
   const std::string action = "VirtualMedia.InsertMedia";
-  static const std::set<std::string> known = {"Image", "Inserted", "WriteProtected", "UserName",
+  static const std::set<std::string> known = {"Image",    "Inserted",       "WriteProtected",      "UserName",
                                               "Password", "TransferMethod", "TransferProtocolType"};
   for (const auto& [k, v] : body.items())
     if (!known.count(k)) return error(400, {message("ActionParameterNotSupported", {k, action}, k)});
@@ -880,7 +887,8 @@ Response Bmc::create_session(const Request& r) {
       return error(400, {message("PropertyMissing", {k}, k)});
   std::string user = body["UserName"], password = body["Password"];
   if (user != profile_.user || password != profile_.password) {
-    Response e = error(401, {message("ResourceAtUriUnauthorized", {kSessions, "401 Unauthorized: wrong user name or password"})});
+    Response e = error(
+        401, {message("ResourceAtUriUnauthorized", {kSessions, "401 Unauthorized: wrong user name or password"})});
     e.headers.emplace_back("WWW-Authenticate", "Basic realm=\"Redfish\"");
     return e;
   }

@@ -5,8 +5,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -121,7 +121,7 @@ class Bmc {
   std::mutex mu_;
   std::map<std::string, json> overlay_;
   std::set<std::string> erased_;
-  std::map<std::string, Session> sessions_;  ///< token -> session
+  std::map<std::string, Session> sessions_;    ///< token -> session
   std::map<std::string, uint64_t> power_gen_;  ///< system -> number of its latest power transition
   std::vector<Event> events_;
   std::map<std::string, std::string> task_monitors_;  ///< task id -> task URI

@@ -36,7 +36,8 @@ std::unique_ptr<X509, X509Free> new_cert(const std::string& cn, long serial, EVP
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), 30L * 24 * 3600);
   X509_set_pubkey(cert.get(), key);
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("Plinth tests"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("Plinth tests"), -1, -1,
+                             0);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
   return cert;
 }
@@ -72,8 +73,7 @@ std::string make_test_pki(const std::vector<std::string>& names, TestPki& out) {
   if (!add_ext(srv, ca, NID_basic_constraints, "critical,CA:FALSE") ||
       !add_ext(srv, ca, NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
       !add_ext(srv, ca, NID_ext_key_usage, "serverAuth") || !add_ext(srv, ca, NID_subject_key_identifier, "hash") ||
-      !add_ext(srv, ca, NID_authority_key_identifier, "keyid:always") ||
-      !add_ext(srv, ca, NID_subject_alt_name, san))
+      !add_ext(srv, ca, NID_authority_key_identifier, "keyid:always") || !add_ext(srv, ca, NID_subject_alt_name, san))
     return ssl_error("cannot add server certificate extensions");
   if (X509_sign(srv, out.ca_key.get(), EVP_sha256()) == 0) return ssl_error("cannot sign the server certificate");
   return "";

@@ -167,16 +167,24 @@ std::string quoted_list(const std::vector<std::string>& names) {
   return join(q, ", ");
 }
 
-// Names the closest candidates: "did you mean 'x'?" or the full list when short.
+// Names the closest candidates: "did you mean 'x'?" for a plausible typo (as
+// did_you_mean decides), else the three nearest. Ties in edit distance go to the
+// longer common prefix, so 'p5.96xlarge' suggests 'p5.48xlarge', not 'g5.16xlarge'.
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string hint = did_you_mean(word, candidates);
-  if (!hint.empty()) return hint;
-  // No plausible typo: name the three nearest by edit distance.
-  std::vector<std::pair<int, std::string>> scored;
-  for (const auto& c : candidates) scored.emplace_back(edit_distance(word, c), c);
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto prefix = [&](const std::string& c) {
+    size_t n = 0;
+    while (n < c.size() && n < word.size() && c[n] == word[n]) ++n;
+    return n;
+  };
+  std::vector<std::tuple<int, size_t, std::string>> scored;  // distance, common prefix, name
+  for (const auto& c : candidates) scored.emplace_back(edit_distance(word, c), prefix(c), c);
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+    return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) < std::get<0>(b) : std::get<1>(a) > std::get<1>(b);
+  });
+  if (scored.empty()) return "";
+  if (closest_match(word, {std::get<2>(scored[0])})) return "did you mean '" + std::get<2>(scored[0]) + "'?";
   std::vector<std::string> best;
-  for (size_t i = 0; i < scored.size() && i < 3; ++i) best.push_back(scored[i].second);
+  for (size_t i = 0; i < scored.size() && i < 3; ++i) best.push_back(std::get<2>(scored[i]));
   return "closest known: " + quoted_list(best);
 }
 
@@ -366,10 +374,10 @@ class Checker {
     }
     const auto* prof = gpu.mig_profile(p.mig.profile);
     if (!prof) {
-      std::string hint = did_you_mean(p.mig.profile, gpu.mig_profile_names());
+      std::string hint = closest(p.mig.profile, gpu.mig_profile_names());
       add("GPU004", p.origin.at("mig.profile"), addr,
           "MIG profile '" + p.mig.profile + "' of node pool '" + p.name + "' does not exist on " + gpu.name,
-          (hint.empty() ? "" : hint + " ") + gpu.name + " offers " + join(gpu.mig_profile_names(), ", "));
+          (hint.rfind("did you mean", 0) == 0 ? hint + " " : "") + gpu.name + " offers " + join(gpu.mig_profile_names(), ", "));
       return;
     }
     const int n = p.mig.instances;

@@ -216,11 +216,14 @@ TEST_CASE("GPU002: unknown instance type with the closest names") {
   Doc typo;
   typo.set(32, "p5.48xlarge", "p5.48xlarg");
   CHECK(one(typo.check(), "GPU002").hint == "did you mean 'p5.48xlarge'? (the types are listed in docs/catalog.md)");
+  // Equally distant names: the one sharing the longer prefix wins.
+  CHECK(one(Doc().set(32, "p5.48xlarge", "p5.96xlarge").check(), "GPU002").hint ==
+        "did you mean 'p5.48xlarge'? (the types are listed in docs/catalog.md)");
   Doc doc;
   doc.set(32, "p5.48xlarge", "p5.48xl");
   check_diag(one(doc.check(), "GPU002"), Severity::Error, doc.at(32, "p5.48xl"), "aws.instance.aws-p5",
              "unknown aws instance type 'p5.48xl' in burst pool 'aws-p5'",
-             "closest known: 'p5.48xlarge', 'g5.48xlarge', 'p5.4xlarge' (the types are listed in docs/catalog.md)");
+             "closest known: 'p5.48xlarge', 'p5.4xlarge', 'g5.48xlarge' (the types are listed in docs/catalog.md)");
   // Instance types belong to their provider.
   Doc gcp;
   gcp.set(32, "provider: aws, region: us-east-1", "provider: gcp, region: us-central1");
@@ -243,7 +246,7 @@ TEST_CASE("GPU004: MIG profile the GPU does not offer") {
   doc.set(30, "{profile: none}", "{profile: \"3g.20gb\", instances: 2}").set(25, "140", "20");
   check_diag(one(doc.check(), "GPU004"), Severity::Error, doc.at(30, "\"3g"), "baremetal.node.train-a",
              "MIG profile '3g.20gb' of node pool 'train-a' does not exist on H100-80GB",
-             "did you mean '1g.20gb'? H100-80GB offers 1g.10gb, 1g.10gb+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb");
+             "did you mean '3g.40gb'? H100-80GB offers 1g.10gb, 1g.10gb+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb");
   // The same profile exists on an A100-40GB.
   Doc a100 = doc;
   a100.set(24, "H100-80GB", "A100-40GB");

@@ -13,6 +13,7 @@
 #include <chrono>
 
 #include "engine/cli/common.h"
+#include "engine/cli/policy_gate.h"
 #include "engine/graph/expand.h"
 #include "engine/plan/format.h"
 #include "engine/state/state.h"
@@ -50,6 +51,7 @@ int run_plan(const Args& args, Io& io) {
 
   // 4. diff
   plan::Plan p = plan::diff(desired->resources, prior->resources);
+  auto policies = run_policies(*loaded, *desired, p, policy_dirs(args), blueprint_dir(args.positional), io);
 
   // 5. output
   if (args.flag("json")) {
@@ -67,6 +69,7 @@ int run_plan(const Args& args, Io& io) {
   }
 
   // 6. exit code
+  if (policies.blocked) return kExitFailure;
   return args.flag("detailed-exitcode") && p.has_changes() ? kExitChanges : kExitSuccess;
 }
 
@@ -87,6 +90,7 @@ const Register reg({
         {"json", "", "Print the plan as JSON (format in docs/plan.md)."},
         {"detailed-exitcode", "", "Exit 2 when the plan has changes, 0 when it has none."},
         {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
+        {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable; docs/policy-authoring.md).", true},
     },
     run_plan,
     20,

@@ -1,0 +1,138 @@
+// The built-in packs: their Lua tests pass, the regulated example passes
+// every pack, each blueprints/invalid/policy-*.yaml fails exactly the
+// policies it should, and docs/policies.md is generated from them.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "engine/blueprint/json.h"
+#include "engine/blueprint/loader.h"
+#include "engine/graph/expand.h"
+#include "engine/plan/plan.h"
+#include "engine/policy/listing.h"
+#include "engine/policy/policy.h"
+#include "engine/policy/runtime.h"
+#include "engine/policy/testing.h"
+#include "tests/support/run.h"
+
+using namespace plinth;
+using policy::Outcome;
+
+namespace {
+
+/// Evaluates the built-in packs on a blueprint file.
+policy::Evaluation evaluate_file(const std::string& path) {
+  auto loaded = bp::load_files({path});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(format_diagnostic(d));
+  REQUIRE(loaded.ok());
+  auto graph = graph::expand(loaded.blueprint);
+  REQUIRE(graph.ok());
+  plan::Plan plan = plan::diff(graph->resources, {});
+  policy::Input in;
+  in.blueprint = &loaded.blueprint;
+  in.blueprint_json = bp::to_json(loaded.blueprint);
+  in.resources = &graph->resources;
+  in.plan = &plan;
+  return policy::evaluate({"policies"}, in);
+}
+
+/// "ID address" of every failure and error (errors as "ID error: message").
+std::multiset<std::string> failures(const policy::Evaluation& e) {
+  std::multiset<std::string> out;
+  for (const auto& v : e.verdicts) {
+    if (v.outcome == Outcome::Fail) out.insert(v.policy + " " + v.address);
+    if (v.outcome == Outcome::Error) out.insert(v.policy + " error: " + v.message);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the built-in packs load cleanly: at least 25 policies, real controls, a test file each") {
+  auto set = policy::load_policies({"policies"});
+  for (const auto& d : set.diagnostics) UNSCOPED_INFO(format_diagnostic(d));
+  CHECK(set.diagnostics.empty());
+  CHECK(set.policies.size() >= 25);
+  std::set<std::string> packs;
+  for (const auto& p : set.policies) {
+    INFO(p.id);
+    packs.insert(p.pack);
+    CHECK_FALSE(p.controls.empty());
+    CHECK_FALSE(p.description.empty());
+    std::string test_file = p.loc.file.substr(0, p.loc.file.size() - 4) + "_test.lua";
+    CHECK_FALSE(test::slurp(test_file).empty());
+  }
+  CHECK(packs == std::set<std::string>{"gdpr", "hipaa", "ml", "soc2"});
+}
+
+TEST_CASE("plinth policy test policies/: every Lua test passes") {
+  auto run = policy::run_policy_tests("policies");
+  for (const auto& r : run.results)
+    if (!r.passed) UNSCOPED_INFO(r.loc.str() + ": " + r.name + ": " + r.detail);
+  CHECK(run.failed == 0);
+  CHECK(run.passed >= 50);
+}
+
+TEST_CASE("the regulated example passes every pack") {
+  auto e = evaluate_file("blueprints/examples/regulated.yaml");
+  CHECK(e.skipped.empty());
+  CHECK(e.policies.size() == policy::load_policies({"policies"}).policies.size());
+  CHECK(failures(e).empty());
+  CHECK_FALSE(e.blocked());
+}
+
+TEST_CASE("the lab and cluster examples pass the packs they select") {
+  for (const char* f : {"blueprints/examples/lab.yaml", "blueprints/examples/cluster.yaml"}) {
+    INFO(f);
+    auto e = evaluate_file(f);
+    CHECK(failures(e).empty());
+    CHECK_FALSE(e.skipped.empty());
+  }
+}
+
+TEST_CASE("each blueprints/invalid/policy-*.yaml fails exactly its policies") {
+  using Set = std::multiset<std::string>;
+  const std::vector<std::pair<std::string, Set>> cases = {
+      {"policy-unencrypted-tier.yaml",
+       {"SOC2-ENC-001 storage.tier.scratch", "SOC2-ENC-001 storage.tier.archive", "SOC2-ENC-002 storage.backup.nightly"}},
+      {"policy-weak-access.yaml",
+       {"SOC2-RBAC-001 access.role.ops", "SOC2-RBAC-001 access.role.ops", "SOC2-RBAC-002 access.role.cluster-admin",
+        "SOC2-TLS-001 access.transport.default", "SOC2-TLS-002 access.transport.default",
+        "SOC2-AUD-003 access.audit_logging.default"}},
+      {"policy-gdpr-residency.yaml",
+       {"GDPR-RES-001 storage.tier.datasets", "GDPR-RES-002 aws.instance.aws-us", "GDPR-RET-001 storage.tier.datasets"}},
+      {"policy-hipaa-gaps.yaml",
+       {"HIPAA-AUD-002 access.audit_logging.default", "HIPAA-BAK-001 storage.tier.records",
+        "HIPAA-TLS-001 storage.tier.records"}},
+      {"policy-ml-hygiene.yaml",
+       {"ML-MON-001 plinth.monitoring.default", "ML-NET-001 baremetal.node.lab-l40s",
+        "ML-QUOTA-001 access.namespace.lab"}},
+  };
+  for (const auto& [file, expected] : cases) {
+    INFO(file);
+    auto e = evaluate_file("blueprints/invalid/" + file);
+    CHECK(failures(e) == expected);
+    // Advisory-only findings do not block; any mandatory one does.
+    CHECK(e.blocked() == (file != "policy-ml-hygiene.yaml"));
+  }
+}
+
+TEST_CASE("a failure's position is the blueprint line that declares the resource") {
+  auto e = evaluate_file("blueprints/invalid/policy-gdpr-residency.yaml");
+  for (const auto& v : e.verdicts) {
+    if (v.policy == "GDPR-RES-001" && v.outcome == Outcome::Fail) {
+      CHECK(v.loc.str() == "blueprints/invalid/policy-gdpr-residency.yaml:22:7");
+      CHECK(v.message ==
+            "tier 'datasets' holds pii data in region 'us-east-1', outside the EU/EEA; move it to an EU/EEA region");
+    }
+    if (v.policy == "GDPR-RES-002" && v.outcome == Outcome::Fail)
+      CHECK(v.loc.str() == "blueprints/invalid/policy-gdpr-residency.yaml:39:5");  // the burst pool
+  }
+}
+
+TEST_CASE("docs/policies.md is generated from the packs and up to date") {
+  auto set = policy::load_policies({"policies"});
+  std::string want = policy::policies_markdown(set.policies);
+  INFO("regenerate with: plinth policy list --markdown > docs/policies.md");
+  CHECK(test::slurp("docs/policies.md") == want);
+}

@@ -779,3 +779,21 @@ TEST_CASE("a real client: python3-sushy sets a one-time PXE boot and powers the 
   json sessions = get(em, em.bmc() + "/redfish/v1/SessionService/Sessions").js()["Members"];
   CHECK(std::find(sessions.begin(), sessions.end(), json{{"@odata.id", seen["session"]}}) == sessions.end());
 }
+
+TEST_CASE("a thousand BMCs fit in one process on one port") {
+  Emulator em({"--bmcs", "1000", "--gpus", "8", "--override", "999:gpus=2"});
+  CHECK(em.lines()[0] == "listening " + em.base() + " endpoint=" + em.base() + "/bmc/{index} bmcs=1000");
+  CHECK(get(em, em.bmc(999) + kSystem + "/Processors").js()["Members@odata.count"] == 5);
+  CHECK(get(em, em.bmc(500) + kSystem + "/Processors").js()["Members@odata.count"] == 11);
+  REQUIRE(send(em, "PATCH", em.bmc(999) + kSystem, {{"AssetTag", "last"}}).status == 200);
+  CHECK(get(em, em.bmc(998) + kSystem).js()["AssetTag"] == "Chicago-45Z-2381");
+  CHECK(get(em, em.base() + "/bmc/1000/redfish/v1/").status == 404);
+}
+
+TEST_CASE("override malformed-json cuts every JSON answer of one BMC") {
+  Emulator em({"--bmcs", "2", "--override", "1:malformed-json=true"});
+  Http bad = get(em, em.bmc(1) + kSystem);
+  CHECK(bad.status == 200);
+  CHECK_THROWS_AS(json::parse(bad.body), json::parse_error);
+  CHECK(get(em, em.bmc(0) + kSystem).js()["Id"] == "437XR1138R2");
+}

@@ -1,0 +1,353 @@
+// HTTP over libcurl: pooled easy handles (each keeps its own keep-alive
+// connections) plus a share handle for DNS and TLS sessions. Connections are
+// deliberately not shared through CURLSH: libcurl documents that as unsafe
+// across concurrent threads.
+#include "engine/net/http.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <ctime>
+#include <mutex>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace plinth::net {
+
+bool CaseInsensitiveLess::operator()(std::string_view a, std::string_view b) const {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) < std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+std::string Response::header(std::string_view name) const {
+  auto it = headers.find(name);
+  return it == headers.end() ? "" : it->second;
+}
+
+bool is_loopback_host(std::string_view host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  std::string h(host);
+  std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (h == "localhost" || h == "localhost." || h == "::1" || h == "0:0:0:0:0:0:0:1") return true;
+  // 127.0.0.0/8: four decimal octets, the first 127.
+  int octets = 0;
+  size_t pos = 0;
+  int first = -1;
+  while (pos <= h.size()) {
+    size_t dot = h.find('.', pos);
+    std::string_view part = std::string_view(h).substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    int v = -1;
+    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v < 0 || v > 255) return false;
+    if (octets == 0) first = v;
+    ++octets;
+    if (dot == std::string::npos) break;
+    pos = dot + 1;
+  }
+  return octets == 4 && first == 127;
+}
+
+int parse_retry_after_ms(std::string_view value) {
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.remove_prefix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.remove_suffix(1);
+  if (value.empty()) return 0;
+  long long secs = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), secs);
+  if (ec == std::errc() && p == value.data() + value.size()) {
+    if (secs <= 0) return 0;
+    return static_cast<int>(std::min<long long>(secs, 24 * 3600) * 1000);
+  }
+  std::string s(value);
+  time_t when = curl_getdate(s.c_str(), nullptr);
+  if (when < 0) return 0;
+  time_t now = time(nullptr);
+  if (when <= now) return 0;
+  return static_cast<int>(std::min<long long>(when - now, 24 * 3600) * 1000);
+}
+
+namespace {
+
+std::string reason_phrase(long status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 412: return "Precondition Failed";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+  }
+}
+
+/// The server's own explanation: an OData/Redfish `error.message` (plus the
+/// first extended message), else the start of the body on one line.
+std::string server_message(const std::string& body) {
+  if (body.empty()) return "";
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
+    const auto& e = j["error"];
+    std::string msg = e.value("message", std::string());
+    auto ext = e.find("@Message.ExtendedInfo");
+    if (ext != e.end() && ext->is_array() && !ext->empty() && (*ext)[0].is_object()) {
+      std::string first = (*ext)[0].value("Message", std::string());
+      if (!first.empty() && first != msg) msg = msg.empty() ? first : msg + " (" + first + ")";
+    }
+    if (!msg.empty()) return msg;
+  }
+  std::string s = body.substr(0, 200);
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  if (body.size() > 200) s += "...";
+  return s;
+}
+
+}  // namespace
+
+std::optional<Error> status_error(const std::string& method, const std::string& url, const Response& r) {
+  if (r.status < 400) return std::nullopt;
+  std::string msg = method + " " + url + ": HTTP " + std::to_string(r.status);
+  if (auto phrase = reason_phrase(r.status); !phrase.empty()) msg += " " + phrase;
+  if (auto server = server_message(r.body); !server.empty()) msg += ": " + server;
+  Error e;
+  e.message = std::move(msg);
+  if (r.status == 429 || r.status == 503) {
+    e.kind = Error::Kind::Throttled;
+    e.retry_after_ms = parse_retry_after_ms(r.header("Retry-After"));
+  } else if (r.status >= 500) {
+    e.kind = Error::Kind::Retryable;
+    e.retry_after_ms = parse_retry_after_ms(r.header("Retry-After"));
+  } else if (r.status == 404 || r.status == 410) {
+    e.kind = Error::Kind::NotFound;
+  } else if (r.status == 409 || r.status == 412) {
+    e.kind = Error::Kind::Conflict;
+  } else if (r.status == 400 || r.status == 422) {
+    e.kind = Error::Kind::Invalid;
+  } else {
+    e.kind = Error::Kind::Fatal;
+  }
+  return e;
+}
+
+namespace {
+
+struct EasyDeleter {
+  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
+using EasyPtr = std::unique_ptr<CURL, EasyDeleter>;
+struct ShareDeleter {
+  void operator()(CURLSH* s) const { curl_share_cleanup(s); }
+};
+struct SlistDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
+struct UrlDeleter {
+  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+
+/// libcurl's global init, once per process.
+void global_init() {
+  static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
+  (void)done;
+}
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+  auto* headers = static_cast<Headers*>(user);
+  std::string_view line(data, size * n);
+  if (line.starts_with("HTTP/")) {
+    headers->clear();  // a new response (after 100 Continue): start over
+    return size * n;
+  }
+  auto colon = line.find(':');
+  if (colon == std::string_view::npos) return size * n;
+  std::string_view name = line.substr(0, colon), value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+  (*headers)[std::string(name)] = std::string(value);
+  return size * n;
+}
+
+/// The host part of `url`, or nullopt when the URL cannot be parsed.
+std::optional<std::string> url_host(const std::string& url) {
+  std::unique_ptr<CURLU, UrlDeleter> u(curl_url());
+  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return std::nullopt;
+  char* host = nullptr;
+  if (curl_url_get(u.get(), CURLUPART_HOST, &host, 0) != CURLUE_OK || !host) return std::nullopt;
+  std::string h(host);
+  curl_free(host);
+  return h;
+}
+
+Error transport_error(CURLcode code, const std::string& method, const std::string& url, const char* detail,
+                      long timeout_ms) {
+  std::string what;
+  Error::Kind kind = Error::Kind::Retryable;
+  switch (code) {
+    case CURLE_COULDNT_CONNECT: what = "connection refused or host unreachable"; break;
+    case CURLE_OPERATION_TIMEDOUT: what = "timed out (limit " + std::to_string(timeout_ms) + " ms)"; break;
+    case CURLE_COULDNT_RESOLVE_HOST: what = "cannot resolve the host name"; break;
+    case CURLE_GOT_NOTHING: what = "the server closed the connection without answering"; break;
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR: what = "the connection was reset"; break;
+    case CURLE_SSL_CONNECT_ERROR: what = "the TLS handshake failed"; break;
+    case CURLE_PEER_FAILED_VERIFICATION:
+      what = "the server's TLS certificate could not be verified; give the CA that signed it (ca_bundle)";
+      kind = Error::Kind::Fatal;
+      break;
+    case CURLE_SSL_CACERT_BADFILE:
+      what = "the CA bundle cannot be read";
+      kind = Error::Kind::Fatal;
+      break;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      what = "not a valid http(s) URL";
+      kind = Error::Kind::Invalid;
+      break;
+    default: what = curl_easy_strerror(code); kind = Error::Kind::Fatal; break;
+  }
+  std::string msg = method + " " + url + ": " + what;
+  if (detail && *detail) msg += " (curl: " + std::string(detail) + ")";
+  return Error{kind, std::move(msg), 0};
+}
+
+}  // namespace
+
+struct Client::Impl {
+  std::unique_ptr<CURLSH, ShareDeleter> share;
+  std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
+  std::mutex pool_mu;
+  std::vector<EasyPtr> idle;
+
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<Impl*>(user)->locks[static_cast<size_t>(data)].lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<Impl*>(user)->locks[static_cast<size_t>(data)].unlock();
+  }
+
+  Impl() : share(curl_share_init()) {
+    if (share) {
+      curl_share_setopt(share.get(), CURLSHOPT_LOCKFUNC, &Impl::lock);
+      curl_share_setopt(share.get(), CURLSHOPT_UNLOCKFUNC, &Impl::unlock);
+      curl_share_setopt(share.get(), CURLSHOPT_USERDATA, this);
+      curl_share_setopt(share.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+      curl_share_setopt(share.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    }
+  }
+  ~Impl() { idle.clear(); }  // easy handles go before the share handle
+
+  EasyPtr acquire() {
+    {
+      std::lock_guard<std::mutex> g(pool_mu);
+      if (!idle.empty()) {
+        EasyPtr h = std::move(idle.back());
+        idle.pop_back();
+        return h;
+      }
+    }
+    return EasyPtr(curl_easy_init());
+  }
+  void release(EasyPtr h) {
+    curl_easy_reset(h.get());  // keeps live connections and caches
+    std::lock_guard<std::mutex> g(pool_mu);
+    idle.push_back(std::move(h));
+  }
+};
+
+Client::Client(ClientOptions options) : options_(std::move(options)) {
+  global_init();
+  impl_ = std::make_unique<Impl>();
+}
+
+Client::~Client() = default;
+
+Result<Response> Client::send(const Request& req) {
+  auto host = url_host(req.url);
+  if (!host) return Error::invalid(req.method + " " + req.url + ": not a valid URL");
+  if (options_.insecure && !is_loopback_host(*host))
+    return Error::invalid(req.method + " " + req.url + ": refusing to turn TLS verification off for host '" + *host +
+                          "': insecure is allowed only for loopback hosts (127.0.0.0/8, ::1, localhost); "
+                          "give the server's CA with ca_bundle instead");
+
+  EasyPtr h = impl_->acquire();
+  if (!h) return Error::fatal(req.method + " " + req.url + ": cannot create a libcurl handle");
+  CURL* c = h.get();
+  Response resp;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  SlistPtr headers;
+  for (const auto& [k, v] : req.headers) {
+    std::string line = v.empty() ? k + ";" : k + ": " + v;
+    curl_slist* next = curl_slist_append(headers.get(), line.c_str());
+    if (!next) return Error::fatal(req.method + " " + req.url + ": out of memory building headers");
+    (void)headers.release();
+    headers.reset(next);
+  }
+
+  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(c, CURLOPT_SHARE, impl_->share.get());
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, options_.timeout_ms);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp.body);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &resp.headers);
+  if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  const std::string& ca = req.ca_bundle.empty() ? options_.ca_bundle : req.ca_bundle;
+  if (!ca.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca.c_str());
+  if (options_.insecure) {
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  if (!req.basic_auth.empty()) {
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+    curl_easy_setopt(c, CURLOPT_USERPWD, req.basic_auth.c_str());
+  }
+  if (req.method == "HEAD") {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  } else {
+    const bool has_body = !req.body.empty() || req.method == "POST" || req.method == "PATCH" || req.method == "PUT";
+    if (has_body) {
+      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+      curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.body.c_str());
+    }
+    if (req.method != "POST" && (req.method != "GET" || has_body))
+      curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  }
+
+  CURLcode code = curl_easy_perform(c);
+  if (code == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+  impl_->release(std::move(h));
+  if (code != CURLE_OK) return transport_error(code, req.method, req.url, errbuf, options_.timeout_ms);
+  return resp;
+}
+
+Result<Response> Client::request(const Request& req) {
+  auto r = send(req);
+  if (!r) return r;
+  if (auto e = status_error(req.method, req.url, *r)) return *e;
+  return r;
+}
+
+}  // namespace plinth::net

@@ -1,0 +1,93 @@
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/core/result.h"
+
+namespace plinth::net {
+
+/// Orders header names case-insensitively ("ETag" finds "etag").
+struct CaseInsensitiveLess {
+  bool operator()(std::string_view a, std::string_view b) const;
+  using is_transparent = void;
+};
+using Headers = std::map<std::string, std::string, CaseInsensitiveLess>;
+
+/// One HTTP request. `url` is absolute (https://host:port/path).
+struct Request {
+  std::string method = "GET";
+  std::string url;
+  Headers headers;
+  std::string body;
+  /// "user:password" sent as HTTP basic auth; never logged or put in errors.
+  std::string basic_auth;
+  /// CA bundle for this request; empty uses the client's.
+  std::string ca_bundle;
+};
+
+/// What the server answered (any status: mapping statuses to errors is
+/// `status_error`'s job).
+struct Response {
+  long status = 0;
+  Headers headers;  ///< last value wins for repeated names
+  std::string body;
+  /// The header's value, or "" when absent. Case-insensitive.
+  std::string header(std::string_view name) const;
+};
+
+struct ClientOptions {
+  /// PEM bundle used to verify servers; empty uses the system store.
+  std::string ca_bundle;
+  /// Turns TLS verification off, but only ever for loopback hosts
+  /// (127.0.0.0/8, ::1, localhost); requests to other hosts are refused.
+  bool insecure = false;
+  long connect_timeout_ms = 10000;
+  long timeout_ms = 30000;  ///< whole request, connect included
+};
+
+/// True for localhost, 127.0.0.0/8 and ::1 (with or without brackets).
+bool is_loopback_host(std::string_view host);
+
+/// The Retry-After value (delta seconds or an HTTP date) in milliseconds from
+/// now; 0 when absent, unparsable or in the past.
+int parse_retry_after_ms(std::string_view value);
+
+/// Maps a non-success status to an Error whose message names the method, the
+/// URL, the status and the server's own message (Redfish/OData `error.message`
+/// when the body has one):
+/// 429, 503 -> Throttled (with Retry-After); other 5xx -> Retryable;
+/// 404, 410 -> NotFound; 409, 412 -> Conflict; 400, 422 -> Invalid; other 4xx -> Fatal.
+/// Returns nullopt for 1xx-3xx.
+std::optional<Error> status_error(const std::string& method, const std::string& url, const Response& r);
+
+/// HTTP over libcurl. TLS is verified unless `insecure` (loopback only).
+/// Thread-safe: any number of threads may call `send`/`request` at once; easy
+/// handles are pooled and DNS, TLS sessions and connections are shared, so
+/// keep-alive connections are reused across calls.
+class Client {
+ public:
+  explicit Client(ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Performs the request. Any HTTP status is a Response; transport failures
+  /// are errors naming method and URL: connection refused/reset, timeouts and
+  /// DNS failures are Retryable, TLS verification failures and a refused
+  /// `insecure` are Fatal/Invalid.
+  Result<Response> send(const Request& request);
+  /// `send`, then `status_error` for 4xx/5xx.
+  Result<Response> request(const Request& request);
+
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  struct Impl;
+  ClientOptions options_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace plinth::net

@@ -1,0 +1,87 @@
+#pragma once
+#include <mutex>
+#include <string>
+
+#include "engine/core/result.h"
+#include "engine/net/http.h"
+#include "engine/net/retry.h"
+#include "engine/provider/resource.h"
+
+namespace plinth::baremetal {
+
+/// Settings shared by every BMC connection of one provider.
+struct RedfishSettings {
+  net::RetryPolicy retry;
+  int poll_ms = 1000;            ///< task monitor and PowerState polling interval
+  int power_timeout_ms = 300000;  ///< longest wait for a PowerState or a task
+};
+
+/// A Redfish document with the URL it came from and its ETag ("" when the
+/// service sent none).
+struct Doc {
+  std::string url;
+  Json body;
+  std::string etag;
+};
+
+/// Reads `ref` (env:NAME or file:PATH) and returns "user:password". Errors name
+/// the reference (never its content) and say how to fix it.
+Result<std::string> resolve_credentials(const std::string& ref);
+
+/// One BMC's Redfish service reached at `endpoint` (https://host[:port][/prefix];
+/// the service root is endpoint + "/redfish/v1/"). Logs in with a session
+/// (X-Auth-Token) on first use and falls back to basic auth when the service
+/// has no sessions; logs in again once when a session expires (401). Retries
+/// retryable errors (connection failures, 5xx, 503 + Retry-After) with the
+/// settings' policy. Thread-safe. Errors name the method and URL, never the
+/// password.
+class RedfishClient {
+ public:
+  RedfishClient(net::Client& http, std::string endpoint, std::string credentials_ref, std::string user_password,
+                std::string ca_bundle, const RedfishSettings& settings);
+  ~RedfishClient() = default;
+  RedfishClient(const RedfishClient&) = delete;
+  RedfishClient& operator=(const RedfishClient&) = delete;
+
+  /// An absolute URL for a Redfish URI (absolute paths resolve against the
+  /// endpoint's scheme://host:port, as @odata.id links are).
+  std::string url(const std::string& uri) const;
+  const std::string& endpoint() const { return endpoint_; }
+
+  /// The service root, fetched once.
+  Result<Json> service_root();
+  /// The URI of the first ComputerSystem (ServiceRoot -> Systems -> Members[0]), found once.
+  Result<std::string> system_uri();
+
+  /// GET `uri` as JSON; malformed JSON is an error naming the URL.
+  Result<Doc> get(const std::string& uri);
+  /// PATCH `uri` with `body`, sending If-Match with the resource's current
+  /// ETag when the service gives ETags; on 412 re-reads and tries once more.
+  Result<net::Response> patch(const std::string& uri, const Json& body);
+  /// POST an action; a 202 with a Location (task monitor) is polled until the
+  /// task finishes (bounded by power_timeout_ms).
+  Status post_action(const std::string& uri, const Json& body);
+  /// Deletes the session (if any). Later calls log in again.
+  Status logout();
+
+ private:
+  /// Sends with auth and retries; any status >= 400 becomes an error.
+  Result<net::Response> call(const std::string& method, const std::string& uri, const std::string& body,
+                             const net::Headers& extra = {});
+  Status login();  // caller holds mu_
+  Status wait_task(const std::string& monitor);
+
+  net::Client& http_;
+  std::string endpoint_, origin_;
+  std::string credentials_ref_, user_password_;
+  std::string ca_bundle_;
+  RedfishSettings settings_;
+
+  std::mutex mu_;  // guards everything below
+  bool logged_in_ = false;
+  std::string token_, session_uri_;
+  Json root_;
+  std::string system_uri_;
+};
+
+}  // namespace plinth::baremetal

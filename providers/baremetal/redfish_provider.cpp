@@ -1,0 +1,496 @@
+// baremetal.node over DMTF Redfish: what each call sends is described in
+// docs/providers/baremetal.md.
+#include "providers/baremetal/redfish_provider.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace plinth::baremetal {
+
+Result<RedfishOptions> parse_options(const std::map<std::string, std::string>& options) {
+  RedfishOptions o;
+  auto number = [&](const char* key, int& out, int min) -> Status {
+    auto it = options.find(key);
+    if (it == options.end()) return {};
+    int v = 0;
+    const auto& s = it->second;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < min)
+      return Error::invalid("baremetal provider option " + std::string(key) + "='" + s +
+                            "' is not a whole number >= " + std::to_string(min));
+    out = v;
+    return {};
+  };
+  for (auto [key, out, min] : {std::tuple<const char*, int*, int>{"timeout_ms", &o.timeout_ms, 1},
+                               {"connect_timeout_ms", &o.connect_timeout_ms, 1},
+                               {"power_timeout_ms", &o.settings.power_timeout_ms, 1},
+                               {"poll_ms", &o.settings.poll_ms, 1},
+                               {"parallelism", &o.parallelism, 1},
+                               {"retry_attempts", &o.settings.retry.max_attempts, 1},
+                               {"retry_base_ms", &o.settings.retry.base_delay_ms, 0},
+                               {"retry_max_ms", &o.settings.retry.max_delay_ms, 0}})
+    if (auto st = number(key, *out, min); !st) return st.error();
+  if (auto it = options.find("ca_bundle"); it != options.end()) o.ca_bundle = it->second;
+  if (auto it = options.find("insecure"); it != options.end()) {
+    if (it->second == "true" || it->second == "1") o.insecure = true;
+    else if (it->second == "false" || it->second == "0" || it->second.empty()) o.insecure = false;
+    else return Error::invalid("baremetal provider option insecure='" + it->second + "' must be true or false");
+  }
+  return o;
+}
+
+namespace {
+
+Error at(const std::string& address, Error e) {
+  e.message = address + ": " + e.message;
+  return e;
+}
+
+std::string str(const Json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string link(const Json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? str(*it, "@odata.id") : "";
+}
+
+std::vector<std::string> members(const Json& collection) {
+  std::vector<std::string> out;
+  if (!collection.is_object() || !collection.contains("Members") || !collection["Members"].is_array()) return out;
+  for (const auto& m : collection["Members"])
+    if (auto id = str(m, "@odata.id"); !id.empty()) out.push_back(id);
+  return out;
+}
+
+std::string action_target(const Json& doc, const char* action) {
+  if (!doc.contains("Actions") || !doc["Actions"].is_object()) return "";
+  auto it = doc["Actions"].find(action);
+  return it != doc["Actions"].end() ? str(*it, "target") : "";
+}
+
+/// Lower case, runs of spaces/underscores collapsed: "NVIDIA  H100" == "nvidia h100".
+std::string normalize(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '_') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!cur.empty()) {
+      out.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+/// Does the BMC's Processor Model `reported` name the GPU the pool declares?
+/// With the catalog's names (attribute gpu_product_names, from the expander)
+/// the match is exact up to case and spacing; without them every word of the
+/// catalog name must appear in the reported model ("H100-80GB" ~ "NVIDIA H100 80GB HBM3").
+bool gpu_matches(const Resource& r, const std::string& reported) {
+  const Json& names = r.attributes.value("gpu_product_names", Json::array());
+  if (names.is_array() && !names.empty()) {
+    for (const auto& n : names)
+      if (n.is_string() && normalize(n.get<std::string>()) == normalize(reported)) return true;
+    return false;
+  }
+  auto have = words(reported);
+  for (const auto& w : words(r.attributes.value("gpu", std::string())))
+    if (std::find(have.begin(), have.end(), w) == have.end()) return false;
+  return true;
+}
+
+std::string declared_gpu(const Resource& r) {
+  std::string gpu = r.attributes.value("gpu", std::string());
+  const Json& names = r.attributes.value("gpu_product_names", Json::array());
+  if (names.is_array() && !names.empty() && names[0].is_string()) gpu += " (" + names[0].get<std::string>() + ")";
+  return gpu;
+}
+
+long long as_int(const Json& j, const char* key, long long fallback = 0) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return fallback;
+  return j[key].get<long long>();
+}
+
+std::string fmt_number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+/// PATCH of the system's Boot object that sets a one-time override.
+Json boot_override(const std::string& target) {
+  return {{"Boot", {{"BootSourceOverrideTarget", target}, {"BootSourceOverrideEnabled", "Once"}}}};
+}
+
+/// The first VirtualMedia that takes a CD/DVD image: the system's own, else
+/// the managers'. Returns its Doc.
+Result<Doc> find_cd_media(RedfishClient& c, const Json& system) {
+  std::vector<std::string> collections;
+  if (auto v = link(system, "VirtualMedia"); !v.empty()) collections.push_back(v);
+  if (collections.empty()) {
+    auto root = c.service_root();
+    if (!root) return root.error();
+    if (auto m = link(*root, "Managers"); !m.empty()) {
+      auto mgrs = c.get(m);
+      if (!mgrs) return mgrs.error();
+      for (const auto& mu : members(mgrs->body)) {
+        auto mgr = c.get(mu);
+        if (!mgr) return mgr.error();
+        if (auto v = link(mgr->body, "VirtualMedia"); !v.empty()) collections.push_back(v);
+      }
+    }
+  }
+  std::optional<Doc> fallback;
+  for (const auto& coll_uri : collections) {
+    auto coll = c.get(coll_uri);
+    if (!coll) return coll.error();
+    for (const auto& mu : members(coll->body)) {
+      auto m = c.get(mu);
+      if (!m) return m.error();
+      if (action_target(m->body, "#VirtualMedia.InsertMedia").empty()) continue;
+      const Json& types = m->body.value("MediaTypes", Json::array());
+      bool cd = false;
+      for (const auto& t : types) cd = cd || (t.is_string() && (t == "CD" || t == "DVD"));
+      if (cd) return *m;
+      if (!fallback) fallback = *m;
+    }
+  }
+  if (fallback) return *fallback;
+  return Error::fatal("the BMC at " + c.endpoint() +
+                      " has no VirtualMedia with an InsertMedia action (looked under the system and its managers); "
+                      "use boot method pxe or uefi-http for this pool");
+}
+
+/// Sets the one-time boot override the node's boot_method asks for; for
+/// virtual-media, ejects and inserts boot_image first.
+Status set_boot(RedfishClient& c, const std::string& system_uri, const Resource& r) {
+  const std::string method = r.attributes.value("boot_method", std::string());
+  const std::string image = r.attributes.value("boot_image", std::string());
+  if (method.empty()) return {};
+  if (method == "pxe") {
+    auto p = c.patch(system_uri, boot_override("Pxe"));
+    return p ? Status{} : Status{p.error()};
+  }
+  if (method == "uefi-http") {
+    Json body = boot_override("UefiHttp");
+    if (!image.empty()) body["Boot"]["HttpBootUri"] = image;
+    auto p = c.patch(system_uri, body);
+    return p ? Status{} : Status{p.error()};
+  }
+  if (method == "virtual-media") {
+    if (image.empty())
+      return Error::invalid("boot method virtual-media needs boot.image (the installer ISO URL) in the pool");
+    auto sys = c.get(system_uri);
+    if (!sys) return sys.error();
+    auto media = find_cd_media(c, sys->body);
+    if (!media) return media.error();
+    if (media->body.value("Inserted", false) || !media->body.value("Image", Json()).is_null()) {
+      if (auto eject = action_target(media->body, "#VirtualMedia.EjectMedia"); !eject.empty())
+        if (auto st = c.post_action(eject, Json::object()); !st) return st;
+    }
+    Json insert = {{"Image", image}, {"Inserted", true}, {"WriteProtected", true}};
+    if (auto st = c.post_action(action_target(media->body, "#VirtualMedia.InsertMedia"), insert); !st) return st;
+    auto p = c.patch(system_uri, boot_override("Cd"));
+    return p ? Status{} : Status{p.error()};
+  }
+  return Error::invalid("unknown boot method '" + method + "'; use pxe, uefi-http or virtual-media");
+}
+
+/// PATCHes BIOS attributes to the settings object (@Redfish.Settings) or the
+/// Bios resource itself; they take effect at the next reset.
+Status set_bios(RedfishClient& c, const std::string& system_uri, const Json& bios) {
+  if (!bios.is_object() || bios.empty()) return {};
+  auto sys = c.get(system_uri);
+  if (!sys) return sys.error();
+  const std::string bios_uri = link(sys->body, "Bios");
+  if (bios_uri.empty())
+    return Error::fatal("GET " + sys->url + ": the system has no Bios resource, so the pool's bios settings cannot be applied");
+  auto b = c.get(bios_uri);
+  if (!b) return b.error();
+  std::string target = bios_uri;
+  if (b->body.contains("@Redfish.Settings") && b->body["@Redfish.Settings"].is_object())
+    if (auto s = link(b->body["@Redfish.Settings"], "SettingsObject"); !s.empty()) target = s;
+  auto p = c.patch(target, {{"Attributes", bios}});
+  return p ? Status{} : Status{p.error()};
+}
+
+/// Polls PowerState until it is `want`, within the power timeout.
+Status wait_power(RedfishClient& c, const std::string& system_uri, const std::string& want,
+                  const RedfishSettings& s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.power_timeout_ms);
+  for (;;) {
+    auto sys = c.get(system_uri);
+    if (!sys) return sys.error();
+    const std::string state = str(sys->body, "PowerState");
+    if (state == want) return {};
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Error{Error::Kind::Retryable,
+                   sys->url + " did not reach PowerState " + want + " within " + std::to_string(s.power_timeout_ms) +
+                       " ms (power_timeout_ms); last seen: " + (state.empty() ? "none" : state),
+                   0};
+    net::sleep_ms(s.poll_ms);
+  }
+}
+
+/// ComputerSystem.Reset: `on` powers the host on (On when off, ForceRestart
+/// when on) and waits for On; otherwise ForceOff (when not off) and waits for Off.
+Status reset(RedfishClient& c, const std::string& system_uri, bool on, const RedfishSettings& s) {
+  auto sys = c.get(system_uri);
+  if (!sys) return sys.error();
+  const std::string target = action_target(sys->body, "#ComputerSystem.Reset");
+  if (target.empty())
+    return Error::fatal("GET " + sys->url + ": the system has no #ComputerSystem.Reset action");
+  const std::string state = str(sys->body, "PowerState");
+  std::string type;
+  if (on) type = state == "Off" || state == "PoweringOff" ? "On" : "ForceRestart";
+  else if (state != "Off") type = "ForceOff";
+  if (!type.empty())
+    if (auto st = c.post_action(target, {{"ResetType", type}}); !st) return st;
+  return wait_power(c, system_uri, on ? "On" : "Off", s);
+}
+
+}  // namespace
+
+RedfishProvider::RedfishProvider(RedfishOptions options)
+    : options_(std::move(options)),
+      http_(net::ClientOptions{options_.ca_bundle, options_.insecure, options_.connect_timeout_ms,
+                               options_.timeout_ms}) {}
+
+RedfishProvider::~RedfishProvider() {
+  for (auto& [key, client] : clients_) (void)client->logout();  // best effort: sessions also expire on the BMC
+}
+
+Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {
+  const std::string endpoint = r.attributes.value("bmc_endpoint", std::string());
+  const std::string creds = r.attributes.value("bmc_credentials", std::string());
+  const std::string ca = r.attributes.value("bmc_ca_bundle", std::string());
+  if (endpoint.empty())
+    return Error::invalid(r.address + ": no bmc_endpoint; set bmc.endpoints in node pool '" + r.name + "'");
+  const std::string key = endpoint + "\n" + creds + "\n" + ca;
+  std::lock_guard<std::mutex> g(mu_);
+  if (auto it = clients_.find(key); it != clients_.end()) return it->second.get();
+  auto secret = resolve_credentials(creds);
+  if (!secret) return at(r.address, secret.error());
+  auto client = std::make_unique<RedfishClient>(http_, endpoint, creds, *secret, ca, options_.settings);
+  RedfishClient* p = client.get();
+  clients_.emplace(key, std::move(client));
+  return p;
+}
+
+ReadResult RedfishProvider::read_one(const Resource& r) {
+  ReadResult out;
+  out.address = r.address;
+  auto fail = [&](Error e) {
+    out.error = at(r.address, std::move(e));
+    return out;
+  };
+  auto cp = client_for(r);
+  if (!cp) {
+    out.error = cp.error();
+    return out;
+  }
+  RedfishClient& c = **cp;
+  auto sys_uri = c.system_uri();
+  if (!sys_uri) return fail(sys_uri.error());
+  auto sys = c.get(*sys_uri);
+  if (!sys) return fail(sys.error());
+  const Json& s = sys->body;
+
+  Resource cur = r;
+  Json computed = Json::object();
+  computed["system_uri"] = sys->url;
+  computed["power_state"] = str(s, "PowerState");
+  for (auto [field, key] : {std::pair<const char*, const char*>{"Manufacturer", "manufacturer"},
+                             {"Model", "model"},
+                             {"SerialNumber", "serial_number"},
+                             {"UUID", "uuid"}})
+    if (auto v = str(s, field); !v.empty()) computed[key] = v;
+  if (s.contains("Boot") && s["Boot"].is_object()) {
+    computed["boot_override_target"] = str(s["Boot"], "BootSourceOverrideTarget");
+    computed["boot_override_enabled"] = str(s["Boot"], "BootSourceOverrideEnabled");
+  }
+
+  // BIOS: the blueprint's keys as observed (drift shows in the plan), all of them in computed.
+  if (auto bios_uri = link(s, "Bios"); !bios_uri.empty()) {
+    auto b = c.get(bios_uri);
+    if (!b) return fail(b.error());
+    const Json observed = b->body.value("Attributes", Json::object());
+    computed["bios"] = observed;
+    const Json managed = r.attributes.value("bios", Json::object());
+    Json seen = Json::object();
+    if (managed.is_object())
+      for (auto it = managed.begin(); it != managed.end(); ++it)
+        if (observed.is_object() && observed.contains(it.key())) seen[it.key()] = observed[it.key()];
+    cur.attributes["bios"] = seen;
+  }
+
+  // GPUs: Processors with ProcessorType GPU.
+  const std::string procs = link(s, "Processors");
+  if (procs.empty())
+    return fail(Error::fatal("GET " + sys->url +
+                             ": the system has no Processors collection, so its GPUs cannot be checked against the "
+                             "pool; check the BMC firmware (it must list GPUs as Processors with ProcessorType GPU)"));
+  auto coll = c.get(procs);
+  if (!coll) return fail(coll.error());
+  int gpus = 0;
+  std::map<std::string, int> models;
+  for (const auto& m : members(coll->body)) {
+    auto p = c.get(m);
+    if (!p) return fail(p.error());
+    if (str(p->body, "ProcessorType") != "GPU") continue;
+    ++gpus;
+    ++models[str(p->body, "Model")];
+  }
+  computed["gpu_count"] = gpus;
+  Json model_list = Json::array();
+  for (const auto& [m, n] : models) model_list.push_back(m);
+  computed["gpu_models"] = model_list;
+
+  // Memory and NICs.
+  double mem = 0;
+  if (s.contains("MemorySummary") && s["MemorySummary"].is_object() &&
+      s["MemorySummary"].contains("TotalSystemMemoryGiB") && s["MemorySummary"]["TotalSystemMemoryGiB"].is_number())
+    mem = s["MemorySummary"]["TotalSystemMemoryGiB"].get<double>();
+  computed["memory_gib"] = mem;
+  if (auto nics = link(s, "EthernetInterfaces"); !nics.empty()) {
+    auto n = c.get(nics);
+    if (!n) return fail(n.error());
+    Json macs = Json::array();
+    for (const auto& m : members(n->body)) {
+      auto e = c.get(m);
+      if (!e) return fail(e.error());
+      if (auto mac = str(e->body, "MACAddress"); !mac.empty()) macs.push_back(mac);
+    }
+    computed["macs"] = macs;
+  }
+
+  // Inventory checks against what the pool declares.
+  auto diag = [&](const char* code, std::string msg, std::string hint) {
+    out.diagnostics.push_back(Diagnostic{code, Severity::Error, std::move(msg), r.source, r.address, std::move(hint)});
+  };
+  const long long want_gpus = as_int(r.attributes, "gpus_per_node");
+  const std::string want_gpu = r.attributes.value("gpu", std::string());
+  std::string reported = gpus == 0 ? "0 GPUs" : "";
+  for (const auto& [m, n] : models) {
+    if (!reported.empty()) reported += " + ";
+    reported += std::to_string(n) + " × " + (m.empty() ? "(no model)" : m);
+  }
+  if (!want_gpu.empty()) {
+    std::vector<std::string> wrong;
+    for (const auto& [m, n] : models)
+      if (!gpu_matches(r, m)) wrong.push_back(m);
+    if (!wrong.empty())
+      diag(kRuleGpuModel, "BMC reports " + reported + ", pool declares " + declared_gpu(r),
+           "fix hardware.gpu of the pool or move the node to a pool with this GPU");
+  }
+  if (want_gpus > 0 && gpus != want_gpus)
+    diag(kRuleGpuCount, "BMC reports " + reported + ", pool declares " + std::to_string(want_gpus),
+         "check the server's GPUs (a failed or missing GPU) or fix hardware.gpus_per_node");
+  const long long want_mem = as_int(r.attributes, "memory_gb");
+  if (want_mem > 0 && mem < static_cast<double>(want_mem))
+    diag(kRuleMemory,
+         "BMC reports " + fmt_number(mem) + " GiB of memory, pool declares " + std::to_string(want_mem) + " GB",
+         "check the server's DIMMs or lower hardware.memory_gb");
+
+  cur.computed = std::move(computed);
+  out.current = std::move(cur);
+  return out;
+}
+
+std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resources) {
+  std::vector<ReadResult> results(resources.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < resources.size(); i = next++) results[i] = read_one(resources[i]);
+  };
+  const size_t n = std::min<size_t>(static_cast<size_t>(options_.parallelism), resources.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return results;
+}
+
+Result<Resource> RedfishProvider::create(const Resource& desired) {
+  auto cp = client_for(desired);
+  if (!cp) return cp.error();
+  RedfishClient& c = **cp;
+  auto sys = c.system_uri();
+  if (!sys) return at(desired.address, sys.error());
+  if (auto st = set_boot(c, *sys, desired); !st) return at(desired.address, st.error());
+  if (auto st = set_bios(c, *sys, desired.attributes.value("bios", Json::object())); !st)
+    return at(desired.address, st.error());
+  if (auto st = reset(c, *sys, true, options_.settings); !st) return at(desired.address, st.error());
+  auto observed = read_one(desired);
+  if (observed.error) return *observed.error;
+  Resource out = desired;
+  out.computed = observed.current->computed;
+  return out;
+}
+
+Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& desired) {
+  auto cp = client_for(desired);
+  if (!cp) return cp.error();
+  RedfishClient& c = **cp;
+  auto sys = c.system_uri();
+  if (!sys) return at(desired.address, sys.error());
+  const Json want_bios = desired.attributes.value("bios", Json::object());
+  const bool bios_changed = want_bios != prior.attributes.value("bios", Json::object());
+  const bool boot_changed =
+      desired.attributes.value("boot_method", std::string()) != prior.attributes.value("boot_method", std::string()) ||
+      desired.attributes.value("boot_image", std::string()) != prior.attributes.value("boot_image", std::string());
+  if (boot_changed)
+    if (auto st = set_boot(c, *sys, desired); !st) return at(desired.address, st.error());
+  if (bios_changed) {
+    if (auto st = set_bios(c, *sys, want_bios); !st) return at(desired.address, st.error());
+    if (auto st = reset(c, *sys, true, options_.settings); !st) return at(desired.address, st.error());
+  }
+  auto observed = read_one(desired);
+  if (observed.error) return *observed.error;
+  Resource out = desired;
+  out.computed = observed.current->computed;
+  return out;
+}
+
+Status RedfishProvider::remove(const Resource& prior) {
+  auto cp = client_for(prior);
+  if (!cp) return cp.error();
+  RedfishClient& c = **cp;
+  auto sys = c.system_uri();
+  if (!sys) return at(prior.address, sys.error());
+  if (auto st = reset(c, *sys, false, options_.settings); !st) return at(prior.address, st.error());
+  auto doc = c.get(*sys);
+  if (!doc) return at(prior.address, doc.error());
+  if (doc->body.contains("Boot") && str(doc->body["Boot"], "BootSourceOverrideEnabled") != "Disabled") {
+    auto p = c.patch(*sys, {{"Boot", {{"BootSourceOverrideEnabled", "Disabled"}}}});
+    if (!p) return at(prior.address, p.error());
+  }
+  return {};
+}
+
+}  // namespace plinth::baremetal

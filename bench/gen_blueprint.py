@@ -9,7 +9,7 @@ rules and the planner see realistic variety; every value passes validation.
 import argparse
 import sys
 
-GPUS = [("H100-80GB", 8, 1536), ("A100-80GB", 8, 1024), ("L40S", 4, 512), ("H200-141GB", 8, 2048)]
+GPUS = [("H100-80GB", 8, 1536), ("A100-80GB", 8, 1024), ("A100-40GB", 8, 1024), ("H200-141GB", 8, 2048)]
 DIGEST = "sha256:" + "3f" * 32
 
 

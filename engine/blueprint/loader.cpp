@@ -960,6 +960,7 @@ void Loader::load_node_pools(const Obj& top) {
                       : "'bmc.credentials' in " + o.label() + " must be env:NAME or file:PATH",
                   "move the secret to an environment variable and write credentials: env:BMC_CREDENTIALS "
                   "(or keep it in a file and write credentials: file:/path/to/secret)");
+          c.diags->back().show_source = false;  // the excerpt would print the secret
           bmc.credentials.clear();
         }
       }

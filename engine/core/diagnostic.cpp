@@ -66,7 +66,7 @@ std::string format_diagnostic(const Diagnostic& d, bool color) {
   out += ":" + c("\033[0m") + " " + d.message;
   if (d.loc.known() && !d.address.empty()) out += " (" + d.address + ")";
   out += "\n";
-  if (d.loc.known() && d.loc.line > 0) {
+  if (d.show_source && d.loc.known() && d.loc.line > 0) {
     std::string text = source_line(d.loc.file, d.loc.line);
     if (!text.empty()) {
       std::string num = std::to_string(d.loc.line);

@@ -19,6 +19,9 @@ struct Diagnostic {
   SourceLoc loc;         ///< where, when it comes from a file
   std::string address;   ///< resource address, when it is about a resource
   std::string hint;      ///< how to fix it ("did you mean 'train'?")
+  /// False when the source line may hold a secret (an inline password): the
+  /// excerpt and caret are then left out of the rendered diagnostic.
+  bool show_source = true;
 
   bool operator==(const Diagnostic&) const = default;
 };

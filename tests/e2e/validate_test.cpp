@@ -46,6 +46,7 @@ TEST_CASE("plinth validate reports the errors of every file in one run", "[e2e][
   CHECK(r.err.find("blueprints/invalid/bp-wrong-type.yaml:9:12: error[BP003]: 'count' in node pool 'train-a' must be "
                    "an integer, not \"two\"\n") != std::string::npos);
   CHECK(r.err.find("blueprints/invalid/bp-inline-credentials.yaml:14:20: error[BP008]:") != std::string::npos);
+  CHECK(r.err.find("calvin") == std::string::npos);  // an inline password is never echoed, not even in the excerpt
   CHECK(r.err.find("blueprints/invalid/bp-yaml-syntax.yaml:5:7: error[BP001]: YAML syntax error") != std::string::npos);
   CHECK(r.err.find("error(s); fix them and run again.\n") != std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include "engine/core/diagnostic.h"
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
+#include "tests/support/run.h"
 
 using namespace plinth;
 
@@ -27,4 +28,13 @@ TEST_CASE("diagnostics render as file:line:col with a caret under the column") {
   Diagnostic d{"BP002", Severity::Error, "unknown key 'cuda_version'", {"/nonexistent.yaml", 3, 5}, "", "did you mean 'cuda'?"};
   CHECK(format_diagnostic(d) ==
         "/nonexistent.yaml:3:5: error[BP002]: unknown key 'cuda_version'\n  hint: did you mean 'cuda'?\n");
+}
+
+TEST_CASE("a diagnostic marked show_source=false leaves out the source excerpt") {
+  plinth::test::TempDir dir;
+  std::string f = dir.write("bp.yaml", "bmc:\n  credentials: \"admin:calvin\"\n");
+  Diagnostic d{"BP008", Severity::Error, "inline credentials", {f, 2, 16}, "", ""};
+  CHECK(format_diagnostic(d).find("calvin") != std::string::npos);
+  d.show_source = false;
+  CHECK(format_diagnostic(d) == f + ":2:16: error[BP008]: inline credentials\n");
 }

@@ -90,35 +90,36 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
   return out;
 }
 
-Json to_json(const Plan& plan) {
-  Summary s = plan.summary();
-  Json changes = Json::array();
-  changes.get_ref<Json::array_t&>().reserve(plan.changes.size());
-  for (const auto& rc : plan.changes) {
-    const Resource& r = rc.after ? *rc.after : *rc.before;
-    Json attrs = Json::array();
-    for (const auto& c : rc.changes) {
-      auto shown = [&](const std::optional<Json>& v) -> Json {
-        if (!v) return nullptr;
-        return c.sensitive ? Json("(sensitive)") : *v;
-      };
-      attrs.push_back({{"path", c.path},
-                       {"before", shown(c.before)},
-                       {"after", shown(c.after)},
-                       {"forces_replacement", c.forces_replacement},
-                       {"sensitive", c.sensitive}});
-    }
-    Json entry = {{"address", rc.address},
-                  {"type", rc.type},
-                  {"name", r.name},
-                  {"index", r.index >= 0 ? Json(r.index) : Json(nullptr)},
-                  {"provider", r.provider},
-                  {"action", to_string(rc.action)},
-                  {"forced_by", rc.forced_by()},
-                  {"changes", std::move(attrs)}};
-    if (rc.after && rc.after->source.known()) entry["source"] = rc.after->source.str();
-    changes.push_back(std::move(entry));
+namespace {
+
+Json change_json(const ResourceChange& rc) {
+  const Resource& r = rc.after ? *rc.after : *rc.before;
+  Json attrs = Json::array();
+  for (const auto& c : rc.changes) {
+    auto shown = [&](const std::optional<Json>& v) -> Json {
+      if (!v) return nullptr;
+      return c.sensitive ? Json("(sensitive)") : *v;
+    };
+    attrs.push_back({{"path", c.path},
+                     {"before", shown(c.before)},
+                     {"after", shown(c.after)},
+                     {"forces_replacement", c.forces_replacement},
+                     {"sensitive", c.sensitive}});
   }
+  Json entry = {{"address", rc.address},
+                {"type", rc.type},
+                {"name", r.name},
+                {"index", r.index >= 0 ? Json(r.index) : Json(nullptr)},
+                {"provider", r.provider},
+                {"action", to_string(rc.action)},
+                {"forced_by", rc.forced_by()},
+                {"changes", std::move(attrs)}};
+  if (rc.after && rc.after->source.known()) entry["source"] = rc.after->source.str();
+  return entry;
+}
+
+Json header_json(const Plan& plan) {
+  Summary s = plan.summary();
   return {{"format_version", kJsonFormatVersion},
           {"summary",
            {{"create", s.create},
@@ -126,8 +127,39 @@ Json to_json(const Plan& plan) {
             {"replace", s.replace},
             {"delete", s.remove},
             {"no_op", s.noop},
-            {"has_changes", s.changes() > 0}}},
-          {"resource_changes", std::move(changes)}};
+            {"has_changes", s.changes() > 0}}}};
+}
+
+}  // namespace
+
+Json to_json(const Plan& plan) {
+  Json doc = header_json(plan);
+  Json changes = Json::array();
+  changes.get_ref<Json::array_t&>().reserve(plan.changes.size());
+  for (const auto& rc : plan.changes) changes.push_back(change_json(rc));
+  doc["resource_changes"] = std::move(changes);
+  return doc;
+}
+
+std::string to_json_text(const Plan& plan, const Json& extra) {
+  Json head = header_json(plan);
+  for (const auto& [key, value] : extra.items()) head[key] = value;
+  std::string out = "{\n";
+  out.reserve(plan.changes.size() * 1024);
+  for (const auto& [key, value] : head.items()) {
+    out += "  ";
+    out += Json(key).dump();
+    out += ": ";
+    out += value.dump();
+    out += ",\n";
+  }
+  out += "  \"resource_changes\": [";
+  for (size_t i = 0; i < plan.changes.size(); ++i) {
+    out += i ? ",\n    " : "\n    ";
+    out += change_json(plan.changes[i]).dump();
+  }
+  out += plan.changes.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
 }
 
 }  // namespace plinth::plan

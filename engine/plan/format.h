@@ -30,4 +30,11 @@ std::string summary_line(const Plan& plan);
 /// "blueprint" and "state" objects; docs/plan.md documents every field.
 Json to_json(const Plan& plan);
 
+/// The same document as text, built entry by entry so a 100,000-resource plan
+/// never exists as one JSON tree: the top-level fields of to_json plus those of
+/// `extra` (an object; the CLI's "blueprint" and "state") one per line, then
+/// "resource_changes" with one compact entry per line. Parses to
+/// to_json(plan) merged with `extra`.
+std::string to_json_text(const Plan& plan, const Json& extra = Json::object());
+
 }  // namespace plinth::plan

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "engine/plan/format.h"
 
 using namespace plinth;
@@ -94,4 +96,17 @@ TEST_CASE("printing ten thousand creates builds one string") {
   CHECK(text.find("  + baremetal.node.big[9999] (create)\n      gpu: \"H100-80GB\"\n") != std::string::npos);
   const std::string tail = "\n\nPlan: 10000 to create, 0 to update, 0 to replace, 0 to destroy.\n";
   CHECK(text.substr(text.size() - tail.size()) == tail);
+}
+
+TEST_CASE("the streamed JSON text parses to the same document, one change per line") {
+  auto p = sample();
+  Json extra = {{"state", {{"serial", 3}}}};
+  std::string text = plan::to_json_text(p, extra);
+  Json want = plan::to_json(p);
+  want["state"] = {{"serial", 3}};
+  CHECK(Json::parse(text) == want);
+  CHECK(text.rfind("{\n  \"format_version\": \"1.0\",\n", 0) == 0);
+  CHECK(text.find("\n    {\"action\":\"replace\",\"address\":\"aws.instance.burst[0]\",") != std::string::npos);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 4 + 5 + 3);
+  CHECK(Json::parse(plan::to_json_text(plan::Plan{})) == plan::to_json(plan::Plan{}));
 }

@@ -99,6 +99,24 @@ inline constexpr size_t kHistoryKeep = 20;
 /// PATH.d/history/SERIAL.json. Files are written with mode 0600.
 std::unique_ptr<Backend> open_local(const std::string& path);
 
+/// The PostgreSQL backend for `url` ("postgres://USER@HOST:PORT/DB?workspace=NAME",
+/// any libpq URI parameter allowed besides `workspace`, default "default").
+/// Connects on first use and creates its tables when missing; the lock is a
+/// PostgreSQL advisory lock, released by the server when the holder's
+/// connection drops. docs/state.md describes the tables.
+std::unique_ptr<Backend> open_postgres(const std::string& url);
+
+/// True when `location` names a PostgreSQL state ("postgres://", "postgresql://").
+bool is_postgres_location(const std::string& location);
+
+/// The backend for a --state/PLINTH_STATE location: PostgreSQL for a
+/// postgres:// or postgresql:// URL, else the local file at that path.
+std::unique_ptr<Backend> open_backend(const std::string& location);
+
+/// `location` as it may be shown to users: a URL's password (user:PASSWORD@,
+/// password=...) replaced by "***". A file path is returned unchanged.
+std::string redact_location(const std::string& location);
+
 /// Holds a backend's lock for a scope (plan, apply, state restore).
 class LockGuard {
  public:

@@ -1,0 +1,482 @@
+// The PostgreSQL backend: one row per workspace in plinth_state, every saved
+// version in plinth_state_history (the last kHistoryKeep), and the lock as a
+// session-level advisory lock on the backend's connection, so the server
+// releases it when the holder dies. plinth_state_lock records who holds it,
+// for the messages of those waiting. Values always travel as query parameters.
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+
+#include "engine/state/state.h"
+
+namespace plinth::state {
+
+namespace {
+
+using namespace std::chrono;
+
+struct ConnDeleter {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Conn = std::unique_ptr<PGconn, ConnDeleter>;
+using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
+
+/// Creates the tables once per database; the transaction-scoped advisory lock
+/// keeps two first runs from racing on CREATE TABLE.
+constexpr const char* kSchema = R"sql(
+BEGIN;
+SELECT pg_advisory_xact_lock(7061734011700336);
+CREATE TABLE IF NOT EXISTS plinth_state (
+  workspace  text PRIMARY KEY,
+  lineage    text NOT NULL,
+  serial     bigint NOT NULL,
+  document   text NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS plinth_state_history (
+  workspace text NOT NULL,
+  serial    bigint NOT NULL,
+  document  text NOT NULL,
+  saved_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace, serial));
+CREATE TABLE IF NOT EXISTS plinth_state_lock (
+  workspace   text PRIMARY KEY,
+  pid         bigint NOT NULL,
+  host        text NOT NULL,
+  locked_at   text NOT NULL,
+  operation   text NOT NULL,
+  session_pid integer NOT NULL);
+CREATE TABLE IF NOT EXISTS plinth_state_damaged (
+  workspace   text NOT NULL,
+  set_aside_at timestamptz NOT NULL DEFAULT now(),
+  document    text NOT NULL);
+COMMIT;
+)sql";
+
+std::string utc_iso8601(time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string this_host() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "unknown-host";
+  return host;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  return s;
+}
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+/// The advisory lock key of a workspace: FNV-1a (64 bit) of "plinth-state:NAME".
+int64_t lock_key(const std::string& workspace) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : "plinth-state:" + workspace) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return static_cast<int64_t>(h);
+}
+
+/// Who holds a workspace's lock, as recorded by the holder.
+struct LockInfo {
+  long pid = 0;
+  std::string host, time, operation;
+  int session_pid = 0;
+};
+
+std::string holder_text(const std::optional<LockInfo>& info) {
+  if (!info) return "another process (it has not recorded who it is yet)";
+  return "PID " + std::to_string(info->pid) + " on " + info->host + " since " + info->time + " (" + info->operation +
+         ")";
+}
+
+class PostgresBackend final : public Backend {
+ public:
+  explicit PostgresBackend(const std::string& url) : shown_(redact_location(url)) {
+    // libpq reads every URI parameter but ours, so `workspace` is taken out.
+    size_t q = url.find('?');
+    conninfo_ = url.substr(0, q);
+    std::string kept;
+    for (size_t start = q; start != std::string::npos && start < url.size();) {
+      size_t end = url.find('&', start + 1);
+      std::string param = url.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1);
+      if (param.starts_with("workspace=")) workspace_ = percent_decode(param.substr(10));
+      else if (!param.empty()) kept += (kept.empty() ? "?" : "&") + param;
+      start = end;
+    }
+    conninfo_ += kept;
+    key_ = std::to_string(lock_key(workspace_));
+    uint64_t k = static_cast<uint64_t>(lock_key(workspace_));
+    key_high_ = std::to_string(k >> 32);
+    key_low_ = std::to_string(k & 0xffffffffull);
+    source_ = shown_ + " (workspace " + workspace_ + ")";
+  }
+  ~PostgresBackend() override { unlock(); }
+
+  std::string describe() const override { return "PostgreSQL " + source_; }
+
+  Status lock(const std::string& operation, milliseconds timeout) override {
+    if (locked_) return {};
+    if (auto st = connect(); !st) return st;
+    const auto deadline = steady_clock::now() + timeout;
+    for (;;) {
+      auto got = exec("SELECT pg_try_advisory_lock($1::bigint)", {key_});
+      if (!got) return got.error();
+      if (value(*got, 0, 0) == "t") {
+        auto rec = exec(
+            "INSERT INTO plinth_state_lock (workspace, pid, host, locked_at, operation, session_pid) "
+            "VALUES ($1, $2::bigint, $3, $4, $5, pg_backend_pid()) ON CONFLICT (workspace) DO UPDATE SET "
+            "pid = EXCLUDED.pid, host = EXCLUDED.host, locked_at = EXCLUDED.locked_at, "
+            "operation = EXCLUDED.operation, session_pid = EXCLUDED.session_pid",
+            {workspace_, std::to_string(getpid()), this_host(), utc_iso8601(std::time(nullptr)), operation});
+        if (!rec) {
+          (void)exec("SELECT pg_advisory_unlock($1::bigint)", {key_});
+          return rec.error();
+        }
+        locked_ = true;
+        return {};
+      }
+      auto now = steady_clock::now();
+      if (now >= deadline) {
+        auto info = holder();
+        if (!info) return info.error();
+        std::string who = holder_text(*info);
+        if (timeout.count() == 0)
+          return Error{Error::Kind::Conflict,
+                       "state " + source_ + " is locked by " + who +
+                           "; wait for it to finish, or pass --lock-timeout=60s to wait, or run 'plinth state "
+                           "unlock' if that process is gone",
+                       0};
+        return Error{Error::Kind::Conflict,
+                     "state " + source_ + " is still locked by " + who + " after waiting " +
+                         format_duration(timeout) +
+                         "; wait for it to finish, or pass a longer --lock-timeout, or run 'plinth state unlock' if "
+                         "that process is gone",
+                     0};
+      }
+      std::this_thread::sleep_for(std::min<steady_clock::duration>(milliseconds(200), deadline - now));
+    }
+  }
+
+  void unlock() override {
+    if (!locked_) return;
+    locked_ = false;
+    auto del = exec("DELETE FROM plinth_state_lock WHERE workspace = $1 AND session_pid = pg_backend_pid()",
+                    {workspace_});
+    auto rel = exec("SELECT pg_advisory_unlock($1::bigint)", {key_});
+    // Closing the connection releases the lock whatever went wrong above.
+    if (!del || !rel) conn_.reset();
+  }
+
+  Result<std::optional<StateDocument>> load() override {
+    if (auto st = connect(); !st) return st.error();
+    auto r = exec("SELECT document FROM plinth_state WHERE workspace = $1", {workspace_});
+    if (!r) return r.error();
+    if (PQntuples(r->get()) == 0) return std::optional<StateDocument>{};
+    auto doc = parse(value(*r, 0, 0), source_);
+    if (!doc) return doc.error();
+    return std::optional<StateDocument>{std::move(*doc)};
+  }
+
+  Status save(const StateDocument& doc) override {
+    bool took_lock = !locked_;
+    if (took_lock) {
+      if (auto st = lock("plinth (saving state)", milliseconds(0)); !st) return st;
+    }
+    std::string note;
+    Status st = save_locked(doc, false, note);
+    if (took_lock) unlock();
+    return st;
+  }
+
+  Result<std::vector<HistoryEntry>> history() override {
+    if (auto st = connect(); !st) return st.error();
+    auto r = exec(
+        "SELECT serial, to_char(saved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), document "
+        "FROM plinth_state_history WHERE workspace = $1 ORDER BY serial",
+        {workspace_});
+    if (!r) return r.error();
+    std::vector<HistoryEntry> out;
+    for (int i = 0; i < PQntuples(r->get()); ++i) {
+      HistoryEntry e;
+      e.serial = std::strtoull(PQgetvalue(r->get(), i, 0), nullptr, 10);
+      e.saved_at = value(*r, i, 1);
+      auto doc = parse(value(*r, i, 2), source_ + " history serial " + std::to_string(e.serial));
+      if (doc) {
+        e.lineage = doc->lineage;
+        e.resources = doc->resources.size();
+      } else {
+        e.damaged = true;
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  Result<std::string> restore(uint64_t serial) override {
+    bool took_lock = !locked_;
+    if (took_lock) {
+      if (auto st = lock("plinth state restore", milliseconds(0)); !st) return st.error();
+    }
+    auto r = restore_locked(serial);
+    if (took_lock) unlock();
+    return r;
+  }
+
+  Result<std::string> break_lock(bool force) override {
+    if (locked_) {
+      unlock();
+      return "released this process's lock on state " + source_;
+    }
+    if (auto st = connect(); !st) return st.error();
+    auto got = exec("SELECT pg_try_advisory_lock($1::bigint)", {key_});
+    if (!got) return got.error();
+    if (value(*got, 0, 0) == "t") {
+      // Nobody holds it. A record left behind is from a session that ended
+      // without unlocking (the server released its advisory lock then).
+      auto del = exec("DELETE FROM plinth_state_lock WHERE workspace = $1 RETURNING pid, host, locked_at, operation",
+                      {workspace_});
+      auto rel = exec("SELECT pg_advisory_unlock($1::bigint)", {key_});
+      if (!del) return del.error();
+      if (!rel) return rel.error();
+      if (PQntuples(del->get()) == 0) return "state " + source_ + " is not locked; nothing to do";
+      LockInfo gone{std::atol(PQgetvalue(del->get(), 0, 0)), value(*del, 0, 1), value(*del, 0, 2),
+                    value(*del, 0, 3), 0};
+      return "removed the stale lock record of " + holder_text(gone) + " on state " + source_ +
+             ": its PostgreSQL session is gone and the server released the lock";
+    }
+    auto info = holder();
+    if (!info) return info.error();
+    std::string who = holder_text(*info);
+    if (!force)
+      return Error{Error::Kind::Conflict,
+                   "state " + source_ + " is locked by " + who +
+                       ", and its PostgreSQL session is still open; wait for it to finish, or pass --force to end "
+                       "that session (only if you are sure it is not writing state)",
+                   0};
+    if (!*info)
+      return Error{Error::Kind::Conflict,
+                   "state " + source_ + " is locked by " + who +
+                       "; plinth cannot tell which PostgreSQL session to end. Run 'plinth state unlock --force' again",
+                   0};
+    auto killed = exec("SELECT pg_terminate_backend($1::integer)", {std::to_string((*info)->session_pid)});
+    if (!killed)
+      return Error::fatal(killed.error().message +
+                          "; ending another session needs the same PostgreSQL role or membership in pg_signal_backend");
+    if (value(*killed, 0, 0) != "t")
+      return Error::fatal("could not end PostgreSQL session " + std::to_string((*info)->session_pid) + " of " + who +
+                          " on state " + source_ + "; it may have just ended: run 'plinth state unlock' again");
+    return "ended the PostgreSQL session of " + who + " on state " + source_ +
+           " (forced), which released its lock; if that process is still running, its next write of the state fails";
+  }
+
+ private:
+  /// Opens the connection (and the tables) when there is none.
+  Status connect() {
+    if (conn_ && PQstatus(conn_.get()) == CONNECTION_OK) return {};
+    conn_.reset();
+    if (workspace_.empty())
+      return Error::invalid("state " + shown_ +
+                            ": the workspace name is empty; write ?workspace=NAME, or leave it out for \"default\"");
+    Conn c(PQconnectdb(conninfo_.c_str()));
+    if (!c) return Error::fatal("cannot connect to PostgreSQL state " + source_ + ": out of memory");
+    if (PQstatus(c.get()) != CONNECTION_OK)
+      return Error::fatal("cannot connect to PostgreSQL state " + source_ + ": " + trimmed(PQerrorMessage(c.get())) +
+                          ". Check that the server is running and reachable at that host and port, and the user, "
+                          "password (in the URL, PGPASSWORD or ~/.pgpass) and database name");
+    PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
+    PgResult schema(PQexec(c.get(), kSchema));
+    if (PQresultStatus(schema.get()) != PGRES_COMMAND_OK) {
+      std::string why = trimmed(PQerrorMessage(c.get()));
+      PgResult(PQexec(c.get(), "ROLLBACK"));
+      return Error::fatal("cannot create the plinth_state tables for PostgreSQL state " + source_ + ": " + why +
+                          ". Check that the role may create tables in the database (or create them as in "
+                          "docs/state.md)");
+    }
+    conn_ = std::move(c);
+    return {};
+  }
+
+  /// Runs one parameterized statement; the error names the state and what to check.
+  Result<PgResult> exec(const char* sql, const std::vector<std::string>& params) {
+    if (!conn_) return Error::fatal("PostgreSQL state " + source_ + ": not connected");
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p.c_str());
+    PgResult r(PQexecParams(conn_.get(), sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                            nullptr, 0));
+    ExecStatusType st = PQresultStatus(r.get());
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
+    std::string why = trimmed(PQerrorMessage(conn_.get()));
+    if (PQstatus(conn_.get()) != CONNECTION_OK) {
+      std::string lost = locked_ ? ", and with it this run's lock (the server ended the session, or 'plinth state "
+                                   "unlock --force' did); nothing more was written. Check the state and plan again"
+                                 : "; check the server and run again";
+      return Error::fatal("lost the connection to PostgreSQL state " + source_ + ": " + why + lost);
+    }
+    return Error::fatal("PostgreSQL state " + source_ + ": " + why);
+  }
+
+  static std::string value(const PgResult& r, int row, int col) {
+    return std::string(PQgetvalue(r.get(), row, col), PQgetlength(r.get(), row, col));
+  }
+
+  /// The recorded holder of the advisory lock, if its session still holds it.
+  Result<std::optional<LockInfo>> holder() {
+    auto r = exec(
+        "SELECT l.pid, l.host, l.locked_at, l.operation, l.session_pid FROM plinth_state_lock l "
+        "WHERE l.workspace = $1 AND EXISTS (SELECT 1 FROM pg_locks k WHERE k.locktype = 'advisory' AND k.granted "
+        "AND k.pid = l.session_pid AND k.classid = $2::oid AND k.objid = $3::oid AND k.objsubid = 1)",
+        {workspace_, key_high_, key_low_});
+    if (!r) return r.error();
+    if (PQntuples(r->get()) == 0) return std::optional<LockInfo>{};
+    return std::optional<LockInfo>{LockInfo{std::atol(PQgetvalue(r->get(), 0, 0)), value(*r, 0, 1), value(*r, 0, 2),
+                                            value(*r, 0, 3), std::atoi(PQgetvalue(r->get(), 0, 4))}};
+  }
+
+  /// Rolls back an open transaction unless it was committed.
+  struct Transaction {
+    PostgresBackend& b;
+    bool done = false;
+    ~Transaction() {
+      if (!done) (void)b.exec("ROLLBACK", {});
+    }
+  };
+
+  /// Writes `doc` as the current state and a history version, in one
+  /// transaction. A stored document that does not parse is refused, or kept
+  /// in plinth_state_damaged when `set_aside_damaged` (restore).
+  Status save_locked(const StateDocument& doc, bool set_aside_damaged, std::string& note) {
+    if (auto st = connect(); !st) return st;
+    if (auto b = exec("BEGIN", {}); !b) return b.error();
+    Transaction txn{*this};
+    auto cur = exec("SELECT document FROM plinth_state WHERE workspace = $1 FOR UPDATE", {workspace_});
+    if (!cur) return cur.error();
+    if (PQntuples(cur->get()) > 0) {
+      auto stored = parse(value(*cur, 0, 0), source_);
+      if (!stored && !set_aside_damaged)
+        return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+      if (!stored) {
+        auto aside = exec("INSERT INTO plinth_state_damaged (workspace, document) VALUES ($1, $2)",
+                          {workspace_, value(*cur, 0, 0)});
+        if (!aside) return aside.error();
+        note = "; the damaged document was kept in table plinth_state_damaged";
+      } else if (stored->lineage != doc.lineage) {
+        return Error{Error::Kind::Conflict,
+                     "state was changed by another run: " + source_ + " now has lineage " + stored->lineage +
+                         " but this run's state has lineage " + doc.lineage +
+                         "; nothing was written. Check --state points at the right state, then plan again",
+                     0};
+      } else if (doc.serial <= stored->serial) {
+        return Error{Error::Kind::Conflict,
+                     "state was changed by another run: " + source_ + " is at serial " +
+                         std::to_string(stored->serial) + " but this run tried to write serial " +
+                         std::to_string(doc.serial) + "; nothing was written. Plan again against the current state",
+                     0};
+      }
+    }
+    StateDocument out = doc;
+    out.plinth_version = PLINTH_VERSION;
+    const std::string text = to_json_text(out);
+    const std::string serial = std::to_string(out.serial);
+    for (auto [sql, params] : std::initializer_list<std::pair<const char*, std::vector<std::string>>>{
+             {"INSERT INTO plinth_state (workspace, lineage, serial, document, updated_at) "
+              "VALUES ($1, $2, $3::bigint, $4, now()) ON CONFLICT (workspace) DO UPDATE SET "
+              "lineage = EXCLUDED.lineage, serial = EXCLUDED.serial, document = EXCLUDED.document, updated_at = now()",
+              {workspace_, out.lineage, serial, text}},
+             {"INSERT INTO plinth_state_history (workspace, serial, document) VALUES ($1, $2::bigint, $3) "
+              "ON CONFLICT (workspace, serial) DO UPDATE SET document = EXCLUDED.document, saved_at = now()",
+              {workspace_, serial, text}},
+             {"DELETE FROM plinth_state_history WHERE workspace = $1 AND serial NOT IN "
+              "(SELECT serial FROM plinth_state_history WHERE workspace = $1 ORDER BY serial DESC LIMIT $2::integer)",
+              {workspace_, std::to_string(kHistoryKeep)}},
+         }) {
+      if (auto r = exec(sql, params); !r)
+        return Error::fatal("cannot save state " + source_ + ": " + r.error().message + " (the stored state is unchanged)");
+    }
+    if (auto c = exec("COMMIT", {}); !c)
+      return Error::fatal("cannot save state " + source_ + ": " + c.error().message);
+    txn.done = true;
+    return {};
+  }
+
+  Result<std::string> restore_locked(uint64_t serial) {
+    if (auto st = connect(); !st) return st.error();
+    auto kept = exec("SELECT min(serial), max(serial) FROM plinth_state_history WHERE workspace = $1", {workspace_});
+    if (!kept) return kept.error();
+    const bool none = PQgetisnull(kept->get(), 0, 0);
+    const uint64_t newest = none ? 0 : std::strtoull(PQgetvalue(kept->get(), 0, 1), nullptr, 10);
+    auto hist = exec("SELECT document FROM plinth_state_history WHERE workspace = $1 AND serial = $2::bigint",
+                     {workspace_, std::to_string(serial)});
+    if (!hist) return hist.error();
+    if (PQntuples(hist->get()) == 0) {
+      std::string range = none ? "none are kept yet" : "kept: " + value(*kept, 0, 0) + " to " + value(*kept, 0, 1);
+      return Error{Error::Kind::NotFound,
+                   "no saved version " + std::to_string(serial) + " of state " + source_ + " (" + range +
+                       "); 'plinth state history' lists them",
+                   0};
+    }
+    auto old = parse(value(*hist, 0, 0), source_ + " history serial " + std::to_string(serial));
+    if (!old) return old.error();
+
+    uint64_t next = newest + 1;
+    auto cur = exec("SELECT document FROM plinth_state WHERE workspace = $1", {workspace_});
+    if (!cur) return cur.error();
+    bool damaged = false;
+    if (PQntuples(cur->get()) > 0) {
+      auto stored = parse(value(*cur, 0, 0), source_);
+      if (!stored) {
+        damaged = true;
+      } else {
+        if (stored->lineage != old->lineage)
+          return Error{Error::Kind::Conflict,
+                       "saved version " + std::to_string(serial) + " has lineage " + old->lineage + " but " +
+                           source_ + " has lineage " + stored->lineage +
+                           "; restoring it would mix two different states, so nothing was written",
+                       0};
+        next = std::max(next, stored->serial + 1);
+      }
+    }
+    StateDocument doc = std::move(*old);
+    doc.serial = next;
+    std::string note;
+    if (auto st = save_locked(doc, damaged, note); !st) return st.error();
+    return "restored serial " + std::to_string(serial) + " of state " + source_ + " as serial " +
+           std::to_string(next) + " (" + std::to_string(doc.resources.size()) + " resources)" + note;
+  }
+
+  std::string shown_, source_, conninfo_, workspace_ = "default", key_, key_high_, key_low_;
+  Conn conn_;
+  bool locked_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> open_postgres(const std::string& url) { return std::make_unique<PostgresBackend>(url); }
+
+}  // namespace plinth::state

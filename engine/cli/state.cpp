@@ -113,8 +113,9 @@ int run_state(const Args& args, Io& io) {
     return fail(io, "state", (rest.size() < want ? "missing argument" : "unexpected argument '" + rest[want] + "'") +
                                  "; usage: " + usage + " [--state FILE]");
   }
-  const std::string path = state::resolve_state_path(args.get("state"));
-  auto backend = state::open_local(path);
+  const std::string location = state::resolve_state_path(args.get("state"));
+  const std::string path = state::redact_location(location);
+  auto backend = state::open_backend(location);
   int status = kExitSuccess;
 
   if (sub == "list") {

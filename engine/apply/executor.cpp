@@ -1,0 +1,413 @@
+#include "engine/apply/executor.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace plinth::apply {
+
+const char* to_string(OutcomeStatus s) {
+  switch (s) {
+    case OutcomeStatus::Succeeded: return "succeeded";
+    case OutcomeStatus::Failed: return "failed";
+    case OutcomeStatus::Skipped: return "skipped";
+    case OutcomeStatus::NotStarted: return "not started";
+    case OutcomeStatus::Abandoned: return "abandoned";
+  }
+  return "?";
+}
+
+size_t Report::count(OutcomeStatus s) const {
+  return static_cast<size_t>(
+      std::count_if(outcomes.begin(), outcomes.end(), [&](const Outcome& o) { return o.status == s; }));
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+milliseconds since(Clock::time_point t) { return std::chrono::duration_cast<milliseconds>(Clock::now() - t); }
+
+/// Writes the state after each completed operation, one writer at a time.
+class Journal {
+ public:
+  Journal(state::StateDocument doc, state::Backend& backend) : doc_(std::move(doc)), backend_(backend) {
+    for (auto& r : doc_.resources) by_address_[r.address] = std::move(r);
+    doc_.resources.clear();
+  }
+
+  /// Records `r` (present) or removes `address` (nullopt) and saves. False
+  /// when the journal is closed or the write failed.
+  bool record(const std::string& address, std::optional<Resource> r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return false;
+    if (r) by_address_[address] = std::move(*r);
+    else by_address_.erase(address);
+    state::StateDocument next = doc_;
+    next.serial = doc_.serial + 1;
+    next.resources.reserve(by_address_.size());
+    for (const auto& [_, res] : by_address_) next.resources.push_back(res);
+    Status st = backend_.save(next);
+    if (!st) {
+      error_ = "state " + backend_.describe() + ": " + st.error().message;
+      closed_ = true;
+      return false;
+    }
+    doc_.serial = next.serial;
+    ++saves_;
+    return true;
+  }
+
+  /// No more writes (abandoned operations must not write after the report).
+  void close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  bool failed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !error_.empty();
+  }
+  void fill(Report& report) {
+    std::lock_guard<std::mutex> lock(mu_);
+    report.journal_error = error_;
+    report.final_serial = doc_.serial;
+    report.saves = saves_;
+  }
+
+ private:
+  std::mutex mu_;
+  state::StateDocument doc_;  // resources kept in by_address_
+  std::map<std::string, Resource> by_address_;
+  state::Backend& backend_;
+  bool closed_ = false;
+  std::string error_;
+  size_t saves_ = 0;
+};
+
+struct Node {
+  plan::ResourceChange change;
+  std::string provider;  // "plinth" for logical resources
+  std::vector<size_t> dependents;
+  int waiting = 0;  // unfinished dependencies
+  bool started = false, done = false;
+};
+
+/// Everything the workers share. Held by shared_ptr so workers that are
+/// abandoned (Cancel::Abandon) may outlive execute() safely.
+struct Shared {
+  Shared(state::StateDocument doc, state::Backend& backend, ProviderLookup lookup, Options opts)
+      : journal(std::move(doc), backend), providers(std::move(lookup)), options(std::move(opts)) {}
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Node> nodes;
+  std::vector<Outcome> outcomes;
+  std::set<size_t> ready;  // plan order
+  std::map<std::string, int> in_flight_by_provider;
+  int in_flight = 0;
+  int workers_running = 0;
+  bool stop = false;  // cancel or journal failure: start nothing new
+
+  Journal journal;
+  ProviderLookup providers;
+  Options options;
+  std::map<std::string, std::unique_ptr<TokenBucket>> buckets;  // built before the workers start
+  std::mutex event_mu;
+  std::mutex rng_mu;
+  std::mt19937_64 rng;
+
+  int cancel_level() const { return options.cancel ? options.cancel->load() : 0; }
+
+  void emit(const Event& e) {
+    if (!options.on_event) return;
+    std::lock_guard<std::mutex> lock(event_mu);
+    options.on_event(e);
+  }
+
+  /// A node that may start now: ready, and its provider under its concurrency limit.
+  std::optional<size_t> pick() {
+    for (size_t i : ready) {
+      const std::string& p = nodes[i].provider;
+      auto lim = options.limits.find(p);
+      if (lim != options.limits.end() && lim->second.concurrency > 0 &&
+          in_flight_by_provider[p] >= lim->second.concurrency)
+        continue;
+      return i;
+    }
+    return std::nullopt;
+  }
+
+  /// Marks `i` finished (lock held) and releases or skips its dependents.
+  void finish(size_t i, Outcome outcome) {
+    Node& n = nodes[i];
+    n.done = true;
+    const bool ok = outcome.status == OutcomeStatus::Succeeded;
+    outcomes[i] = std::move(outcome);
+    if (ok) {
+      for (size_t d : n.dependents)
+        if (--nodes[d].waiting == 0 && !nodes[d].done) ready.insert(d);
+      return;
+    }
+    // Everything that (transitively) waits on `i` is skipped.
+    std::deque<size_t> todo(n.dependents.begin(), n.dependents.end());
+    while (!todo.empty()) {
+      size_t d = todo.front();
+      todo.pop_front();
+      if (nodes[d].done) continue;
+      nodes[d].done = true;
+      ready.erase(d);
+      Outcome& o = outcomes[d];
+      o.status = OutcomeStatus::Skipped;
+      o.error = "skipped: depends on " + n.change.address + ", which " +
+                (outcomes[i].status == OutcomeStatus::Failed ? "failed" : "did not complete");
+      for (size_t dd : nodes[d].dependents) todo.push_back(dd);
+    }
+  }
+};
+
+/// Calls `op` until it succeeds, fails for good or runs out of attempts.
+template <typename T, typename Op>
+T with_retries(Shared& s, const Node& n, int& attempts, Op op) {
+  TokenBucket* bucket = nullptr;
+  if (auto it = s.buckets.find(n.provider); it != s.buckets.end()) bucket = it->second.get();
+  const int max_attempts = std::max(1, s.options.retry.max_attempts);
+  for (int attempt = 1;; ++attempt) {
+    if (bucket) {
+      milliseconds wait = bucket->take();
+      if (wait.count() > 0) std::this_thread::sleep_for(wait);
+    }
+    ++attempts;
+    T r = op();
+    if (r.ok() || !r.error().retryable() || attempt >= max_attempts) {
+      if (!r.ok() && attempt > 1) {
+        Error e = r.error();
+        e.message += " (gave up after " + std::to_string(attempt) + " attempts)";
+        return T(std::move(e));
+      }
+      return r;
+    }
+    milliseconds wait;
+    {
+      std::lock_guard<std::mutex> lock(s.rng_mu);
+      wait = backoff_delay(s.options.retry, attempt, r.error(), s.rng);
+    }
+    Event ev;
+    ev.kind = Event::Kind::Retrying;
+    ev.address = n.change.address;
+    ev.action = n.change.action;
+    ev.message = r.error().message;
+    ev.attempt = attempt;
+    ev.wait = wait;
+    s.emit(ev);
+    std::this_thread::sleep_for(wait);
+  }
+}
+
+/// Runs one node's operation(s) and journals each completed step.
+Outcome run_node(Shared& s, const Node& n) {
+  const plan::ResourceChange& c = n.change;
+  Outcome o;
+  o.address = c.address;
+  o.action = c.action;
+  const auto start = Clock::now();
+  auto done = [&](std::string error) {
+    o.elapsed = since(start);
+    o.status = error.empty() ? OutcomeStatus::Succeeded : OutcomeStatus::Failed;
+    o.error = std::move(error);
+    return o;
+  };
+  auto journal = [&](std::optional<Resource> r) -> std::string {
+    if (s.journal.record(c.address, std::move(r))) return "";
+    return "the operation completed but the state could not be written";
+  };
+  auto recorded = [&](Resource r) {
+    r.depends_on = c.after->depends_on;
+    return r;
+  };
+
+  if (n.provider == "plinth") {
+    // Logical resources have no external API: the state is their record.
+    return done(journal(c.action == plan::Action::Delete ? std::nullopt : std::optional<Resource>(*c.after)));
+  }
+  Provider* p = s.providers ? s.providers(n.provider) : nullptr;
+  if (!p)
+    return done("no provider '" + n.provider + "' in this build, so " + c.address +
+                " cannot be changed; remove it from the blueprint or use a build with that provider");
+
+  const bool removes = c.action == plan::Action::Delete || c.action == plan::Action::Replace;
+  const bool creates = c.action == plan::Action::Create || c.action == plan::Action::Replace;
+  if (removes) {
+    Status st = with_retries<Status>(s, n, o.attempts, [&] { return p->remove(*c.before); });
+    if (!st) return done(st.error().message);
+    if (auto e = journal(std::nullopt); !e.empty()) return done(e);
+  }
+  if (creates) {
+    auto r = with_retries<Result<Resource>>(s, n, o.attempts, [&] { return p->create(*c.after); });
+    if (!r) return done(r.error().message);
+    return done(journal(recorded(std::move(*r))));
+  }
+  if (c.action == plan::Action::Update) {
+    auto r = with_retries<Result<Resource>>(s, n, o.attempts, [&] { return p->update(*c.before, *c.after); });
+    if (!r) return done(r.error().message);
+    return done(journal(recorded(std::move(*r))));
+  }
+  return done("");  // Delete: removed and journaled above
+}
+
+void worker(std::shared_ptr<Shared> sp) {
+  Shared& s = *sp;
+  std::unique_lock<std::mutex> lock(s.mu);
+  for (;;) {
+    std::optional<size_t> next;
+    for (;;) {
+      if (s.cancel_level() > 0 || s.journal.failed()) s.stop = true;
+      if (s.stop) break;
+      next = s.pick();
+      if (next) break;
+      if (s.ready.empty() && s.in_flight == 0) break;  // nothing left that can ever start
+      s.cv.wait_for(lock, milliseconds(50));
+    }
+    if (!next) break;
+    Node& n = s.nodes[*next];
+    s.ready.erase(*next);
+    n.started = true;
+    ++s.in_flight;
+    ++s.in_flight_by_provider[n.provider];
+    lock.unlock();
+
+    Event started;
+    started.address = n.change.address;
+    started.action = n.change.action;
+    s.emit(started);
+    Outcome o = run_node(s, n);
+    Event fin;
+    fin.kind = Event::Kind::Finished;
+    fin.address = o.address;
+    fin.action = o.action;
+    fin.ok = o.status == OutcomeStatus::Succeeded;
+    fin.message = o.error;
+    fin.elapsed = o.elapsed;
+    fin.attempt = o.attempts;
+
+    lock.lock();
+    --s.in_flight;
+    --s.in_flight_by_provider[n.provider];
+    if (!n.done) {  // an abandoned apply already reported it
+      s.finish(*next, std::move(o));
+      lock.unlock();
+      s.emit(fin);
+      lock.lock();
+    }
+    s.cv.notify_all();
+  }
+  --s.workers_running;
+  s.cv.notify_all();
+}
+
+}  // namespace
+
+Report execute(const plan::Plan& plan, state::StateDocument state, state::Backend& backend,
+               const ProviderLookup& providers, const Options& options) {
+  auto sp = std::make_shared<Shared>(std::move(state), backend, providers, options);
+  Shared& s = *sp;
+  s.rng.seed(options.seed ? options.seed : std::random_device{}());
+
+  std::map<std::string, size_t> index;
+  for (const auto& c : plan.changes) {
+    if (c.action == plan::Action::NoOp) continue;
+    index[c.address] = s.nodes.size();
+    Node n;
+    n.change = c;
+    n.provider = c.after ? c.after->provider : c.before ? c.before->provider : "";
+    s.nodes.push_back(std::move(n));
+    Outcome o;
+    o.address = c.address;
+    o.action = c.action;
+    s.outcomes.push_back(std::move(o));
+  }
+  // Edges: dep -> dependent ("dependent waits for dep").
+  std::set<std::pair<size_t, size_t>> edges;
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const plan::ResourceChange& c = s.nodes[i].change;
+    if (c.action != plan::Action::Delete && c.after) {
+      for (const auto& dep : c.after->depends_on) {
+        auto it = index.find(dep);
+        if (it != index.end() && s.nodes[it->second].change.action != plan::Action::Delete && it->second != i)
+          edges.insert({it->second, i});
+      }
+    }
+    if (c.before) {
+      // Whatever this resource depended on before and is now being deleted
+      // waits until this resource has changed or gone.
+      for (const auto& dep : c.before->depends_on) {
+        auto it = index.find(dep);
+        if (it != index.end() && s.nodes[it->second].change.action == plan::Action::Delete && it->second != i)
+          edges.insert({i, it->second});
+      }
+    }
+  }
+  for (auto [from, to] : edges) {
+    s.nodes[from].dependents.push_back(to);
+    ++s.nodes[to].waiting;
+  }
+  for (size_t i = 0; i < s.nodes.size(); ++i)
+    if (s.nodes[i].waiting == 0) s.ready.insert(i);
+  for (const auto& [name, lim] : options.limits)
+    if (lim.rate_per_second > 0) s.buckets[name] = std::make_unique<TokenBucket>(lim.rate_per_second, lim.burst);
+
+  const int workers = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(1, options.parallelism)),
+                                                        std::max<size_t>(1, s.nodes.size())));
+  std::vector<std::thread> threads;
+  s.workers_running = workers;
+  for (int i = 0; i < workers; ++i) threads.emplace_back(worker, sp);
+
+  Report report;
+  bool abandoned = false;
+  {
+    std::unique_lock<std::mutex> lock(s.mu);
+    std::optional<Clock::time_point> drain_deadline;
+    while (s.workers_running > 0) {
+      s.cv.wait_for(lock, milliseconds(50));
+      const int level = s.cancel_level();
+      if (level > 0 && !drain_deadline) drain_deadline = Clock::now() + options.drain_timeout;
+      if (level >= static_cast<int>(Cancel::Abandon) || (drain_deadline && Clock::now() >= *drain_deadline)) {
+        abandoned = s.workers_running > 0;
+        break;
+      }
+    }
+    report.cancelled = s.cancel_level() > 0;
+    for (size_t i = 0; i < s.nodes.size(); ++i) {
+      Node& n = s.nodes[i];
+      if (n.done) continue;
+      n.done = true;
+      Outcome& o = s.outcomes[i];
+      if (n.started) {
+        o.status = OutcomeStatus::Abandoned;
+        o.error = "abandoned while in flight; re-run to converge";
+      } else if (n.waiting > 0 && !s.stop) {
+        o.status = OutcomeStatus::Failed;
+        o.error = "never started: caught in a dependency cycle";
+      } else {
+        o.status = OutcomeStatus::NotStarted;
+        o.error = report.cancelled ? "not started: the apply was interrupted"
+                                   : "not started: the apply stopped after a state write failed";
+      }
+    }
+    report.outcomes = s.outcomes;
+  }
+  if (abandoned) {
+    s.journal.close();
+    for (auto& t : threads) t.detach();
+  } else {
+    for (auto& t : threads) t.join();
+  }
+  s.journal.fill(report);
+  return report;
+}
+
+}  // namespace plinth::apply

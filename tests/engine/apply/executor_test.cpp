@@ -1,0 +1,414 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "engine/apply/executor.h"
+#include "engine/apply/refresh.h"
+#include "tests/engine/apply/fakes.h"
+
+using namespace plinth;
+using namespace std::chrono_literals;
+using apply::OutcomeStatus;
+using test::FakeProvider;
+using test::MemoryBackend;
+
+namespace {
+
+Resource res(const std::string& type, const std::string& name, int index = -1, std::vector<std::string> deps = {},
+             const std::string& provider = "fake", Json attrs = Json::object()) {
+  Resource r;
+  r.type = type;
+  r.name = name;
+  r.index = index;
+  r.address = make_address(type, name, index);
+  r.provider = provider;
+  r.attributes = attrs.empty() ? Json{{"size", 1}} : attrs;
+  r.depends_on = std::move(deps);
+  return r;
+}
+
+std::vector<Resource> pool(const std::string& name, int n, std::vector<std::string> deps = {}) {
+  std::vector<Resource> out;
+  for (int i = 0; i < n; ++i) out.push_back(res("fake.node", name, i, deps));
+  return out;
+}
+
+state::StateDocument doc_with(std::vector<Resource> rs, uint64_t serial = 0) {
+  state::StateDocument d;
+  d.lineage = "lineage-1";
+  d.serial = serial;
+  d.resources = std::move(rs);
+  return d;
+}
+
+apply::ProviderLookup lookup(FakeProvider& p) {
+  return [&p](const std::string& name) -> Provider* { return name == p.name() ? &p : nullptr; };
+}
+
+apply::Options fast_options() {
+  apply::Options o;
+  o.retry.base = 5ms;
+  o.retry.cap = 50ms;
+  o.seed = 42;
+  return o;
+}
+
+size_t position(const std::vector<std::string>& v, const std::string& s) {
+  auto it = std::find(v.begin(), v.end(), s);
+  REQUIRE(it != v.end());
+  return static_cast<size_t>(it - v.begin());
+}
+
+const apply::Outcome& outcome(const apply::Report& r, const std::string& address) {
+  for (const auto& o : r.outcomes)
+    if (o.address == address) return o;
+  FAIL("no outcome for " << address);
+  throw 0;
+}
+
+}  // namespace
+
+TEST_CASE("apply: creates run after their dependencies and deletes in reverse dependency order", "[apply]") {
+  FakeProvider p;
+  MemoryBackend backend;
+  // fake.net.a <- fake.node.n[0..2]; fake.node.n[*] <- fake.svc.s
+  std::vector<Resource> desired = {res("fake.net", "a")};
+  for (auto& r : pool("n", 3, {"fake.net.a"})) desired.push_back(r);
+  desired.push_back(res("fake.svc", "s", -1, {"fake.node.n[0]", "fake.node.n[1]", "fake.node.n[2]"}));
+  plan::Plan create_plan = plan::diff(desired, {});
+  apply::Report r = apply::execute(create_plan, doc_with({}), backend, lookup(p), fast_options());
+  REQUIRE(r.ok());
+  auto calls = p.calls();
+  REQUIRE(calls.size() == 5);
+  for (int i = 0; i < 3; ++i) {
+    const std::string node = "create fake.node.n[" + std::to_string(i) + "]";
+    CHECK(position(calls, "create fake.net.a") < position(calls, node));
+    CHECK(position(calls, node) < position(calls, "create fake.svc.s"));
+  }
+
+  // Destroy everything: dependents go first.
+  FakeProvider p2;
+  auto state_now = backend.saved().back();
+  plan::Plan destroy_plan = plan::diff({}, state_now.resources);
+  apply::Report d = apply::execute(destroy_plan, state_now, backend, lookup(p2), fast_options());
+  REQUIRE(d.ok());
+  auto dcalls = p2.calls();
+  REQUIRE(dcalls.size() == 5);
+  for (int i = 0; i < 3; ++i) {
+    const std::string node = "remove fake.node.n[" + std::to_string(i) + "]";
+    CHECK(position(dcalls, "remove fake.svc.s") < position(dcalls, node));
+    CHECK(position(dcalls, node) < position(dcalls, "remove fake.net.a"));
+  }
+  CHECK(backend.saved().back().resources.empty());
+}
+
+TEST_CASE("apply: parallelism and the per-provider concurrency limit bound the operations in flight", "[apply]") {
+  FakeProvider p;
+  p.set_latency(30ms);
+  MemoryBackend backend;
+  plan::Plan plan = plan::diff(pool("n", 20), {});
+  auto opts = fast_options();
+  opts.parallelism = 4;
+  apply::Report r = apply::execute(plan, doc_with({}), backend, lookup(p), opts);
+  REQUIRE(r.ok());
+  CHECK(p.max_in_flight() == 4);
+
+  FakeProvider q;
+  q.set_latency(30ms);
+  MemoryBackend backend2;
+  opts.parallelism = 10;
+  opts.limits["fake"].concurrency = 2;
+  apply::Report r2 = apply::execute(plan, doc_with({}), backend2, lookup(q), opts);
+  REQUIRE(r2.ok());
+  CHECK(q.max_in_flight() == 2);
+}
+
+TEST_CASE("apply: the per-provider rate limit spaces out provider calls", "[apply]") {
+  FakeProvider p;
+  MemoryBackend backend;
+  plan::Plan plan = plan::diff(pool("n", 6), {});
+  auto opts = fast_options();
+  opts.limits["fake"].rate_per_second = 50;  // one call every 20 ms
+  opts.limits["fake"].burst = 1;
+  auto start = std::chrono::steady_clock::now();
+  apply::Report r = apply::execute(plan, doc_with({}), backend, lookup(p), opts);
+  REQUIRE(r.ok());
+  // 6 calls with one token up front: at least 5 * 20 ms.
+  CHECK(std::chrono::steady_clock::now() - start >= 95ms);
+  auto times = p.call_times();
+  std::sort(times.begin(), times.end());
+  CHECK(times.back() - times.front() >= 95ms);
+}
+
+TEST_CASE("apply: throttled errors are retried after the server's Retry-After", "[apply]") {
+  FakeProvider p;
+  MemoryBackend backend;
+  Error throttled{Error::Kind::Throttled, "503 Service Unavailable from https://bmc-0/redfish/v1/Systems/1", 120};
+  p.fail("fake.node.n[0]", {throttled, throttled});
+  std::vector<apply::Event> retries;
+  auto opts = fast_options();
+  opts.on_event = [&](const apply::Event& e) {
+    if (e.kind == apply::Event::Kind::Retrying) retries.push_back(e);
+  };
+  auto start = std::chrono::steady_clock::now();
+  apply::Report r = apply::execute(plan::diff(pool("n", 1), {}), doc_with({}), backend, lookup(p), opts);
+  REQUIRE(r.ok());
+  CHECK(std::chrono::steady_clock::now() - start >= 240ms);
+  CHECK(outcome(r, "fake.node.n[0]").attempts == 3);
+  REQUIRE(retries.size() == 2);
+  CHECK(retries[0].wait >= 120ms);
+  CHECK(retries[0].attempt == 1);
+  CHECK(retries[1].attempt == 2);
+  CHECK(retries[0].message == "503 Service Unavailable from https://bmc-0/redfish/v1/Systems/1");
+}
+
+TEST_CASE("apply: retries stop after max_attempts and the error says so", "[apply]") {
+  FakeProvider p;
+  MemoryBackend backend;
+  Error e{Error::Kind::Retryable, "connection reset by https://bmc-0", 0};
+  p.fail("fake.node.n[0]", {e, e, e, e});
+  auto opts = fast_options();
+  opts.retry.max_attempts = 3;
+  apply::Report r = apply::execute(plan::diff(pool("n", 1), {}), doc_with({}), backend, lookup(p), opts);
+  CHECK_FALSE(r.ok());
+  const auto& o = outcome(r, "fake.node.n[0]");
+  CHECK(o.status == OutcomeStatus::Failed);
+  CHECK(o.attempts == 3);
+  CHECK(o.error == "connection reset by https://bmc-0 (gave up after 3 attempts)");
+  CHECK(backend.saved().empty());
+}
+
+TEST_CASE("apply: a fatal error skips the resource's dependents but independent branches finish", "[apply]") {
+  FakeProvider p;
+  MemoryBackend backend;
+  std::vector<Resource> desired = {res("fake.net", "a"), res("fake.net", "b")};
+  for (auto& r : pool("x", 2, {"fake.net.a"})) desired.push_back(r);
+  for (auto& r : pool("y", 2, {"fake.net.b"})) desired.push_back(r);
+  desired.push_back(res("fake.svc", "s", -1, {"fake.node.x[1]"}));
+  p.fail("fake.net.a", {Error::fatal("VLAN 100 is already in use")});
+  apply::Report r = apply::execute(plan::diff(desired, {}), doc_with({}), backend, lookup(p), fast_options());
+  CHECK_FALSE(r.ok());
+  CHECK(outcome(r, "fake.net.a").status == OutcomeStatus::Failed);
+  CHECK(outcome(r, "fake.net.a").error == "VLAN 100 is already in use");
+  CHECK(outcome(r, "fake.net.a").attempts == 1);  // fatal: no retry
+  CHECK(outcome(r, "fake.node.x[0]").status == OutcomeStatus::Skipped);
+  CHECK(outcome(r, "fake.node.x[0]").error == "skipped: depends on fake.net.a, which failed");
+  CHECK(outcome(r, "fake.svc.s").status == OutcomeStatus::Skipped);
+  CHECK(outcome(r, "fake.net.b").status == OutcomeStatus::Succeeded);
+  CHECK(outcome(r, "fake.node.y[0]").status == OutcomeStatus::Succeeded);
+  CHECK(outcome(r, "fake.node.y[1]").status == OutcomeStatus::Succeeded);
+  CHECK(r.count(OutcomeStatus::Succeeded) == 3);
+  CHECK(r.count(OutcomeStatus::Failed) == 1);
+  CHECK(r.count(OutcomeStatus::Skipped) == 3);
+  for (const auto& c : p.calls()) CHECK(c.find("fake.node.x") == std::string::npos);
+  std::vector<std::string> in_state;
+  const auto saved = backend.saved();
+  for (const auto& res_ : saved.back().resources) in_state.push_back(res_.address);
+  CHECK(in_state == std::vector<std::string>{"fake.net.b", "fake.node.y[0]", "fake.node.y[1]"});
+}
+
+TEST_CASE("apply: state is journaled after every completed operation", "[apply]") {
+  FakeProvider p;
+  MemoryBackend backend;
+  // prior: a (to update), b (to delete), c (to replace: force-new unknown here, so make it a delete + create)
+  std::vector<Resource> prior = {res("fake.node", "a", -1, {}, "fake", {{"size", 1}}),
+                                 res("fake.node", "b", -1, {}, "fake", {{"size", 1}})};
+  std::vector<Resource> desired = {res("fake.node", "a", -1, {}, "fake", {{"size", 2}}),
+                                   res("fake.node", "c", -1, {}, "fake", {{"size", 1}})};
+  backend.save(doc_with(prior, 7)).ok();  // the stored state
+  apply::Report r = apply::execute(plan::diff(desired, prior), doc_with(prior, 7), backend, lookup(p), fast_options());
+  REQUIRE(r.ok());
+  auto saved = backend.saved();
+  REQUIRE(saved.size() == 4);  // the initial one + one per operation
+  CHECK(r.saves == 3);
+  CHECK(r.final_serial == 10);
+  for (size_t i = 1; i < saved.size(); ++i) CHECK(saved[i].serial == 7 + i);
+  // Each save holds exactly what had completed by then.
+  const auto& last = saved.back();
+  REQUIRE(last.resources.size() == 2);
+  CHECK(last.resources[0].address == "fake.node.a");
+  CHECK(last.resources[0].attributes["size"] == 2);
+  CHECK(last.resources[1].address == "fake.node.c");
+  CHECK(last.resources[1].computed["id"] == "fake-fake.node.c");
+  CHECK(last.lineage == "lineage-1");
+}
+
+TEST_CASE("apply: a replace is remove then create, journaled after each", "[apply]") {
+  FakeProvider p;
+  MemoryBackend backend;
+  Resource before = res("fake.node", "a");
+  plan::Plan plan = plan::diff({before}, {before});
+  plan.changes[0].action = plan::Action::Replace;  // as if a force-new attribute changed
+  apply::Report r = apply::execute(plan, doc_with({before}, 1), backend, lookup(p), fast_options());
+  REQUIRE(r.ok());
+  CHECK(p.calls() == std::vector<std::string>{"remove fake.node.a", "create fake.node.a"});
+  auto saved = backend.saved();
+  REQUIRE(saved.size() == 2);
+  CHECK(saved[0].resources.empty());
+  CHECK(saved[1].resources.size() == 1);
+}
+
+TEST_CASE("apply: logical resources are recorded in state without a provider call", "[apply]") {
+  MemoryBackend backend;
+  std::vector<Resource> desired = {res("net.vlan", "ml-fabric", -1, {}, "plinth", {{"id", 100}}),
+                                   res("storage.tier", "hot", -1, {}, "plinth", {{"kind", "nvme"}})};
+  apply::ProviderLookup none = [](const std::string&) -> Provider* { return nullptr; };
+  apply::Report r = apply::execute(plan::diff(desired, {}), doc_with({}), backend, none, fast_options());
+  REQUIRE(r.ok());
+  REQUIRE(backend.saved().size() == 2);
+  CHECK(backend.saved().back().resources == desired);
+}
+
+TEST_CASE("apply: a resource whose provider is not in this build fails with a clear message", "[apply]") {
+  MemoryBackend backend;
+  apply::ProviderLookup none = [](const std::string&) -> Provider* { return nullptr; };
+  apply::Report r =
+      apply::execute(plan::diff({res("aws.instance", "burst", 0, {}, "aws")}, {}), doc_with({}), backend, none, fast_options());
+  CHECK_FALSE(r.ok());
+  CHECK(r.outcomes[0].error ==
+        "no provider 'aws' in this build, so aws.instance.burst[0] cannot be changed; remove it from the blueprint or "
+        "use a build with that provider");
+}
+
+TEST_CASE("apply: a failed state write stops the apply and is reported", "[apply]") {
+  FakeProvider p;
+  MemoryBackend backend;
+  backend.fail_after(2);
+  auto opts = fast_options();
+  opts.parallelism = 1;
+  apply::Report r = apply::execute(plan::diff(pool("n", 5), {}), doc_with({}), backend, lookup(p), opts);
+  CHECK_FALSE(r.ok());
+  CHECK(r.journal_error == "state memory: disk full (injected)");
+  CHECK(r.count(OutcomeStatus::Succeeded) == 2);
+  CHECK(r.count(OutcomeStatus::Failed) == 1);
+  CHECK(r.count(OutcomeStatus::NotStarted) == 2);
+  CHECK(p.calls().size() == 3);
+}
+
+TEST_CASE("apply: Stop lets in-flight operations finish, starts nothing new, and state holds exactly them",
+          "[apply]") {
+  FakeProvider p;
+  p.set_latency(100ms);
+  MemoryBackend backend;
+  std::atomic<int> cancel{0};
+  std::atomic<int> started{0};
+  p.on_call = [&](const std::string&) {
+    if (++started == 3) cancel = static_cast<int>(apply::Cancel::Stop);
+  };
+  auto opts = fast_options();
+  opts.parallelism = 3;
+  opts.cancel = &cancel;
+  apply::Report r = apply::execute(plan::diff(pool("n", 12), {}), doc_with({}), backend, lookup(p), opts);
+  CHECK(r.cancelled);
+  CHECK_FALSE(r.ok());
+  CHECK(r.count(OutcomeStatus::Succeeded) == 3);
+  CHECK(r.count(OutcomeStatus::NotStarted) == 9);
+  CHECK(p.calls().size() == 3);
+  auto last = backend.saved().back();
+  CHECK(last.resources.size() == 3);
+  for (const auto& o : r.outcomes)
+    if (o.status == OutcomeStatus::NotStarted) CHECK(o.error == "not started: the apply was interrupted");
+
+  // A re-run with the saved state converges: only the rest is created.
+  FakeProvider p2;
+  apply::Report again = apply::execute(plan::diff(pool("n", 12), last.resources), last, backend, lookup(p2),
+                                       fast_options());
+  REQUIRE(again.ok());
+  CHECK(p2.calls().size() == 9);
+  CHECK(backend.saved().back().resources.size() == 12);
+}
+
+TEST_CASE("apply: Abandon stops waiting for in-flight operations; they are not journaled", "[apply]") {
+  FakeProvider p;
+  p.set_latency(400ms);
+  MemoryBackend backend;
+  std::atomic<int> cancel{0};
+  p.on_call = [&](const std::string&) { cancel = static_cast<int>(apply::Cancel::Abandon); };
+  auto opts = fast_options();
+  opts.parallelism = 2;
+  opts.cancel = &cancel;
+  auto start = std::chrono::steady_clock::now();
+  apply::Report r = apply::execute(plan::diff(pool("n", 4), {}), doc_with({}), backend, lookup(p), opts);
+  CHECK(std::chrono::steady_clock::now() - start < 350ms);
+  CHECK(r.cancelled);
+  CHECK(r.count(OutcomeStatus::Abandoned) >= 1);
+  CHECK(r.count(OutcomeStatus::Abandoned) + r.count(OutcomeStatus::NotStarted) == 4);
+  std::this_thread::sleep_for(500ms);  // the abandoned calls finish; the journal is closed
+  CHECK(backend.saved().empty());
+}
+
+TEST_CASE("apply: the drain timeout bounds the wait after Stop", "[apply]") {
+  FakeProvider p;
+  p.set_latency(600ms);
+  MemoryBackend backend;
+  std::atomic<int> cancel{0};
+  p.on_call = [&](const std::string&) { cancel = static_cast<int>(apply::Cancel::Stop); };
+  auto opts = fast_options();
+  opts.cancel = &cancel;
+  opts.drain_timeout = 100ms;
+  auto start = std::chrono::steady_clock::now();
+  apply::Report r = apply::execute(plan::diff(pool("n", 1), {}), doc_with({}), backend, lookup(p), opts);
+  CHECK(std::chrono::steady_clock::now() - start < 500ms);
+  CHECK(r.outcomes[0].status == OutcomeStatus::Abandoned);
+  std::this_thread::sleep_for(700ms);
+}
+
+TEST_CASE("apply: backoff has full jitter, doubles its ceiling, is capped and honours Retry-After", "[apply]") {
+  apply::RetryPolicy pol;
+  pol.base = 100ms;
+  pol.cap = 1000ms;
+  std::mt19937_64 rng(1);
+  Error plain{Error::Kind::Retryable, "x", 0};
+  for (int attempt = 1; attempt <= 8; ++attempt) {
+    const long long ceiling = std::min(1000LL, 100LL << (attempt - 1));
+    long long max_seen = 0;
+    for (int i = 0; i < 200; ++i) {
+      long long d = apply::backoff_delay(pol, attempt, plain, rng).count();
+      CHECK(d >= 0);
+      CHECK(d <= ceiling);
+      max_seen = std::max(max_seen, d);
+    }
+    CHECK(max_seen > ceiling / 2);  // jitter spreads over the whole range
+  }
+  Error throttled{Error::Kind::Throttled, "x", 3000};
+  for (int i = 0; i < 50; ++i) CHECK(apply::backoff_delay(pol, 1, throttled, rng) == 3000ms);
+}
+
+TEST_CASE("apply: the token bucket hands out tokens at its rate", "[apply]") {
+  apply::TokenBucket b(10, 2);  // 10/s, burst 2
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK(b.take(t0) == 0ms);
+  CHECK(b.take(t0) == 0ms);
+  CHECK(b.take(t0) == 100ms);
+  CHECK(b.take(t0) == 200ms);
+  CHECK(b.take(t0 + 1s) == 0ms);  // refilled (capped at the burst)
+  apply::TokenBucket unlimited(0, 1);
+  for (int i = 0; i < 100; ++i) CHECK(unlimited.take() == 0ms);
+}
+
+TEST_CASE("refresh: reports drift per attribute, drops gone resources, keeps unreadable ones", "[apply]") {
+  FakeProvider p;
+  std::vector<Resource> prior = {res("fake.node", "a", -1, {}, "fake", {{"bios", {{"SriovEnable", "Enabled"}}}}),
+                                 res("fake.node", "b"), res("fake.node", "c"),
+                                 res("net.vlan", "v", -1, {}, "plinth", {{"id", 100}})};
+  p.set_observed("fake.node.a", "bios", {{"SriovEnable", "Disabled"}});
+  p.set_gone("fake.node.b");
+  p.fail("fake.node.c", {Error{Error::Kind::Retryable, "connection refused: https://127.0.0.1:1/redfish/v1/", 0}});
+  apply::RefreshResult r = apply::refresh(prior, lookup(p));
+  REQUIRE(r.drift.size() == 2);
+  CHECK(r.drift[0].address == "fake.node.a");
+  REQUIRE(r.drift[0].changes.size() == 1);
+  CHECK(r.drift[0].changes[0].path == "bios.SriovEnable");
+  CHECK(r.drift[1].address == "fake.node.b");
+  CHECK(r.drift[1].gone);
+  REQUIRE(r.failures.size() == 1);
+  CHECK(r.failures[0].address == "fake.node.c");
+  std::vector<std::string> kept;
+  for (const auto& x : r.resources) kept.push_back(x.address);
+  CHECK(kept == std::vector<std::string>{"fake.node.a", "fake.node.c", "net.vlan.v"});
+  CHECK(r.resources[0].attributes["bios"]["SriovEnable"] == "Disabled");
+  CHECK(apply::drift_text(r.drift) ==
+        "  ~ fake.node.a\n"
+        "      bios.SriovEnable: \"Enabled\" -> \"Disabled\"\n"
+        "  - fake.node.b: no longer exists (the next apply creates it again)\n");
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "engine/catalog/catalog.h"
 #include "engine/render/render.h"
 
 namespace plinth::graph {
@@ -185,6 +186,18 @@ class Expander {
     return ci->hash;
   }
 
+  /// The names a BMC may report for catalog GPU `gpu` (product name, then
+  /// aliases), so the baremetal provider can check the inventory without the
+  /// catalog; empty for a GPU the catalog does not know.
+  static std::vector<std::string> gpu_product_names(const std::string& gpu) {
+    static const auto cat = catalog::Catalog::load_embedded();
+    const catalog::GpuModel* m = cat ? cat->gpu(gpu) : nullptr;
+    if (!m) return {};
+    std::vector<std::string> names = {m->product_name};
+    names.insert(names.end(), m->aliases.begin(), m->aliases.end());
+    return names;
+  }
+
   /// The BMC endpoint of node `i`: the template with {index} replaced, or the
   /// i-th entry of the explicit list.
   static std::string endpoint(const std::vector<std::string>& endpoints, bool templated, int i) {
@@ -214,6 +227,7 @@ class Expander {
               {"storage", p.storage},
               {"mig_profile", p.mig.profile},
               {"mig_instances", p.mig.instances}};
+    if (auto names = gpu_product_names(p.hardware.gpu); !names.empty()) a["gpu_product_names"] = names;
     if (p.boot) {
       a["boot_method"] = p.boot->method;
       a["boot_image"] = p.boot->image;

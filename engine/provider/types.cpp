@@ -42,6 +42,8 @@ std::vector<ResourceType> build_table() {
        {
            attr("role", "Workload role of the pool: training | inference | preprocessing."),
            attr("gpu", "Expected GPU model (catalog name, e.g. H100-80GB); checked against the BMC inventory."),
+           attr("gpu_product_names",
+                "Names the BMC may report for that GPU (the catalog's product name, then its aliases)."),
            attr("gpus_per_node", "Expected number of GPUs in the server."),
            attr("cpu_cores", "Expected CPU cores."),
            attr("memory_gb", "Expected system memory in GB."),

@@ -1,0 +1,60 @@
+#pragma once
+// Steps shared by plan, apply, refresh and destroy:
+//   load -> expand -> state (locked) -> refresh (providers) -> diff
+// Each step prints its own errors; callers add policy, output and execution.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/apply/refresh.h"
+#include "engine/cli/common.h"
+#include "engine/cli/providers.h"
+#include "engine/graph/expand.h"
+#include "engine/plan/plan.h"
+#include "engine/state/state.h"
+
+namespace plinth::cli {
+
+/// A state backend locked for one command, and what it held.
+struct StateSession {
+  std::string path;
+  std::unique_ptr<state::Backend> backend;
+  std::optional<state::LockGuard> lock;  ///< declared after backend: unlocks first
+  state::StateDocument doc;              ///< empty (serial 0, no lineage) when there is no state yet
+  bool existed = false;
+};
+
+/// Opens the state for PATH... (--state, $PLINTH_STATE, else beside the first
+/// blueprint), takes its lock for `operation` waiting --lock-timeout (default
+/// 0s) and loads it. Errors name the file.
+Result<StateSession> open_state(const Args& args, const std::string& operation);
+
+/// The refresh step: reads every resource of `session.doc` through its
+/// provider (opened in `providers`) and replaces them with what was observed.
+/// Prints provider diagnostics; prints drift to `drift_out` (null: not at
+/// all) under a heading. Read failures and provider diagnostics of error
+/// severity are errors, printed to io.err naming each address; returns
+/// nullopt then (the state is left as it was).
+std::optional<apply::RefreshResult> refresh_state(StateSession& session, ProviderSet& providers, Io& io,
+                                                  const std::string& command, FILE* drift_out);
+
+/// Everything a plan needs, and the plan.
+struct Planned {
+  Loaded loaded;
+  graph::ResourceGraph desired;
+  StateSession state;
+  plan::Plan plan;
+  std::vector<apply::Drift> drift;
+};
+
+/// load -> expand -> state -> refresh (unless --refresh=false; nothing to do
+/// without state) -> diff. With `destroy`, the desired set is empty so every
+/// resource in state is planned for deletion. Prints what went wrong and
+/// returns nullopt on any failure. Drift goes to io.err.
+std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& command, ProviderSet& providers,
+                                  bool destroy = false);
+
+/// Providers named by the resources of `desired` and `state`.
+std::set<std::string> providers_of(const std::vector<Resource>& desired, const std::vector<Resource>& state);
+
+}  // namespace plinth::cli

@@ -101,10 +101,14 @@ std::string server_message(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
     const auto& e = j["error"];
-    std::string msg = e.value("message", std::string());
+    auto text = [](const nlohmann::json& o, const char* key) {
+      auto it = o.find(key);
+      return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    std::string msg = text(e, "message");
     auto ext = e.find("@Message.ExtendedInfo");
     if (ext != e.end() && ext->is_array() && !ext->empty() && (*ext)[0].is_object()) {
-      std::string first = (*ext)[0].value("Message", std::string());
+      std::string first = text((*ext)[0], "Message");
       if (!first.empty() && first != msg) msg = msg.empty() ? first : msg + " (" + first + ")";
     }
     if (!msg.empty()) return msg;

@@ -51,6 +51,12 @@ std::string origin_of(const std::string& endpoint) {
   return path == std::string::npos ? endpoint : endpoint.substr(0, path);
 }
 
+std::string text(const Json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 std::string link(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_object()) return "";
@@ -134,7 +140,7 @@ Status RedfishClient::login() {
       session_uri_ = r->header("Location");
       if (session_uri_.empty()) {
         auto j = Json::parse(r->body, nullptr, false);
-        if (j.is_object() && j.contains("@odata.id") && j["@odata.id"].is_string()) session_uri_ = j["@odata.id"];
+        session_uri_ = text(j, "@odata.id");
       }
     } else if (r->status >= 400 && r->status != 404 && r->status != 405 && r->status != 501) {
       return *net::status_error("POST", req.url, *r);
@@ -199,10 +205,10 @@ Result<std::string> RedfishClient::system_uri() {
   auto coll = get(systems);
   if (!coll) return coll.error();
   const Json& members = coll->body.is_object() ? coll->body.value("Members", Json::array()) : Json::array();
-  if (!members.is_array() || members.empty() || !members[0].is_object() || !members[0].contains("@odata.id"))
+  if (!members.is_array() || members.empty() || text(members[0], "@odata.id").empty())
     return Error::fatal("GET " + coll->url + ": the Systems collection has no members");
   std::lock_guard<std::mutex> g(mu_);
-  system_uri_ = members[0]["@odata.id"].get<std::string>();
+  system_uri_ = text(members[0], "@odata.id");
   return system_uri_;
 }
 
@@ -249,12 +255,11 @@ Status RedfishClient::wait_task(const std::string& monitor) {
     if (auto e = net::status_error("GET", url(monitor), *r)) return *e;
     if (r->status != 202) {
       auto j = Json::parse(r->body, nullptr, false);
-      const std::string state = j.is_object() ? j.value("TaskState", std::string()) : "";
+      const std::string state = text(j, "TaskState");
       if (state == "Exception" || state == "Killed" || state == "Cancelled") {
         std::string why;
-        if (j.contains("Messages") && j["Messages"].is_array() && !j["Messages"].empty() &&
-            j["Messages"][0].is_object())
-          why = j["Messages"][0].value("Message", std::string());
+        if (j.is_object() && j.contains("Messages") && j["Messages"].is_array() && !j["Messages"].empty())
+          why = text(j["Messages"][0], "Message");
         return Error::fatal("task " + url(monitor) + " ended in state " + state + (why.empty() ? "" : ": " + why));
       }
       return {};

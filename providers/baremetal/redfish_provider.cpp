@@ -119,13 +119,13 @@ bool gpu_matches(const Resource& r, const std::string& reported) {
     return false;
   }
   auto have = words(reported);
-  for (const auto& w : words(r.attributes.value("gpu", std::string())))
+  for (const auto& w : words(str(r.attributes, "gpu")))
     if (std::find(have.begin(), have.end(), w) == have.end()) return false;
   return true;
 }
 
 std::string declared_gpu(const Resource& r) {
-  std::string gpu = r.attributes.value("gpu", std::string());
+  std::string gpu = str(r.attributes, "gpu");
   const Json& names = r.attributes.value("gpu_product_names", Json::array());
   if (names.is_array() && !names.empty() && names[0].is_string()) gpu += " (" + names[0].get<std::string>() + ")";
   return gpu;
@@ -189,8 +189,8 @@ Result<Doc> find_cd_media(RedfishClient& c, const Json& system) {
 /// Sets the one-time boot override the node's boot_method asks for; for
 /// virtual-media, ejects and inserts boot_image first.
 Status set_boot(RedfishClient& c, const std::string& system_uri, const Resource& r) {
-  const std::string method = r.attributes.value("boot_method", std::string());
-  const std::string image = r.attributes.value("boot_image", std::string());
+  const std::string method = str(r.attributes, "boot_method");
+  const std::string image = str(r.attributes, "boot_image");
   if (method.empty()) return {};
   if (method == "pxe") {
     auto p = c.patch(system_uri, boot_override("Pxe"));
@@ -209,7 +209,7 @@ Status set_boot(RedfishClient& c, const std::string& system_uri, const Resource&
     if (!sys) return sys.error();
     auto media = find_cd_media(c, sys->body);
     if (!media) return media.error();
-    if (media->body.value("Inserted", false) || !media->body.value("Image", Json()).is_null()) {
+    if (media->body.value("Inserted", Json(false)) == Json(true) || !media->body.value("Image", Json()).is_null()) {
       if (auto eject = action_target(media->body, "#VirtualMedia.EjectMedia"); !eject.empty())
         if (auto st = c.post_action(eject, Json::object()); !st) return st;
     }
@@ -286,9 +286,9 @@ RedfishProvider::~RedfishProvider() {
 }
 
 Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {
-  const std::string endpoint = r.attributes.value("bmc_endpoint", std::string());
-  const std::string creds = r.attributes.value("bmc_credentials", std::string());
-  const std::string ca = r.attributes.value("bmc_ca_bundle", std::string());
+  const std::string endpoint = str(r.attributes, "bmc_endpoint");
+  const std::string creds = str(r.attributes, "bmc_credentials");
+  const std::string ca = str(r.attributes, "bmc_ca_bundle");
   if (endpoint.empty())
     return Error::invalid(r.address + ": no bmc_endpoint; set bmc.endpoints in node pool '" + r.name + "'");
   const std::string key = endpoint + "\n" + creds + "\n" + ca;
@@ -394,7 +394,7 @@ ReadResult RedfishProvider::read_one(const Resource& r) {
     out.diagnostics.push_back(Diagnostic{code, Severity::Error, std::move(msg), r.source, r.address, std::move(hint)});
   };
   const long long want_gpus = as_int(r.attributes, "gpus_per_node");
-  const std::string want_gpu = r.attributes.value("gpu", std::string());
+  const std::string want_gpu = str(r.attributes, "gpu");
   std::string reported = gpus == 0 ? "0 GPUs" : "";
   for (const auto& [m, n] : models) {
     if (!reported.empty()) reported += " + ";
@@ -426,7 +426,14 @@ std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resou
   std::vector<ReadResult> results(resources.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < resources.size(); i = next++) results[i] = read_one(resources[i]);
+    for (size_t i = next++; i < resources.size(); i = next++) {
+      try {
+        results[i] = read_one(resources[i]);
+      } catch (const std::exception& e) {  // an answer shaped unlike Redfish; never let it kill the thread
+        results[i].address = resources[i].address;
+        results[i].error = Error::fatal(resources[i].address + ": unexpected answer from the BMC: " + e.what());
+      }
+    }
   };
   const size_t n = std::min<size_t>(static_cast<size_t>(options_.parallelism), resources.size());
   std::vector<std::thread> pool;
@@ -462,8 +469,8 @@ Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& 
   const Json want_bios = desired.attributes.value("bios", Json::object());
   const bool bios_changed = want_bios != prior.attributes.value("bios", Json::object());
   const bool boot_changed =
-      desired.attributes.value("boot_method", std::string()) != prior.attributes.value("boot_method", std::string()) ||
-      desired.attributes.value("boot_image", std::string()) != prior.attributes.value("boot_image", std::string());
+      str(desired.attributes, "boot_method") != str(prior.attributes, "boot_method") ||
+      str(desired.attributes, "boot_image") != str(prior.attributes, "boot_image");
   if (boot_changed)
     if (auto st = set_boot(c, *sys, desired); !st) return at(desired.address, st.error());
   if (bios_changed) {

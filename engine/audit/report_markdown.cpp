@@ -1,0 +1,118 @@
+// Markdown writer, sized for a pull-request comment (GitHub caps them at
+// 65536 characters): counts, failures first, passes collapsed.
+#include "engine/audit/report.h"
+
+namespace plinth::audit {
+namespace {
+
+/// Escapes characters that would break a Markdown table cell.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else out += c;
+  }
+  return out;
+}
+
+std::string where(const Report& r, const SourceLoc& loc) {
+  return loc.known() ? "`" + r.repo_path(loc.file) + ":" + std::to_string(loc.line) + "`" : "";
+}
+
+std::string provenance_line(const Report& r) {
+  std::string s = "Blueprint **" + cell(r.blueprint_name) + "** · " + cell(describe(r.provenance)) + " · plinth " +
+                  r.plinth_version + " · " + r.generated_at;
+  if (r.plan)
+    s += " · plan: " + std::to_string(r.plan->create) + " to create, " + std::to_string(r.plan->update) +
+         " to update, " + std::to_string(r.plan->replace) + " to replace, " + std::to_string(r.plan->remove) +
+         " to delete";
+  return s;
+}
+
+constexpr size_t kMaxRows = 200;  // keeps the comment far below GitHub's limit
+
+}  // namespace
+
+std::string to_markdown(const Report& r) {
+  auto c = r.counts();
+  std::string md = "## Plinth compliance report" + (r.framework_filter.empty() ? "" : " — " + r.framework_filter) + "\n\n";
+  md += (r.blocked ? "❌ **Blocked**: " + std::to_string(r.mandatory_failures()) + " mandatory failure(s)"
+                   : std::string("✅ **No mandatory failures**")) +
+        "\n\n";
+  md += "| Policies | Pass | Fail | Waived | Error |\n|---:|---:|---:|---:|---:|\n| " + std::to_string(r.policies.size()) +
+        " | " + std::to_string(c["pass"]) + " | " + std::to_string(c["fail"]) + " | " + std::to_string(c["waived"]) +
+        " | " + std::to_string(c["error"]) + " |\n\n";
+
+  std::string failures;
+  size_t rows = 0, more = 0;
+  for (int pass = 0; pass < 2; pass++)  // mandatory first, then advisory
+    for (const auto& v : r.verdicts) {
+      const auto* p = r.find(v.policy);
+      if (!p || (v.outcome != policy::Outcome::Fail && v.outcome != policy::Outcome::Error)) continue;
+      if (p->mandatory() != (pass == 0)) continue;
+      if (rows++ >= kMaxRows) {
+        more++;
+        continue;
+      }
+      failures += "| " + std::string(v.outcome == policy::Outcome::Error ? "error" : "fail") + " | `" + v.policy +
+                  "` " + cell(p->title) + " | " + p->enforcement + " / " + p->severity + " | `" +
+                  cell(v.address.empty() ? "(blueprint)" : v.address) + "` | " + where(r, v.loc) + " | " +
+                  cell(v.message) + " |\n";
+    }
+  if (!failures.empty()) {
+    md += "### Failures\n\n| | Policy | Enforcement | Resource | Location | Finding |\n|---|---|---|---|---|---|\n" +
+          failures;
+    if (more) md += "\n…and " + std::to_string(more) + " more; see the full report.\n";
+    md += "\n";
+  }
+
+  std::string waived;
+  for (const auto& v : r.verdicts) {
+    if (v.outcome != policy::Outcome::Waived) continue;
+    std::string expires;
+    for (const auto& w : r.waivers)
+      if (w.waiver.loc == v.waiver_loc) expires = w.waiver.expires + " (" + std::to_string(w.days_left) + " days)";
+    waived += "| `" + v.policy + "` | `" + cell(v.address) + "` | " + cell(v.waiver_justification) + " | " +
+              cell(v.waiver_approver) + " | " + expires + " |\n";
+  }
+  if (!waived.empty())
+    md += "### Waived\n\n| Policy | Resource | Justification | Approver | Expires |\n|---|---|---|---|---|\n" + waived +
+          "\n";
+
+  for (const auto& d : r.diagnostics)
+    md += "> **" + std::string(to_string(d.severity)) + " " + d.code + "** " + cell(d.message) +
+          (d.loc.known() ? " (" + where(r, d.loc) + ")" : "") + "\n";
+  if (!r.diagnostics.empty()) md += "\n";
+
+  if (!r.framework_filter.empty() && !r.frameworks.empty()) {
+    const auto& f = r.frameworks.front();
+    md += "### " + cell(f.title.empty() ? f.name : f.title) + "\n\n| Control | Title | Status | Policies |\n|---|---|---|---|\n";
+    for (const auto& ctl : f.controls) {
+      std::string pols;
+      for (const auto& id : ctl.policies) pols += (pols.empty() ? "`" : ", `") + id + "`";
+      md += "| " + cell(ctl.id) + " | " + cell(ctl.title) + " | " + to_string(ctl.status) + " | " + pols + " |\n";
+    }
+    md += "\n";
+  }
+
+  std::string passes;
+  rows = 0;
+  for (const auto& v : r.verdicts) {
+    if (v.outcome != policy::Outcome::Pass) continue;
+    if (rows++ >= kMaxRows) continue;
+    passes += "| `" + v.policy + "` | `" + cell(v.address.empty() ? "(blueprint)" : v.address) + "` | " +
+              cell(v.message) + " |\n";
+  }
+  if (!passes.empty())
+    md += "<details><summary>" + std::to_string(c["pass"]) +
+          " passing check(s)</summary>\n\n| Policy | Resource | Evidence |\n|---|---|---|\n" + passes +
+          (rows > kMaxRows ? "\n…and " + std::to_string(rows - kMaxRows) + " more.\n" : "") + "\n</details>\n\n";
+
+  md += "<sub>" + provenance_line(r) + "</sub>\n";
+  return md;
+}
+
+}  // namespace plinth::audit

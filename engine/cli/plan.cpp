@@ -9,15 +9,112 @@
 //   4. diff      desired vs prior -> Plan
 //      (steps 1-4 are build_plan in planning.h, shared with apply and destroy)
 //      (policy evaluation of the plan goes here)
-//   5. output    text or --json to stdout (`-out PLANFILE` goes here)
+//   5. output    text or --json to stdout
+//   5b. reports  --report FORMAT:FILE, -out PLANFILE [--sign-key], --against REF
+//                (extras_after_plan below; docs/audit.md, docs/plan-files.md)
 //   6. exit code 0 / 2 (--detailed-exitcode) / 1
+#include <filesystem>
+
+#include "engine/audit/compare.h"
+#include "engine/audit/git_source.h"
+#include "engine/audit/provenance.h"
+#include "engine/audit/report.h"
+#include "engine/blueprint/json.h"
+#include "engine/blueprint/loader.h"
 #include "engine/cli/common.h"
 #include "engine/cli/planning.h"
+#include "engine/plan/planfile.h"
+#include "engine/policy/waivers.h"
 #include "engine/cli/policy_gate.h"
 #include "engine/plan/format.h"
 
 namespace plinth::cli {
 namespace {
+
+/// --against REF: the blueprint files as they are at REF, expanded and
+/// evaluated like the working tree, and what the change does to resources
+/// and verdicts (printed to io.out).
+int print_against(const Args& args, Io& io, const Planned& planned, const PolicyOutcome& policies) {
+  const std::string ref = *args.get("against");
+  std::vector<std::string> paths;
+  for (const auto& f : planned.loaded.blueprint.files) paths.push_back(std::filesystem::absolute(f.path).string());
+  auto snap = audit::read_at_ref(paths.front(), ref, paths);
+  if (!snap) return fail(io, "plan", "--against " + ref + ": " + snap.error().message);
+  auto base = bp::load_strings(snap->docs);
+  if (!base.ok()) {
+    print_diagnostics(base.diagnostics, io);
+    return fail(io, "plan", "--against " + ref + ": the blueprint at " + ref + " does not load (errors above)");
+  }
+  auto base_graph = graph::expand(base.blueprint);
+  if (!base_graph) return fail(io, "plan", "--against " + ref + ": " + base_graph.error().message);
+  plan::Plan base_plan = plan::diff(base_graph->resources, planned.state.doc.resources);
+  policy::Input in;
+  in.blueprint = &base.blueprint;
+  in.blueprint_json = bp::to_json(base.blueprint);
+  in.resources = &base_graph->resources;
+  in.plan = &base_plan;
+  policy::Evaluation base_eval = policy::evaluate(policy_dirs(args), in);
+  const std::string bp_dir = blueprint_dir(args.positional);
+  auto waivers = policy::load_waivers((std::filesystem::path(bp_dir) / "waivers.yaml").string());
+  policy::apply_waivers(waivers.waivers, policy::today_utc(), base_eval);
+  auto delta = audit::compare_verdicts(base_eval, policies.evaluation);
+  std::string text = audit::describe_change(ref, snap->commit, plan::diff(planned.desired.resources, base_graph->resources),
+                                            delta);
+  for (const auto& a : snap->absent) text += "  (" + a + " does not exist at " + ref + ")\n";
+  std::fwrite(text.data(), 1, text.size(), io.out);
+  return kExitSuccess;
+}
+
+/// --report FORMAT:FILE (repeatable) and -out PLANFILE [--sign-key KEY].
+int write_outputs(const Args& args, Io& io, const Planned& planned, const PolicyOutcome& policies) {
+  const auto& bp = planned.loaded.blueprint;
+  std::vector<std::string> files;
+  for (const auto& f : bp.files) files.push_back(f.path);
+  if (!args.all("report").empty()) {
+    audit::RunInput in;
+    in.blueprint = &bp;
+    in.evaluation = &policies.evaluation;
+    in.plan = planned.plan.summary();
+    in.state_path = planned.state.path;
+    in.policy_dirs = policy_dirs(args);
+    in.waivers_path = (std::filesystem::path(blueprint_dir(args.positional)) / "waivers.yaml").string();
+    auto report = audit::collect_report(in);
+    if (!report) return fail(io, "plan", report.error().message);
+    for (const auto& spec : args.all("report")) {
+      auto target = audit::parse_report_target(spec);
+      if (!target) return fail(io, "plan", target.error().message);
+      if (auto st = audit::write_report(*report, target->format, target->path); !st)
+        return fail(io, "plan", st.error().message);
+      if (target->path != "-")
+        std::fprintf(io.err, "wrote %s report to %s\n", target->format.c_str(), target->path.c_str());
+    }
+  }
+  if (auto out = args.get("out")) {
+    if (policies.blocked)
+      return fail(io, "plan", "not writing " + *out + ": the policy check failed (a blocked plan cannot be applied)");
+    auto prov = audit::record_provenance(files);
+    if (!prov) return fail(io, "plan", "git provenance: " + prov.error().message);
+    std::vector<std::string> policy_files;
+    for (const auto& [path, sha] : policies.evaluation.hashes) policy_files.push_back(path);
+    // With no state yet the plan starts a lineage of its own (docs/plan-files.md).
+    state::StateDocument bound = planned.state.doc;
+    if (bound.lineage.empty()) bound = state::new_document();
+    auto bindings = plan::make_bindings(files, policy_files, bound, prov->commit, prov->files_dirty);
+    if (!bindings) return fail(io, "plan", bindings.error().message);
+    std::optional<plan::PlanKey> key;
+    if (auto key_path = args.get("sign-key")) {
+      auto k = plan::PlanKey::load(*key_path);
+      if (!k) return fail(io, "plan", "--sign-key: " + k.error().message);
+      key.emplace(std::move(*k));
+    }
+    auto pf = plan::make_planfile(planned.plan, std::move(*bindings));
+    if (auto st = plan::write_planfile(*out, pf, key ? &*key : nullptr); !st)
+      return fail(io, "plan", st.error().message);
+    std::fprintf(io.err, "saved the plan to %s%s; apply it with: plinth apply %s\n", out->c_str(),
+                 key ? (" (signed, " + key->algorithm() + " key " + key->id() + ")").c_str() : "", out->c_str());
+  }
+  return kExitSuccess;
+}
 
 int run_plan(const Args& args, Io& io) {
   // 1-4. load, expand, state, refresh, diff (the state lock is released when
@@ -44,6 +141,12 @@ int run_plan(const Args& args, Io& io) {
     std::fwrite(text.data(), 1, text.size(), io.out);
   }
 
+  // 5b. reports, plan file, --against
+  if (args.has("against")) {
+    if (int rc = print_against(args, io, *planned, policies); rc != kExitSuccess) return rc;
+  }
+  if (int rc = write_outputs(args, io, *planned, policies); rc != kExitSuccess) return rc;
+
   // 6. exit code
   if (policies.blocked) return kExitFailure;
   return args.flag("detailed-exitcode") && p.has_changes() ? kExitChanges : kExitSuccess;
@@ -51,7 +154,8 @@ int run_plan(const Args& args, Io& io) {
 
 const Register reg({
     "plan",
-    "plinth plan PATH... [--state FILE] [--json] [--detailed-exitcode] [--lock-timeout D]",
+    "plinth plan PATH... [--state FILE] [--json] [--detailed-exitcode] [--lock-timeout D] [--report FORMAT:FILE]... "
+    "[-out PLANFILE [--sign-key KEY]] [--against REF]",
     "Show what apply would create, update, replace or destroy.",
     "Loads and validates the blueprint, expands it into resources, reads the prior state\n"
     "(locked while it is read) and prints each resource's action with attribute-level\n"
@@ -71,6 +175,10 @@ const Register reg({
         {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable; docs/policy-authoring.md).", true},
         {"refresh", "", "Read the resources in state through their providers first (default true; --refresh=false skips it)."},
         provider_option_flag(),
+        {"report", "FORMAT:FILE", "Also write an audit report (json, sarif, junit, markdown, html; docs/audit.md).", true},
+        {"out", "PLANFILE", "Save the plan, bound to its inputs, for plinth apply PLANFILE (docs/plan-files.md)."},
+        {"sign-key", "KEY", "Sign the saved plan with an Ed25519 private key or HMAC secret file."},
+        {"against", "REF", "Also show what the change since git REF does to resources and policy verdicts."},
     },
     run_plan,
     20,

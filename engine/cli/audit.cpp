@@ -1,0 +1,89 @@
+// plinth audit PATH...: a compliance report of the blueprint (docs/audit.md).
+//
+// The same steps as plan (load, expand, state, diff, policies), then the
+// report in one format to stdout or --output. The report is written whether
+// or not policies fail; the exit code says whether a mandatory one did.
+#include <filesystem>
+
+#include "engine/audit/report.h"
+#include "engine/cli/common.h"
+#include "engine/cli/policy_gate.h"
+#include "engine/graph/expand.h"
+#include "engine/state/state.h"
+
+namespace plinth::cli {
+namespace {
+
+int run_audit(const Args& args, Io& io) {
+  const std::string format = args.get_or("format", "json");
+  if (std::find(audit::formats().begin(), audit::formats().end(), format) == audit::formats().end() &&
+      format != "md")
+    return fail(io, "audit", "--format " + format + ": use one of json, sarif, junit, markdown, html");
+
+  auto loaded = load_blueprint(args.positional, io);
+  if (!loaded) return kExitFailure;
+  auto desired = graph::expand(loaded->blueprint);
+  if (!desired) return fail(io, "audit", desired.error().message);
+
+  const std::string state_path = state::resolve_state_path(args.get("state"), args.positional);
+  auto backend = state::open_local(state_path);
+  auto doc = backend->load();
+  if (!doc) return fail(io, "audit", "state " + state_path + ": " + doc.error().message);
+  state::StateDocument prior = *doc ? std::move(**doc) : state::StateDocument{};
+  plan::Plan p = plan::diff(desired->resources, prior.resources);
+
+  const auto dirs = policy_dirs(args);
+  const std::string bp_dir = blueprint_dir(args.positional);
+  auto outcome = run_policies(*loaded, *desired, p, dirs, bp_dir, io);
+
+  audit::RunInput in;
+  in.blueprint = &loaded->blueprint;
+  in.evaluation = &outcome.evaluation;
+  in.plan = p.summary();
+  in.state_path = state_path;
+  in.policy_dirs = dirs;
+  in.waivers_path = (std::filesystem::path(bp_dir) / "waivers.yaml").string();
+  auto report = audit::collect_report(in);
+  if (!report) return fail(io, "audit", report.error().message);
+  if (auto fw = args.get("framework")) {
+    if (auto st = audit::restrict_to_framework(*report, *fw); !st) return fail(io, "audit", st.error().message);
+  }
+
+  const std::string output = args.get_or("output", "-");
+  if (output != "-") std::fflush(io.out);
+  if (auto st = audit::write_report(*report, format == "md" ? "markdown" : format, output); !st)
+    return fail(io, "audit", st.error().message);
+  if (output != "-") std::fprintf(io.err, "wrote %s report to %s\n", format.c_str(), output.c_str());
+
+  bool blocking = report->framework_filter.empty() ? outcome.blocked : report->mandatory_failures() > 0;
+  if (blocking && !args.flag("soft-fail")) return kExitFailure;
+  return kExitSuccess;
+}
+
+const Register reg({
+    "audit",
+    "plinth audit PATH... [--format json|sarif|junit|markdown|html] [--output FILE] [--framework F] "
+    "[--policy-dir DIR]... [--state FILE] [--soft-fail]",
+    "Write a compliance report: every policy verdict with controls, resources and file:line.",
+    "Loads and validates the blueprint, expands it, plans it against the state (read-only,\n"
+    "no lock) and runs the policy packs, then writes a report: JSON (the source of truth,\n"
+    "docs/audit-report.schema.json), SARIF 2.1.0 (GitHub code scanning), JUnit XML, Markdown\n"
+    "(a pull-request comment) or a self-contained HTML page. --framework hipaa narrows the\n"
+    "report to one framework and lists every control of it, covered or not. The report is\n"
+    "written either way; the exit code is 1 when a mandatory policy fails or errors (with\n"
+    "--framework: one of that framework's), a waiver expired or a pack is broken, unless\n"
+    "--soft-fail. docs/audit.md describes every format.",
+    {
+        {"format", "F", "json (default), sarif, junit, markdown or html."},
+        {"output", "FILE", "Write the report to FILE instead of stdout."},
+        {"framework", "F", "Only this framework's policies, with its full control list (hipaa, soc2, gdpr)."},
+        {"state", "FILE", "State file to plan against (default: plinth.state.json beside the first blueprint)."},
+        {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable).", true},
+        {"soft-fail", "", "Exit 0 even when a mandatory policy fails (the report still says so)."},
+    },
+    run_audit,
+    25,
+});
+
+}  // namespace
+}  // namespace plinth::cli

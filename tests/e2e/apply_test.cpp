@@ -1,0 +1,271 @@
+// plinth apply / refresh / plan / destroy against the Redfish emulator: a
+// 50-node pool from empty, idempotent re-plan, BIOS updates, drift, injected
+// 503s, SIGTERM mid-apply, unreachable BMCs and wrong credentials.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <regex>
+#include <set>
+
+#include "engine/state/state.h"
+#include "tests/providers/baremetal/emulator.h"
+#include "tests/support/run.h"
+
+using namespace plinth;
+using namespace plinth::test;
+
+namespace {
+
+const std::map<std::string, std::string> kEnv = {{"BMC_CREDENTIALS", "admin:admin"}};
+
+/// A blueprint with one bare-metal pool of `count` nodes whose BMCs are
+/// `endpoints` (a YAML scalar or flow list) and one VLAN and storage tier.
+std::string blueprint(const std::string& endpoints, int count, const std::string& ca, const std::string& turbo = "Enabled") {
+  return "apiVersion: plinth/v1\n"
+         "kind: Blueprint\n"
+         "metadata: {name: e2e-apply, owner: ml-platform}\n"
+         "stacks:\n"
+         "  train:\n"
+         "    driver: \"550.54.15\"\n"
+         "    cuda: \"12.4\"\n"
+         "    cudnn: \"9.1.0\"\n"
+         "    frameworks: {pytorch: \"2.3.1\"}\n"
+         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
+         "networks:\n"
+         "  vlans: [{name: ml-fabric, id: 100, cidr: 10.100.0.0/16, vrf: ml, purpose: training, mtu: 9000}]\n"
+         "storage:\n"
+         "  tiers:\n"
+         "    - {name: hot, kind: nvme, capacity_tb: 100, classification: internal, encryption: {at_rest: aes-256-xts}}\n"
+         "node_pools:\n"
+         "  - name: train-a\n"
+         "    provider: baremetal\n"
+         "    count: " + std::to_string(count) + "\n"
+         "    role: training\n"
+         "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
+         "    stack: train\n"
+         "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n"
+         "    bios: {ProcTurboMode: " + turbo + ", PowerProfile: MaxPerf}\n"
+         "    networks: [ml-fabric]\n"
+         "    storage: [hot]\n"
+         "    bmc:\n"
+         "      endpoints: " + endpoints + "\n"
+         "      credentials: env:BMC_CREDENTIALS\n"
+         "      ca_bundle: " + ca + "\n"
+         "    mig: {profile: none}\n";
+}
+
+std::vector<std::string> emulator_args(int bmcs, std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"--bmcs", std::to_string(bmcs), "--gpus", "8", "--memory-gib", "2048",
+                                "--power-delay-ms", "20", "--power-state", "Off"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+/// Node indexes of pool train-a recorded in the state file.
+std::set<int> nodes_in_state(const std::string& path) {
+  std::set<int> out;
+  std::string text = slurp(path);
+  if (text.empty()) return out;
+  auto doc = state::parse(text, path);
+  REQUIRE(doc.ok());
+  for (const auto& r : doc->resources)
+    if (r.type == "baremetal.node") out.insert(r.index);
+  return out;
+}
+
+/// BMC indexes that got a successful ComputerSystem.Reset, with how many each.
+std::map<int, int> resets(const Emulator& emu) {
+  std::map<int, int> out;
+  std::istringstream in(emu.log());
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j["bmc"].is_number()) continue;
+    if (j["method"] == "POST" && j["path"].get<std::string>().find("ComputerSystem.Reset") != std::string::npos &&
+        j["status"].is_number() && j["status"].get<int>() < 300)
+      ++out[j["bmc"].get<int>()];
+  }
+  return out;
+}
+
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+std::vector<std::string> apply_args(const std::string& bp, const std::string& st) {
+  return {"apply", bp, "--state", st, "--auto-approve"};
+}
+
+}  // namespace
+
+TEST_CASE("apply creates a 50-node pool from empty; re-plan shows no changes; a BIOS change updates every node; drift is reported",
+          "[e2e][apply]") {
+  Emulator emu(emulator_args(50));
+  TempDir dir;
+  const std::string st = dir.path() + "/plinth.state.json";
+  const std::string tmpl = "\"" + emu.base() + "/bmc/{index}\"";
+  std::string bp = dir.write("bp.yaml", blueprint(tmpl, 50, emu.ca()));
+
+  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(count_of(r.out, ": created (") == 53);  // 50 nodes, the stack, the VLAN, the tier
+  CHECK(r.out.find("apply: baremetal.node.train-a[49]: created (") != std::string::npos);
+  CHECK(r.out.find("Apply complete: 53 succeeded, 0 failed, 0 skipped.") != std::string::npos);
+  CHECK(nodes_in_state(st).size() == 50);
+  auto rs = resets(emu);
+  CHECK(rs.size() == 50);
+
+  // Re-plan (with refresh through the emulator): nothing to do.
+  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(again.out.find("No changes.") != std::string::npos);
+
+  // One BIOS attribute changes in the blueprint: one in-place update per node.
+  bp = dir.write("bp.yaml", blueprint(tmpl, 50, emu.ca(), "Disabled"));
+  auto plan = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  CHECK(plan.exit_code == 2);
+  CHECK(plan.out.find("Plan: 0 to create, 50 to update, 0 to replace, 0 to destroy.") != std::string::npos);
+  auto upd = run_plinth(apply_args(bp, st), "", kEnv);
+  INFO(upd.out << upd.err);
+  REQUIRE(upd.exit_code == 0);
+  CHECK(count_of(upd.out, ": updated (") == 50);
+  auto settled = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  CHECK(settled.exit_code == 0);
+
+  // Drift: someone changes BMC 7's BIOS directly and reboots it.
+  const std::string sys = emu.bmc(7) + "/redfish/v1/Systems/437XR1138R2";
+  auto patch = run_program({"curl", "-sS", "--fail", "--cacert", emu.ca(), "-u", "admin:admin", "-X", "PATCH", "-H",
+                            "Content-Type: application/json", "-d", R"({"Attributes": {"PowerProfile": "Balanced"}})",
+                            sys + "/Bios/Settings"});
+  REQUIRE(patch.exit_code == 0);
+  auto reset = run_program({"curl", "-sS", "--fail", "--cacert", emu.ca(), "-u", "admin:admin", "-X", "POST", "-H",
+                            "Content-Type: application/json", "-d", R"({"ResetType": "ForceRestart"})",
+                            sys + "/Actions/ComputerSystem.Reset"});
+  REQUIRE(reset.exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  auto drift = run_plinth({"refresh", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  INFO(drift.out << drift.err);
+  CHECK(drift.exit_code == 2);
+  CHECK(drift.out.find("Drift: 1 resource(s) changed outside Plinth (state -> observed):\n"
+                       "  ~ baremetal.node.train-a[7]\n"
+                       "      bios.PowerProfile: \"MaxPerf\" -> \"Balanced\"\n") != std::string::npos);
+  auto replan = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  CHECK(replan.exit_code == 2);
+  CHECK(replan.out.find("Plan: 0 to create, 1 to update, 0 to replace, 0 to destroy.") != std::string::npos);
+  CHECK(replan.out.find("baremetal.node.train-a[7]") != std::string::npos);
+}
+
+TEST_CASE("apply converges with 20% injected 503s", "[e2e][apply]") {
+  Emulator emu(emulator_args(20, {"--rate-503", "0.2"}));
+  TempDir dir;
+  const std::string st = dir.path() + "/plinth.state.json";
+  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 20, emu.ca()));
+  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(nodes_in_state(st).size() == 20);
+  CHECK(emu.log().find("\"fault\":\"503\"") != std::string::npos);  // faults really happened
+  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  CHECK(again.exit_code == 0);
+}
+
+TEST_CASE("SIGTERM mid-apply: state holds exactly the completed nodes and a re-run finishes the rest",
+          "[e2e][apply]") {
+  Emulator emu(emulator_args(30, {"--latency-ms", "40"}));
+  TempDir dir;
+  const std::string st = dir.path() + "/plinth.state.json";
+  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 30, emu.ca()));
+
+  // Start plinth apply as a child and stop it once a few nodes are recorded.
+  const std::string out_path = dir.path() + "/out.txt", err_path = dir.path() + "/err.txt";
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int n = ::open("/dev/null", O_RDONLY);
+    dup2(o, 1);
+    dup2(e, 2);
+    dup2(n, 0);
+    if (chdir(source_dir().c_str()) != 0) _exit(126);
+    setenv("BMC_CREDENTIALS", "admin:admin", 1);
+    execl(PLINTH_BINARY, PLINTH_BINARY, "apply", bp.c_str(), "--state", st.c_str(), "--auto-approve", "--parallelism",
+          "4", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (nodes_in_state(st).size() < 5 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(kill(pid, SIGTERM) == 0);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  const std::string out = slurp(out_path), err = slurp(err_path);
+  INFO(out << err);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  std::smatch m;
+  REQUIRE(std::regex_search(err, m, std::regex(R"(interrupted: (\d+) of 33 operations completed and are recorded in state)")));
+  CHECK(err.find("Re-running plinth apply converges.") != std::string::npos);
+  const std::set<int> recorded = nodes_in_state(st);
+  CHECK(recorded.size() < 30);
+  // Exactly the nodes the emulator saw reset are recorded: in-flight nodes finished.
+  std::set<int> reset_bmcs;
+  for (auto [bmc, n] : resets(emu)) reset_bmcs.insert(bmc);
+  CHECK(recorded == reset_bmcs);
+
+  // The re-run creates the rest and resets each remaining BMC once.
+  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(count_of(r.out, ": created (") == 30 - recorded.size());
+  CHECK(nodes_in_state(st).size() == 30);
+  for (auto [bmc, n] : resets(emu)) CHECK(n == 1);
+}
+
+TEST_CASE("wrong credentials and an unreachable BMC: clear errors naming node and URL, exit 1, state kept",
+          "[e2e][apply]") {
+  Emulator emu(emulator_args(3, {"--override", "1:password=secret"}));
+  TempDir dir;
+  const std::string st = dir.path() + "/plinth.state.json";
+  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 3, emu.ca()));
+  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("apply: baremetal.node.train-a[1]: create failed (") != std::string::npos);
+  CHECK(r.out.find(emu.bmc(1)) != std::string::npos);
+  CHECK(r.out.find("401") != std::string::npos);
+  CHECK(r.out.find("Apply incomplete: 5 succeeded, 1 failed, 0 skipped.") != std::string::npos);
+  CHECK(nodes_in_state(st) == std::set<int>{0, 2});
+
+  // A BMC that nobody answers on: its node fails, the others in state stay.
+  std::string bp2 = dir.write("bp.yaml", blueprint("[\"" + emu.bmc(0) + "\", \"https://127.0.0.1:1/bmc/1\", \"" +
+                                                   emu.bmc(2) + "\"]", 3, emu.ca()));
+  auto u = run_plinth(apply_args(bp2, st), "", kEnv);
+  INFO(u.out << u.err);
+  CHECK(u.exit_code == 1);
+  CHECK((u.out + u.err).find("baremetal.node.train-a[1]") != std::string::npos);
+  CHECK((u.out + u.err).find("https://127.0.0.1:1") != std::string::npos);
+  CHECK(nodes_in_state(st) == std::set<int>{0, 2});
+}
+
+TEST_CASE("apply refuses without a terminal unless --auto-approve, before touching anything", "[e2e][apply]") {
+  TempDir dir;
+  std::string bp = dir.write("bp.yaml", blueprint("\"https://127.0.0.1:1/bmc/{index}\"", 2, "/nonexistent/ca.pem"));
+  auto r = run_plinth({"apply", bp, "--state", dir.path() + "/s.json"}, "", kEnv);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err ==
+        "plinth apply: stdin is not a terminal, so there is no one to confirm the changes; review them with 'plinth "
+        "plan' and re-run with --auto-approve\n");
+  CHECK(slurp(dir.path() + "/s.json").empty());
+  auto p = run_plinth({"apply", bp, "--auto-approve", "--parallelism", "0"}, "", kEnv);
+  CHECK(p.exit_code == 1);
+  CHECK(p.err.find("plinth apply: --parallelism '0' must be a whole number from 1 to 1000\n") != std::string::npos);
+}

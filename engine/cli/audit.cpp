@@ -26,7 +26,7 @@ int run_audit(const Args& args, Io& io) {
   if (!desired) return fail(io, "audit", desired.error().message);
 
   const std::string state_path = state::resolve_state_path(args.get("state"), args.positional);
-  auto backend = state::open_local(state_path);
+  auto backend = state::open_backend(state_path);
   auto doc = backend->load();
   if (!doc) return fail(io, "audit", "state " + state_path + ": " + doc.error().message);
   state::StateDocument prior = *doc ? std::move(**doc) : state::StateDocument{};

@@ -1,0 +1,436 @@
+// Audit reports built from real policy runs: the built-in packs on the
+// example and policy-* blueprints, every writer checked against what reads it.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/audit/compare.h"
+#include "engine/audit/report.h"
+#include "engine/blueprint/json.h"
+#include "engine/core/hash.h"
+#include "engine/blueprint/loader.h"
+#include "engine/graph/expand.h"
+#include "engine/policy/waivers.h"
+#include "tests/support/run.h"
+
+using namespace plinth;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  bp::Blueprint blueprint;
+  graph::ResourceGraph graph;
+  plan::Plan plan;
+  policy::Evaluation eval;
+  audit::Report report;
+};
+
+/// Loads `file`, expands it, plans against empty state, runs the built-in
+/// packs, applies `waivers` and builds the report, as `plinth audit` does.
+Run run(const std::string& file, const std::vector<policy::Waiver>& waivers = {}) {
+  Run r;
+  auto loaded = bp::load_files({file});
+  REQUIRE(loaded.ok());
+  r.blueprint = loaded.blueprint;
+  auto g = graph::expand(r.blueprint);
+  REQUIRE(g.ok());
+  r.graph = *g;
+  r.plan = plan::diff(r.graph.resources, {});
+  policy::Input in;
+  in.blueprint = &r.blueprint;
+  in.blueprint_json = bp::to_json(r.blueprint);
+  in.resources = &r.graph.resources;
+  in.plan = &r.plan;
+  r.eval = policy::evaluate({"policies"}, in);
+  policy::apply_waivers(waivers, "2026-12-02", r.eval);
+  audit::ReportInput ri;
+  ri.blueprint = &r.blueprint;
+  ri.evaluation = &r.eval;
+  ri.plan = r.plan.summary();
+  ri.state_path = "plinth.state.json";
+  ri.waivers = waivers;
+  ri.today = "2026-12-02";
+  ri.generated_at = "2026-12-02T14:00:00Z";
+  auto cats = audit::load_frameworks({"policies"});
+  REQUIRE(cats.ok());
+  ri.catalogs = *cats;
+  auto prov = audit::record_provenance({file});
+  REQUIRE(prov.ok());
+  ri.provenance = *prov;
+  r.report = audit::build_report(ri);
+  return r;
+}
+
+const audit::FrameworkView& framework(const audit::Report& r, const std::string& name) {
+  for (const auto& f : r.frameworks)
+    if (f.name == name) return f;
+  FAIL("no framework " << name);
+  throw std::logic_error("unreachable");
+}
+
+const audit::ControlView& control(const audit::FrameworkView& f, const std::string& id) {
+  for (const auto& c : f.controls)
+    if (c.id == id) return c;
+  FAIL("no control " << id << " in " << f.name);
+  throw std::logic_error("unreachable");
+}
+
+policy::Waiver records_tls_waiver() {
+  return {"HIPAA-TLS-001", "storage.tier.records", "NFS over a dedicated, isolated VLAN until Q1 <migration>",
+          "ciso@example.com", "2026-12-31", {"waivers.yaml", 3, 5}};
+}
+
+std::string write_temp(const test::TempDir& dir, const std::string& name, const std::string& text) {
+  return dir.write(name, text);
+}
+
+/// Test output that outlives the test (screenshots, validator logs).
+std::string output_dir() {
+  fs::path dir = fs::path(PLINTH_BINARY).parent_path().parent_path() / "test-output" / "audit";
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+/// The SARIF Multitool, installed with npm into the build tree when missing.
+/// Returns "" and sets `why` when npm cannot reach the registry.
+std::string multitool(std::string& why) {
+  fs::path dir = fs::path(PLINTH_BINARY).parent_path().parent_path() / "tools" / "sarif";
+  fs::path bin = dir / "node_modules" / "@microsoft" / "sarif-multitool-linux" / "Sarif.Multitool";
+  if (!fs::exists(bin)) {
+    fs::create_directories(dir);
+    auto npm = test::run_program({"npm", "install", "--no-audit", "--no-fund", "--prefix", dir.string(),
+                            "@microsoft/sarif-multitool"});
+    if (npm.exit_code != 0 || !fs::exists(bin)) {
+      why = "npm install @microsoft/sarif-multitool failed (exit " + std::to_string(npm.exit_code) + "): " + npm.err;
+      return "";
+    }
+  }
+  // npm does not run the package's install script (chmod u+x) here.
+  fs::permissions(bin, fs::perms::owner_exec, fs::perm_options::add);
+  return bin.string();
+}
+
+}  // namespace
+
+TEST_CASE("the framework control lists load and name their controls") {
+  auto cats = audit::load_frameworks({"policies"});
+  REQUIRE(cats.ok());
+  std::vector<std::string> names;
+  for (const auto& c : *cats) names.push_back(c.name);
+  CHECK(names == std::vector<std::string>{"gdpr", "hipaa", "soc2"});
+  for (const auto& c : *cats) {
+    CHECK(!c.title.empty());
+    CHECK(c.controls.size() >= 10);
+  }
+}
+
+TEST_CASE("a malformed framework file is an error naming the file") {
+  test::TempDir dir;
+  dir.write("frameworks/x.yaml", "title: no name\ncontrols: []\n");
+  auto cats = audit::load_frameworks({dir.path()});
+  REQUIRE_FALSE(cats.ok());
+  CHECK(cats.error().message == dir.path() + "/frameworks/x.yaml: missing 'framework' (the name policies use in "
+                                             "controls, e.g. hipaa)");
+}
+
+TEST_CASE("the report records every verdict with severity, controls, address and file:line") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml");
+  auto c = r.report.counts();
+  CHECK(c["fail"] == 3);
+  CHECK(c["error"] == 0);
+  CHECK(r.report.blocked);
+  nlohmann::json j = audit::to_json(r.report);
+  CHECK(j["report_format_version"] == 1);
+  CHECK(j["blueprint"]["files"][0]["path"] == "blueprints/invalid/policy-hipaa-gaps.yaml");
+  CHECK(j["blueprint"]["files"][0]["sha256"] == sha256_file("blueprints/invalid/policy-hipaa-gaps.yaml"));
+  bool found = false;
+  for (const auto& v : j["verdicts"]) {
+    if (v["policy"] != "HIPAA-BAK-001" || v["outcome"] != "fail") continue;
+    found = true;
+    CHECK(v["address"] == "storage.tier.records");
+    CHECK(v["severity"] == "high");
+    CHECK(v["enforcement"] == "mandatory");
+    CHECK(v["controls"]["hipaa"].size() >= 1);
+    CHECK(v["location"]["file"] == "blueprints/invalid/policy-hipaa-gaps.yaml");
+    CHECK(v["location"]["line"] == 22);
+  }
+  CHECK(found);
+  CHECK(j["plan"]["create"].get<int>() == static_cast<int>(r.plan.summary().create));
+  CHECK(j["provenance"]["in_repository"] == true);
+}
+
+TEST_CASE("the JSON report validates against docs/audit-report.schema.json") {
+  test::TempDir dir;
+  for (const std::string file : {"blueprints/examples/regulated.yaml", "blueprints/invalid/policy-hipaa-gaps.yaml"}) {
+    Run r = run(file, {records_tls_waiver()});
+    std::string path = write_temp(dir, "report.json", audit::to_json(r.report).dump(2));
+    auto res = test::run_program(
+        {"python3", "-c",
+         "import json,sys,jsonschema\n"
+         "schema=json.load(open(sys.argv[1])); doc=json.load(open(sys.argv[2]))\n"
+         "jsonschema.Draft202012Validator.check_schema(schema)\n"
+         "errs=list(jsonschema.Draft202012Validator(schema).iter_errors(doc))\n"
+         "[print(e.json_path, e.message) for e in errs]\nsys.exit(1 if errs else 0)\n",
+         "docs/audit-report.schema.json", path});
+    INFO(file << "\n" << res.out << res.err);
+    CHECK(res.exit_code == 0);
+  }
+}
+
+TEST_CASE("a schema violation is caught by the schema check") {
+  // The check above can fail: a report missing a required field does not validate.
+  test::TempDir dir;
+  Run r = run("blueprints/examples/regulated.yaml");
+  nlohmann::json j = audit::to_json(r.report);
+  j["verdicts"][0]["outcome"] = "maybe";
+  std::string path = dir.write("bad.json", j.dump());
+  auto res = test::run_program({"python3", "-c",
+                                "import json,sys,jsonschema\n"
+                                "jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))\n",
+                                "docs/audit-report.schema.json", path});
+  CHECK(res.exit_code != 0);
+  CHECK(res.err.find("'maybe' is not one of") != std::string::npos);
+}
+
+TEST_CASE("waived failures carry justification, approver and expiry") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()});
+  auto c = r.report.counts();
+  CHECK(c["fail"] == 2);
+  CHECK(c["waived"] == 1);
+  REQUIRE(r.report.waivers.size() == 1);
+  CHECK(r.report.waivers[0].days_left == 29);
+  nlohmann::json j = audit::to_json(r.report);
+  for (const auto& v : j["verdicts"])
+    if (v["outcome"] == "waived") {
+      CHECK(v["policy"] == "HIPAA-TLS-001");
+      CHECK(v["waiver"]["approver"] == "ciso@example.com");
+      CHECK(v["waiver"]["expires"] == "2026-12-31");
+    }
+  CHECK(j["waivers"][0]["days_left"] == 29);
+}
+
+TEST_CASE("SARIF has rules with help, results at repo-relative lines and waived results suppressed") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()});
+  nlohmann::json s = audit::to_sarif(r.report);
+  CHECK(s["version"] == "2.1.0");
+  const auto& run0 = s["runs"][0];
+  const auto& driver = run0["tool"]["driver"];
+  CHECK(driver["name"] == "Plinth");
+  CHECK(driver["version"] == PLINTH_VERSION);
+  CHECK(driver["rules"].size() == r.report.policies.size());
+  for (const auto& rule : driver["rules"]) {
+    CHECK(!rule["help"]["text"].get<std::string>().empty());
+    CHECK(rule["helpUri"].get<std::string>().rfind("https://", 0) == 0);
+  }
+  REQUIRE(run0["results"].size() == 3);
+  int suppressed = 0;
+  for (const auto& res : run0["results"]) {
+    const auto& loc = res["locations"][0]["physicalLocation"];
+    CHECK(loc["artifactLocation"]["uri"] == "blueprints/invalid/policy-hipaa-gaps.yaml");
+    CHECK(loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%");
+    CHECK(loc["region"]["startLine"].get<int>() > 0);
+    CHECK(driver["rules"][res["ruleIndex"].get<int>()]["id"] == res["ruleId"]);
+    if (res.contains("suppressions")) {
+      suppressed++;
+      CHECK(res["ruleId"] == "HIPAA-TLS-001");
+      CHECK(res["suppressions"][0]["status"] == "accepted");
+    }
+  }
+  CHECK(suppressed == 1);
+}
+
+TEST_CASE("JUnit XML is well-formed with one testcase per policy and resource, escaped") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()});
+  std::string xml = audit::to_junit(r.report);
+  test::TempDir dir;
+  std::string path = dir.write("junit.xml", xml);
+  auto res = test::run_program(
+      {"python3", "-c",
+       "import sys, xml.etree.ElementTree as ET\n"
+       "root=ET.parse(sys.argv[1]).getroot()\n"
+       "cases=root.findall('./testsuite/testcase')\n"
+       "print(root.tag, root.get('tests'), root.get('failures'), root.get('skipped'), len(cases),"
+       " len(root.findall('./testsuite/testcase/failure')), len(root.findall('./testsuite/testcase/skipped')),"
+       " [s.get('name') for s in root.findall('testsuite')])\n"
+       "print([c.find('skipped').get('message') for c in cases if c.find('skipped') is not None][0])\n",
+       path});
+  INFO(res.err);
+  REQUIRE(res.exit_code == 0);
+  std::string n = std::to_string(r.report.verdicts.size());
+  CHECK(res.out == "testsuites " + n + " 2 1 " + n +
+                       " 2 1 ['hipaa', 'ml']\n"
+                       "waived: NFS over a dedicated, isolated VLAN until Q1 <migration> (approved by ciso@example.com)\n");
+  CHECK(audit::xml_escape("a<b>&\"'\x01") == "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+TEST_CASE("Markdown for a PR comment: counts, failures first, passes collapsed, provenance") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()});
+  std::string md = audit::to_markdown(r.report);
+  auto c = r.report.counts();
+  CHECK(md.rfind("## Plinth compliance report\n\n❌ **Blocked**: 2 mandatory failure(s)\n\n", 0) == 0);
+  CHECK(md.find("| " + std::to_string(r.report.policies.size()) + " | " + std::to_string(c["pass"]) +
+                " | 2 | 1 | 0 |") != std::string::npos);
+  size_t failures = md.find("### Failures");
+  size_t waived = md.find("### Waived");
+  size_t details = md.find("<details><summary>" + std::to_string(c["pass"]) + " passing check(s)</summary>");
+  REQUIRE(failures != std::string::npos);
+  REQUIRE(waived != std::string::npos);
+  REQUIRE(details != std::string::npos);
+  CHECK(failures < waived);
+  CHECK(waived < details);
+  CHECK(md.find("`storage.tier.records` | `blueprints/invalid/policy-hipaa-gaps.yaml:22`") != std::string::npos);
+  CHECK(md.find("| `HIPAA-TLS-001` | `storage.tier.records` | NFS over a dedicated, isolated VLAN until Q1 "
+                "&lt;migration&gt; | ciso@example.com | 2026-12-31 (29 days) |") != std::string::npos);
+  CHECK(md.find("<sub>Blueprint **phi-gaps** · git ") != std::string::npos);
+  CHECK(md.size() < 65536);
+}
+
+TEST_CASE("the HIPAA view lists covered controls with status and the controls no policy covers") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml");
+  const auto& hipaa = framework(r.report, "hipaa");
+  CHECK(hipaa.selected);
+  // 164.312(b) audit controls: HIPAA-AUD-002 fails on the one-year retention.
+  const auto& audit_ctl = control(hipaa, "164.312(b)");
+  CHECK(audit_ctl.status == audit::ControlStatus::Fail);
+  CHECK(std::find(audit_ctl.policies.begin(), audit_ctl.policies.end(), "HIPAA-AUD-002") != audit_ctl.policies.end());
+  // Sub-paragraphs cited by policies count for their standard.
+  CHECK(!control(hipaa, "164.312(a)(1)").policies.empty());
+  // Administrative safeguards no policy covers are listed as gaps.
+  const auto& training = control(hipaa, "164.308(a)(5)");
+  CHECK(training.status == audit::ControlStatus::NotCovered);
+  CHECK(training.policies.empty());
+  CHECK(training.title == "Security awareness and training");
+  // SOC 2 policies did not run for a hipaa-only blueprint: not evaluated, not passing.
+  const auto& soc2 = framework(r.report, "soc2");
+  CHECK_FALSE(soc2.selected);
+  int not_evaluated = 0;
+  for (const auto& c : soc2.controls) {
+    if (c.status != audit::ControlStatus::NotEvaluated) continue;
+    not_evaluated++;
+    for (const auto& id : c.policies) CHECK(r.report.find(id) == nullptr);  // only skipped policies cover it
+  }
+  CHECK(not_evaluated > 0);
+}
+
+TEST_CASE("restricting to a framework keeps its policies and rejects unknown names") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml");
+  audit::Report hipaa = r.report;
+  REQUIRE(audit::restrict_to_framework(hipaa, "hipaa").ok());
+  CHECK(hipaa.frameworks.size() == 1);
+  for (const auto& p : hipaa.policies) CHECK(p.controls.count("hipaa") == 1);
+  for (const auto& v : hipaa.verdicts) CHECK(hipaa.find(v.policy) != nullptr);
+  std::string md = audit::to_markdown(hipaa);
+  CHECK(md.find("### HIPAA Security Rule (45 CFR Part 164, Subpart C)") != std::string::npos);
+  CHECK(md.find("| 164.308(a)(5) | Security awareness and training | not_covered |  |") != std::string::npos);
+  audit::Report bad = r.report;
+  auto st = audit::restrict_to_framework(bad, "pci");
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message == "unknown framework 'pci'; frameworks with policies or a control list: gdpr, hipaa, soc2");
+}
+
+TEST_CASE("HTML is one self-contained page with the control matrix, failures and provenance") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()});
+  std::string html = audit::to_html(r.report);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("<link") == std::string::npos);
+  CHECK(html.find("<span class=\"cell fail\" title=\"Audit controls — fail\">164.312(b)</span>") != std::string::npos);
+  CHECK(html.find("<span class=\"cell not_covered\" title=\"Security awareness and training — not_covered\">"
+                  "164.308(a)(5)</span>") != std::string::npos);
+  CHECK(html.find("<code>blueprints/invalid/policy-hipaa-gaps.yaml:22</code>") != std::string::npos);
+  CHECK(html.find("id=\"provenance\"") != std::string::npos);
+  CHECK(html.find("until Q1 &lt;migration&gt;") != std::string::npos);
+}
+
+TEST_CASE("report targets parse as FORMAT:FILE") {
+  auto t = audit::parse_report_target("sarif:out/plinth.sarif");
+  REQUIRE(t.ok());
+  CHECK(*t == audit::ReportTarget{"sarif", "out/plinth.sarif"});
+  CHECK(audit::parse_report_target("md:-")->format == "markdown");
+  CHECK(audit::parse_report_target("pdf:x").error().message ==
+        "--report 'pdf:x': unknown format 'pdf'; use one of json, sarif, junit, markdown, html");
+  CHECK(audit::parse_report_target("sarif").error().message ==
+        "--report 'sarif': expected FORMAT:FILE, e.g. sarif:plinth.sarif or markdown:-");
+}
+
+TEST_CASE("verdict changes between two evaluations: failures added and fixed") {
+  Run before = run("blueprints/examples/regulated.yaml");
+  Run after = run("blueprints/invalid/policy-hipaa-gaps.yaml");
+  policy::Evaluation base = before.eval, head = after.eval;
+  auto d = audit::compare_verdicts(base, head);
+  REQUIRE(d.added.size() == 3);
+  CHECK(d.added[0].policy == "HIPAA-AUD-002");
+  CHECK(d.fixed.empty());
+  auto back = audit::compare_verdicts(head, base);
+  CHECK(back.added.empty());
+  CHECK(back.fixed.size() == 3);
+  std::string text = audit::describe_change("main", std::string(40, 'a'), plan::Plan{}, back);
+  CHECK(text.find("Compared with main (aaaaaaaaaaaa): 0 resource(s) added, 0 changed, 0 removed.\n"
+                  "Policy verdicts: this change adds 0 failure(s), fixes 3.\n") == 0);
+}
+
+TEST_CASE("SARIF reports are clean under Microsoft's SARIF Multitool") {
+  std::string why;
+  std::string tool = multitool(why);
+  if (tool.empty()) {
+    WARN("SKIPPED: cannot validate SARIF: " << why);
+    // Skippable only when npm truly cannot reach the registry.
+    auto ping = test::run_program({"npm", "ping"});
+    REQUIRE(ping.exit_code != 0);
+    return;
+  }
+  for (const std::string bp : {"blueprints/examples/regulated.yaml", "blueprints/invalid/policy-hipaa-gaps.yaml"}) {
+    std::string sarif = output_dir() + "/" + fs::path(bp).stem().string() + ".sarif";
+    std::ofstream(sarif) << audit::to_sarif(run(bp, {records_tls_waiver()}).report).dump(2);
+    std::string log = output_dir() + "/" + fs::path(bp).stem().string() + ".validation.sarif";
+    fs::remove(log);
+    auto v = test::run_program({tool, "validate", sarif, "-o", log});
+    INFO(v.out << v.err);
+    CHECK(v.exit_code == 0);
+    auto results = nlohmann::json::parse(test::slurp(log))["runs"][0]["results"];
+    std::string problems;
+    for (const auto& res : results)
+      if (res.value("level", "warning") == "error" || res.value("level", "warning") == "warning")
+        problems += res["ruleId"].get<std::string>() + ": " + res["message"].dump() + "\n";
+    INFO("validator log " << log << "\n" << problems);
+    CHECK(problems.empty());
+  }
+}
+
+TEST_CASE("the HTML report renders in headless Chromium without console errors") {
+  auto which = test::run_program({"sh", "-c", "command -v chromium"});
+  INFO("chromium is missing: apt-get install chromium (.ci/setup installs it)");
+  REQUIRE(which.exit_code == 0);
+  test::TempDir dir;
+  std::string html = output_dir() + "/report.html";
+  std::ofstream(html) << audit::to_html(run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()}).report);
+  std::string png = output_dir() + "/report.png";
+  fs::remove(png);
+  std::vector<std::string> common = {"chromium",         "--headless",  "--no-sandbox", "--disable-gpu",
+                                     "--disable-background-networking", "--disable-component-update",
+                                     "--disable-sync",   "--no-first-run", "--user-data-dir=" + dir.path() + "/profile"};
+  auto shot = common;
+  for (const std::string a : {"--enable-logging=stderr", "--v=0", "--window-size=1280,2000"}) shot.push_back(a);
+  shot.push_back("--screenshot=" + png);
+  shot.push_back("file://" + fs::absolute(html).string());
+  auto r = test::run_program(shot);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  REQUIRE(fs::exists(png));
+  CHECK(fs::file_size(png) > 20000);
+  CHECK(r.err.find("CONSOLE") == std::string::npos);
+  CHECK(r.err.find("Refused to") == std::string::npos);
+  WARN("screenshot: " << png);
+
+  auto dom = common;
+  dom.push_back("--dump-dom");
+  dom.push_back("file://" + fs::absolute(html).string());
+  auto d = test::run_program(dom);
+  CHECK(d.exit_code == 0);
+  CHECK(d.out.find("<h1>Plinth compliance report</h1>") != std::string::npos);
+  CHECK(d.out.find("164.308(a)(5)</span>") != std::string::npos);
+}
+

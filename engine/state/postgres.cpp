@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <ctime>
+#include <string_view>
 #include <thread>
 
 #include "engine/state/state.h"
@@ -74,9 +75,28 @@ std::string this_host() {
   return host;
 }
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  return s;
+/// libpq's message on one line, ending in a full stop: "... failed: Connection refused. Is the server running ...?"
+std::string sentence(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n' && !out.empty() && std::string_view(".?!:").find(out.back()) == std::string_view::npos) {
+      out += ". ";
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (!out.empty() && out.back() != '.' && out.back() != '?' && out.back() != '!') out += '.';
+  return out;
+}
+
+/// libpq's message on one line, without a final full stop, for "...: MESSAGE; what to do".
+std::string trimmed(const std::string& s) {
+  std::string out = sentence(s);
+  if (out.ends_with('.')) out.pop_back();
+  return out;
 }
 
 std::string percent_decode(const std::string& s) {
@@ -307,8 +327,8 @@ class PostgresBackend final : public Backend {
     Conn c(PQconnectdb(conninfo_.c_str()));
     if (!c) return Error::fatal("cannot connect to PostgreSQL state " + source_ + ": out of memory");
     if (PQstatus(c.get()) != CONNECTION_OK)
-      return Error::fatal("cannot connect to PostgreSQL state " + source_ + ": " + trimmed(PQerrorMessage(c.get())) +
-                          ". Check that the server is running and reachable at that host and port, and the user, "
+      return Error::fatal("cannot connect to PostgreSQL state " + source_ + ": " + sentence(PQerrorMessage(c.get())) +
+                          " Check that the server is running and reachable at that host and port, and the user, "
                           "password (in the URL, PGPASSWORD or ~/.pgpass) and database name");
     PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
     PgResult schema(PQexec(c.get(), kSchema));

@@ -308,8 +308,9 @@ TEST_CASE("postgres backend: a server that is not there gives a clear error with
   INFO(r.error().message);
   CHECK(r.error().message.starts_with("cannot connect to PostgreSQL state postgres://plinth:***@127.0.0.1:1/"
                                       "plinth_test?connect_timeout=5&workspace=x (workspace x): "));
-  CHECK(r.error().message.find("Connection refused") != std::string::npos);
-  CHECK(r.error().message.ends_with(". Check that the server is running and reachable at that host and port, and "
+  CHECK(r.error().message.find("failed: Connection refused. Is the server running on that host and accepting "
+                                "TCP/IP connections? Check that") != std::string::npos);
+  CHECK(r.error().message.ends_with("? Check that the server is running and reachable at that host and port, and "
                                     "the user, password (in the URL, PGPASSWORD or ~/.pgpass) and database name"));
   CHECK(r.error().message.find("hunter2") == std::string::npos);
   CHECK_FALSE(b->lock("plinth plan", milliseconds(0)).ok());

@@ -49,7 +49,7 @@ TEST_CASE("e2e: plinth plan and plinth state list with --state postgres://", "[p
   const std::string url = test::postgres_workspace_url("e2e-plan");
 
   // No state yet in this workspace: everything is to be created.
-  auto r = run_plinth({"plan", kLab, "--state", url, "--detailed-exitcode"});
+  auto r = run_plinth({"plan", kLab, "--state", url, "--refresh=false", "--detailed-exitcode"});
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("to create") != std::string::npos);
@@ -62,7 +62,7 @@ TEST_CASE("e2e: plinth plan and plinth state list with --state postgres://", "[p
   // What an apply of the lab leaves behind: no changes, and list shows it.
   StateDocument doc = lab_state();
   REQUIRE(state::open_backend(url)->save(doc).ok());
-  r = run_plinth({"plan", kLab, "--state", url, "--detailed-exitcode"});
+  r = run_plinth({"plan", kLab, "--state", url, "--refresh=false", "--detailed-exitcode"});
   INFO(r.out);
   CHECK(r.exit_code == 0);
   r = run_plinth({"state", "list", "--state", url});
@@ -73,7 +73,7 @@ TEST_CASE("e2e: plinth plan and plinth state list with --state postgres://", "[p
   CHECK(r.out == addresses(doc));
 
   // plan --json names the state by its URL, without the password.
-  r = run_plinth({"plan", kLab, "--state", url, "--json"});
+  r = run_plinth({"plan", kLab, "--state", url, "--refresh=false", "--json"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("\"path\":\"" + state::redact_location(url) + "\"") != std::string::npos);
   CHECK(r.out.find(":***@") != std::string::npos);
@@ -109,7 +109,7 @@ TEST_CASE("e2e: a second plinth is refused while another run holds the PostgreSQ
         std::string::npos);
 
   holder->unlock();
-  r = run_plinth({"plan", kLab, "--state", url, "--detailed-exitcode"});
+  r = run_plinth({"plan", kLab, "--state", url, "--refresh=false", "--detailed-exitcode"});
   CHECK(r.exit_code == 0);
 }
 

@@ -1,25 +1,112 @@
-// plinth apply PATH...: make the infrastructure match the blueprint.
+// plinth apply PATH...|PLANFILE: make the infrastructure match the blueprint.
 //   1-4. build_plan: load -> expand -> state (locked) -> refresh -> diff
+//        (a saved plan file instead: read it, check every binding, take its Plan)
 //   5.   execute_plan: show plan -> policy gate -> confirm -> executor -> summary
-// A saved plan file (plinth plan -out) will enter at step 5 with its own Plan.
+#include <filesystem>
+
+#include "engine/audit/provenance.h"
+#include "engine/blueprint/loader.h"
 #include "engine/cli/execute.h"
+#include "engine/core/strings.h"
+#include "engine/plan/planfile.h"
 
 namespace plinth::cli {
 namespace {
+
+/// True when PATH... is one saved plan file rather than blueprints.
+bool is_planfile(const std::vector<std::string>& paths) {
+  if (paths.size() != 1) return false;
+  std::filesystem::path p(paths.front());
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) return false;
+  std::string ext = p.extension().string();
+  return ext != ".yaml" && ext != ".yml";
+}
+
+/// What was applied must be reproducible from a commit: blueprint files with
+/// uncommitted changes are refused unless --allow-dirty.
+bool check_clean(const Args& args, Io& io, const std::vector<std::string>& files) {
+  if (args.flag("allow-dirty")) return true;
+  auto prov = audit::record_provenance(files);
+  if (!prov) {
+    fail(io, "apply", "git provenance: " + prov.error().message);
+    return false;
+  }
+  if (!prov->files_dirty) return true;
+  fail(io, "apply",
+       "the blueprint has uncommitted changes (" + join(prov->dirty_files, ", ") +
+           "); commit them so what is applied can be reproduced from a commit, or pass --allow-dirty");
+  return false;
+}
+
+/// apply PLANFILE: re-checks every binding of the saved plan (blueprint and
+/// policy hashes, state lineage and serial, git commit, plinth version, and
+/// the signature with --verify-key) and executes exactly the saved plan.
+int apply_planfile(const Args& args, Io& io, const std::string& path) {
+  std::optional<plan::PlanKey> key;
+  if (auto key_path = args.get("verify-key")) {
+    auto k = plan::PlanKey::load(*key_path);
+    if (!k) return fail(io, "apply", "--verify-key: " + k.error().message);
+    key.emplace(std::move(*k));
+  }
+  auto pf = plan::read_planfile(path, key ? &*key : nullptr);
+  if (!pf) return fail(io, "apply", pf.error().message + "; nothing was changed");
+  std::vector<std::string> files, policy_files;
+  for (const auto& [f, sha] : pf->bindings.blueprints) files.push_back(f);
+  for (const auto& [f, sha] : pf->bindings.policies) policy_files.push_back(f);
+  if (!check_clean(args, io, files)) return kExitFailure;
+
+  // Load the same blueprint (for the policy gate and the executor's view of
+  // dependencies) and lock the state; no refresh: the saved plan is what runs.
+  Args from_plan = args;
+  from_plan.positional = files;
+  from_plan.set("refresh", "false");
+  ProviderSet providers(from_plan);
+  auto planned = build_plan(from_plan, io, "apply", providers);
+  if (!planned) return kExitFailure;
+  std::optional<state::StateDocument> stored;
+  if (planned->state.existed) stored = planned->state.doc;
+  state::StateDocument start = plan::starting_state(*pf, stored);
+
+  auto prov = audit::record_provenance(files);
+  if (!prov) return fail(io, "apply", "git provenance: " + prov.error().message);
+  auto current = plan::make_bindings(files, policy_files, start, prov->commit, prov->files_dirty);
+  if (!current) return fail(io, "apply", current.error().message + "; nothing was changed");
+  if (auto st = plan::verify(*pf, *current); !st)
+    return fail(io, "apply", "refusing the saved plan " + path + ": " + st.error().message);
+  planned->state.doc = std::move(start);
+  planned->plan = pf->plan;
+  return execute_plan(from_plan, io, "apply", *planned, providers);
+}
 
 int run_apply(const Args& args, Io& io) {
   if (!args.flag("auto-approve") && !io.in_tty)
     return fail(io, "apply", "stdin is not a terminal, so there is no one to confirm the changes; review them with "
                              "'plinth plan' and re-run with --auto-approve");
+  if (is_planfile(args.positional)) return apply_planfile(args, io, args.positional.front());
+  if (args.has("verify-key"))
+    return fail(io, "apply", "--verify-key applies to a saved plan file: plinth apply PLANFILE --verify-key KEY");
+  Diagnostics diags;
+  auto files = bp::collect_blueprint_files(args.positional, diags);
+  if (!has_errors(diags) && !files.empty() && !check_clean(args, io, files)) return kExitFailure;
   ProviderSet providers(args);
   auto planned = build_plan(args, io, "apply", providers);
   if (!planned) return kExitFailure;
   return execute_plan(args, io, "apply", *planned, providers);
 }
 
+std::vector<FlagSpec> apply_flags() {
+  auto flags = execute_flags();
+  flags.push_back({"verify-key", "KEY",
+                   "With a saved plan: refuse it unless it is signed by this Ed25519 public key or HMAC secret."});
+  flags.push_back({"allow-dirty", "", "Apply blueprint files that have uncommitted git changes."});
+  return flags;
+}
+
 const Register reg({
     "apply",
-    "plinth apply PATH... [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] [--refresh=false]",
+    "plinth apply PATH...|PLANFILE [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] "
+    "[--refresh=false] [--verify-key KEY] [--allow-dirty]",
     "Create, update, replace or destroy resources so they match the blueprint.",
     "Plans as 'plinth plan' does (refreshing state through the providers first unless\n"
     "--refresh=false), prints the plan, runs the policy gate, asks for confirmation on a\n"
@@ -29,8 +116,14 @@ const Register reg({
     "SIGINT/SIGTERM stop starting new operations and wait for those in flight; a second\n"
     "signal abandons them. Re-running apply converges. Providers are configured with\n"
     "PLINTH_<PROVIDER>_<OPTION> variables or --provider-option (docs/apply.md).\n"
+    "A saved plan (plinth plan -out PLANFILE) is applied exactly as saved, after checking\n"
+    "that the blueprint and policy files, the state's lineage and serial, the git commit and\n"
+    "the plinth version are those it was made with (and its signature, with --verify-key);\n"
+    "a stale, altered or already applied plan is refused with the binding that changed\n"
+    "(docs/plan-files.md). Blueprint files with uncommitted git changes are refused unless\n"
+    "--allow-dirty, so what is applied can always be reproduced from a commit.\n"
     "Exit codes: 0 every change succeeded (or there was none), 1 otherwise.",
-    execute_flags(),
+    apply_flags(),
     run_apply,
     30,
 });

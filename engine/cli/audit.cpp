@@ -28,7 +28,7 @@ int run_audit(const Args& args, Io& io) {
   const std::string state_path = state::resolve_state_path(args.get("state"), args.positional);
   auto backend = state::open_backend(state_path);
   auto doc = backend->load();
-  if (!doc) return fail(io, "audit", "state " + state_path + ": " + doc.error().message);
+  if (!doc) return fail(io, "audit", doc.error().message);
   state::StateDocument prior = *doc ? std::move(**doc) : state::StateDocument{};
   plan::Plan p = plan::diff(desired->resources, prior.resources);
 

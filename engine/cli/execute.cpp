@@ -173,7 +173,7 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
   if (!parallelism) return fail(io, command, parallelism.error().message);
   plan::Plan& p = planned.plan;
   StateSession& st = planned.state;
-  if (!st.existed) {
+  if (!st.existed && st.doc.lineage.empty()) {  // a saved plan brings its own lineage
     state::StateDocument fresh = state::new_document();
     st.doc.lineage = fresh.lineage;
     st.doc.plinth_version = fresh.plinth_version;

@@ -51,7 +51,14 @@ TEST_CASE("plan -out writes a plan file bound to the blueprint, policies, state 
   auto pf = plan::read_planfile(out);
   REQUIRE(pf.ok());
   CHECK(pf->bindings.blueprints.at(w.blueprint) == sha256_file(w.blueprint));
-  CHECK(pf->bindings.policies.size() >= 20);
+  // Every policy file of the built-in packs is bound (tests are not policies).
+  size_t policy_files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(plinth::test::source_dir() + "/policies")) {
+    std::string name = e.path().filename().string();
+    if (e.path().extension() == ".lua" && name.find("_test.lua") == std::string::npos) ++policy_files;
+  }
+  CHECK(policy_files > 0);
+  CHECK(pf->bindings.policies.size() == policy_files);
   CHECK(pf->bindings.git_commit == w.commit);
   CHECK_FALSE(pf->bindings.git_dirty);
   CHECK(pf->bindings.state_serial == 0);
@@ -109,4 +116,125 @@ TEST_CASE("plan -out with an unusable key writes nothing") {
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("plinth plan: --sign-key: ") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+namespace {
+
+// A blueprint of logical resources only, so apply needs no provider endpoint.
+constexpr const char* kFabricOnly = R"(apiVersion: plinth/v1
+kind: Blueprint
+metadata: {name: fabric-only, owner: net-team}
+networks:
+  vlans:
+    - {name: ml-fabric, id: 100, cidr: 10.100.0.0/16, vrf: ml, purpose: training, mtu: 9000}
+storage:
+  tiers:
+    - {name: hot, kind: nvme, capacity_tb: 100, classification: internal, encryption: {at_rest: aes-256-xts}}
+monitoring: {dcgm: true, prometheus: true, grafana: true}
+)";
+
+struct FabricRepo {
+  TempDir dir;
+  test::GitRepo repo{dir.path()};
+  std::string blueprint, state, planfile;
+  FabricRepo() {
+    blueprint = repo.write("fabric.yaml", kFabricOnly);
+    repo.add("fabric.yaml");
+    repo.commit("fabric");
+    state = dir.path() + "/plinth.state.json";
+    planfile = dir.path() + "/plan.json";
+  }
+  test::RunResult plan_out(const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> args = {"plan", blueprint, "--state", state, "-out", planfile};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_plinth(args);
+  }
+  test::RunResult apply(const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> args = {"apply", planfile, "--state", state, "--auto-approve"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_plinth(args);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("apply PLANFILE applies the saved plan once and refuses it a second time") {
+  FabricRepo w;
+  REQUIRE(w.plan_out().exit_code == 0);
+  auto first = w.apply();
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.out.find("Apply complete: 3 succeeded, 0 failed, 0 skipped.") != std::string::npos);
+  auto doc = state::parse(slurp(w.state), w.state);
+  REQUIRE(doc.ok());
+  auto pf = plan::read_planfile(w.planfile);
+  REQUIRE(pf.ok());
+  CHECK(doc->lineage == pf->bindings.state_lineage);  // the state continues the plan's lineage
+  CHECK(doc->resources.size() == 3);
+
+  auto again = w.apply();
+  CHECK(again.exit_code == 1);
+  CHECK(again.err.find("plinth apply: refusing the saved plan " + w.planfile + ": state serial is " +
+                       std::to_string(doc->serial) + " but the plan was made at serial 0") != std::string::npos);
+  auto after = state::parse(slurp(w.state), w.state);
+  REQUIRE(after.ok());
+  CHECK(after->serial == doc->serial);
+}
+
+TEST_CASE("apply PLANFILE refuses a plan whose blueprint changed, naming the file") {
+  FabricRepo w;
+  REQUIRE(w.plan_out().exit_code == 0);
+  w.repo.write("fabric.yaml", std::string(kFabricOnly) + "# edited after the plan\n");
+  w.repo.add("fabric.yaml");
+  w.repo.commit("edit");
+  auto r = w.apply();
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("blueprint " + w.blueprint + " changed since the plan was made") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(w.state));
+}
+
+TEST_CASE("apply PLANFILE --verify-key accepts the signing key's plan and refuses others") {
+  FabricRepo w;
+  std::string key = w.dir.path() + "/plan.key", pub = w.dir.path() + "/plan.pub";
+  std::string other = w.dir.path() + "/other.key", other_pub = w.dir.path() + "/other.pub";
+  for (auto [k, p] : {std::pair{key, pub}, std::pair{other, other_pub}}) {
+    REQUIRE(test::run_program({"openssl", "genpkey", "-algorithm", "ed25519", "-out", k}).exit_code == 0);
+    REQUIRE(test::run_program({"openssl", "pkey", "-in", k, "-pubout", "-out", p}).exit_code == 0);
+  }
+  REQUIRE(w.plan_out({"--sign-key", key}).exit_code == 0);
+
+  auto wrong = w.apply({"--verify-key", other_pub});
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.err.find("plinth apply: ") != std::string::npos);
+  CHECK(wrong.err.find("nothing was changed") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(w.state));
+
+  auto ok = w.apply({"--verify-key", pub});
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+}
+
+TEST_CASE("apply PLANFILE refuses a truncated plan file and touches nothing") {
+  FabricRepo w;
+  REQUIRE(w.plan_out().exit_code == 0);
+  std::string text = slurp(w.planfile);
+  w.dir.write("plan.json", text.substr(0, text.size() / 2));
+  auto r = w.apply();
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("plinth apply: ") != std::string::npos);
+  CHECK(r.err.find("; nothing was changed") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(w.state));
+}
+
+TEST_CASE("apply refuses blueprints with uncommitted changes unless --allow-dirty") {
+  FabricRepo w;
+  w.repo.write("fabric.yaml", std::string(kFabricOnly) + "# not committed\n");
+  auto r = run_plinth({"apply", w.blueprint, "--state", w.state, "--auto-approve"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("plinth apply: the blueprint has uncommitted changes (fabric.yaml); commit them so what is "
+                   "applied can be reproduced from a commit, or pass --allow-dirty") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(w.state));
+  auto allowed = run_plinth({"apply", w.blueprint, "--state", w.state, "--auto-approve", "--allow-dirty"});
+  INFO(allowed.err);
+  CHECK(allowed.exit_code == 0);
 }

@@ -33,6 +33,9 @@ def main() -> int:
     for t in range(4):
         w(f"    - {{name: hot{t}, kind: nvme, capacity_tb: 200, classification: internal, "
           f"encryption: {{at_rest: aes-256-xts}}}}\n")
+    w("access:\n  audit_logging: {api_server: true, storage: true, retention_days: 365}\n"
+      "  transport: {tls_min: \"1.3\", mtls: true}\n")
+    w("monitoring: {dcgm: true, prometheus: true, grafana: true}\n")
     w("node_pools:\n")
     for p in range(a.pools):
         gpu, per_node, mem = GPUS[p % len(GPUS)]

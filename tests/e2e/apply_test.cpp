@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <regex>
 #include <set>
 
@@ -268,4 +269,39 @@ TEST_CASE("apply refuses without a terminal unless --auto-approve, before touchi
   auto p = run_plinth({"apply", bp, "--auto-approve", "--parallelism", "0"}, "", kEnv);
   CHECK(p.exit_code == 1);
   CHECK(p.err.find("plinth apply: --parallelism '0' must be a whole number from 1 to 1000\n") != std::string::npos);
+}
+
+TEST_CASE("a BMC reporting fewer GPUs than the pool declares is a plan error naming the node", "[e2e][apply]") {
+  Emulator emu(emulator_args(2, {"--override", "1:gpus=7"}));
+  TempDir dir;
+  const std::string st = dir.path() + "/plinth.state.json";
+  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 2, emu.ca()));
+  auto applied = run_plinth(apply_args(bp, st), "", kEnv);
+  INFO(applied.out << applied.err);
+  // Plan (refreshing the created nodes) reports the mismatch on node 1 only and fails.
+  auto r = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("error[BM002]: BMC reports 7 × NVIDIA H100 80GB HBM3, pool declares 8 (baremetal.node.train-a[1])") !=
+        std::string::npos);
+  CHECK(count_of(r.err, "error[BM002]") == 1);
+}
+
+TEST_CASE("a failing mandatory policy refuses apply before any provider call", "[e2e][apply]") {
+  Emulator emu(emulator_args(2));
+  TempDir dir;
+  const std::string st = dir.path() + "/plinth.state.json";
+  std::string text = blueprint("\"" + emu.base() + "/bmc/{index}\"", 2, emu.ca());
+  // An image by tag, not digest, with SOC 2 selected: mandatory policies fail.
+  text.replace(text.find("metadata: {name: e2e-apply, owner: ml-platform}"),
+               std::string("metadata: {name: e2e-apply, owner: ml-platform}").size(),
+               "metadata: {name: e2e-apply, owner: ml-platform, compliance: [soc2]}");
+  std::string bp = dir.write("bp.yaml", text);
+  const std::string before = emu.log();
+  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("error[SOC2-") != std::string::npos);
+  CHECK(emu.log() == before);  // the emulator's request log proves no provider call was made
+  CHECK_FALSE(std::filesystem::exists(st));
 }

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "engine/core/files.h"
+#include "engine/state/lock_error.h"
 #include "engine/state/state.h"
 
 namespace plinth::state {
@@ -124,12 +125,7 @@ class LocalBackend final : public Backend {
       auto now = steady_clock::now();
       if (now >= deadline) {
         std::string who = holder_text(read_lock_info(lock_path_), lock_path_);
-        if (timeout.count() == 0)
-          return Error{Error::Kind::Conflict,
-                       "state " + path_ + " is locked by " + who +
-                           "; wait for it to finish, or pass --lock-timeout=60s to wait, or run 'plinth state "
-                           "unlock' if that process is gone",
-                       0};
+        return lock_held_error(path_, who, timeout);
         return Error{Error::Kind::Conflict,
                      "state " + path_ + " is still locked by " + who + " after waiting " +
                          format_duration(timeout) +

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "engine/state/lock_error.h"
 #include "engine/state/state.h"
 
 namespace plinth::state {
@@ -70,6 +71,24 @@ std::string format_duration(milliseconds d) {
   part(1000, "s");
   part(1, "ms");
   return out;
+}
+
+}  // namespace plinth::state
+
+namespace plinth::state {
+
+Error lock_held_error(const std::string& source, const std::string& who, std::chrono::milliseconds timeout) {
+  if (timeout.count() == 0)
+    return Error{Error::Kind::Conflict,
+                 "state " + source + " is locked by " + who +
+                     "; wait for it to finish, or pass --lock-timeout=60s to wait, or run 'plinth state "
+                     "unlock' if that process is gone",
+                 0};
+  return Error{Error::Kind::Conflict,
+               "state " + source + " is still locked by " + who + " after waiting " + format_duration(timeout) +
+                   "; wait for it to finish, or pass a longer --lock-timeout, or run 'plinth state unlock' if "
+                   "that process is gone",
+               0};
 }
 
 }  // namespace plinth::state

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <thread>
 
+#include "engine/state/lock_error.h"
 #include "engine/state/state.h"
 
 namespace plinth::state {
@@ -187,12 +188,7 @@ class PostgresBackend final : public Backend {
         auto info = holder();
         if (!info) return info.error();
         std::string who = holder_text(*info);
-        if (timeout.count() == 0)
-          return Error{Error::Kind::Conflict,
-                       "state " + source_ + " is locked by " + who +
-                           "; wait for it to finish, or pass --lock-timeout=60s to wait, or run 'plinth state "
-                           "unlock' if that process is gone",
-                       0};
+        return lock_held_error(source_, who, timeout);
         return Error{Error::Kind::Conflict,
                      "state " + source_ + " is still locked by " + who + " after waiting " +
                          format_duration(timeout) +

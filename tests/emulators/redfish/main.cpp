@@ -21,7 +21,7 @@
 
 #include "tests/emulators/redfish/options.h"
 #include "tests/emulators/redfish/service.h"
-#include "tests/emulators/redfish/tls.h"
+#include "tests/emulators/common/tls.h"
 
 namespace re = plinth::redfish_emulator;
 
@@ -235,14 +235,14 @@ int main(int argc, char** argv) {
     em.dice.push_back(std::move(d));
   }
 
-  re::TestPki pki;
+  plinth::emulator::TestPki pki;
   if (!o.http && o.tls_cert.empty()) {
-    if (std::string err = re::make_test_pki({o.host}, pki); !err.empty()) {
+    if (std::string err = plinth::emulator::make_test_pki({o.host}, pki); !err.empty()) {
       std::cerr << "redfish-emulator: " << err << "\n";
       return 1;
     }
     if (!o.tls_dir.empty())
-      if (std::string err = re::write_pki(pki, o.tls_dir); !err.empty()) {
+      if (std::string err = plinth::emulator::write_pki(pki, o.tls_dir); !err.empty()) {
         std::cerr << "redfish-emulator: " << err << "\n";
         return 1;
       }

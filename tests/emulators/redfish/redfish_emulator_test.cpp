@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/emulator_process.h"
 #include "tests/support/run.h"
 
 using nlohmann::json;
@@ -30,92 +31,18 @@ std::string mockup(const std::string& name = "public-rackmount1") {
 }
 
 /// A running redfish-emulator child, stopped with SIGTERM when the object dies.
-class Emulator {
+class Emulator : public plinth::test::EmulatorProcess {
  public:
-  explicit Emulator(std::vector<std::string> args, const std::string& mock = mockup()) {
-    ca_ = dir_.path() + "/tls/ca.pem";
-    std::vector<std::string> argv = {REDFISH_EMULATOR_BINARY, "--mockup", mock, "--tls-dir", dir_.path() + "/tls"};
-    bool has_port = false;
-    for (const auto& a : args) has_port = has_port || a == "--port" || a == "--port-base";
-    if (!has_port) argv.insert(argv.end(), {"--port", "0"});
-    argv.insert(argv.end(), args.begin(), args.end());
-    int out[2];
-    REQUIRE(pipe(out) == 0);
-    pid_ = fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      int err = ::open((dir_.path() + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (err >= 0) dup2(err, 2);
-      close(out[0]);
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    out_fd_ = out[0];
-    std::string buf;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (lines_.empty() || lines_.back() != "ready") {
-      pollfd p{out_fd_, POLLIN, 0};
-      REQUIRE(std::chrono::steady_clock::now() < deadline);
-      if (poll(&p, 1, 200) <= 0) continue;
-      char c[4096];
-      ssize_t n = read(out_fd_, c, sizeof c);
-      INFO("emulator stderr: " << plinth::test::slurp(dir_.path() + "/stderr"));
-      REQUIRE(n > 0);
-      buf.append(c, static_cast<size_t>(n));
-      for (auto nl = buf.find('\n'); nl != std::string::npos; nl = buf.find('\n')) {
-        lines_.push_back(buf.substr(0, nl));
-        buf.erase(0, nl + 1);
-      }
-    }
-    // "listening https://127.0.0.1:PORT ..."
-    std::istringstream first(lines_[0]);
-    std::string word;
-    first >> word >> base_;
-  }
-  ~Emulator() { stop(); }
-  Emulator(const Emulator&) = delete;
-  Emulator& operator=(const Emulator&) = delete;
-
-  /// Sends SIGTERM and returns the exit status (128+signal when killed).
-  int stop() {
-    if (pid_ <= 0) return exit_;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 100 && waitpid(pid_, &status, WNOHANG) == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (waitpid(pid_, &status, WNOHANG) == 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
-      exit_ = 999;  // did not stop on SIGTERM
-    } else {
-      exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    close(out_fd_);
-    pid_ = -1;
-    return exit_;
-  }
-
+  explicit Emulator(std::vector<std::string> args, const std::string& mock = mockup())
+      : EmulatorProcess(REDFISH_EMULATOR_BINARY, with_mockup(std::move(args), mock)) {}
   /// https://127.0.0.1:PORT/bmc/I
-  std::string bmc(int i = 0) const { return base_ + "/bmc/" + std::to_string(i); }
-  const std::string& base() const { return base_; }
-  const std::string& ca() const { return ca_; }
-  const std::vector<std::string>& lines() const { return lines_; }
-  std::string dir() const { return dir_.path(); }
-  std::string stderr_text() const { return plinth::test::slurp(dir_.path() + "/stderr"); }
+  std::string bmc(int i = 0) const { return base() + "/bmc/" + std::to_string(i); }
 
  private:
-  TempDir dir_;
-  pid_t pid_ = -1;
-  int out_fd_ = -1;
-  int exit_ = -1;
-  std::string ca_;
-  std::string base_;
-  std::vector<std::string> lines_;
+  static std::vector<std::string> with_mockup(std::vector<std::string> args, const std::string& mock) {
+    args.insert(args.begin(), {"--mockup", mock});
+    return args;
+  }
 };
 
 struct Http {

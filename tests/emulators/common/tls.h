@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace plinth::redfish_emulator {
+namespace plinth::emulator {
 
 struct X509Free {
   void operator()(X509* x) const { X509_free(x); }
@@ -31,4 +31,4 @@ std::string make_test_pki(const std::vector<std::string>& names, TestPki& out);
 /// Writes ca.pem, server.pem and server-key.pem into `dir` (created if needed).
 std::string write_pki(const TestPki& pki, const std::string& dir);
 
-}  // namespace plinth::redfish_emulator
+}  // namespace plinth::emulator

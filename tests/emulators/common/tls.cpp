@@ -1,4 +1,4 @@
-#include "tests/emulators/redfish/tls.h"
+#include "tests/emulators/common/tls.h"
 
 #include <arpa/inet.h>
 #include <openssl/err.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-namespace plinth::redfish_emulator {
+namespace plinth::emulator {
 namespace {
 
 std::string ssl_error(const std::string& what) {
@@ -102,4 +102,4 @@ std::string write_pki(const TestPki& pki, const std::string& dir) {
   return err;
 }
 
-}  // namespace plinth::redfish_emulator
+}  // namespace plinth::emulator

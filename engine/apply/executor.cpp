@@ -8,6 +8,8 @@
 #include <set>
 #include <thread>
 
+#include "engine/core/duration.h"
+
 namespace plinth::apply {
 
 const char* to_string(OutcomeStatus s) {
@@ -16,7 +18,7 @@ const char* to_string(OutcomeStatus s) {
     case OutcomeStatus::Failed: return "failed";
     case OutcomeStatus::Skipped: return "skipped";
     case OutcomeStatus::NotStarted: return "not started";
-    case OutcomeStatus::Abandoned: return "abandoned";
+    case OutcomeStatus::Cancelled: return "cancelled";
   }
   return "?";
 }
@@ -63,11 +65,6 @@ class Journal {
     return true;
   }
 
-  /// No more writes (abandoned operations must not write after the report).
-  void close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-  }
   bool failed() {
     std::lock_guard<std::mutex> lock(mu_);
     return !error_.empty();
@@ -91,14 +88,14 @@ class Journal {
 
 struct Node {
   plan::ResourceChange change;
-  std::string provider;  // "plinth" for logical resources
+  std::string provider;
   std::vector<size_t> dependents;
   int waiting = 0;  // unfinished dependencies
   bool started = false, done = false;
 };
 
-/// Everything the workers share. Held by shared_ptr so workers that are
-/// abandoned (Cancel::Abandon) may outlive execute() safely.
+/// Everything the workers share; lives on execute()'s stack, which outlives
+/// every worker (they are all joined).
 struct Shared {
   Shared(state::StateDocument doc, state::Backend& backend, ProviderLookup lookup, Options opts)
       : journal(std::move(doc), backend), providers(std::move(lookup)), options(std::move(opts)) {}
@@ -122,6 +119,13 @@ struct Shared {
   std::mt19937_64 rng;
 
   int cancel_level() const { return options.cancel ? options.cancel->load() : 0; }
+  /// Set once a cancellation arrives: no retry starts after it.
+  std::atomic<bool> no_retries{false};
+
+  const ProviderLimits& limits(const std::string& provider) const {
+    auto it = options.limits.find(provider);
+    return it == options.limits.end() ? options.default_limits : it->second;
+  }
 
   void emit(const Event& e) {
     if (!options.on_event) return;
@@ -133,10 +137,8 @@ struct Shared {
   std::optional<size_t> pick() {
     for (size_t i : ready) {
       const std::string& p = nodes[i].provider;
-      auto lim = options.limits.find(p);
-      if (lim != options.limits.end() && lim->second.concurrency > 0 &&
-          in_flight_by_provider[p] >= lim->second.concurrency)
-        continue;
+      const int cap = limits(p).concurrency;
+      if (cap > 0 && in_flight_by_provider[p] >= cap) continue;
       return i;
     }
     return std::nullopt;
@@ -170,41 +172,70 @@ struct Shared {
   }
 };
 
-/// Calls `op` until it succeeds, fails for good or runs out of attempts.
+/// Runs one operation: `op` with the operation's Call, which carries its
+/// deadline (`budget`, all attempts included) and lends the provider the
+/// provider's retry policy for its requests; a retryable error the provider
+/// returns repeats the whole operation within the same Call. `kind`
+/// ("create", ...) names the operation in messages.
 template <typename T, typename Op>
-T with_retries(Shared& s, const Node& n, int& attempts, Op op) {
+T with_retries(Shared& s, const Node& n, const char* kind, std::chrono::milliseconds budget, Outcome& o, Op op) {
   TokenBucket* bucket = nullptr;
   if (auto it = s.buckets.find(n.provider); it != s.buckets.end()) bucket = it->second.get();
-  const int max_attempts = std::max(1, s.options.retry.max_attempts);
-  for (int attempt = 1;; ++attempt) {
+  uint64_t seed;
+  {
+    std::lock_guard<std::mutex> lock(s.rng_mu);
+    seed = s.rng();
+  }
+  Call call(Deadline::after(budget), s.limits(n.provider).retry, &s.no_retries,
+            [&](const Error& e, int attempt, milliseconds wait) {
+              Event ev;
+              ev.kind = Event::Kind::Retrying;
+              ev.address = n.change.address;
+              ev.action = n.change.action;
+              ev.message = e.message;
+              ev.attempt = attempt;
+              ev.wait = wait;
+              s.emit(ev);
+            },
+            seed);
+  auto timed_out = [&](const std::string& last) {
+    o.timed_out = true;
+    const int attempts = call.attempts();
+    return T(Error{Error::Kind::DeadlineExceeded,
+                   std::string(kind) + " did not finish within its deadline of " + format_duration(budget) + " (" +
+                       n.provider + "." + kind + "_deadline) after " + std::to_string(attempts) +
+                       (attempts == 1 ? " attempt" : " attempts") + (last.empty() ? "" : "; last error: " + last),
+                   0});
+  };
+  for (;;) {
     if (bucket) {
       milliseconds wait = bucket->take();
+      if (wait >= call.deadline().remaining()) {
+        o.attempts += call.attempts() - 1;
+        return timed_out("the provider's rate limit left no time");
+      }
       if (wait.count() > 0) std::this_thread::sleep_for(wait);
     }
-    ++attempts;
-    T r = op();
-    if (r.ok() || !r.error().retryable() || attempt >= max_attempts) {
-      if (!r.ok() && attempt > 1) {
-        Error e = r.error();
-        e.message += " (gave up after " + std::to_string(attempt) + " attempts)";
-        return T(std::move(e));
-      }
+    T r = op(call);
+    if (r.ok()) {
+      o.attempts += call.attempts();
       return r;
     }
-    milliseconds wait;
-    {
-      std::lock_guard<std::mutex> lock(s.rng_mu);
-      wait = backoff_delay(s.options.retry, attempt, r.error(), s.rng);
+    const Error e = r.error();
+    if (e.kind == Error::Kind::DeadlineExceeded ||
+        (call.deadline().passed() && e.kind != Error::Kind::Cancelled)) {
+      o.attempts += call.attempts();
+      return timed_out(e.message);
     }
-    Event ev;
-    ev.kind = Event::Kind::Retrying;
-    ev.address = n.change.address;
-    ev.action = n.change.action;
-    ev.message = r.error().message;
-    ev.attempt = attempt;
-    ev.wait = wait;
-    s.emit(ev);
-    std::this_thread::sleep_for(wait);
+    if (e.retryable() && call.retry(e)) continue;
+    o.attempts += call.attempts();
+    if (call.stopped_by() == "deadline") return timed_out(e.message);
+    if (call.stopped_by() == "attempts" && call.attempts() > 1) {
+      Error last = e;
+      last.message += " (gave up after " + std::to_string(call.attempts()) + " attempts)";
+      return T(std::move(last));
+    }
+    return r;
   }
 }
 
@@ -221,6 +252,15 @@ Outcome run_node(Shared& s, const Node& n) {
     o.error = std::move(error);
     return o;
   };
+  auto failed = [&](const Error& e) {
+    if (e.kind == Error::Kind::Cancelled && s.cancel_level() > 0) {
+      o.elapsed = since(start);
+      o.status = OutcomeStatus::Cancelled;
+      o.error = "cancelled while in flight (" + e.message + "); re-run to converge";
+      return o;
+    }
+    return done(e.message);
+  };
   auto journal = [&](std::optional<Resource> r) -> std::string {
     if (s.journal.record(c.address, std::move(r))) return "";
     return "the operation completed but the state could not be written";
@@ -230,37 +270,36 @@ Outcome run_node(Shared& s, const Node& n) {
     return r;
   };
 
-  if (n.provider == "plinth") {
-    // Logical resources have no external API: the state is their record.
-    return done(journal(c.action == plan::Action::Delete ? std::nullopt : std::optional<Resource>(*c.after)));
-  }
   Provider* p = s.providers ? s.providers(n.provider) : nullptr;
   if (!p)
-    return done("no provider '" + n.provider + "' in this build, so " + c.address +
-                " cannot be changed; remove it from the blueprint or use a build with that provider");
+    return done("no provider '" + n.provider + "' in this run, so " + c.address +
+                " cannot be changed; remove it from the blueprint or make the provider available (plinth providers)");
 
+  const Deadlines& deadlines = s.limits(n.provider).deadlines;
   const bool removes = c.action == plan::Action::Delete || c.action == plan::Action::Replace;
   const bool creates = c.action == plan::Action::Create || c.action == plan::Action::Replace;
   if (removes) {
-    Status st = with_retries<Status>(s, n, o.attempts, [&] { return p->remove(*c.before); });
-    if (!st) return done(st.error().message);
+    Status st = with_retries<Status>(s, n, "delete", deadlines.remove, o,
+                                     [&](Call& call) { return p->remove(*c.before, call); });
+    if (!st) return failed(st.error());
     if (auto e = journal(std::nullopt); !e.empty()) return done(e);
   }
   if (creates) {
-    auto r = with_retries<Result<Resource>>(s, n, o.attempts, [&] { return p->create(*c.after); });
-    if (!r) return done(r.error().message);
+    auto r = with_retries<Result<Resource>>(s, n, "create", deadlines.create, o,
+                                            [&](Call& call) { return p->create(*c.after, call); });
+    if (!r) return failed(r.error());
     return done(journal(recorded(std::move(*r))));
   }
   if (c.action == plan::Action::Update) {
-    auto r = with_retries<Result<Resource>>(s, n, o.attempts, [&] { return p->update(*c.before, *c.after); });
-    if (!r) return done(r.error().message);
+    auto r = with_retries<Result<Resource>>(s, n, "update", deadlines.update, o,
+                                            [&](Call& call) { return p->update(*c.before, *c.after, call); });
+    if (!r) return failed(r.error());
     return done(journal(recorded(std::move(*r))));
   }
   return done("");  // Delete: removed and journaled above
 }
 
-void worker(std::shared_ptr<Shared> sp) {
-  Shared& s = *sp;
+void worker(Shared& s) {
   std::unique_lock<std::mutex> lock(s.mu);
   for (;;) {
     std::optional<size_t> next;
@@ -297,12 +336,10 @@ void worker(std::shared_ptr<Shared> sp) {
     lock.lock();
     --s.in_flight;
     --s.in_flight_by_provider[n.provider];
-    if (!n.done) {  // an abandoned apply already reported it
-      s.finish(*next, std::move(o));
-      lock.unlock();
-      s.emit(fin);
-      lock.lock();
-    }
+    s.finish(*next, std::move(o));
+    lock.unlock();
+    s.emit(fin);
+    lock.lock();
     s.cv.notify_all();
   }
   --s.workers_running;
@@ -313,8 +350,7 @@ void worker(std::shared_ptr<Shared> sp) {
 
 Report execute(const plan::Plan& plan, state::StateDocument state, state::Backend& backend,
                const ProviderLookup& providers, const Options& options) {
-  auto sp = std::make_shared<Shared>(std::move(state), backend, providers, options);
-  Shared& s = *sp;
+  Shared s(std::move(state), backend, providers, options);
   s.rng.seed(options.seed ? options.seed : std::random_device{}());
 
   std::map<std::string, size_t> index;
@@ -357,55 +393,62 @@ Report execute(const plan::Plan& plan, state::StateDocument state, state::Backen
   }
   for (size_t i = 0; i < s.nodes.size(); ++i)
     if (s.nodes[i].waiting == 0) s.ready.insert(i);
-  for (const auto& [name, lim] : options.limits)
+  std::set<std::string> used;
+  for (const auto& n : s.nodes) used.insert(n.provider);
+  for (const auto& name : used) {
+    const ProviderLimits& lim = s.limits(name);
     if (lim.rate_per_second > 0) s.buckets[name] = std::make_unique<TokenBucket>(lim.rate_per_second, lim.burst);
+  }
 
   const int workers = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(1, options.parallelism)),
                                                         std::max<size_t>(1, s.nodes.size())));
   std::vector<std::thread> threads;
   s.workers_running = workers;
-  for (int i = 0; i < workers; ++i) threads.emplace_back(worker, sp);
+  for (int i = 0; i < workers; ++i) threads.emplace_back(worker, std::ref(s));
 
-  Report report;
-  bool abandoned = false;
   {
     std::unique_lock<std::mutex> lock(s.mu);
     std::optional<Clock::time_point> drain_deadline;
+    bool stopped_providers = false;
     while (s.workers_running > 0) {
-      s.cv.wait_for(lock, milliseconds(50));
+      s.cv.wait_for(lock, milliseconds(20));
       const int level = s.cancel_level();
-      if (level > 0 && !drain_deadline) drain_deadline = Clock::now() + options.drain_timeout;
-      if (level >= static_cast<int>(Cancel::Abandon) || (drain_deadline && Clock::now() >= *drain_deadline)) {
-        abandoned = s.workers_running > 0;
-        break;
+      if (level > 0 && !drain_deadline) {
+        drain_deadline = Clock::now() + options.drain_timeout;
+        s.no_retries = true;
+      }
+      if (!stopped_providers &&
+          (level >= static_cast<int>(Cancel::Now) || (drain_deadline && Clock::now() >= *drain_deadline))) {
+        // Cancel what is in flight: every provider this plan uses ends its
+        // calls promptly; the workers then finish and are joined below.
+        stopped_providers = true;
+        s.stop = true;
+        lock.unlock();
+        for (const auto& name : used)
+          if (Provider* p = s.providers ? s.providers(name) : nullptr) p->stop();
+        lock.lock();
       }
     }
-    report.cancelled = s.cancel_level() > 0;
-    for (size_t i = 0; i < s.nodes.size(); ++i) {
-      Node& n = s.nodes[i];
-      if (n.done) continue;
-      n.done = true;
-      Outcome& o = s.outcomes[i];
-      if (n.started) {
-        o.status = OutcomeStatus::Abandoned;
-        o.error = "abandoned while in flight; re-run to converge";
-      } else if (n.waiting > 0 && !s.stop) {
-        o.status = OutcomeStatus::Failed;
-        o.error = "never started: caught in a dependency cycle";
-      } else {
-        o.status = OutcomeStatus::NotStarted;
-        o.error = report.cancelled ? "not started: the apply was interrupted"
-                                   : "not started: the apply stopped after a state write failed";
-      }
+  }
+  for (auto& t : threads) t.join();
+
+  Report report;
+  report.cancelled = s.cancel_level() > 0;
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    Node& n = s.nodes[i];
+    if (n.done) continue;
+    n.done = true;
+    Outcome& o = s.outcomes[i];
+    if (n.waiting > 0 && !s.stop) {
+      o.status = OutcomeStatus::Failed;
+      o.error = "never started: caught in a dependency cycle";
+    } else {
+      o.status = OutcomeStatus::NotStarted;
+      o.error = report.cancelled ? "not started: the apply was interrupted"
+                                 : "not started: the apply stopped after a state write failed";
     }
-    report.outcomes = s.outcomes;
   }
-  if (abandoned) {
-    s.journal.close();
-    for (auto& t : threads) t.detach();
-  } else {
-    for (auto& t : threads) t.join();
-  }
+  report.outcomes = s.outcomes;
   s.journal.fill(report);
   return report;
 }

@@ -18,17 +18,9 @@
 
 namespace plinth::apply {
 
-/// Finds the Provider for a provider name ("baremetal"), or nullptr when this
-/// build has none. Never asked for "plinth" (logical resources).
+/// Finds the Provider for a provider name, or nullptr when this run has
+/// none (the resource then fails with a clear message).
 using ProviderLookup = std::function<Provider*(const std::string& name)>;
-
-/// Limits for the calls to one provider.
-struct ProviderLimits {
-  int concurrency = 0;         ///< at most this many operations in flight; 0 = only --parallelism bounds it
-  double rate_per_second = 0;  ///< token bucket refill rate for provider calls; 0 = unlimited
-  double burst = 1;            ///< tokens the bucket holds
-  bool operator==(const ProviderLimits&) const = default;
-};
 
 /// What an observer sees while the executor runs (progress lines, bars).
 struct Event {
@@ -46,15 +38,16 @@ struct Event {
 /// How an apply is cancelled: the CLI's signal handling sets the level.
 enum class Cancel : int {
   None = 0,
-  Stop = 1,     ///< start no new operations, let in-flight ones finish (bounded wait)
-  Abandon = 2,  ///< stop waiting for in-flight operations
+  Stop = 1,  ///< start no new operations, let in-flight ones finish (bounded by drain_timeout)
+  Now = 2,   ///< also cancel in-flight operations (Provider::stop); they end within moments
 };
 
 struct Options {
   int parallelism = 10;  ///< operations in flight at once, across providers (>= 1)
-  std::map<std::string, ProviderLimits> limits;  ///< by provider name; absent: unlimited
-  RetryPolicy retry;
-  /// After a Stop, how long to wait for in-flight operations before abandoning them.
+  std::map<std::string, ProviderLimits> limits;  ///< by provider name
+  ProviderLimits default_limits;                 ///< for providers absent from `limits`
+  /// After a Stop, how long to wait for in-flight operations before
+  /// cancelling them as with Cancel::Now.
   std::chrono::milliseconds drain_timeout{60000};
   /// Polled between operations and while waiting; may be null.
   const std::atomic<int>* cancel = nullptr;
@@ -68,7 +61,7 @@ enum class OutcomeStatus {
   Failed,      ///< the operation failed (after retries); `error` says why
   Skipped,     ///< a dependency failed (or was skipped); `error` names it
   NotStarted,  ///< cancelled before it started
-  Abandoned,   ///< in flight when the executor stopped waiting; not journaled
+  Cancelled,   ///< in flight when the apply was cancelled; not journaled
 };
 const char* to_string(OutcomeStatus s);
 
@@ -78,7 +71,8 @@ struct Outcome {
   OutcomeStatus status = OutcomeStatus::NotStarted;
   std::string error;
   std::chrono::milliseconds elapsed{0};
-  int attempts = 0;  ///< provider calls made (0 for logical resources and skips)
+  int attempts = 0;        ///< provider calls made (0 for skips)
+  bool timed_out = false;  ///< failed because its deadline passed
 };
 
 struct Report {
@@ -102,12 +96,21 @@ struct Report {
 /// `state` is the refreshed prior state the plan was made from; the backend
 /// must be locked by the caller. After EVERY completed operation the state is
 /// saved through `backend` with serial + 1 (one writer at a time), so a crash
-/// loses at most the operations in flight. Resources of provider "plinth"
-/// (logical: VLANs, tiers, access, monitoring) are recorded in state without
-/// any provider call. Retryable and throttled errors are retried per
-/// options.retry; a fatal error fails the resource and skips its dependents
-/// while independent branches go on. A failed state write stops the apply
-/// (no new operations start) and is reported in journal_error.
+/// loses at most the operations in flight.
+///
+/// The executor is the one owner of retries: retryable and throttled errors
+/// are retried with the provider's RetryPolicy (backoff with full jitter,
+/// never sooner than a Retry-After), within the operation's deadline (all
+/// attempts included; a remove and a create of a replace each have their
+/// own). A fatal error, or a deadline that passes, fails the resource and
+/// skips its dependents while independent branches go on. A failed state
+/// write stops the apply (no new operations start) and is reported in
+/// journal_error.
+///
+/// Cancellation: Stop starts nothing new and waits for operations in flight
+/// (up to drain_timeout); Now (or the drain timeout) calls stop() on every
+/// provider, so in-flight calls end promptly as Cancelled. execute() returns
+/// only after every worker thread has ended: none outlives it.
 Report execute(const plan::Plan& plan, state::StateDocument state, state::Backend& backend,
                const ProviderLookup& providers, const Options& options);
 

@@ -23,18 +23,21 @@ std::chrono::milliseconds TokenBucket::take(Clock::time_point now) {
   return std::chrono::milliseconds(static_cast<long long>(std::ceil(-tokens_ / rate_ * 1000.0)));
 }
 
-std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, const Error& error,
-                                        std::mt19937_64& rng) {
+ProviderLimits limits_from(const ProviderConfig& c) {
   using std::chrono::milliseconds;
-  const long long cap = policy.cap.count();
-  long long ceiling = policy.base.count();
-  for (int i = 1; i < attempt && ceiling < cap; ++i) ceiling *= 2;
-  ceiling = std::min(ceiling, cap);
-  std::uniform_int_distribution<long long> dist(0, std::max(0LL, ceiling));
-  long long wait = dist(rng);
-  const long long server = error.retry_after_ms;
-  if (server > wait) wait = server;
-  return milliseconds(std::min(wait, std::max(cap, server)));
+  ProviderLimits l;
+  if (c.has("concurrency")) l.concurrency = static_cast<int>(std::min<int64_t>(c.integer("concurrency"), 1 << 20));
+  if (c.has("rate")) l.rate_per_second = c.number("rate");
+  if (c.has("burst")) l.burst = std::max(1.0, c.number("burst"));
+  if (c.has("retry_attempts"))
+    l.retry.max_attempts = static_cast<int>(std::clamp<int64_t>(c.integer("retry_attempts"), 1, 100));
+  if (c.has("retry_base_ms")) l.retry.base = milliseconds(c.integer("retry_base_ms"));
+  if (c.has("retry_max_ms")) l.retry.cap = milliseconds(c.integer("retry_max_ms"));
+  if (c.has("read_deadline")) l.deadlines.read = c.duration("read_deadline");
+  if (c.has("create_deadline")) l.deadlines.create = c.duration("create_deadline");
+  if (c.has("update_deadline")) l.deadlines.update = c.duration("update_deadline");
+  if (c.has("delete_deadline")) l.deadlines.remove = c.duration("delete_deadline");
+  return l;
 }
 
 }  // namespace plinth::apply

@@ -1,13 +1,16 @@
 #pragma once
-// Small building blocks of the apply executor: a token-bucket rate limiter
-// and exponential backoff with full jitter. (engine/net did not exist when the
-// executor was written; apply links only engine/plan, so it keeps its own.)
+// Small building blocks of the apply executor, which is the one owner of
+// retries: a token-bucket rate limiter, exponential backoff with full jitter,
+// and the per-provider limits read from a provider's options.
 #include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <random>
 
 #include "engine/core/result.h"
+#include "engine/core/retry.h"
+#include "engine/provider/options.h"
+#include "engine/provider/schema.h"
 
 namespace plinth::apply {
 
@@ -28,18 +31,22 @@ class TokenBucket {
   Clock::time_point last_;
 };
 
-/// How failed provider calls are retried.
-struct RetryPolicy {
-  int max_attempts = 6;                          ///< total calls, including the first
-  std::chrono::milliseconds base{250};           ///< first backoff ceiling
-  std::chrono::milliseconds cap{20000};          ///< no backoff ceiling grows beyond this
-  bool operator==(const RetryPolicy&) const = default;
+using plinth::backoff_delay;
+using plinth::RetryPolicy;
+
+/// Limits for the calls to one provider, from its options (common_options()).
+struct ProviderLimits {
+  int concurrency = 0;         ///< at most this many operations in flight; 0 = only --parallelism bounds it
+  double rate_per_second = 0;  ///< token bucket refill rate for provider calls; 0 = unlimited
+  double burst = 1;            ///< tokens the bucket holds
+  RetryPolicy retry;
+  Deadlines deadlines;         ///< per operation, all attempts included
+  bool operator==(const ProviderLimits&) const = default;
 };
 
-/// The wait before retry number `attempt` (1 = the first retry) after `error`:
-/// full jitter, uniform in [0, min(cap, base * 2^(attempt-1))], but never less
-/// than the server's Retry-After (error.retry_after_ms) and never more than
-/// max(cap, Retry-After).
-std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, const Error& error, std::mt19937_64& rng);
+/// The limits `config` sets: concurrency, rate, burst, retry_attempts,
+/// retry_base_ms, retry_max_ms and the read/create/update/delete deadlines
+/// (parse_provider_config filled in their defaults).
+ProviderLimits limits_from(const ProviderConfig& config);
 
 }  // namespace plinth::apply

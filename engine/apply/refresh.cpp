@@ -1,35 +1,101 @@
 #include "engine/apply/refresh.h"
 
 #include <map>
+#include <random>
+#include <thread>
+
+#include "engine/core/duration.h"
 
 namespace plinth::apply {
 
-RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers) {
+namespace {
+
+/// One provider's part of a refresh: its read results, by index into prior.
+struct ProviderReads {
+  std::vector<std::pair<size_t, ReadResult>> results;
+};
+
+ProviderReads read_provider(const std::string& name, const std::vector<size_t>& idx,
+                            const std::vector<Resource>& prior, Provider* p, const ProviderLimits& limits) {
+  ProviderReads out;
+  if (!p) {
+    for (size_t i : idx) {
+      ReadResult r;
+      r.address = prior[i].address;
+      r.error = Error::fatal("no provider '" + name + "' in this run to read " + prior[i].address +
+                             " with; make it available (plinth providers) or remove the resource from state");
+      out.results.emplace_back(i, std::move(r));
+    }
+    return out;
+  }
+  // Each resource's read gets its own Call (its budget, the provider's retry
+  // policy) from the provider; resources the provider returns a retryable
+  // error for are read again in a later batch, within what is left.
+  const Deadline deadline = Deadline::after(limits.deadlines.read);
+  std::mt19937_64 rng{std::random_device{}()};
+  std::vector<size_t> pending = idx;
+  for (int attempt = 1; !pending.empty(); ++attempt) {
+    std::vector<Resource> batch;
+    batch.reserve(pending.size());
+    for (size_t i : pending) batch.push_back(prior[i]);
+    Call call(Deadline::after(deadline.remaining()), limits.retry);
+    std::vector<ReadResult> results = p->read(batch, call);
+    std::vector<size_t> again;
+    std::chrono::milliseconds wait{0};
+    for (size_t k = 0; k < pending.size(); ++k) {
+      const size_t i = pending[k];
+      ReadResult r;
+      if (k < results.size()) {
+        r = std::move(results[k]);
+      } else {
+        r.address = prior[i].address;
+        r.error = Error::fatal("provider '" + name + "' returned no result for " + prior[i].address);
+      }
+      if (r.error && r.error->retryable() && attempt < limits.retry.max_attempts) {
+        auto w = backoff_delay(limits.retry, attempt, *r.error, rng);
+        if (w < deadline.remaining()) {
+          wait = std::max(wait, w);
+          again.push_back(i);
+          continue;
+        }
+      }
+      if (r.error && r.error->retryable() && attempt > 1)
+        r.error->message += " (gave up after " + std::to_string(attempt) + " attempts)";
+      if (r.error && (r.error->kind == Error::Kind::DeadlineExceeded || deadline.passed()))
+        r.error->message = "read did not finish within its deadline of " + format_duration(limits.deadlines.read) +
+                           " (" + name + ".read_deadline): " + r.error->message;
+      out.results.emplace_back(i, std::move(r));
+    }
+    pending = std::move(again);
+    if (!pending.empty()) std::this_thread::sleep_for(wait);
+  }
+  return out;
+}
+
+}  // namespace
+
+RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers, const LimitsLookup& limits) {
   RefreshResult out;
   std::map<std::string, std::vector<size_t>> by_provider;
-  for (size_t i = 0; i < prior.size(); ++i)
-    if (prior[i].provider != "plinth") by_provider[prior[i].provider].push_back(i);
+  for (size_t i = 0; i < prior.size(); ++i) by_provider[prior[i].provider].push_back(i);
 
-  std::vector<std::optional<Resource>> observed(prior.begin(), prior.end());
+  // Providers are read in parallel; each provider parallelises its own batch.
+  std::vector<ProviderReads> reads(by_provider.size());
+  std::vector<std::thread> threads;
+  size_t slot = 0;
   for (const auto& [name, idx] : by_provider) {
     Provider* p = providers ? providers(name) : nullptr;
-    if (!p) {
-      for (size_t i : idx)
-        out.failures.push_back({prior[i].address, Error::fatal("no provider '" + name + "' in this build to read " +
-                                                               prior[i].address + " with")});
-      continue;
-    }
-    std::vector<Resource> batch;
-    for (size_t i : idx) batch.push_back(prior[i]);
-    std::vector<ReadResult> results = p->read(batch);
-    for (size_t k = 0; k < idx.size(); ++k) {
-      const size_t i = idx[k];
-      if (k >= results.size()) {
-        out.failures.push_back({prior[i].address, Error::fatal("provider '" + name + "' returned no result for " +
-                                                               prior[i].address)});
-        continue;
-      }
-      ReadResult& r = results[k];
+    ProviderLimits lim = limits ? limits(name) : ProviderLimits{};
+    threads.emplace_back([&, slot, p, lim, name = name, idx = idx] {
+      reads[slot] = read_provider(name, idx, prior, p, lim);
+    });
+    ++slot;
+  }
+  for (auto& t : threads) t.join();
+
+  std::vector<std::optional<Resource>> observed(prior.begin(), prior.end());
+  for (auto& pr : reads) {
+    for (auto& [i, r] : pr.results) {
       out.diagnostics.insert(out.diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
       if (r.error) {
         out.failures.push_back({prior[i].address, *r.error});

@@ -1,6 +1,7 @@
 #pragma once
 // Refresh: read every resource in state through its provider and report
 // drift (attributes changed outside Plinth).
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,10 +33,17 @@ struct RefreshResult {
   Diagnostics diagnostics;            ///< what providers found (inventory mismatches, ...)
 };
 
-/// Reads `prior` through providers, one batch call per provider. Resources of
-/// provider "plinth" (logical) are kept as they are. A provider this build
-/// does not have is a failure for each of its resources.
-RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers);
+/// The limits of provider `name` (its retry policy and read deadline).
+using LimitsLookup = std::function<ProviderLimits(const std::string& name)>;
+
+/// Reads `prior` through providers: one batch call per provider, providers
+/// in parallel. Reads that fail with a retryable error are read again in a
+/// later batch, with the provider's backoff, until they succeed, fail for
+/// good, run out of attempts or pass the provider's read deadline (counted
+/// from the first attempt). A provider this run does not have is a failure
+/// for each of its resources. Without `limits`, ProviderLimits' defaults.
+RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers,
+                      const LimitsLookup& limits = {});
 
 /// "  ~ baremetal.node.a[0]\n      bios.X: "A" -> "B"\n" blocks, or "" when
 /// there is no drift. Sensitive values print as (sensitive).

@@ -286,7 +286,7 @@ nlohmann::json to_json(const Report& r) {
   j["provenance"] = audit::to_json(r.provenance);
   if (r.plan)
     j["plan"] = {{"state", r.state_path},   {"create", r.plan->create}, {"update", r.plan->update},
-                 {"replace", r.plan->replace}, {"delete", r.plan->remove}, {"noop", r.plan->noop}};
+                 {"replace", r.plan->replace}, {"delete", r.plan->remove}, {"no_op", r.plan->no_op}};
   else
     j["plan"] = nullptr;
   nlohmann::json pf = nlohmann::json::array();

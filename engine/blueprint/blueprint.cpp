@@ -18,5 +18,6 @@ const Fabric* Blueprint::find_fabric(const std::string& n) const { return find_n
 const StorageTier* Blueprint::find_tier(const std::string& n) const { return find_named(tiers, n); }
 const NodePool* Blueprint::find_node_pool(const std::string& n) const { return find_named(node_pools, n); }
 const BurstPool* Blueprint::find_burst_pool(const std::string& n) const { return find_named(burst_pools, n); }
+const ProviderDecl* Blueprint::find_provider(const std::string& n) const { return find_named(providers, n); }
 
 }  // namespace plinth::bp

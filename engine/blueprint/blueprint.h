@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/core/source_location.h"
 
 namespace plinth::bp {
@@ -134,7 +136,9 @@ struct Mig {
 
 struct NodePool {
   std::string name;
-  std::string provider = "baremetal";
+  /// The provider serving this pool: as written, else the registry's default
+  /// provider for node_pools (filled in when the loader checks providers).
+  std::string provider;
   int count = 0;
   std::string role = "training";  ///< training | inference | preprocessing
   Hardware hardware;
@@ -147,6 +151,9 @@ struct NodePool {
   std::vector<std::string> storage;         ///< tier names
   std::optional<Bmc> bmc;
   Mig mig;
+  /// Keys the pool's provider declares for node pools (SectionSpec::settings),
+  /// checked against its schema; positions are in origin.fields.
+  nlohmann::json settings = nlohmann::json::object();
   Origin origin;
   bool operator==(const NodePool&) const = default;
 };
@@ -159,10 +166,9 @@ struct Checkpointing {
 
 struct BurstPool {
   std::string name;
-  std::string provider;  ///< aws | gcp | azure
+  std::string provider;  ///< a provider serving burst_pools (aws, gcp, azure, a plugin)
   std::string region;
-  std::string zone;            ///< gcp zone / azure zone, optional
-  std::string resource_group;  ///< azure, optional
+  std::string zone;      ///< optional
   std::string instance_type;
   int desired = 0;
   int max = 0;
@@ -171,6 +177,9 @@ struct BurstPool {
   std::optional<Checkpointing> checkpointing;
   std::vector<std::string> networks;
   std::vector<std::string> storage;
+  /// Keys the pool's provider declares for burst pools (e.g. AWS `image`,
+  /// `subnets`; Azure `resource_group`), checked against its schema.
+  nlohmann::json settings = nlohmann::json::object();
   Origin origin;
   bool operator==(const BurstPool&) const = default;
 };
@@ -224,6 +233,18 @@ struct Monitoring {
   bool operator==(const Monitoring&) const = default;
 };
 
+/// A provider the blueprint declares (`providers: {NAME: {exec, sha256, options}}`):
+/// a plugin executable pinned by its SHA-256, and options for it.
+struct ProviderDecl {
+  std::string name;
+  std::string exec;    ///< as written; relative paths are relative to `base_dir`
+  std::string sha256;  ///< lower-case hex; "" = not pinned
+  std::string base_dir;  ///< directory of the file that declares it
+  std::map<std::string, std::string> options;  ///< option -> value as written
+  Origin origin;
+  bool operator==(const ProviderDecl&) const = default;
+};
+
 /// One blueprint source file, as loaded.
 struct SourceFile {
   std::string path;
@@ -244,6 +265,7 @@ struct Blueprint {
   std::vector<BurstPool> burst_pools;
   Access access;
   std::optional<Monitoring> monitoring;
+  std::vector<ProviderDecl> providers;
   std::vector<SourceFile> files;
 
   const Stack* find_stack(const std::string& name) const;
@@ -252,6 +274,7 @@ struct Blueprint {
   const StorageTier* find_tier(const std::string& name) const;
   const NodePool* find_node_pool(const std::string& name) const;
   const BurstPool* find_burst_pool(const std::string& name) const;
+  const ProviderDecl* find_provider(const std::string& name) const;
 
   bool operator==(const Blueprint&) const = default;
 };

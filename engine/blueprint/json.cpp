@@ -119,6 +119,8 @@ Json node_pool(const NodePool& p) {
     j["bmc"] = std::move(b);
   }
   j["mig"] = {{"profile", p.mig.profile}, {"instances", p.mig.instances}};
+  for (const auto& [k, v] : p.settings.items())
+    if (!j.contains(k)) j[k] = v;
   return j;
 }
 
@@ -127,7 +129,6 @@ Json burst_pool(const BurstPool& p) {
   put(j, "provider", p.provider);
   put(j, "region", p.region);
   put(j, "zone", p.zone);
-  put(j, "resource_group", p.resource_group);
   put(j, "instance_type", p.instance_type);
   j["desired"] = p.desired;
   j["max"] = p.max;
@@ -141,6 +142,8 @@ Json burst_pool(const BurstPool& p) {
   }
   j["networks"] = strings(p.networks);
   j["storage"] = strings(p.storage);
+  for (const auto& [k, v] : p.settings.items())
+    if (!j.contains(k)) j[k] = v;
   return j;
 }
 

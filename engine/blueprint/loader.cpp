@@ -18,6 +18,7 @@
 #include <climits>
 #include <cmath>
 #include <deque>
+#include <set>
 #include <filesystem>
 #include <sstream>
 #include <unordered_map>
@@ -25,6 +26,7 @@
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::bp {
 namespace {
@@ -161,8 +163,9 @@ class TreeBuilder : public YAML::EventHandler {
 };
 
 // Allowed keys per section, in the order docs/blueprint.md lists them.
-const Keys kTopKeys{"apiVersion", "kind",        "metadata", "stacks", "networks",
-                    "storage",    "node_pools",  "burst_pools", "access", "monitoring"};
+const Keys kTopKeys{"apiVersion", "kind",       "metadata",    "stacks", "networks",  "storage",
+                    "node_pools", "burst_pools", "access", "monitoring", "providers"};
+const Keys kProviderDeclKeys{"exec", "sha256", "options"};
 const Keys kMetadataKeys{"name", "owner", "compliance", "labels"};
 const Keys kStackKeys{"driver", "cuda", "cudnn", "frameworks", "images"};
 const Keys kNetworksKeys{"vlans", "fabrics"};
@@ -181,9 +184,8 @@ const Keys kHardwareKeys{"gpu", "gpus_per_node", "cpu_cores", "memory_gb"};
 const Keys kBootKeys{"method", "image"};
 const Keys kBmcKeys{"endpoints", "credentials", "ca_bundle"};
 const Keys kMigKeys{"profile", "instances"};
-const Keys kBurstPoolKeys{"name",    "provider", "region", "zone",  "resource_group", "instance_type",
-                          "desired", "max",      "spot",   "stack", "checkpointing",  "networks",
-                          "storage"};
+const Keys kBurstPoolKeys{"name", "provider", "region", "zone",          "instance_type", "desired",
+                          "max",  "spot",     "stack",  "checkpointing", "networks",      "storage"};
 const Keys kCheckpointingKeys{"interval_minutes", "target"};
 const Keys kAccessKeys{"namespaces", "roles", "audit_logging", "transport"};
 const Keys kNamespaceKeys{"name", "quota", "service_accounts"};
@@ -201,8 +203,6 @@ const Keys kClassifications{"public", "internal", "confidential", "pii", "phi"};
 const Keys kAtRest{"aes-256-xts", "aes-256-gcm", "luks2", "sed", "none"};
 const Keys kInTransit{"tls1.3", "tls1.2", "none"};
 const Keys kRoles{"training", "inference", "preprocessing"};
-const Keys kNodeProviders{"baremetal"};
-const Keys kBurstProviders{"aws", "gcp", "azure"};
 const Keys kBootMethods{"pxe", "uefi-http", "virtual-media"};
 const Keys kFabricKinds{"infiniband", "roce-v2", "ethernet"};
 const Keys kTopologies{"spine-leaf", "fat-tree", "rail-optimized", "dragonfly"};
@@ -346,11 +346,25 @@ class Obj {
   const std::string& label() const { return label_; }
   void set_label(std::string l) { label_ = std::move(l); }
 
+  /// Unknown keys go to `out` instead of being reported: they may be
+  /// settings of the entity's provider, checked once providers are known.
+  void collect_unknown(std::vector<Entry>* out) { extras_ = out; }
+
   /// Reports unknown and repeated keys. Call once the label names the entity.
   void check_keys() const {
     for (size_t i = 0; i < entries_.size(); ++i) {
       const Entry& e = entries_[i];
       if (std::find(keys_->begin(), keys_->end(), e.key) == keys_->end()) {
+        if (extras_) {
+          bool repeated = false;
+          for (const Entry& x : *extras_) repeated = repeated || x.key == e.key;
+          if (repeated)
+            c_->error("BP010", e.key_loc, "duplicate key '" + path(e.key) + "' in " + label_,
+                      "remove one of them; YAML keeps only one value per key");
+          else
+            extras_->push_back(e);
+          continue;
+        }
         c_->error("BP002", e.key_loc, "unknown key '" + path(e.key) + "' in " + label_, suggest(e.key, *keys_));
         continue;
       }
@@ -575,8 +589,48 @@ class Obj {
   Origin* origin_;
   const Keys* keys_;
   std::vector<Entry> entries_;
+  std::vector<Entry>* extras_ = nullptr;
   bool ok_ = false;
 };
+
+/// A YAML value as JSON: quoted scalars are strings; plain scalars become
+/// integers, numbers, booleans or null where they read as such. Records the
+/// position of every element in `locs` under `path` ("subnets.0").
+Json yaml_to_json(const Ctx& c, const Node& n, const std::string& path, std::map<std::string, SourceLoc>& locs) {
+  if (n.line() >= 0) locs[path] = c.loc(n);
+  if (n.IsMap()) {
+    Json o = Json::object();
+    for (const auto& [k, v] : n.pairs()) {
+      const std::string child = path + "." + k.Scalar();
+      locs[child] = c.loc(v.IsNull() || v.line() < 0 ? k : v);
+      o[k.Scalar()] = yaml_to_json(c, v, child, locs);
+    }
+    return o;
+  }
+  if (n.IsSequence()) {
+    Json a = Json::array();
+    size_t i = 0;
+    for (const Node& item : n) a.push_back(yaml_to_json(c, item, path + "." + std::to_string(i++), locs));
+    return a;
+  }
+  if (n.IsNull()) return nullptr;
+  const std::string& t = n.Scalar();
+  if (n.quoted()) return t;
+  if (auto i = parse_int(t)) return *i;
+  if (auto d = parse_number(t)) return *d;
+  if (auto b = parse_bool(t)) return *b;
+  if (t == "null" || t == "~") return nullptr;
+  return t;
+}
+
+/// How a JSON value is described in messages.
+std::string describe_json(const Json& v) {
+  if (v.is_object()) return "a map";
+  if (v.is_array()) return "a list";
+  if (v.is_null()) return "nothing (null)";
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  return "\"" + (s.size() > 40 ? s.substr(0, 37) + "..." : s) + "\"";
+}
 
 /// Where each name was first defined, per kind; shared by every file.
 struct NameTable {
@@ -610,6 +664,11 @@ class Loader {
   void load_text(const std::string& file, const std::string& text);
   /// Resolves references between entities of every file read so far.
   void check_references();
+  /// Resolves every provider the blueprint declares or a pool names
+  /// (LoadOptions::resolve_provider for those the registry does not know),
+  /// then checks each pool's provider and its settings against the
+  /// provider's schema.
+  void check_providers(const LoadOptions& options);
 
  private:
   void load_document(const Ctx& c, const Node& root);
@@ -621,6 +680,25 @@ class Loader {
   void load_burst_pools(const Obj& top);
   void load_access(const Obj& top);
   void load_monitoring(const Obj& top);
+  void load_providers(const Obj& top);
+  /// Checks one setting value against its spec; reports at its position.
+  bool check_setting(const SettingSpec& spec, Json& value, const std::string& path,
+                     const std::map<std::string, SourceLoc>& locs, const std::string& label);
+
+  /// Keys of a pool that its section does not define, kept until the pool's
+  /// provider is known.
+  struct PendingPool {
+    const char* section;  // "node_pools" | "burst_pools"
+    size_t index;         // into bp_.node_pools / bp_.burst_pools
+    std::string label;
+    SourceLoc at;            // the pool
+    SourceLoc provider_at;   // its provider value, or the pool
+    std::vector<std::pair<std::string, SourceLoc>> keys;  // extra keys and where they are written
+    Json values = Json::object();
+    std::map<std::string, SourceLoc> locs;  // positions of every element of `values`
+  };
+  void keep_extras(const char* section, size_t index, const Obj& o, const std::vector<Obj::Entry>& extras);
+  std::vector<PendingPool> pending_;
 
   /// Reads the required `name` of a list item, checks its form, names the
   /// entity in `o`'s label and claims it in `table`; false if unusable.
@@ -641,6 +719,7 @@ class Loader {
   NameTable pools_{"pool", "node_pools and burst_pools together", {}};
   NameTable namespaces_{"namespace", "access.namespaces", {}};
   NameTable roles_{"role", "access.roles", {}};
+  NameTable providers_{"provider", "providers", {}};
   std::optional<SourceLoc> metadata_at_, audit_logging_at_, transport_at_, monitoring_at_;
 };
 
@@ -690,6 +769,7 @@ void Loader::load_document(const Ctx& c, const Node& root) {
   load_burst_pools(top);
   load_access(top);
   load_monitoring(top);
+  load_providers(top);
 }
 
 bool Loader::claim_single(const Ctx& c, std::optional<SourceLoc>& first, const char* what, const SourceLoc& at) {
@@ -894,13 +974,10 @@ void Loader::load_node_pools(const Obj& top) {
     Obj o(c, item, c.loc(item), "node pool #" + std::to_string(++i), "", &p.origin, kNodePoolKeys);
     if (!o.ok()) continue;
     p.origin.loc = o.loc();
+    std::vector<Obj::Entry> extras;
+    o.collect_unknown(&extras);
     bool named = read_name(o, p.name, pools_, "node pool");
-    const Obj::Entry* pe = o.get("provider");
-    bool cloud = pe && pe->value.IsScalar() &&
-                 std::find(kBurstProviders.begin(), kBurstProviders.end(), pe->value.Scalar()) != kBurstProviders.end();
-    o.enumeration("provider", p.provider, kNodeProviders, false,
-                  cloud ? "node pools are bare-metal machines (provider: baremetal); put cloud capacity under burst_pools"
-                        : "");
+    o.str("provider", p.provider);
     o.integer("count", p.count, true);
     o.enumeration("role", p.role, kRoles);
     if (auto h = o.sub("hardware", kHardwareKeys, true)) {
@@ -971,7 +1048,10 @@ void Loader::load_node_pools(const Obj& top) {
       m->str("profile", p.mig.profile, true);
       m->integer("instances", p.mig.instances);
     }
-    if (named) bp_.node_pools.push_back(std::move(p));
+    if (named) {
+      bp_.node_pools.push_back(std::move(p));
+      keep_extras("node_pools", bp_.node_pools.size() - 1, o, extras);
+    }
   }
 }
 
@@ -985,17 +1065,12 @@ void Loader::load_burst_pools(const Obj& top) {
     Obj o(c, item, c.loc(item), "burst pool #" + std::to_string(++i), "", &p.origin, kBurstPoolKeys);
     if (!o.ok()) continue;
     p.origin.loc = o.loc();
+    std::vector<Obj::Entry> extras;
+    o.collect_unknown(&extras);
     bool named = read_name(o, p.name, pools_, "burst pool");
-    const Obj::Entry* pe = o.get("provider");
-    bool bare = pe && pe->value.IsScalar() && pe->value.Scalar() == "baremetal";
-    o.enumeration("provider", p.provider, kBurstProviders, true,
-                  bare ? "burst pools are cloud capacity (aws, gcp, azure); bare-metal machines go under node_pools"
-                       : "");
+    o.str("provider", p.provider, true);
     o.str("region", p.region, true);
     o.str("zone", p.zone);
-    if (o.str("resource_group", p.resource_group) && !p.provider.empty() && p.provider != "azure")
-      o.invalid(*o.get("resource_group"), "'resource_group' in " + o.label() + " applies only to azure burst pools",
-                "remove it, or set provider: azure");
     o.str("instance_type", p.instance_type, true);
     bool has_desired = o.integer("desired", p.desired);
     bool has_max = o.integer("max", p.max);
@@ -1014,7 +1089,243 @@ void Loader::load_burst_pools(const Obj& top) {
     }
     o.str_list("networks", p.networks);
     o.str_list("storage", p.storage);
-    if (named) bp_.burst_pools.push_back(std::move(p));
+    if (named) {
+      bp_.burst_pools.push_back(std::move(p));
+      keep_extras("burst_pools", bp_.burst_pools.size() - 1, o, extras);
+    }
+  }
+}
+
+void Loader::keep_extras(const char* section, size_t index, const Obj& o, const std::vector<Obj::Entry>& extras) {
+  PendingPool pp;
+  pp.section = section;
+  pp.index = index;
+  pp.label = o.label();
+  pp.at = o.loc();
+  const Obj::Entry* pe = o.get("provider");
+  pp.provider_at = pe ? pe->value_loc : o.loc();
+  for (const auto& e : extras) {
+    pp.keys.emplace_back(e.key, e.key_loc);
+    pp.values[e.key] = yaml_to_json(o.ctx(), e.value, e.key, pp.locs);
+    pp.locs[e.key] = e.value_loc;
+  }
+  pending_.push_back(std::move(pp));
+}
+
+void Loader::load_providers(const Obj& top) {
+  const Obj::Entry* e = top.get("providers");
+  if (!e) return;
+  const Ctx& c = top.ctx();
+  if (!e->value.IsMap()) {
+    top.wrong_type(*e, "a map");
+    return;
+  }
+  const std::string base_dir = std::filesystem::path(c.file).parent_path().string();
+  for (const auto& [k, v] : e->value.pairs()) {
+    ProviderDecl d;
+    d.name = k.Scalar();
+    d.origin.loc = c.loc(k);
+    d.base_dir = base_dir.empty() ? "." : base_dir;
+    const std::string label = "provider '" + d.name + "'";
+    if (!valid_name(d.name)) {
+      c.error("BP005", d.origin.loc, "invalid provider name '" + d.name + "'",
+              "use lower-case letters, digits, '-' and '_', starting with a letter");
+      continue;
+    }
+    if (!v.IsNull()) {  // `NAME:` alone declares nothing but the name
+      Obj o(c, v, d.origin.loc, label, "", &d.origin, kProviderDeclKeys);
+      if (!o.ok()) continue;
+      o.check_keys();
+      o.str("exec", d.exec);
+      if (o.str("sha256", d.sha256)) {
+        bool hex = d.sha256.size() == 64 && std::all_of(d.sha256.begin(), d.sha256.end(), [](char ch) {
+                     return std::isdigit(static_cast<unsigned char>(ch)) || (ch >= 'a' && ch <= 'f');
+                   });
+        if (!hex)
+          o.invalid(*o.get("sha256"), "'sha256' of " + label + " is not 64 lower-case hex digits",
+                    "write the output of: sha256sum PLUGIN | cut -d' ' -f1");
+        if (d.exec.empty())
+          o.invalid(*o.get("sha256"), "'sha256' of " + label + " pins a plugin, but the provider has no 'exec'",
+                    "add exec: PATH of the plugin executable, or remove sha256");
+      }
+      o.str_map("options", d.options);
+    }
+    if (providers_.claim(c, d.name, d.origin.loc, "provider")) bp_.providers.push_back(std::move(d));
+  }
+}
+
+bool Loader::check_setting(const SettingSpec& spec, Json& value, const std::string& path,
+                           const std::map<std::string, SourceLoc>& locs, const std::string& label) {
+  auto where = [&](const std::string& p) {
+    auto it = locs.find(p);
+    return it == locs.end() ? SourceLoc{} : it->second;
+  };
+  auto wrong = [&](const char* type) {
+    diags_.push_back({"BP003", Severity::Error,
+                      "'" + path + "' in " + label + " must be " + type + ", not " + describe_json(value), where(path),
+                      "", type_hint(type)});
+    return false;
+  };
+  switch (spec.type) {
+    case ValueType::Any: return true;
+    case ValueType::String:
+    case ValueType::Duration:
+      if (value.is_object() || value.is_array() || value.is_null()) return wrong("a string");
+      if (!value.is_string()) value = value.dump();  // a plain 42 where text is expected
+      break;
+    case ValueType::Bool:
+      if (!value.is_boolean()) return wrong("a boolean");
+      break;
+    case ValueType::Int:
+      if (!value.is_number_integer()) return wrong("an integer");
+      break;
+    case ValueType::Number:
+      if (!value.is_number()) return wrong("a number");
+      break;
+    case ValueType::StringList: {
+      if (!value.is_array()) return wrong("a list");
+      bool ok = true;
+      for (size_t i = 0; i < value.size(); ++i) {
+        Json& item = value[i];
+        if (item.is_object() || item.is_array() || item.is_null()) {
+          diags_.push_back({"BP003", Severity::Error,
+                            "'" + path + "[" + std::to_string(i) + "]' in " + label + " must be a string, not " +
+                                describe_json(item),
+                            where(path + "." + std::to_string(i)), "", type_hint("a string")});
+          ok = false;
+        } else if (!item.is_string()) {
+          item = item.dump();
+        }
+      }
+      return ok;
+    }
+    case ValueType::Map:
+      if (!value.is_object()) return wrong("a map");
+      for (auto& [k, v] : value.items())
+        if (!v.is_string() && !v.is_object() && !v.is_array() && !v.is_null()) v = v.dump();
+      break;
+    case ValueType::Object: {
+      if (!value.is_object()) return wrong("a map");
+      bool ok = true;
+      Keys names;
+      for (const auto& f : spec.fields) names.push_back(f.name);
+      for (auto& [k, v] : value.items()) {
+        auto f = std::find_if(spec.fields.begin(), spec.fields.end(), [&](const SettingSpec& x) { return x.name == k; });
+        if (f == spec.fields.end()) {
+          diags_.push_back({"BP002", Severity::Error, "unknown key '" + path + "." + k + "' in " + label,
+                            where(path + "." + k), "", suggest(k, names)});
+          ok = false;
+          continue;
+        }
+        ok = check_setting(*f, v, path + "." + k, locs, label) && ok;
+      }
+      for (const auto& f : spec.fields)
+        if (f.required && !value.contains(f.name)) {
+          diags_.push_back({"BP004", Severity::Error, "missing required field '" + path + "." + f.name + "' in " + label,
+                            where(path), "", "add '" + f.name + ":' (" + f.description + ")"});
+          ok = false;
+        }
+      return ok;
+    }
+  }
+  if (!spec.allowed.empty() && value.is_string()) {
+    const std::string v = value.get<std::string>();
+    if (std::find(spec.allowed.begin(), spec.allowed.end(), v) == spec.allowed.end()) {
+      diags_.push_back({"BP005", Severity::Error,
+                        "invalid " + path + " '" + v + "' in " + label + " (expected one of: " + join(spec.allowed, ", ") +
+                            ")",
+                        where(path), "", suggest(v, spec.allowed)});
+      return false;
+    }
+  }
+  return true;
+}
+
+void Loader::check_providers(const LoadOptions& options) {
+  SchemaRegistry& registry = schema_registry();
+  std::set<std::string> tried;
+  auto resolve = [&](const std::string& name, const SourceLoc& at) -> bool {
+    if (registry.provider(name)) return true;
+    if (tried.count(name)) return false;
+    tried.insert(name);
+    if (!options.resolve_provider) return false;
+    const ProviderDecl* decl = bp_.find_provider(name);
+    Status st = options.resolve_provider(name, decl);
+    if (!st) {
+      diags_.push_back({"BP011", Severity::Error, st.error().message, decl ? decl->origin.loc : at, "",
+                        "see docs/plugins.md for where plinth looks for plugins"});
+      return false;
+    }
+    return registry.provider(name) != nullptr;
+  };
+  for (const ProviderDecl& d : bp_.providers) resolve(d.name, d.origin.loc);
+
+  for (PendingPool& pp : pending_) {
+    const bool burst = std::string_view(pp.section) == "burst_pools";
+    std::string& provider = burst ? bp_.burst_pools[pp.index].provider : bp_.node_pools[pp.index].provider;
+    Json& settings = burst ? bp_.burst_pools[pp.index].settings : bp_.node_pools[pp.index].settings;
+    Origin& origin = burst ? bp_.burst_pools[pp.index].origin : bp_.node_pools[pp.index].origin;
+    const Keys& own = burst ? kBurstPoolKeys : kNodePoolKeys;
+    const Keys serving = registry.providers_for(pp.section);
+
+    // Keys no provider could explain are reported now, whatever the provider.
+    auto report_unknown = [&](const std::vector<SettingSpec>& settings_specs) {
+      Keys names = own;
+      for (const auto& st : settings_specs) names.push_back(st.name);
+      for (const auto& [key, at] : pp.keys)
+        if (std::none_of(settings_specs.begin(), settings_specs.end(), [&](const SettingSpec& x) { return x.name == key; }))
+          diags_.push_back({"BP002", Severity::Error, "unknown key '" + key + "' in " + pp.label, at, "",
+                            suggest(key, names)});
+    };
+
+    if (provider.empty()) {
+      provider = registry.default_provider(pp.section);
+      if (provider.empty()) {
+        if (burst) continue;  // the loader already reported the missing provider
+        diags_.push_back({"BP004", Severity::Error, "missing required field 'provider' in " + pp.label, pp.at, "",
+                          "no provider serves " + std::string(pp.section) + " by default; name one: " +
+                              join(serving, ", ")});
+        continue;
+      }
+    }
+    if (!resolve(provider, pp.provider_at)) {
+      std::string hint = suggest(provider, serving);
+      if (hint.empty()) hint = "providers serving " + std::string(pp.section) + ": " + join(serving, ", ");
+      if (!tried.count(provider) || !options.resolve_provider)
+        diags_.push_back({"BP005", Severity::Error,
+                          "unknown provider '" + provider + "' in " + pp.label + " (expected one of: " +
+                              join(serving, ", ") + ")",
+                          pp.provider_at, "", hint + "; or install the plugin plinth-provider-" + provider +
+                                                  " (docs/plugins.md)"});
+      report_unknown({});
+      continue;
+    }
+    const SectionSpec* spec = registry.section(pp.section, provider);
+    if (!spec) {
+      std::string other = burst ? "node_pools" : "burst_pools";
+      const SectionSpec* there = registry.section(other, provider);
+      diags_.push_back({"BP005", Severity::Error,
+                        "provider '" + provider + "' does not serve " + pp.section + " (" + pp.label + ")",
+                        pp.provider_at, "",
+                        there ? "provider " + provider + " serves " + other + ": move the pool there"
+                              : "providers serving " + std::string(pp.section) + ": " + join(serving, ", ")});
+      report_unknown({});
+      continue;
+    }
+    report_unknown(spec->settings);
+    Json out = Json::object();
+    for (const auto& st : spec->settings) {
+      if (!pp.values.contains(st.name)) {
+        if (st.required)
+          diags_.push_back({"BP004", Severity::Error, "missing required field '" + st.name + "' in " + pp.label, pp.at,
+                            "", "add '" + st.name + ":' (" + st.description + ")"});
+        continue;
+      }
+      Json v = pp.values[st.name];
+      if (check_setting(st, v, st.name, pp.locs, pp.label)) out[st.name] = std::move(v);
+    }
+    for (const auto& [path, at] : pp.locs) origin.fields[path] = at;
+    settings = std::move(out);
   }
 }
 
@@ -1200,7 +1511,7 @@ std::vector<std::string> collect_blueprint_files(const std::vector<std::string>&
   return files;
 }
 
-LoadResult load_strings(const std::vector<std::pair<std::string, std::string>>& docs) {
+LoadResult load_strings(const std::vector<std::pair<std::string, std::string>>& docs, const LoadOptions& options) {
   LoadResult r;
   Loader loader(r.blueprint, r.diagnostics);
   for (const auto& [name, text] : docs) {
@@ -1208,13 +1519,16 @@ LoadResult load_strings(const std::vector<std::pair<std::string, std::string>>& 
     loader.load_text(name, text);
   }
   loader.check_references();
+  loader.check_providers(options);
   sort_diagnostics(r.diagnostics);
   return r;
 }
 
-LoadResult load_string(const std::string& text, const std::string& name) { return load_strings({{name, text}}); }
+LoadResult load_string(const std::string& text, const std::string& name, const LoadOptions& options) {
+  return load_strings({{name, text}}, options);
+}
 
-LoadResult load_files(const std::vector<std::string>& files) {
+LoadResult load_files(const std::vector<std::string>& files, const LoadOptions& options) {
   LoadResult r;
   Loader loader(r.blueprint, r.diagnostics);
   for (const std::string& f : files) {
@@ -1228,6 +1542,7 @@ LoadResult load_files(const std::vector<std::string>& files) {
     loader.load_text(f, *text);
   }
   loader.check_references();
+  loader.check_providers(options);
   sort_diagnostics(r.diagnostics);
   return r;
 }

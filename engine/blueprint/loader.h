@@ -1,9 +1,11 @@
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "engine/blueprint/blueprint.h"
 #include "engine/core/diagnostic.h"
+#include "engine/core/result.h"
 
 namespace plinth::bp {
 
@@ -14,6 +16,17 @@ struct LoadResult {
   Blueprint blueprint;
   Diagnostics diagnostics;
   bool ok() const { return !has_errors(diagnostics); }
+};
+
+/// How loading learns about providers it does not know yet.
+struct LoadOptions {
+  /// Called once per provider name, after every file is read, for each
+  /// provider the blueprint declares (`providers:`) and each name a pool uses
+  /// that the schema registry does not hold: it makes the provider known
+  /// (starts the plugin and registers its schema) or says why it cannot; the
+  /// error is reported at the declaration (BP011). `declared` is the
+  /// blueprint's declaration, or nullptr. Unset: unknown names are errors.
+  std::function<Status(const std::string& name, const ProviderDecl* declared)> resolve_provider;
 };
 
 /// Expands the command line's PATH... into blueprint files: a file is taken as
@@ -27,14 +40,19 @@ std::vector<std::string> collect_blueprint_files(const std::vector<std::string>&
 /// YAML syntax errors, unknown keys (with "did you mean"), wrong types,
 /// missing required fields, duplicate names (also across files), and dangling
 /// references (pool -> stack / VLAN / tier / fabric, backup -> tier, ...).
-/// Never throws.
-LoadResult load_files(const std::vector<std::string>& files);
+/// Each pool's provider must be one the schema registry knows (after
+/// `options.resolve_provider`) that serves the pool's section; keys the
+/// section does not define are checked as that provider's settings (type,
+/// allowed values, required) and land in the pool's `settings`. A node pool
+/// without `provider` gets the section's default provider. Never throws.
+LoadResult load_files(const std::vector<std::string>& files, const LoadOptions& options = {});
 
 /// Loads from text already in memory (tests, `plan --against`); `name` is used
 /// as the file name in locations.
-LoadResult load_string(const std::string& text, const std::string& name);
+LoadResult load_string(const std::string& text, const std::string& name, const LoadOptions& options = {});
 
 /// Loads several in-memory documents (name, text) as one blueprint.
-LoadResult load_strings(const std::vector<std::pair<std::string, std::string>>& docs);
+LoadResult load_strings(const std::vector<std::pair<std::string, std::string>>& docs,
+                        const LoadOptions& options = {});
 
 }  // namespace plinth::bp

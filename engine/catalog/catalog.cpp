@@ -276,13 +276,16 @@ struct CatalogParser {
   void parse_instance_types(Reader& r, const std::string& file, const YAML::Node& root, const std::set<std::string>& sources) {
     const YAML::Node providers = root["instance_types"];
     if (!providers || !providers.IsMap()) {
-      r.fail(providers ? providers : root, "'instance_types' must map each provider (aws, gcp, azure) to its instance types");
+      r.fail(providers ? providers : root, "'instance_types' must map each cloud provider's name to its instance types");
       return;
     }
     for (const auto& kv : providers) {
       auto provider = kv.first.as<std::string>();
-      if (provider != "aws" && provider != "gcp" && provider != "azure") {
-        r.fail(kv.first, "unknown provider '" + provider + "'; instance types are listed for aws, gcp and azure");
+      if (provider.empty() || !std::all_of(provider.begin(), provider.end(), [](char ch) {
+            return std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) ||
+                   ch == '-' || ch == '_';
+          })) {
+        r.fail(kv.first, "'" + provider + "' is not a provider name (lower-case letters, digits, '-', '_')");
         continue;
       }
       if (!kv.second.IsSequence()) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "engine/blueprint/loader.h"
+#include "engine/cli/plugins.h"
 #include "engine/core/strings.h"
 #include "engine/validate/validate.h"
 
@@ -36,7 +37,9 @@ std::optional<Loaded> load_blueprint(const std::vector<std::string>& paths, Io& 
     print_diagnostics(diags, io);
     return std::nullopt;
   }
-  auto loaded = bp::load_files(files);
+  bp::LoadOptions options;
+  options.resolve_provider = resolve_for_loader;
+  auto loaded = bp::load_files(files, options);
   if (!loaded.ok()) {
     print_diagnostics(loaded.diagnostics, io);
     std::fprintf(io.err, "%zu error(s); fix them and run again.\n", count(loaded.diagnostics, Severity::Error));

@@ -15,12 +15,19 @@ namespace plinth::cli {
 namespace {
 
 // Set by the signal handler (async-signal-safe: a lock-free atomic store).
+// SIGINT (Ctrl-C) first asks for a graceful stop (apply::Cancel::Stop: start
+// nothing new, let what is in flight finish), a second one cancels what is
+// in flight (Cancel::Now). SIGTERM, which CI runners and service managers
+// send before they kill, cancels at once: the apply ends within moments with
+// the state holding exactly what completed.
 std::atomic<int> g_cancel{0};
 static_assert(std::atomic<int>::is_always_lock_free);
 
-void on_signal(int) {
+void on_signal(int sig) {
   int v = g_cancel.load();
-  g_cancel.store(v < 2 ? v + 1 : 2);
+  if (sig == SIGTERM) v = static_cast<int>(apply::Cancel::Now);
+  else v = v < 2 ? v + 1 : 2;
+  g_cancel.store(v);
 }
 
 /// Installs SIGINT/SIGTERM handlers for its lifetime.
@@ -226,8 +233,8 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
           seen = level;
           progress.note(level == 1 ? "plinth " + command +
                                          ": interrupted: starting no new operations and waiting for those in flight "
-                                         "(interrupt again to abandon them)"
-                                   : "plinth " + command + ": interrupted again: abandoning operations in flight");
+                                         "(interrupt again to cancel them)"
+                                   : "plinth " + command + ": cancelling the operations in flight");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -242,13 +249,20 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
   using apply::OutcomeStatus;
   const size_t ok = report.count(OutcomeStatus::Succeeded), failed = report.count(OutcomeStatus::Failed),
                skipped = report.count(OutcomeStatus::Skipped), not_started = report.count(OutcomeStatus::NotStarted),
-               abandoned = report.count(OutcomeStatus::Abandoned);
+               cancelled = report.count(OutcomeStatus::Cancelled);
   std::fprintf(io.out, "\n%s %s: %zu succeeded, %zu failed, %zu skipped", command == "destroy" ? "Destroy" : "Apply",
                report.ok() ? "complete" : "incomplete", ok, failed, skipped);
   if (not_started) std::fprintf(io.out, ", %zu not started", not_started);
-  if (abandoned) std::fprintf(io.out, ", %zu abandoned", abandoned);
+  if (cancelled) std::fprintf(io.out, ", %zu cancelled", cancelled);
   std::fprintf(io.out, ".\n");
-  for (OutcomeStatus s : {OutcomeStatus::Failed, OutcomeStatus::Skipped, OutcomeStatus::Abandoned}) {
+  size_t timed_out = 0;
+  for (const auto& o : report.outcomes) timed_out += o.timed_out ? 1 : 0;
+  if (timed_out) {
+    std::fprintf(io.out, "Timed out (the operation's deadline passed; see the provider's *_deadline options):\n");
+    for (const auto& o : report.outcomes)
+      if (o.timed_out) std::fprintf(io.out, "  %s (%s)\n", o.address.c_str(), plan::to_string(o.action));
+  }
+  for (OutcomeStatus s : {OutcomeStatus::Failed, OutcomeStatus::Skipped, OutcomeStatus::Cancelled}) {
     if (!report.count(s)) continue;
     std::string heading = apply::to_string(s);
     heading[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(heading[0])));
@@ -265,18 +279,12 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
                  "plinth %s: interrupted: %zu of %zu operations completed and are recorded in state %s (serial %llu); "
                  "%zu not started%s. Re-running plinth %s converges.\n",
                  command.c_str(), ok, total, st.path.c_str(), static_cast<unsigned long long>(report.final_serial),
-                 not_started, abandoned ? (", " + std::to_string(abandoned) + " abandoned in flight").c_str() : "",
+                 not_started, cancelled ? (", " + std::to_string(cancelled) + " cancelled in flight").c_str() : "",
                  command.c_str());
   else if (failed || skipped)
     std::fprintf(io.err, "plinth %s: %zu operation(s) failed and %zu were skipped; the %zu that succeeded are recorded "
                          "in state %s. Fix the errors above and run plinth %s again.\n",
                  command.c_str(), failed, skipped, ok, st.path.c_str(), command.c_str());
-  if (abandoned) {
-    // Abandoned operations still run on detached threads that use the
-    // providers: leave without destructors (the state is already written).
-    std::fflush(io.err);
-    std::_Exit(kExitFailure);
-  }
   return report.ok() ? kExitSuccess : kExitFailure;
 }
 

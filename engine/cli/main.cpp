@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "engine/cli/command.h"
+#include "engine/cli/plugins.h"
 #include "engine/core/strings.h"
+#include "providers/registry/registry.h"
 
 using namespace plinth::cli;
 
@@ -31,6 +33,7 @@ void print_overview(FILE* f) {
 
 int main(int argc, char** argv) {
   try {
+    plinth::register_builtin_providers();
     std::vector<std::string> rest(argv + 1, argv + argc);
     if (rest.empty()) {
       print_overview(stderr);
@@ -78,7 +81,9 @@ int main(int argc, char** argv) {
     io.in_tty = isatty(STDIN_FILENO);
     const char* no_color = std::getenv("NO_COLOR");
     io.color = io.out_tty && !(no_color && *no_color) && !args->flag("no-color");
-    return cmd->run(*args, io);
+    int rc = cmd->run(*args, io);
+    plugins().close_all();
+    return rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "plinth: internal error: %s\nThis is a bug; please report it with the command line.\n",
                  e.what());

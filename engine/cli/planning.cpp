@@ -25,8 +25,7 @@ Result<StateSession> open_state(const Args& args, const std::string& operation) 
 std::set<std::string> providers_of(const std::vector<Resource>& desired, const std::vector<Resource>& state) {
   std::set<std::string> names;
   for (const auto* list : {&desired, &state})
-    for (const auto& r : *list)
-      if (r.provider != "plinth") names.insert(r.provider);
+    for (const auto& r : *list) names.insert(r.provider);
   return names;
 }
 
@@ -36,7 +35,7 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
     fail(io, command, st.error().message);
     return std::nullopt;
   }
-  apply::RefreshResult r = apply::refresh(session.doc.resources, providers.lookup());
+  apply::RefreshResult r = apply::refresh(session.doc.resources, providers.lookup(), providers.limits_lookup());
   print_diagnostics(r.diagnostics, io);
   for (const auto& f : r.failures)
     std::fprintf(io.err, "plinth %s: refresh %s: %s\n", command.c_str(), f.address.c_str(), f.error.message.c_str());
@@ -60,6 +59,7 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
   // 1. load
   auto loaded = load_blueprint(args.positional, io);
   if (!loaded) return std::nullopt;
+  providers.use_declarations(loaded->blueprint.providers);
 
   // 2. expand
   auto desired = graph::expand(loaded->blueprint);

@@ -1,80 +1,59 @@
 #include "engine/cli/providers.h"
 
-#include <cctype>
-#include <cstdlib>
-#include <string_view>
-
+#include "engine/cli/plugins.h"
+#include "engine/provider/registry.h"
 #include "providers/registry/registry.h"
-
-extern char** environ;
 
 namespace plinth::cli {
 
 FlagSpec provider_option_flag() {
   return {"provider-option", "NAME.KEY=VALUE",
-          "Set a provider option, e.g. baremetal.ca_bundle=/etc/plinth/bmc-ca.pem (overrides "
-          "PLINTH_<NAME>_<KEY>).",
+          "Set a provider option, e.g. baremetal.ca_bundle=/etc/plinth/bmc-ca.pem (overrides PLINTH_<NAME>_<KEY>; "
+          "'plinth providers' lists every option).",
           true};
 }
 
-Result<ProviderConfig> provider_config(const std::string& name, const Args& args) {
-  ProviderConfig c;
-  c.name = name;
-  std::string prefix = "PLINTH_";
-  for (char ch : name) prefix += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  prefix += '_';
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv(*e);
-    auto eq = kv.find('=');
-    if (eq == std::string_view::npos || kv.substr(0, prefix.size()) != prefix || eq <= prefix.size()) continue;
-    std::string key(kv.substr(prefix.size(), eq - prefix.size()));
-    for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    c.options[key] = std::string(kv.substr(eq + 1));
+Result<ProviderConfig> provider_config(const ProviderSchema& schema, const Args& args,
+                                       const std::vector<bp::ProviderDecl>& declarations) {
+  std::vector<OptionInput> from_blueprint;
+  for (const auto& d : declarations) {
+    if (d.name != schema.name) continue;
+    for (const auto& [key, value] : d.options)
+      from_blueprint.push_back({key, value, "blueprint " + d.origin.at("options." + key).str()});
   }
-  for (const auto& opt : args.all("provider-option")) {
-    auto dot = opt.find('.');
-    auto eq = opt.find('=');
-    if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2)
-      return Error::invalid("--provider-option '" + opt +
-                            "' is not NAME.KEY=VALUE (for example baremetal.ca_bundle=/etc/plinth/bmc-ca.pem)");
-    if (opt.substr(0, dot) != name) continue;
-    c.options[opt.substr(dot + 1, eq - dot - 1)] = opt.substr(eq + 1);
-  }
-  return c;
+  return parse_provider_config(schema, process_environment(), from_blueprint, args.all("provider-option"));
 }
 
-Result<apply::ProviderLimits> provider_limits(const ProviderConfig& config) {
-  apply::ProviderLimits l;
-  auto number = [&](const char* key, double& out, double min) -> Status {
-    auto it = config.options.find(key);
-    if (it == config.options.end()) return {};
-    char* end = nullptr;
-    double v = std::strtod(it->second.c_str(), &end);
-    if (it->second.empty() || *end != '\0' || v < min)
-      return Error::invalid("provider " + config.name + " option " + key + "='" + it->second +
-                            "' is not a number >= " + std::to_string(static_cast<int>(min)));
-    out = v;
-    return {};
-  };
-  double concurrency = 0;
-  if (auto s = number("concurrency", concurrency, 0); !s) return s.error();
-  if (auto s = number("rate", l.rate_per_second, 0); !s) return s.error();
-  if (auto s = number("burst", l.burst, 1); !s) return s.error();
-  l.concurrency = static_cast<int>(concurrency);
-  return l;
+ProviderSet::~ProviderSet() {
+  for (auto& [name, p] : providers_) p->close();
 }
 
 Status ProviderSet::open(const std::set<std::string>& names) {
   for (const auto& name : names) {
-    if (name == "plinth" || providers_.count(name)) continue;
-    auto config = provider_config(name, args_);
+    if (providers_.count(name)) continue;
+    const ProviderSchema* schema = schema_registry().provider(name);
+    if (!schema && !plugins().resolve(name, nullptr))
+      return Error::invalid("provider " + name + ": " + plugins().why(name));
+    schema = schema_registry().provider(name);
+    if (!schema) return Error::invalid("provider " + name + ": unknown provider");
+    std::unique_ptr<Provider> p;
+    if (schema->source == "built-in") {
+      auto made = make_builtin_provider(name);
+      if (!made) return Error::invalid("provider " + name + ": " + made.error().message);
+      p = std::move(*made);
+    } else {
+      auto made = plugins().take(name);
+      if (!made) return Error::invalid("provider " + name + ": " + made.error().message);
+      p = std::move(*made);
+    }
+    auto config = provider_config(*schema, args_, declarations_);
     if (!config) return config.error();
-    auto limits = provider_limits(*config);
-    if (!limits) return limits.error();
-    auto p = make_provider(*config);
-    if (!p) return Error::invalid("provider " + name + ": " + p.error().message);
-    providers_[name] = std::move(*p);
-    limits_[name] = *limits;
+    if (auto st = p->configure(*config); !st) {
+      p->close();
+      return Error::invalid("provider " + name + ": " + st.error().message);
+    }
+    limits_[name] = apply::limits_from(*config);
+    providers_[name] = std::move(p);
   }
   return {};
 }
@@ -86,6 +65,13 @@ Provider* ProviderSet::get(const std::string& name) const {
 
 apply::ProviderLookup ProviderSet::lookup() const {
   return [this](const std::string& name) { return get(name); };
+}
+
+apply::LimitsLookup ProviderSet::limits_lookup() const {
+  return [this](const std::string& name) {
+    auto it = limits_.find(name);
+    return it == limits_.end() ? apply::ProviderLimits{} : it->second;
+  };
 }
 
 }  // namespace plinth::cli

@@ -1,12 +1,16 @@
 #pragma once
-// Providers for apply / refresh / destroy / plan: their configuration from
-// the environment and flags, and the executor's per-provider limits.
+// Providers for the commands that talk to them: each one created on first
+// use (built in, or a plugin process), configured from its options, closed
+// when the command ends.
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "engine/apply/executor.h"
+#include "engine/apply/refresh.h"
+#include "engine/blueprint/blueprint.h"
 #include "engine/cli/command.h"
 #include "engine/provider/provider.h"
 
@@ -16,33 +20,36 @@ namespace plinth::cli {
 /// --provider-option NAME.KEY=VALUE (repeatable).
 FlagSpec provider_option_flag();
 
-/// The configuration of provider `name`: every environment variable
-/// PLINTH_<NAME>_<KEY>=VALUE becomes option <key> (lower case), e.g.
-/// PLINTH_BAREMETAL_CA_BUNDLE -> ca_bundle, PLINTH_BAREMETAL_INSECURE=1 ->
-/// insecure; then each --provider-option NAME.KEY=VALUE overrides it. A
-/// malformed --provider-option is an error that shows the expected form.
-Result<ProviderConfig> provider_config(const std::string& name, const Args& args);
+/// The options of provider `schema` for this command: defaults, the vendor
+/// variables it reads, the blueprint's providers.NAME.options, then
+/// PLINTH_<NAME>_<KEY> and --provider-option (parse_provider_config).
+Result<ProviderConfig> provider_config(const ProviderSchema& schema, const Args& args,
+                                       const std::vector<bp::ProviderDecl>& declarations);
 
-/// The executor limits of one provider from its options `concurrency`,
-/// `rate` (calls per second) and `burst`; a bad number names the option.
-Result<apply::ProviderLimits> provider_limits(const ProviderConfig& config);
-
-/// The providers one command uses, created on first use from
-/// provider_config(). "plinth" (logical resources) is never created.
 class ProviderSet {
  public:
   explicit ProviderSet(const Args& args) : args_(args) {}
-  /// Creates every provider in `names` (except "plinth"); the first error
-  /// (unknown provider, bad option) is returned and names the provider.
+  /// Closes every provider it opened.
+  ~ProviderSet();
+  ProviderSet(const ProviderSet&) = delete;
+  ProviderSet& operator=(const ProviderSet&) = delete;
+
+  /// The blueprint's `providers:` declarations (options for them).
+  void use_declarations(std::vector<bp::ProviderDecl> declarations) { declarations_ = std::move(declarations); }
+  /// Creates and configures every provider in `names` not open yet; the
+  /// first error (unknown provider, bad option, a plugin that fails) is
+  /// returned and names the provider.
   Status open(const std::set<std::string>& names);
   /// The provider `name` after open(), or nullptr.
   Provider* get(const std::string& name) const;
   apply::ProviderLookup lookup() const;
   /// Limits of every opened provider, for apply::Options::limits.
   const std::map<std::string, apply::ProviderLimits>& limits() const { return limits_; }
+  apply::LimitsLookup limits_lookup() const;
 
  private:
   const Args& args_;
+  std::vector<bp::ProviderDecl> declarations_;
   std::map<std::string, std::unique_ptr<Provider>> providers_;
   std::map<std::string, apply::ProviderLimits> limits_;
 };

@@ -13,6 +13,12 @@ int run_refresh(const Args& args, Io& io) {
     return kExitSuccess;
   }
   ProviderSet providers(args);
+  // The blueprint says which plugins (and options) its providers are.
+  if (!args.positional.empty()) {
+    auto loaded = load_blueprint(args.positional, io);
+    if (!loaded) return kExitFailure;
+    providers.use_declarations(loaded->blueprint.providers);
+  }
   const size_t n = session->doc.resources.size();
   auto r = refresh_state(*session, providers, io, "refresh", io.out);
   if (!r) return kExitFailure;

@@ -5,6 +5,7 @@
 
 #include "engine/cli/common.h"
 #include "engine/core/strings.h"
+#include "engine/provider/registry.h"
 #include "engine/state/state.h"
 
 namespace plinth::cli {
@@ -67,7 +68,7 @@ int show(const state::StateDocument& doc, const std::string& path, const std::st
   std::fprintf(io.out, "provider   = %s\n", r->provider.c_str());
   if (r->source.known()) std::fprintf(io.out, "declared   = %s\n", r->source.str().c_str());
   if (!r->depends_on.empty()) std::fprintf(io.out, "depends on = %s\n", join(r->depends_on, ", ").c_str());
-  const ResourceType* type = find_resource_type(r->type);
+  const ResourceType* type = find_resource_type(r->type, r->provider);
   std::fprintf(io.out, "\nattributes:\n");
   if (r->attributes.empty()) std::fprintf(io.out, "  (none)\n");
   print_values(r->attributes, "", type, io);

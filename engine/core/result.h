@@ -10,13 +10,18 @@ namespace plinth {
 /// and what to do next, and a kind so callers (the apply executor, the CLI)
 /// can decide whether to retry.
 struct Error {
-  enum class Kind { Fatal, Retryable, Throttled, NotFound, Conflict, Invalid };
+  /// Retryable: worth another attempt (connection reset, 5xx). Throttled: the
+  /// service asked to slow down (429, RequestLimitExceeded), retry after
+  /// retry_after_ms. Cancelled: stopped on purpose (a signal, Provider::stop).
+  /// DeadlineExceeded: the operation's deadline passed; never retried.
+  enum class Kind { Fatal, Retryable, Throttled, NotFound, Conflict, Invalid, Cancelled, DeadlineExceeded };
   Kind kind = Kind::Fatal;
   std::string message;
   int retry_after_ms = 0;  ///< Throttled/Retryable: the server's Retry-After, if any
 
   static Error fatal(std::string m) { return {Kind::Fatal, std::move(m), 0}; }
   static Error invalid(std::string m) { return {Kind::Invalid, std::move(m), 0}; }
+  static Error retryable_error(std::string m) { return {Kind::Retryable, std::move(m), 0}; }
   bool retryable() const { return kind == Kind::Retryable || kind == Kind::Throttled; }
 };
 

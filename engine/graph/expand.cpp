@@ -4,9 +4,11 @@
 #include "engine/graph/expand.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "engine/catalog/catalog.h"
+#include "engine/provider/registry.h"
 #include "engine/render/render.h"
 
 namespace plinth::graph {
@@ -36,6 +38,23 @@ class Expander {
   explicit Expander(const bp::Blueprint& b) : bp_(b) {}
 
   Result<ResourceGraph> run() {
+    // Which provider serves each logical section, and as which type.
+    for (const std::string& section : blueprint_sections()) {
+      if (section == "node_pools" || section == "burst_pools") continue;
+      const std::string provider = schema_registry().default_provider(section);
+      if (const SectionSpec* spec = provider.empty() ? nullptr : schema_registry().section(section, provider))
+        served_[section] = {spec->resource_type, provider};
+    }
+    for (const auto& [section, present] :
+         {std::pair<const char*, bool>{"stacks", !bp_.stacks.empty()}, {"networks.vlans", !bp_.vlans.empty()},
+          {"networks.fabrics", !bp_.fabrics.empty()}, {"storage.tiers", !bp_.tiers.empty()},
+          {"storage.backups", !bp_.backups.empty()}, {"access.namespaces", !bp_.access.namespaces.empty()},
+          {"access.roles", !bp_.access.roles.empty()}, {"access.audit_logging", bp_.access.audit_logging.has_value()},
+          {"access.transport", bp_.access.transport.has_value()}, {"monitoring", bp_.monitoring.has_value()}})
+      if (present && !served_.count(section))
+        return Error::invalid(std::string("no provider serves the blueprint section ") + section +
+                              "; this plinth has none registered for it (plinth providers)");
+
     size_t total = bp_.stacks.size() + bp_.vlans.size() + bp_.fabrics.size() + bp_.tiers.size() +
                    bp_.backups.size() + bp_.access.namespaces.size() + bp_.access.roles.size() + 3;
     for (const auto& p : bp_.node_pools) total += static_cast<size_t>(std::max(p.count, 0));
@@ -62,8 +81,24 @@ class Expander {
   }
 
  private:
+  struct Served {
+    std::string type, provider;
+  };
+  /// The resource type of a logical section's entities ("storage.tiers" -> "storage.tier").
+  const std::string& type(const char* section) const {
+    static const std::string none;
+    auto it = served_.find(section);
+    return it == served_.end() ? none : it->second.type;
+  }
+  /// Adds an entity of a logical section, as its serving provider's type.
+  Resource& logical(const char* section, const std::string& name, const bp::Origin& origin, Json attrs,
+                    std::vector<std::string> deps = {}) {
+    const Served& s = served_.at(section);
+    return add(s.type, name, origin, std::move(attrs), std::move(deps), s.provider);
+  }
+
   Resource& add(const std::string& type, const std::string& name, const bp::Origin& origin, Json attrs,
-                std::vector<std::string> deps = {}, const std::string& provider = "plinth", int index = -1) {
+                std::vector<std::string> deps, const std::string& provider, int index = -1) {
     Resource r;
     r.address = make_address(type, name, index);
     r.type = type;
@@ -84,12 +119,12 @@ class Expander {
   }
 
   void stack(const bp::Stack& s) {
-    add("plinth.stack", s.name, s.origin,
+    logical("stacks", s.name, s.origin,
         {{"driver", s.driver}, {"cuda", s.cuda}, {"cudnn", s.cudnn}, {"frameworks", s.frameworks}, {"images", s.images}});
   }
 
   void vlan(const bp::Vlan& v) {
-    add("net.vlan", v.name, v.origin,
+    logical("networks.vlans", v.name, v.origin,
         {{"id", v.id}, {"cidr", v.cidr}, {"mtu", v.mtu}, {"vrf", v.vrf}, {"purpose", v.purpose}});
   }
 
@@ -100,7 +135,7 @@ class Expander {
               {"oversubscription", f.oversubscription}};
     if (f.pfc) a["pfc"] = *f.pfc;
     if (f.ecn) a["ecn"] = *f.ecn;
-    add("net.fabric", f.name, f.origin, std::move(a));
+    logical("networks.fabrics", f.name, f.origin, std::move(a));
   }
 
   void tier(const bp::StorageTier& t) {
@@ -122,61 +157,61 @@ class Expander {
                         {"after_days", t.lifecycle->after_days},
                         {"expire_days", t.lifecycle->expire_days}};
       if (!t.lifecycle->transition_from.empty() && t.lifecycle->transition_from != t.name)
-        deps.push_back(make_address("storage.tier", t.lifecycle->transition_from));
+        deps.push_back(make_address(type("storage.tiers"), t.lifecycle->transition_from));
     }
-    add("storage.tier", t.name, t.origin, std::move(a), std::move(deps));
+    logical("storage.tiers", t.name, t.origin, std::move(a), std::move(deps));
   }
 
   void backup(const bp::Backup& b) {
-    add("storage.backup", b.name, b.origin,
+    logical("storage.backups", b.name, b.origin,
         {{"source", b.source},
          {"target", b.target},
          {"schedule", b.schedule},
          {"retention_days", b.retention_days},
          {"dr_test_interval_days", b.dr_test_interval_days}},
-        sorted_unique({make_address("storage.tier", b.source), make_address("storage.tier", b.target)}));
+        sorted_unique({make_address(type("storage.tiers"), b.source), make_address(type("storage.tiers"), b.target)}));
   }
 
   void ns(const bp::Namespace& n) {
     Json a = {{"service_accounts", n.service_accounts}};
     if (n.gpu_quota) a["gpu_quota"] = *n.gpu_quota;
-    add("access.namespace", n.name, n.origin, std::move(a));
+    logical("access.namespaces", n.name, n.origin, std::move(a));
   }
 
   void role(const bp::Role& r) {
     std::vector<std::string> deps;
     deps.reserve(r.namespaces.size());
-    for (const auto& n : r.namespaces) deps.push_back(make_address("access.namespace", n));
-    add("access.role", r.name, r.origin,
+    for (const auto& n : r.namespaces) deps.push_back(make_address(type("access.namespaces"), n));
+    logical("access.roles", r.name, r.origin,
         {{"subjects", r.subjects}, {"namespaces", r.namespaces}, {"verbs", r.verbs}, {"resources", r.resources}},
         sorted_unique(std::move(deps)));
   }
 
   void audit_logging(const bp::AuditLogging& a) {
-    add("access.audit_logging", "default", a.origin,
+    logical("access.audit_logging", "default", a.origin,
         {{"api_server", a.api_server}, {"storage", a.storage}, {"retention_days", a.retention_days}});
   }
 
   void transport(const bp::Transport& t) {
-    add("access.transport", "default", t.origin, {{"tls_min", t.tls_min}, {"mtls", t.mtls}});
+    logical("access.transport", "default", t.origin, {{"tls_min", t.tls_min}, {"mtls", t.mtls}});
   }
 
   void monitoring(const bp::Monitoring& m) {
-    add("plinth.monitoring", "default", m.origin,
+    logical("monitoring", "default", m.origin,
         {{"dcgm", m.dcgm}, {"prometheus", m.prometheus}, {"grafana", m.grafana}});
   }
 
   /// Dependencies shared by every member of a pool.
-  static std::vector<std::string> pool_deps(const std::string& stack, const std::string& fabric,
+  std::vector<std::string> pool_deps(const std::string& stack, const std::string& fabric,
                                             const std::vector<std::string>& networks,
                                             const std::vector<std::string>& storage, const std::string& extra_tier) {
     std::vector<std::string> deps;
     deps.reserve(networks.size() + storage.size() + 3);
-    if (!stack.empty()) deps.push_back(make_address("plinth.stack", stack));
-    if (!fabric.empty()) deps.push_back(make_address("net.fabric", fabric));
-    for (const auto& n : networks) deps.push_back(make_address("net.vlan", n));
-    for (const auto& s : storage) deps.push_back(make_address("storage.tier", s));
-    if (!extra_tier.empty()) deps.push_back(make_address("storage.tier", extra_tier));
+    if (!stack.empty()) deps.push_back(make_address(type("stacks"), stack));
+    if (!fabric.empty()) deps.push_back(make_address(type("networks.fabrics"), fabric));
+    for (const auto& n : networks) deps.push_back(make_address(type("networks.vlans"), n));
+    for (const auto& s : storage) deps.push_back(make_address(type("storage.tiers"), s));
+    if (!extra_tier.empty()) deps.push_back(make_address(type("storage.tiers"), extra_tier));
     return sorted_unique(std::move(deps));
   }
 
@@ -243,23 +278,24 @@ class Expander {
       a["bmc_credentials"] = p.bmc->credentials;
       a["bmc_ca_bundle"] = p.bmc->ca_bundle;
     }
+    for (const auto& [k, v] : p.settings.items())
+      if (!a.contains(k)) a[k] = v;
+    const SectionSpec* spec = schema_registry().section("node_pools", p.provider);
+    if (!spec)
+      return Error::invalid("node pool '" + p.name + "': provider '" + p.provider + "' does not serve node_pools");
     const auto deps = pool_deps(p.stack, p.fabric, p.networks, p.storage, "");
-    const std::string type = "baremetal.node";
     for (int i = 0; i < p.count; ++i) {
-      Resource& r = add(type, p.name, p.origin, a, deps, "baremetal", i);
+      Resource& r = add(spec->resource_type, p.name, p.origin, a, deps, p.provider, i);
       if (p.bmc) r.attributes["bmc_endpoint"] = endpoint(p.bmc->endpoints, templated, i);
     }
     return {};
   }
 
   Status burst_pool(const bp::BurstPool& p) {
-    std::string type;
-    if (p.provider == "aws") type = "aws.instance";
-    else if (p.provider == "gcp") type = "gcp.instance";
-    else if (p.provider == "azure") type = "azure.vm";
-    else
-      return Error::invalid("burst pool '" + p.name + "' has provider '" + p.provider +
-                            "'; burst pools run on aws, gcp or azure");
+    const SectionSpec* spec = schema_registry().section("burst_pools", p.provider);
+    if (!spec)
+      return Error::invalid("burst pool '" + p.name + "': provider '" + p.provider + "' does not serve burst_pools");
+    const std::string& type = spec->resource_type;
     auto hash = user_data_hash(p.name);
     if (!hash) return hash.error();
 
@@ -271,7 +307,8 @@ class Expander {
               {"user_data_hash", *hash},
               {"networks", p.networks},
               {"storage", p.storage}};
-    if (p.provider == "azure") a["resource_group"] = p.resource_group;
+    for (const auto& [k, v] : p.settings.items())
+      if (!a.contains(k)) a[k] = v;
     std::string checkpoint_tier;
     if (p.checkpointing) {
       a["checkpointing"] = {{"interval_minutes", p.checkpointing->interval_minutes},
@@ -284,6 +321,7 @@ class Expander {
   }
 
   const bp::Blueprint& bp_;
+  std::map<std::string, Served> served_;  // logical section -> type and provider
   std::vector<Resource> out_;
 };
 

@@ -12,6 +12,7 @@
 #include <charconv>
 #include <ctime>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -169,9 +170,44 @@ void global_init() {
   (void)done;
 }
 
+struct BodySink {
+  std::string* body;
+  size_t limit;
+  bool overflow = false;
+};
+
 size_t on_body(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* sink = static_cast<BodySink*>(user);
+  if (sink->body->size() + size * n > sink->limit) {
+    sink->overflow = true;
+    return 0;  // makes libcurl stop with CURLE_WRITE_ERROR
+  }
+  sink->body->append(data, size * n);
   return size * n;
+}
+
+struct Progress {
+  const Deadline* deadline;
+  const std::atomic<bool>* cancel;
+  bool cancelled = false, expired = false;
+};
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* p = static_cast<Progress*>(user);
+  if (p->cancel && p->cancel->load()) {
+    p->cancelled = true;
+    return 1;
+  }
+  if (p->deadline->passed()) {
+    p->expired = true;
+    return 1;
+  }
+  return 0;
+}
+
+std::string format_ms(long long ms) {
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  return std::to_string(ms) + " ms";
 }
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
@@ -284,7 +320,28 @@ Client::Client(ClientOptions options) : options_(std::move(options)) {
 
 Client::~Client() = default;
 
+Status pause(int ms, const Deadline& deadline, const std::atomic<bool>* cancel, const std::string& what) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(ms, 0));
+  for (;;) {
+    if (cancel && cancel->load()) return Error{Error::Kind::Cancelled, what + ": cancelled", 0};
+    auto now = std::chrono::steady_clock::now();
+    if (deadline.passed(now))
+      return Error{Error::Kind::DeadlineExceeded,
+                   what + ": the deadline of " + format_ms(deadline.budget().count()) + " passed", 0};
+    if (now >= until) return {};
+    auto step = std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(step);
+  }
+}
+
 Result<Response> Client::send(const Request& req) {
+  if (req.cancel && req.cancel->load())
+    return Error{Error::Kind::Cancelled, req.method + " " + req.url + ": cancelled before it was sent", 0};
+  if (req.deadline.passed())
+    return Error{Error::Kind::DeadlineExceeded,
+                 req.method + " " + req.url + ": not sent, the operation's deadline of " +
+                     format_ms(req.deadline.budget().count()) + " has passed",
+                 0};
   auto host = url_host(req.url);
   if (!host) return Error::invalid(req.method + " " + req.url + ": not a valid URL");
   if (options_.insecure && !is_loopback_host(*host))
@@ -311,10 +368,18 @@ Result<Response> Client::send(const Request& req) {
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, options_.timeout_ms);
+  const long timeout_ms =
+      static_cast<long>(std::max<long long>(1, req.deadline.clamp(std::chrono::milliseconds(options_.timeout_ms)).count()));
+  const bool cut_by_deadline = timeout_ms < options_.timeout_ms;
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, std::min(options_.connect_timeout_ms, timeout_ms));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+  BodySink sink{&resp.body, options_.max_body_bytes};
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp.body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  Progress progress{&req.deadline, req.cancel};
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &progress);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &resp.headers);
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
@@ -343,8 +408,17 @@ Result<Response> Client::send(const Request& req) {
   CURLcode code = curl_easy_perform(c);
   if (code == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
   impl_->release(std::move(h));
-  if (code != CURLE_OK) return transport_error(code, req.method, req.url, errbuf, options_.timeout_ms);
-  return resp;
+  if (code == CURLE_OK) return resp;
+  if (progress.cancelled) return Error{Error::Kind::Cancelled, req.method + " " + req.url + ": cancelled", 0};
+  if (progress.expired || (code == CURLE_OPERATION_TIMEDOUT && cut_by_deadline && req.deadline.passed()))
+    return Error{Error::Kind::DeadlineExceeded,
+                 req.method + " " + req.url + ": no answer before the operation's deadline of " +
+                     format_ms(req.deadline.budget().count()) + " passed",
+                 0};
+  if (sink.overflow)
+    return Error::fatal(req.method + " " + req.url + ": the answer is larger than " +
+                        std::to_string(options_.max_body_bytes) + " bytes; refusing to read more");
+  return transport_error(code, req.method, req.url, errbuf, timeout_ms);
 }
 
 Result<Response> Client::request(const Request& req) {

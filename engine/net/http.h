@@ -1,10 +1,12 @@
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "engine/core/deadline.h"
 #include "engine/core/result.h"
 
 namespace plinth::net {
@@ -26,6 +28,13 @@ struct Request {
   std::string basic_auth;
   /// CA bundle for this request; empty uses the client's.
   std::string ca_bundle;
+  /// The deadline of the operation this request belongs to: the request's
+  /// timeout is cut to what is left of it, and a request still running when
+  /// it passes is aborted with DeadlineExceeded.
+  Deadline deadline;
+  /// When set, a request in flight is aborted within ~50 ms of it turning
+  /// true (Cancelled); a request is not started once it is true.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// What the server answered (any status: mapping statuses to errors is
@@ -46,6 +55,9 @@ struct ClientOptions {
   bool insecure = false;
   long connect_timeout_ms = 10000;
   long timeout_ms = 30000;  ///< whole request, connect included
+  /// Largest response body accepted; a larger (or endless) one fails the
+  /// request with a Fatal error instead of filling memory.
+  size_t max_body_bytes = 32u << 20;
 };
 
 /// True for localhost, 127.0.0.0/8 and ::1 (with or without brackets).
@@ -54,6 +66,11 @@ bool is_loopback_host(std::string_view host);
 /// The Retry-After value (delta seconds or an HTTP date) in milliseconds from
 /// now; 0 when absent, unparsable or in the past.
 int parse_retry_after_ms(std::string_view value);
+
+/// Waits `ms`, waking early to return Cancelled when `cancel` turns true or
+/// DeadlineExceeded when the deadline passes first (`what` names the
+/// operation in those messages). For polling between requests.
+Status pause(int ms, const Deadline& deadline, const std::atomic<bool>* cancel, const std::string& what);
 
 /// Maps a non-success status to an Error whose message names the method, the
 /// URL, the status and the server's own message (Redfish/OData `error.message`
@@ -74,10 +91,12 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  /// Performs the request. Any HTTP status is a Response; transport failures
-  /// are errors naming method and URL: connection refused/reset, timeouts and
-  /// DNS failures are Retryable, TLS verification failures and a refused
-  /// `insecure` are Fatal/Invalid.
+  /// Performs the request once (retrying is the caller's business). Any HTTP
+  /// status is a Response; transport failures are errors naming method and
+  /// URL: connection refused/reset, timeouts and DNS failures are Retryable,
+  /// TLS verification failures, a refused `insecure` and a body over
+  /// max_body_bytes are Fatal/Invalid; the deadline passing is
+  /// DeadlineExceeded and `cancel` is Cancelled. Redirects are not followed.
   Result<Response> send(const Request& request);
   /// `send`, then `status_error` for 4xx/5xx.
   Result<Response> request(const Request& request);

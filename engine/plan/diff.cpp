@@ -4,6 +4,7 @@
 
 #include "engine/graph/expand.h"
 #include "engine/plan/plan.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::plan {
 
@@ -29,7 +30,7 @@ Summary Plan::summary() const {
   Summary s;
   for (const auto& c : changes) {
     switch (c.action) {
-      case Action::NoOp: ++s.noop; break;
+      case Action::NoOp: ++s.no_op; break;
       case Action::Create: ++s.create; break;
       case Action::Update: ++s.update; break;
       case Action::Replace: ++s.replace; break;
@@ -143,8 +144,23 @@ Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& pri
     if (d) rc.after = *d;
     if (p) rc.before = *p;
     if (!d || !p || d->attributes != p->attributes) {
-      AttributeDiff(find_resource_type(key.type), rc.changes)
+      // The type as the resource's provider declares it; a resource of a
+      // provider this run does not know takes the type's marks from whoever
+      // declares it.
+      const ResourceType* type = find_resource_type(key.type, key.provider);
+      if (!type) type = find_resource_type(key.type);
+      AttributeDiff(type, rc.changes)
           .objects("", p ? &p->attributes : nullptr, d ? &d->attributes : nullptr);
+    }
+    if (d && p && d->provider != p->provider) {
+      // Another provider takes the resource over: it must be created there
+      // (and let go of by the old one), never updated in place.
+      AttributeChange moved;
+      moved.path = "provider";
+      moved.before = p->provider;
+      moved.after = d->provider;
+      moved.forces_replacement = true;
+      rc.changes.insert(rc.changes.begin(), std::move(moved));
     }
     if (!p) {
       rc.action = Action::Create;

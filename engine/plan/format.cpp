@@ -120,14 +120,9 @@ Json change_json(const ResourceChange& rc) {
 
 Json header_json(const Plan& plan) {
   Summary s = plan.summary();
-  return {{"format_version", kJsonFormatVersion},
-          {"summary",
-           {{"create", s.create},
-            {"update", s.update},
-            {"replace", s.replace},
-            {"delete", s.remove},
-            {"no_op", s.noop},
-            {"has_changes", s.changes() > 0}}}};
+  Json summary = s;
+  summary["has_changes"] = s.changes() > 0;
+  return {{"format_version", kJsonFormatVersion}, {"summary", std::move(summary)}};
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/provider/resource.h"
@@ -32,7 +33,7 @@ struct ResourceChange {
 };
 
 struct Summary {
-  int create = 0, update = 0, replace = 0, remove = 0, noop = 0;
+  int create = 0, update = 0, replace = 0, remove = 0, no_op = 0;
   int changes() const { return create + update + replace + remove; }
   bool operator==(const Summary&) const = default;
 };
@@ -46,7 +47,9 @@ struct Plan {
 
 /// Pure diff: desired (from expand) against prior (refreshed state). Each
 /// address gets exactly one action; attributes marked force_new in the
-/// resource type turn an update into a replace. Only `attributes` are
+/// resource type (as the resource's provider declares it) turn an update into
+/// a replace, and so does a resource whose provider changed (reported as a
+/// change of path "provider", listed first). Only `attributes` are
 /// compared (never `computed` or `depends_on`). Nested objects are compared
 /// key by key and reported as dotted paths ("bios.SriovEnable"); arrays and
 /// scalars are compared whole. A nested path takes its force_new / sensitive
@@ -56,5 +59,23 @@ struct Plan {
 /// absent). Resources are sorted by graph::address_less; a resource's
 /// changes by key, depth first.
 Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior);
+
+/// The action named `text` ("no-op", "create", ...), or nullopt.
+std::optional<Action> parse_action(std::string_view text);
+
+// The wire format (lossless: sensitive values included; views that users see
+// redact them). from_json throws WireError naming the field.
+//   AttributeChange {path, before?, after?, forces_replacement, sensitive}
+//   ResourceChange  {address, type, action, changes, before?: Resource, after?: Resource}
+//   Summary         {create, update, replace, delete, no_op}
+//   Plan            {summary, resource_changes}
+void to_json(Json& j, const AttributeChange& c);
+void from_json(const Json& j, AttributeChange& c);
+void to_json(Json& j, const ResourceChange& rc);
+void from_json(const Json& j, ResourceChange& rc);
+void to_json(Json& j, const Summary& s);
+void from_json(const Json& j, Summary& s);
+void to_json(Json& j, const Plan& p);
+void from_json(const Json& j, Plan& p);
 
 }  // namespace plinth::plan

@@ -15,7 +15,6 @@ namespace plinth::plan {
 namespace {
 
 constexpr const char* kDocumentKind = "plinth-plan";
-constexpr std::array kActions = {Action::NoOp, Action::Create, Action::Update, Action::Replace, Action::Delete};
 
 std::string to_hex(const unsigned char* p, size_t n) {
   static const char* digits = "0123456789abcdef";
@@ -53,40 +52,7 @@ std::string utc_now() {
   return buf;
 }
 
-// ---- Plan <-> JSON (lossless: apply executes the plan from the file) ----
-
-Json resource_json(const Resource& r) {
-  return {{"address", r.address},
-          {"type", r.type},
-          {"name", r.name},
-          {"index", r.index},
-          {"provider", r.provider},
-          {"attributes", r.attributes},
-          {"computed", r.computed},
-          {"depends_on", r.depends_on},
-          {"source", {{"file", r.source.file}, {"line", r.source.line}, {"column", r.source.column}}}};
-}
-
-Json plan_json(const Plan& plan) {
-  Summary s = plan.summary();
-  Json changes = Json::array();
-  for (const auto& rc : plan.changes) {
-    Json attrs = Json::array();
-    for (const auto& c : rc.changes) {
-      Json a = {{"path", c.path}, {"forces_replacement", c.forces_replacement}, {"sensitive", c.sensitive}};
-      if (c.before) a["before"] = *c.before;
-      if (c.after) a["after"] = *c.after;
-      attrs.push_back(std::move(a));
-    }
-    Json entry = {{"address", rc.address}, {"type", rc.type}, {"action", to_string(rc.action)}, {"changes", attrs}};
-    if (rc.before) entry["before"] = resource_json(*rc.before);
-    if (rc.after) entry["after"] = resource_json(*rc.after);
-    changes.push_back(std::move(entry));
-  }
-  return {{"summary",
-           {{"create", s.create}, {"update", s.update}, {"replace", s.replace}, {"delete", s.remove}, {"no_op", s.noop}}},
-          {"resource_changes", std::move(changes)}};
-}
+// ---- Plan files (lossless: apply executes the plan from the file; plan.h wire format) ----
 
 Json document_json(const PlanFile& pf) {
   const Bindings& b = pf.bindings;
@@ -99,7 +65,7 @@ Json document_json(const PlanFile& pf) {
             {"policies", b.policies},
             {"state", {{"lineage", b.state_lineage}, {"serial", b.state_serial}}},
             {"git", {{"commit", b.git_commit}, {"dirty", b.git_dirty}}}}},
-          {"plan", plan_json(pf.plan)}};
+          {"plan", pf.plan}};
 }
 
 /// Thrown inside the parser for a missing or mistyped field; caught in parse_planfile.
@@ -154,49 +120,12 @@ class Field {
   std::string path_;
 };
 
-Resource parse_resource(const Field& f) {
-  Resource r;
-  r.address = f["address"].str();
-  r.type = f["type"].str();
-  r.name = f["name"].str();
-  r.index = f["index"].integer();
-  r.provider = f["provider"].str();
-  r.attributes = f["attributes"].object();
-  r.computed = f["computed"].object();
-  r.depends_on = f["depends_on"].strings();
-  Field src = f["source"];
-  r.source = SourceLoc{src["file"].str(), src["line"].integer(), src["column"].integer()};
-  return r;
-}
-
-Action parse_action(const Field& f) {
-  std::string name = f.str();
-  for (Action a : kActions)
-    if (name == to_string(a)) return a;
-  throw Malformed{"'" + f.path() + "' is '" + name + "', not an action (no-op, create, update, replace, delete)"};
-}
-
 Plan parse_plan(const Field& f) {
-  Plan plan;
-  for (const auto& e : f["resource_changes"].items()) {
-    ResourceChange rc;
-    rc.address = e["address"].str();
-    rc.type = e["type"].str();
-    rc.action = parse_action(e["action"]);
-    for (const auto& a : e["changes"].items()) {
-      AttributeChange c;
-      c.path = a["path"].str();
-      c.forces_replacement = a["forces_replacement"].boolean();
-      c.sensitive = a["sensitive"].boolean();
-      if (a.has("before")) c.before = a["before"].json();
-      if (a.has("after")) c.after = a["after"].json();
-      rc.changes.push_back(std::move(c));
-    }
-    if (e.has("before")) rc.before = parse_resource(e["before"]);
-    if (e.has("after")) rc.after = parse_resource(e["after"]);
-    plan.changes.push_back(std::move(rc));
+  try {
+    return f.json().get<Plan>();
+  } catch (const WireError& e) {
+    throw Malformed{"'" + f.path() + "': " + e.what()};
   }
-  return plan;
 }
 
 PlanFile parse_document(const Field& doc) {

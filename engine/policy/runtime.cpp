@@ -74,67 +74,43 @@ void push_json(lua_State* L, const Json& j) {
   lua_pushnil(L);
 }
 
-void set_string(lua_State* L, const char* key, const std::string& v) {
-  lua_pushlstring(L, v.data(), v.size());
-  lua_setfield(L, -2, key);
-}
 
 /// The fields every resource view has; attributes with these names are only
 /// reachable through r.attributes.
-const std::set<std::string> kResourceFields = {"address", "type",   "name",       "index",
-                                               "provider", "source", "depends_on", "attributes"};
+const std::set<std::string> kResourceFields = {"address", "type",       "name",       "index",   "provider",
+                                               "source",  "depends_on", "attributes", "computed"};
 
+/// A resource as policies see it: its wire form (engine/provider/resource.h)
+/// with every attribute also reachable as r.NAME (unless NAME is one of the
+/// resource's own fields), read-only. `index` is absent for singletons.
 void push_resource(lua_State* L, const Resource& r) {
-  lua_createtable(L, 0, static_cast<int>(8 + r.attributes.size()));
-  int t = lua_gettop(L);
-  lua_createtable(L, 0, static_cast<int>(r.attributes.size()));
-  int attrs = lua_gettop(L);
-  if (r.attributes.is_object()) {
-    for (const auto& [k, v] : r.attributes.items()) {
-      push_json(L, v);
-      if (!kResourceFields.count(k)) {
-        lua_pushvalue(L, -1);
-        lua_setfield(L, t, k.c_str());
-      }
-      lua_setfield(L, attrs, k.c_str());
-    }
-  }
-  Sandbox::make_readonly(L);
-  lua_setfield(L, t, "attributes");
-  set_string(L, "address", r.address);
-  set_string(L, "type", r.type);
-  set_string(L, "name", r.name);
-  set_string(L, "provider", r.provider);
-  set_string(L, "source", r.source.str());
-  if (r.index >= 0) {
-    lua_pushinteger(L, r.index);
-    lua_setfield(L, t, "index");
-  }
-  push_json(L, Json(r.depends_on));
-  lua_setfield(L, t, "depends_on");
-  Sandbox::make_readonly(L);
+  Json j = r;
+  if (r.index < 0) j.erase("index");
+  Json attributes = std::move(j["attributes"]);
+  j.erase("attributes");
+  if (attributes.is_object())
+    for (const auto& [k, v] : attributes.items())
+      if (!kResourceFields.count(k) && !j.contains(k)) j[k] = v;
+  j["attributes"] = std::move(attributes);
+  push_json(L, j);
 }
 
+/// The plan as policies see it: its wire form with sensitive values left out
+/// and `before`/`after` reduced to the attributes.
 Json plan_json(const plan::Plan& p) {
   Json changes = Json::array();
   for (const auto& c : p.changes) {
-    Json attrs = Json::array();
-    for (const auto& a : c.changes) {
-      Json x = {{"path", a.path}, {"forces_replacement", a.forces_replacement}, {"sensitive", a.sensitive}};
-      if (a.before && !a.sensitive) x["before"] = *a.before;
-      if (a.after && !a.sensitive) x["after"] = *a.after;
-      attrs.push_back(std::move(x));
-    }
-    Json x = {{"address", c.address}, {"type", c.type}, {"action", plan::to_string(c.action)}, {"changes", attrs}};
+    Json x = c;
+    for (auto& a : x["changes"])
+      if (a.value("sensitive", false)) {
+        a.erase("before");
+        a.erase("after");
+      }
     if (c.before) x["before"] = c.before->attributes;
     if (c.after) x["after"] = c.after->attributes;
     changes.push_back(std::move(x));
   }
-  auto s = p.summary();
-  return {{"changes", changes},
-          {"summary",
-           {{"create", s.create}, {"update", s.update}, {"replace", s.replace}, {"delete", s.remove},
-            {"noop", s.noop}}}};
+  return {{"changes", std::move(changes)}, {"summary", p.summary()}};
 }
 
 bool address_matches(const char* address, const char* prefix) {

@@ -1,24 +1,16 @@
 #pragma once
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/provider/call.h"
 #include "engine/core/diagnostic.h"
 #include "engine/core/result.h"
+#include "engine/provider/options.h"
 #include "engine/provider/resource.h"
+#include "engine/provider/schema.h"
 
 namespace plinth {
-
-/// How a provider is set up: its name and plain string options (endpoint,
-/// ca_bundle, insecure, region, ...). Built from CLI flags / environment
-/// (PLINTH_<PROVIDER>_ENDPOINT) so tests point providers at emulators.
-struct ProviderConfig {
-  std::string name;
-  std::map<std::string, std::string> options;
-  bool operator==(const ProviderConfig&) const = default;
-};
 
 /// What a batch refresh learned about one prior resource.
 struct ReadResult {
@@ -30,23 +22,49 @@ struct ReadResult {
   std::optional<Error> error;
   /// Findings such as inventory mismatches (the BMC reports 7 GPUs, the pool declares 8).
   Diagnostics diagnostics;
+  bool operator==(const ReadResult&) const = default;
 };
 
-/// One back end that can create, read, update and remove resources of its
-/// types. Small and abstract so tests can fake it (ninja's DiskInterface).
-/// Calls may run concurrently from the apply executor's threads.
+/// One back end that creates, reads, updates and removes resources of the
+/// types its schema declares. Small and abstract so tests can fake it
+/// (ninja's DiskInterface); built in or a plugin process behind the same
+/// interface.
+///
+/// Lifecycle: schema() any time; configure() once, before anything else;
+/// then read/create/update/remove, from several threads at once; stop() from
+/// any thread at any time; close() last.
+///
+/// The engine owns retries, backoff, deadlines and rate limits. Every call
+/// gets the operation's Call: a provider shortens its requests to
+/// call.deadline() (DeadlineExceeded when it passes), and when a request
+/// fails with a retryable error (Retryable, Throttled with retry_after_ms)
+/// it may send it again only if call.retry(error) says so; otherwise it
+/// returns the error with its kind, and the engine decides whether to repeat
+/// the whole operation within the same budget. Operations are idempotent:
+/// the engine may repeat any of them.
 class Provider {
  public:
   virtual ~Provider() = default;
-  virtual std::string name() const = 0;
+  /// What the provider is: name, version, types, sections, options.
+  virtual const ProviderSchema& schema() const = 0;
+  std::string name() const { return schema().name; }
+
+  /// Takes the options parsed from the schema. Errors name the option.
+  virtual Status configure(const ProviderConfig& config) = 0;
   /// Batch refresh: one ReadResult per element of `resources`, same order.
-  virtual std::vector<ReadResult> read(const std::vector<Resource>& resources) = 0;
+  /// Each resource gets its own budget: `call.fork()` when it starts.
+  virtual std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call& call) = 0;
   /// Creates `desired`; returns it with `computed` filled in.
-  virtual Result<Resource> create(const Resource& desired) = 0;
+  virtual Result<Resource> create(const Resource& desired, Call& call) = 0;
   /// Changes `prior` in place to match `desired`.
-  virtual Result<Resource> update(const Resource& prior, const Resource& desired) = 0;
+  virtual Result<Resource> update(const Resource& prior, const Resource& desired, Call& call) = 0;
   /// Removes `prior`. Removing something already gone succeeds.
-  virtual Status remove(const Resource& prior) = 0;
+  virtual Status remove(const Resource& prior, Call& call) = 0;
+  /// Cancels calls in flight promptly (they fail with Cancelled) and makes
+  /// later calls fail the same way. Thread-safe; idempotent.
+  virtual void stop() = 0;
+  /// Releases sessions, connections and processes. No call may follow.
+  virtual void close() = 0;
 };
 
 }  // namespace plinth

@@ -44,16 +44,33 @@ std::optional<AddressParts> parse_address(const std::string& address) {
   return p;
 }
 
-const AttributeSpec* ResourceType::find(const std::string& attr) const {
-  auto it = std::find_if(attributes.begin(), attributes.end(), [&](const AttributeSpec& a) { return a.name == attr; });
-  return it == attributes.end() ? nullptr : &*it;
+void to_json(Json& j, const Resource& r) {
+  j = Json::object();
+  j["address"] = r.address;
+  j["type"] = r.type;
+  j["name"] = r.name;
+  j["index"] = r.index;
+  j["provider"] = r.provider;
+  j["source"] = r.source;
+  j["depends_on"] = r.depends_on;
+  j["attributes"] = r.attributes;
+  j["computed"] = r.computed;
 }
 
-const ResourceType* find_resource_type(const std::string& type) {
-  const auto& all = resource_types();
-  auto it = std::lower_bound(all.begin(), all.end(), type,
-                             [](const ResourceType& t, const std::string& k) { return t.type < k; });
-  return it != all.end() && it->type == type ? &*it : nullptr;
+void from_json(const Json& j, Resource& r) {
+  r = Resource{};
+  r.address = wire::str(j, "address");
+  if (r.address.empty()) throw WireError("'address' is empty");
+  r.type = wire::str(j, "type");
+  r.name = wire::str(j, "name");
+  int64_t index = wire::integer(j, "index");
+  if (index < -1 || index > 100000000) throw WireError("'index' " + std::to_string(index) + " is out of range");
+  r.index = static_cast<int>(index);
+  r.provider = wire::str(j, "provider");
+  if (j.contains("source") && !j.at("source").is_null()) r.source = j.at("source").get<SourceLoc>();
+  r.depends_on = wire::strings(j, "depends_on");
+  r.attributes = wire::object(j, "attributes");
+  r.computed = wire::object(j, "computed");
 }
 
 }  // namespace plinth

@@ -5,13 +5,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "engine/core/source_location.h"
+#include "engine/core/wire.h"
 
 namespace plinth {
-
-using Json = nlohmann::json;
 
 /// One managed object, identified by a stable address such as
 /// "baremetal.node.train-a[3]" (TYPE.NAME[INDEX]) or "net.vlan.ml-fabric"
@@ -19,10 +16,10 @@ using Json = nlohmann::json;
 /// from state. A value type: copy, compare, diff.
 struct Resource {
   std::string address;
-  std::string type;      ///< "baremetal.node", "aws.instance", "net.vlan", ...
+  std::string type;      ///< PREFIX.KIND, declared by the provider's schema
   std::string name;      ///< the blueprint entity's name ("train-a")
   int index = -1;        ///< position within a counted pool, -1 for singletons
-  std::string provider;  ///< "baremetal" | "aws" | "gcp" | "azure" | "plinth" (logical resources)
+  std::string provider;  ///< the provider that manages it (its schema declares `type`)
   /// What the blueprint asks for: a JSON object, compared attribute by
   /// attribute by the planner. Provider-assigned values go in `computed`.
   Json attributes = Json::object();
@@ -44,28 +41,13 @@ struct AddressParts {
 };
 std::optional<AddressParts> parse_address(const std::string& address);
 
-/// How a resource type's attributes behave in a plan, declared as data
-/// (osquery's table specs idea) in engine/provider/types.cpp; docs/resources.md
-/// is generated from the same table.
-struct AttributeSpec {
-  std::string name;
-  bool force_new = false;  ///< a change replaces the resource instead of updating it
-  bool sensitive = false;  ///< shown as (sensitive) in plans, encrypted in state
-  std::string description;
-};
-
-struct ResourceType {
-  std::string type;  ///< "baremetal.node"
-  std::string provider;
-  std::string description;
-  std::vector<AttributeSpec> attributes;
-
-  const AttributeSpec* find(const std::string& attr) const;
-};
-
-/// Every resource type Plinth knows, sorted by type.
-const std::vector<ResourceType>& resource_types();
-/// nullptr for an unknown type.
-const ResourceType* find_resource_type(const std::string& type);
+/// The wire format of a resource, shared by state documents, plan files, the
+/// JSON plan, the policy view and the plugin protocol:
+///   {address, type, name, index, provider, source: "file:line:column",
+///    depends_on: [...], attributes: {...}, computed: {...}}
+/// from_json throws WireError naming the missing or mistyped field; `source`
+/// may also be the {file, line, column} object of 0.1 plan files.
+void to_json(Json& j, const Resource& r);
+void from_json(const Json& j, Resource& r);
 
 }  // namespace plinth

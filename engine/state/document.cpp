@@ -26,48 +26,12 @@ Error damaged(const std::string& source, const std::string& what) {
   return Error::invalid("state file " + source + " " + what + "." + recovery_hint(source));
 }
 
-/// "file:line:col", "file:line" or "file" (SourceLoc::str) back into a SourceLoc.
-SourceLoc parse_source(const std::string& s) {
-  auto number = [](const std::string& t, int& out) {
-    auto r = std::from_chars(t.data(), t.data() + t.size(), out);
-    return !t.empty() && r.ec == std::errc{} && r.ptr == t.data() + t.size();
-  };
-  // Peel up to two numeric ":N" suffixes off the end: the last is the line
-  // when there is one, the column when there are two.
-  SourceLoc loc{s, 0, 0};
-  std::vector<int> nums;
-  while (nums.size() < 2) {
-    size_t c = loc.file.rfind(':');
-    int n = 0;
-    if (c == std::string::npos || c == 0 || !number(loc.file.substr(c + 1), n)) break;
-    nums.insert(nums.begin(), n);
-    loc.file.resize(c);
-  }
-  if (!nums.empty()) loc.line = nums[0];
-  if (nums.size() > 1) loc.column = nums[1];
-  return loc;
-}
-
-Json resource_to_json(const Resource& r) {
-  Json j = Json::object();
-  j["address"] = r.address;
-  j["type"] = r.type;
-  j["name"] = r.name;
-  j["index"] = r.index;
-  j["provider"] = r.provider;
-  j["attributes"] = r.attributes;
-  j["computed"] = r.computed;
-  j["depends_on"] = r.depends_on;
-  j["source"] = r.source.str();
-  return j;
-}
-
 /// The document without its checksum, keys sorted: the text the checksum covers.
 Json canonical_json(const StateDocument& doc) {
   std::vector<Resource> sorted = doc.resources;
   std::sort(sorted.begin(), sorted.end(), [](const Resource& a, const Resource& b) { return a.address < b.address; });
   Json resources = Json::array();
-  for (const auto& r : sorted) resources.push_back(resource_to_json(r));
+  for (const auto& r : sorted) resources.push_back(r);
   return Json{{"format_version", doc.format_version},
               {"lineage", doc.lineage},
               {"serial", doc.serial},
@@ -224,33 +188,17 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
   std::map<std::string, size_t> seen;
   for (size_t i = 0; i < resources->size(); ++i) {
     const Json& rj = (*resources)[i];
-    std::string prefix = "resources[" + std::to_string(i) + "].";
     if (!rj.is_object()) return damaged(source, "has a field 'resources[" + std::to_string(i) + "]' that is not an object");
-    Fields f(rj, prefix);
     Resource r;
-    r.address = f.str("address");
-    r.type = f.str("type");
-    r.name = f.str("name");
-    if (const Json* idx = f.integer("index")) r.index = idx->get<int>();
-    r.provider = f.str("provider");
-    if (const Json* a = f.object("attributes")) r.attributes = *a;
-    if (const Json* c = f.object("computed")) r.computed = *c;
-    if (const Json* deps = f.array("depends_on")) {
-      for (size_t k = 0; k < deps->size(); ++k) {
-        if (!(*deps)[k].is_string()) {
-          f.fail("has a field '" + prefix + "depends_on[" + std::to_string(k) + "]' that is not a string");
-          break;
-        }
-        r.depends_on.push_back((*deps)[k].get<std::string>());
-      }
+    try {
+      r = rj.get<Resource>();
+    } catch (const WireError& e) {
+      return damaged(source, "has a malformed 'resources[" + std::to_string(i) + "]': " + e.what());
     }
-    std::string src = f.str("source");
-    if (!f.error().empty()) return damaged(source, f.error());
     if (r.address.empty()) return damaged(source, "has an empty address in 'resources[" + std::to_string(i) + "]'");
     if (auto [it, fresh] = seen.emplace(r.address, i); !fresh)
       return damaged(source, "lists address '" + r.address + "' twice (resources[" + std::to_string(it->second) +
                                  "] and resources[" + std::to_string(i) + "])");
-    if (!src.empty()) r.source = parse_source(src);
     doc.resources.push_back(std::move(r));
   }
   std::sort(doc.resources.begin(), doc.resources.end(),

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/duration.h"
 #include "engine/core/result.h"
 #include "engine/provider/resource.h"
 
@@ -145,11 +146,8 @@ std::string default_state_path(const std::vector<std::string>& blueprint_paths);
 std::string resolve_state_path(const std::optional<std::string>& flag,
                                const std::vector<std::string>& blueprint_paths = {});
 
-/// Parses a --lock-timeout value: "30s", "2m", "500ms", "1h", "1m30s", "0".
-/// The error says what is accepted.
-Result<std::chrono::milliseconds> parse_duration(const std::string& text);
-
-/// "30s", "2m", "1m30s", "500ms": the inverse of parse_duration, for messages.
-std::string format_duration(std::chrono::milliseconds d);
+/// The --lock-timeout syntax (engine/core/duration.h).
+using plinth::parse_duration;
+using plinth::format_duration;
 
 }  // namespace plinth::state

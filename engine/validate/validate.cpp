@@ -1,5 +1,7 @@
 #include "engine/validate/validate.h"
 
+#include "engine/provider/registry.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -212,10 +214,14 @@ class Checker {
     out_.push_back({id, rule(id).severity, std::move(message), loc, address, std::move(hint)});
   }
 
-  static std::string node_address(const bp::NodePool& p) { return p.provider + ".node." + p.name; }
-  static std::string burst_address(const bp::BurstPool& p) {
-    return p.provider + (p.provider == "azure" ? ".vm." : ".instance.") + p.name;
+  /// The address prefix of a pool's resources: its provider's type for the
+  /// section, then the pool's name ("baremetal.node.train-a").
+  static std::string pool_address(const char* section, const std::string& provider, const std::string& name) {
+    const SectionSpec* spec = schema_registry().section(section, provider);
+    return (spec ? spec->resource_type : provider + ".pool") + "." + name;
   }
+  static std::string node_address(const bp::NodePool& p) { return pool_address("node_pools", p.provider, p.name); }
+  static std::string burst_address(const bp::BurstPool& p) { return pool_address("burst_pools", p.provider, p.name); }
 
   void check_stack(const bp::Stack& s) {
     if (auto min = cat_.min_driver_for_cuda(s.cuda)) {

@@ -1,7 +1,9 @@
 #include "providers/baremetal/redfish_client.h"
 
 #include <chrono>
+#include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "engine/core/files.h"
@@ -77,40 +79,97 @@ Result<Json> parse_json(const std::string& method, const std::string& url, const
 }  // namespace
 
 RedfishClient::RedfishClient(net::Client& http, std::string endpoint, std::string credentials_ref,
-                             std::string user_password, std::string ca_bundle, const RedfishSettings& settings)
+                             std::string user_password, std::string ca_bundle, const RedfishSettings& settings,
+                             const std::atomic<bool>* cancel)
     : http_(http),
       endpoint_(trim_slash(std::move(endpoint))),
       origin_(origin_of(endpoint_)),
       credentials_ref_(std::move(credentials_ref)),
       user_password_(std::move(user_password)),
       ca_bundle_(std::move(ca_bundle)),
-      settings_(settings) {}
-
-std::string RedfishClient::url(const std::string& uri) const {
-  if (uri.starts_with("http://") || uri.starts_with("https://")) return uri;
-  if (uri.starts_with("/")) return origin_ + uri;
-  return endpoint_ + "/" + uri;
-}
+      settings_(settings),
+      cancel_(cancel) {}
 
 namespace {
 
-/// Retries transport failures and 429/5xx; returns other statuses as answers.
-Result<net::Response> send_retrying(net::Client& http, const net::Request& req, const net::RetryPolicy& policy) {
-  return net::with_retries(policy, [&]() -> Result<net::Response> {
-    auto r = http.send(req);
-    if (r && (r->status >= 500 || r->status == 429)) return *net::status_error(req.method, req.url, *r);
-    return r;
-  });
+/// scheme://host:port of an absolute URL, lower case, with the scheme's
+/// default port spelled out, so https://BMC and https://bmc:443 compare equal.
+std::string canonical_origin(const std::string& url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return "";
+  std::string scheme = url.substr(0, scheme_end);
+  auto rest = url.substr(scheme_end + 3);
+  auto slash = rest.find_first_of("/?#");
+  std::string authority = rest.substr(0, slash);
+  if (auto at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : authority) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto colon = authority.rfind(':');
+  bool has_port = colon != std::string::npos && authority.find(']', colon) == std::string::npos;
+  if (!has_port) authority += scheme == "https" ? ":443" : scheme == "http" ? ":80" : "";
+  return scheme + "://" + authority;
 }
 
 }  // namespace
 
-Status RedfishClient::login() {
+Result<std::string> RedfishClient::url(const std::string& uri) const {
+  if (uri.starts_with("http://") || uri.starts_with("https://") || uri.find("://") != std::string::npos) {
+    if (canonical_origin(uri) != canonical_origin(origin_))
+      return Error::fatal("the BMC at " + endpoint_ + " linked to " + uri +
+                          ", which is not on the BMC's own scheme, host and port; Plinth sends the BMC's "
+                          "credentials nowhere else and stops here (check the BMC's Redfish service)");
+    return uri;
+  }
+  if (uri.starts_with("//"))
+    return Error::fatal("the BMC at " + endpoint_ + " linked to " + uri +
+                        ", a network-path reference to another host; Plinth follows only links on the BMC itself");
+  if (uri.starts_with("/")) return origin_ + uri;
+  return endpoint_ + "/" + uri;
+}
+
+net::Request RedfishClient::request(std::string method, std::string url, const Call& call) const {
+  net::Request req;
+  req.method = std::move(method);
+  req.url = std::move(url);
+  req.ca_bundle = ca_bundle_;
+  req.deadline = call.deadline();
+  req.cancel = cancel_;
+  return req;
+}
+
+Result<net::Response> RedfishClient::send(const net::Request& req, Call& call) {
+  for (;;) {
+    auto r = send(req, call);
+    std::optional<Error> failed;
+    if (!r) failed = r.error();
+    else if (r->status >= 500 || r->status == 429) failed = net::status_error(req.method, req.url, *r);
+    if (!failed || !failed->retryable() || !call.retry(*failed)) return r;
+  }
+}
+
+namespace {
+
+/// A 3xx answer: Plinth does not follow redirects (they would take the
+/// credentials elsewhere); say so instead of failing to parse the body.
+std::optional<Error> redirect_error(const std::string& method, const std::string& url, const net::Response& r) {
+  if (r.status < 300 || r.status >= 400) return std::nullopt;
+  std::string where = r.header("Location");
+  return Error::fatal(method + " " + url + ": the BMC answered HTTP " + std::to_string(r.status) + " (a redirect" +
+                      (where.empty() ? "" : " to " + where) +
+                      "); Plinth does not follow redirects from a BMC. Point the pool's bmc.endpoints at the address "
+                      "the BMC serves Redfish on");
+}
+
+}  // namespace
+
+Status RedfishClient::login(Call& call) {
   const std::string root_url = endpoint_ + "/redfish/v1/";
   if (root_.is_null()) {
-    net::Request req{"GET", root_url, {{"Accept", "application/json"}}, "", "", ca_bundle_};
-    auto r = send_retrying(http_, req, settings_.retry);
+    net::Request req = request("GET", root_url, call);
+    req.headers.emplace("Accept", "application/json");
+    auto r = send(req, call);
     if (!r) return r.error();
+    if (auto e = redirect_error("GET", root_url, *r)) return *e;
     if (auto e = net::status_error("GET", root_url, *r)) return *e;
     auto j = parse_json("GET", root_url, r->body);
     if (!j) return j.error();
@@ -124,17 +183,21 @@ Status RedfishClient::login() {
   token_.clear();
   session_uri_.clear();
   if (!sessions.empty()) {
+    auto sessions_url = url(sessions);
+    if (!sessions_url) return sessions_url.error();
     auto colon = user_password_.find(':');
     Json body = {{"UserName", user_password_.substr(0, colon)}, {"Password", user_password_.substr(colon + 1)}};
-    net::Request req{"POST", url(sessions), {{"Content-Type", "application/json"}, {"Accept", "application/json"}},
-                     body.dump(), "", ca_bundle_};
-    auto r = send_retrying(http_, req, settings_.retry);
+    net::Request req = request("POST", *sessions_url, call);
+    req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
+    req.body = body.dump();
+    auto r = send(req, call);
     if (!r) return r.error();
     if (r->status == 401 || r->status == 403) {
       Error e = *net::status_error("POST", req.url, *r);
       e.message += "; the BMC rejected the credentials from " + credentials_ref_ + ": check the user:password there";
       return e;
     }
+    if (auto e = redirect_error("POST", req.url, *r)) return *e;
     if (r->status < 300 && !r->header("X-Auth-Token").empty()) {
       token_ = r->header("X-Auth-Token");
       session_uri_ = r->header("Location");
@@ -151,23 +214,27 @@ Status RedfishClient::login() {
   return {};
 }
 
-Result<net::Response> RedfishClient::call(const std::string& method, const std::string& uri, const std::string& body,
-                                          const net::Headers& extra) {
+Result<net::Response> RedfishClient::exchange(const std::string& method, const std::string& uri, const std::string& body,
+                                          Call& call, const net::Headers& extra) {
+  auto target = url(uri);
+  if (!target) return target.error();
   for (int attempt = 0;; ++attempt) {
     std::string token;
     {
       std::lock_guard<std::mutex> g(mu_);
       if (!logged_in_)
-        if (auto st = login(); !st) return st.error();
+        if (auto st = login(call); !st) return st.error();
       token = token_;
     }
-    net::Request req{method, url(uri), extra, body, "", ca_bundle_};
+    net::Request req = request(method, *target, call);
+    req.headers = extra;
+    req.body = body;
     req.headers.emplace("Accept", "application/json");
     req.headers.emplace("OData-Version", "4.0");
     if (!body.empty()) req.headers.emplace("Content-Type", "application/json");
     if (!token.empty()) req.headers["X-Auth-Token"] = token;
     else req.basic_auth = user_password_;
-    auto r = send_retrying(http_, req, settings_.retry);
+    auto r = send(req, call);
     if (!r) return r;
     if (r->status == 401 && !token.empty() && attempt == 0) {
       // The session expired or was deleted: log in again, once.
@@ -180,29 +247,30 @@ Result<net::Response> RedfishClient::call(const std::string& method, const std::
       e.message += "; the BMC rejected the credentials from " + credentials_ref_ + ": check the user:password there";
       return e;
     }
+    if (auto e = redirect_error(method, req.url, *r)) return *e;
     return r;
   }
 }
 
-Result<Json> RedfishClient::service_root() {
+Result<Json> RedfishClient::service_root(Call& call) {
   std::lock_guard<std::mutex> g(mu_);
   if (root_.is_null())
-    if (auto st = login(); !st) return st.error();
+    if (auto st = login(call); !st) return st.error();
   return root_;
 }
 
-Result<std::string> RedfishClient::system_uri() {
+Result<std::string> RedfishClient::system_uri(Call& call) {
   {
     std::lock_guard<std::mutex> g(mu_);
     if (!system_uri_.empty()) return system_uri_;
   }
-  auto root = service_root();
+  auto root = service_root(call);
   if (!root) return root.error();
   const std::string systems = link(*root, "Systems");
   if (systems.empty())
     return Error::fatal("GET " + endpoint_ + "/redfish/v1/: the service root has no Systems collection; "
                         "is this a BMC's Redfish service?");
-  auto coll = get(systems);
+  auto coll = get(systems, call);
   if (!coll) return coll.error();
   const Json& members = coll->body.is_object() ? coll->body.value("Members", Json::array()) : Json::array();
   if (!members.is_array() || members.empty() || text(members[0], "@odata.id").empty())
@@ -212,10 +280,10 @@ Result<std::string> RedfishClient::system_uri() {
   return system_uri_;
 }
 
-Result<Doc> RedfishClient::get(const std::string& uri) {
-  auto r = call("GET", uri, "");
+Result<Doc> RedfishClient::get(const std::string& uri, Call& call) {
+  auto r = exchange("GET", uri, "", call);
   if (!r) return r.error();
-  const std::string u = url(uri);
+  const std::string u = *url(uri);
   if (auto e = net::status_error("GET", u, *r)) return *e;
   auto j = parse_json("GET", u, r->body);
   if (!j) return j.error();
@@ -225,34 +293,36 @@ Result<Doc> RedfishClient::get(const std::string& uri) {
   return Doc{u, std::move(*j), std::move(etag)};
 }
 
-Result<net::Response> RedfishClient::patch(const std::string& uri, const Json& body) {
+Result<net::Response> RedfishClient::patch(const std::string& uri, const Json& body, Call& call) {
   for (int attempt = 0;; ++attempt) {
-    auto doc = get(uri);
+    auto doc = get(uri, call);
     if (!doc) return doc.error();
     net::Headers h;
     if (!doc->etag.empty()) h["If-Match"] = doc->etag;
-    auto r = call("PATCH", uri, body.dump(), h);
+    auto r = exchange("PATCH", uri, body.dump(), call, h);
     if (!r) return r;
     if (r->status == 412 && attempt == 0) continue;  // changed under us: re-read the ETag once
-    if (auto e = net::status_error("PATCH", url(uri), *r)) return *e;
+    if (auto e = net::status_error("PATCH", doc->url, *r)) return *e;
     return r;
   }
 }
 
-Status RedfishClient::post_action(const std::string& uri, const Json& body) {
-  auto r = call("POST", uri, body.dump());
+Status RedfishClient::post_action(const std::string& uri, const Json& body, Call& call) {
+  auto r = exchange("POST", uri, body.dump(), call);
   if (!r) return r.error();
-  if (auto e = net::status_error("POST", url(uri), *r)) return *e;
-  if (r->status == 202 && !r->header("Location").empty()) return wait_task(r->header("Location"));
+  if (auto e = net::status_error("POST", *url(uri), *r)) return *e;
+  if (r->status == 202 && !r->header("Location").empty()) return wait_task(r->header("Location"), call);
   return {};
 }
 
-Status RedfishClient::wait_task(const std::string& monitor) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(settings_.power_timeout_ms);
+Status RedfishClient::wait_task(const std::string& monitor, Call& call) {
+  auto monitor_url = url(monitor);
+  if (!monitor_url) return monitor_url.error();
+  const Deadline limit = Deadline::after(std::chrono::milliseconds(settings_.power_timeout_ms));
   for (;;) {
-    auto r = call("GET", monitor, "");
+    auto r = exchange("GET", monitor, "", call);
     if (!r) return r.error();
-    if (auto e = net::status_error("GET", url(monitor), *r)) return *e;
+    if (auto e = net::status_error("GET", *monitor_url, *r)) return *e;
     if (r->status != 202) {
       auto j = Json::parse(r->body, nullptr, false);
       const std::string state = text(j, "TaskState");
@@ -260,20 +330,20 @@ Status RedfishClient::wait_task(const std::string& monitor) {
         std::string why;
         if (j.is_object() && j.contains("Messages") && j["Messages"].is_array() && !j["Messages"].empty())
           why = text(j["Messages"][0], "Message");
-        return Error::fatal("task " + url(monitor) + " ended in state " + state + (why.empty() ? "" : ": " + why));
+        return Error::fatal("task " + *monitor_url + " ended in state " + state + (why.empty() ? "" : ": " + why));
       }
       return {};
     }
-    if (std::chrono::steady_clock::now() >= deadline)
+    if (limit.passed())
       return Error{Error::Kind::Retryable,
-                   "task " + url(monitor) + " did not finish within " + std::to_string(settings_.power_timeout_ms) +
+                   "task " + *monitor_url + " did not finish within " + std::to_string(settings_.power_timeout_ms) +
                        " ms (power_timeout_ms)",
                    0};
-    net::sleep_ms(settings_.poll_ms);
+    if (auto st = net::pause(settings_.poll_ms, call.deadline(), cancel_, "waiting for task " + *monitor_url); !st) return st;
   }
 }
 
-Status RedfishClient::logout() {
+Status RedfishClient::logout(Call& call) {
   std::string token, session;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -284,8 +354,11 @@ Status RedfishClient::logout() {
     logged_in_ = false;
   }
   if (session.empty()) return {};
-  net::Request req{"DELETE", url(session), {{"X-Auth-Token", token}, {"OData-Version", "4.0"}}, "", "", ca_bundle_};
-  auto r = send_retrying(http_, req, settings_.retry);
+  auto session_url = url(session);
+  if (!session_url) return session_url.error();
+  net::Request req = request("DELETE", *session_url, call);
+  req.headers = {{"X-Auth-Token", token}, {"OData-Version", "4.0"}};
+  auto r = send(req, call);
   if (!r) return r.error();
   if (r->status == 401 || r->status == 404) return {};  // already expired or gone
   if (auto e = net::status_error("DELETE", req.url, *r)) return *e;

@@ -3,16 +3,17 @@
 #include <string>
 
 #include "engine/core/result.h"
+#include <atomic>
+
+#include "engine/provider/call.h"
 #include "engine/net/http.h"
-#include "engine/net/retry.h"
 #include "engine/provider/resource.h"
 
 namespace plinth::baremetal {
 
 /// Settings shared by every BMC connection of one provider.
 struct RedfishSettings {
-  net::RetryPolicy retry;
-  int poll_ms = 1000;            ///< task monitor and PowerState polling interval
+  int poll_ms = 1000;             ///< task monitor and PowerState polling interval
   int power_timeout_ms = 300000;  ///< longest wait for a PowerState or a task
 };
 
@@ -31,51 +32,60 @@ Result<std::string> resolve_credentials(const std::string& ref);
 /// One BMC's Redfish service reached at `endpoint` (https://host[:port][/prefix];
 /// the service root is endpoint + "/redfish/v1/"). Logs in with a session
 /// (X-Auth-Token) on first use and falls back to basic auth when the service
-/// has no sessions; logs in again once when a session expires (401). Retries
-/// retryable errors (connection failures, 5xx, 503 + Retry-After) with the
-/// settings' policy. Thread-safe. Errors name the method and URL, never the
+/// has no sessions; logs in again once when a session expires (401). A request
+/// that fails with a retryable error (connection failure, 5xx, 429/503 with
+/// Retry-After) is sent again only when the operation's Call allows it
+/// (the engine's retry policy and the deadline). Follows links only on the
+/// endpoint's own scheme, host and port, so credentials never go anywhere
+/// else; never follows redirects. Every request is cut to the Call's
+/// deadline; `cancel` (the provider's stop flag) aborts requests in flight. Thread-safe. Errors name the method and URL, never the
 /// password.
 class RedfishClient {
  public:
   RedfishClient(net::Client& http, std::string endpoint, std::string credentials_ref, std::string user_password,
-                std::string ca_bundle, const RedfishSettings& settings);
+                std::string ca_bundle, const RedfishSettings& settings, const std::atomic<bool>* cancel);
   ~RedfishClient() = default;
   RedfishClient(const RedfishClient&) = delete;
   RedfishClient& operator=(const RedfishClient&) = delete;
 
-  /// An absolute URL for a Redfish URI (absolute paths resolve against the
-  /// endpoint's scheme://host:port, as @odata.id links are).
-  std::string url(const std::string& uri) const;
+  /// An absolute URL for a Redfish URI: a path resolves against the
+  /// endpoint's scheme://host:port (as @odata.id links do); an absolute URL
+  /// is accepted only when it has the endpoint's own scheme, host and port.
+  Result<std::string> url(const std::string& uri) const;
   const std::string& endpoint() const { return endpoint_; }
 
   /// The service root, fetched once.
-  Result<Json> service_root();
+  Result<Json> service_root(Call& call);
   /// The URI of the first ComputerSystem (ServiceRoot -> Systems -> Members[0]), found once.
-  Result<std::string> system_uri();
+  Result<std::string> system_uri(Call& call);
 
-  /// GET `uri` as JSON; malformed JSON is an error naming the URL.
-  Result<Doc> get(const std::string& uri);
+  /// GET `uri` as JSON; a redirect or malformed JSON is an error naming the URL.
+  Result<Doc> get(const std::string& uri, Call& call);
   /// PATCH `uri` with `body`, sending If-Match with the resource's current
   /// ETag when the service gives ETags; on 412 re-reads and tries once more.
-  Result<net::Response> patch(const std::string& uri, const Json& body);
+  Result<net::Response> patch(const std::string& uri, const Json& body, Call& call);
   /// POST an action; a 202 with a Location (task monitor) is polled until the
-  /// task finishes (bounded by power_timeout_ms).
-  Status post_action(const std::string& uri, const Json& body);
+  /// task finishes (bounded by power_timeout_ms and the deadline).
+  Status post_action(const std::string& uri, const Json& body, Call& call);
   /// Deletes the session (if any). Later calls log in again.
-  Status logout();
+  Status logout(Call& call);
 
  private:
-  /// Sends with auth and retries; any status >= 400 becomes an error.
-  Result<net::Response> call(const std::string& method, const std::string& uri, const std::string& body,
-                             const net::Headers& extra = {});
-  Status login();  // caller holds mu_
-  Status wait_task(const std::string& monitor);
+  /// Sends with auth (logging in first when needed); returns any status.
+  Result<net::Response> exchange(const std::string& method, const std::string& uri, const std::string& body,
+                             Call& call, const net::Headers& extra = {});
+  Status login(Call& call);  // caller holds mu_
+  Status wait_task(const std::string& monitor, Call& call);
+  net::Request request(std::string method, std::string url, const Call& call) const;
+  /// Sends `req`, again while it fails with a retryable error and the Call allows it.
+  Result<net::Response> send(const net::Request& req, Call& call);
 
   net::Client& http_;
   std::string endpoint_, origin_;
   std::string credentials_ref_, user_password_;
   std::string ca_bundle_;
   RedfishSettings settings_;
+  const std::atomic<bool>* cancel_;
 
   std::mutex mu_;  // guards everything below
   bool logged_in_ = false;

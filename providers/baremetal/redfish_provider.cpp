@@ -13,35 +13,89 @@
 
 namespace plinth::baremetal {
 
-Result<RedfishOptions> parse_options(const std::map<std::string, std::string>& options) {
-  RedfishOptions o;
-  auto number = [&](const char* key, int& out, int min) -> Status {
-    auto it = options.find(key);
-    if (it == options.end()) return {};
-    int v = 0;
-    const auto& s = it->second;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < min)
-      return Error::invalid("baremetal provider option " + std::string(key) + "='" + s +
-                            "' is not a whole number >= " + std::to_string(min));
-    out = v;
-    return {};
+namespace {
+
+AttributeSpec attr(std::string name, std::string description, ValueType type) {
+  return {std::move(name), false, false, std::move(description), type};
+}
+AttributeSpec force_new(std::string name, std::string description, ValueType type) {
+  return {std::move(name), true, false, std::move(description), type};
+}
+
+ProviderSchema build_schema() {
+  using T = ValueType;
+  ProviderSchema s;
+  s.name = "baremetal";
+  s.version = PLINTH_VERSION;
+  s.description = "Bare-metal GPU servers of node pools, through their BMCs (DMTF Redfish).";
+  s.docs = "docs/providers/baremetal.md";
+  s.resource_types = {
+      {"baremetal.node", "baremetal", "One bare-metal GPU server of a node pool, managed through its BMC (Redfish).",
+       {
+           attr("role", "Workload role of the pool: training | inference | preprocessing.", T::String),
+           attr("gpu", "Expected GPU model (catalog name, e.g. H100-80GB); checked against the BMC inventory.",
+                T::String),
+           attr("gpu_product_names",
+                "Names the BMC may report for that GPU (the catalog's product name, then its aliases).",
+                T::StringList),
+           attr("gpus_per_node", "Expected number of GPUs in the server.", T::Int),
+           attr("cpu_cores", "Expected CPU cores.", T::Int),
+           attr("memory_gb", "Expected system memory in GB.", T::Int),
+           force_new("stack", "Name of the pinned software stack; a different stack means reprovisioning.", T::String),
+           force_new("user_data_hash",
+                     "SHA-256 of the pool's rendered cloud-init; a new image or stack pin means reprovisioning.",
+                     T::String),
+           force_new("boot_method", "How the node boots its installer: pxe | uefi-http | virtual-media.", T::String),
+           attr("boot_image", "Installer image URL; used at the next provisioning boot.", T::String),
+           attr("bios", "Redfish BIOS attributes (name -> value), applied in place at the next reboot.", T::Map),
+           attr("fabric", "Name of the high-speed fabric (InfiniBand / RoCE) the node attaches to; empty for none.",
+                T::String),
+           attr("networks", "VLAN names the node joins.", T::StringList),
+           attr("storage", "Storage tier names the node mounts.", T::StringList),
+           attr("mig_profile", "MIG profile applied to every GPU (\"none\" disables MIG).", T::String),
+           attr("mig_instances", "MIG instances per GPU (0 when MIG is off).", T::Int),
+           force_new("bmc_endpoint", "Redfish endpoint of this node's BMC; a different BMC is a different machine.",
+                     T::String),
+           {"bmc_credentials", false, true,
+            "Reference (env:NAME or file:PATH) to the BMC user:password; never printed in plans.", T::String},
+           attr("bmc_ca_bundle", "CA bundle used to verify the BMC's TLS certificate; empty for the system store.",
+                T::String),
+       }},
   };
-  for (auto [key, out, min] : {std::tuple<const char*, int*, int>{"timeout_ms", &o.timeout_ms, 1},
-                               {"connect_timeout_ms", &o.connect_timeout_ms, 1},
-                               {"power_timeout_ms", &o.settings.power_timeout_ms, 1},
-                               {"poll_ms", &o.settings.poll_ms, 1},
-                               {"parallelism", &o.parallelism, 1},
-                               {"retry_attempts", &o.settings.retry.max_attempts, 1},
-                               {"retry_base_ms", &o.settings.retry.base_delay_ms, 0},
-                               {"retry_max_ms", &o.settings.retry.max_delay_ms, 0}})
-    if (auto st = number(key, *out, min); !st) return st.error();
-  if (auto it = options.find("ca_bundle"); it != options.end()) o.ca_bundle = it->second;
-  if (auto it = options.find("insecure"); it != options.end()) {
-    if (it->second == "true" || it->second == "1") o.insecure = true;
-    else if (it->second == "false" || it->second == "0" || it->second.empty()) o.insecure = false;
-    else return Error::invalid("baremetal provider option insecure='" + it->second + "' must be true or false");
-  }
+  s.sections = {{"node_pools", "baremetal.node", true, {}}};
+  s.options = {
+      {"ca_bundle", T::String, "", {}, "CA bundle (PEM) for BMCs whose pool sets no bmc.ca_bundle; empty: the system store."},
+      {"insecure", T::Bool, "false", {}, "Turn TLS verification off; refused for any BMC that is not on loopback."},
+      {"timeout_ms", T::Int, "30000", {}, "Longest one HTTP request may take (cut to the operation's deadline)."},
+      {"connect_timeout_ms", T::Int, "10000", {}, "Longest a TCP + TLS connection may take."},
+      {"power_timeout_ms", T::Int, "300000", {}, "Longest wait for a PowerState change or a BMC task."},
+      {"poll_ms", T::Int, "1000", {}, "Interval between PowerState and task polls."},
+      {"parallelism", T::Int, "16", {}, "BMCs read at the same time during refresh."},
+  };
+  s.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(15), std::chrono::minutes(15),
+                          std::chrono::minutes(10)};
+  return s;
+}
+
+}  // namespace
+
+const ProviderSchema& schema() {
+  static const ProviderSchema s = build_schema();
+  return s;
+}
+
+RedfishOptions options_from(const ProviderConfig& c) {
+  RedfishOptions o;
+  auto positive = [&](const char* key, int& out) {
+    if (c.has(key)) out = static_cast<int>(std::clamp<int64_t>(c.integer(key), 1, 24LL * 3600 * 1000));
+  };
+  o.ca_bundle = c.str("ca_bundle");
+  o.insecure = c.flag("insecure");
+  positive("timeout_ms", o.timeout_ms);
+  positive("connect_timeout_ms", o.connect_timeout_ms);
+  positive("power_timeout_ms", o.settings.power_timeout_ms);
+  positive("poll_ms", o.settings.poll_ms);
+  positive("parallelism", o.parallelism);
   return o;
 }
 
@@ -149,17 +203,17 @@ Json boot_override(const std::string& target) {
 
 /// The first VirtualMedia that takes a CD/DVD image: the system's own, else
 /// the managers'. Returns its Doc.
-Result<Doc> find_cd_media(RedfishClient& c, const Json& system) {
+Result<Doc> find_cd_media(RedfishClient& c, const Json& system, Call& d) {
   std::vector<std::string> collections;
   if (auto v = link(system, "VirtualMedia"); !v.empty()) collections.push_back(v);
   if (collections.empty()) {
-    auto root = c.service_root();
+    auto root = c.service_root(d);
     if (!root) return root.error();
     if (auto m = link(*root, "Managers"); !m.empty()) {
-      auto mgrs = c.get(m);
+      auto mgrs = c.get(m, d);
       if (!mgrs) return mgrs.error();
       for (const auto& mu : members(mgrs->body)) {
-        auto mgr = c.get(mu);
+        auto mgr = c.get(mu, d);
         if (!mgr) return mgr.error();
         if (auto v = link(mgr->body, "VirtualMedia"); !v.empty()) collections.push_back(v);
       }
@@ -167,10 +221,10 @@ Result<Doc> find_cd_media(RedfishClient& c, const Json& system) {
   }
   std::optional<Doc> fallback;
   for (const auto& coll_uri : collections) {
-    auto coll = c.get(coll_uri);
+    auto coll = c.get(coll_uri, d);
     if (!coll) return coll.error();
     for (const auto& mu : members(coll->body)) {
-      auto m = c.get(mu);
+      auto m = c.get(mu, d);
       if (!m) return m.error();
       if (action_target(m->body, "#VirtualMedia.InsertMedia").empty()) continue;
       const Json& types = m->body.value("MediaTypes", Json::array());
@@ -188,34 +242,34 @@ Result<Doc> find_cd_media(RedfishClient& c, const Json& system) {
 
 /// Sets the one-time boot override the node's boot_method asks for; for
 /// virtual-media, ejects and inserts boot_image first.
-Status set_boot(RedfishClient& c, const std::string& system_uri, const Resource& r) {
+Status set_boot(RedfishClient& c, const std::string& system_uri, const Resource& r, Call& d) {
   const std::string method = str(r.attributes, "boot_method");
   const std::string image = str(r.attributes, "boot_image");
   if (method.empty()) return {};
   if (method == "pxe") {
-    auto p = c.patch(system_uri, boot_override("Pxe"));
+    auto p = c.patch(system_uri, boot_override("Pxe"), d);
     return p ? Status{} : Status{p.error()};
   }
   if (method == "uefi-http") {
     Json body = boot_override("UefiHttp");
     if (!image.empty()) body["Boot"]["HttpBootUri"] = image;
-    auto p = c.patch(system_uri, body);
+    auto p = c.patch(system_uri, body, d);
     return p ? Status{} : Status{p.error()};
   }
   if (method == "virtual-media") {
     if (image.empty())
       return Error::invalid("boot method virtual-media needs boot.image (the installer ISO URL) in the pool");
-    auto sys = c.get(system_uri);
+    auto sys = c.get(system_uri, d);
     if (!sys) return sys.error();
-    auto media = find_cd_media(c, sys->body);
+    auto media = find_cd_media(c, sys->body, d);
     if (!media) return media.error();
     if (media->body.value("Inserted", Json(false)) == Json(true) || !media->body.value("Image", Json()).is_null()) {
       if (auto eject = action_target(media->body, "#VirtualMedia.EjectMedia"); !eject.empty())
-        if (auto st = c.post_action(eject, Json::object()); !st) return st;
+        if (auto st = c.post_action(eject, Json::object(), d); !st) return st;
     }
     Json insert = {{"Image", image}, {"Inserted", true}, {"WriteProtected", true}};
-    if (auto st = c.post_action(action_target(media->body, "#VirtualMedia.InsertMedia"), insert); !st) return st;
-    auto p = c.patch(system_uri, boot_override("Cd"));
+    if (auto st = c.post_action(action_target(media->body, "#VirtualMedia.InsertMedia"), insert, d); !st) return st;
+    auto p = c.patch(system_uri, boot_override("Cd"), d);
     return p ? Status{} : Status{p.error()};
   }
   return Error::invalid("unknown boot method '" + method + "'; use pxe, uefi-http or virtual-media");
@@ -223,44 +277,46 @@ Status set_boot(RedfishClient& c, const std::string& system_uri, const Resource&
 
 /// PATCHes BIOS attributes to the settings object (@Redfish.Settings) or the
 /// Bios resource itself; they take effect at the next reset.
-Status set_bios(RedfishClient& c, const std::string& system_uri, const Json& bios) {
+Status set_bios(RedfishClient& c, const std::string& system_uri, const Json& bios, Call& d) {
   if (!bios.is_object() || bios.empty()) return {};
-  auto sys = c.get(system_uri);
+  auto sys = c.get(system_uri, d);
   if (!sys) return sys.error();
   const std::string bios_uri = link(sys->body, "Bios");
   if (bios_uri.empty())
     return Error::fatal("GET " + sys->url + ": the system has no Bios resource, so the pool's bios settings cannot be applied");
-  auto b = c.get(bios_uri);
+  auto b = c.get(bios_uri, d);
   if (!b) return b.error();
   std::string target = bios_uri;
   if (b->body.contains("@Redfish.Settings") && b->body["@Redfish.Settings"].is_object())
     if (auto s = link(b->body["@Redfish.Settings"], "SettingsObject"); !s.empty()) target = s;
-  auto p = c.patch(target, {{"Attributes", bios}});
+  auto p = c.patch(target, {{"Attributes", bios}}, d);
   return p ? Status{} : Status{p.error()};
 }
 
 /// Polls PowerState until it is `want`, within the power timeout.
 Status wait_power(RedfishClient& c, const std::string& system_uri, const std::string& want,
-                  const RedfishSettings& s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.power_timeout_ms);
+                  const RedfishSettings& s, Call& d, const std::atomic<bool>* cancel) {
+  const Deadline limit = Deadline::after(std::chrono::milliseconds(s.power_timeout_ms));
   for (;;) {
-    auto sys = c.get(system_uri);
+    auto sys = c.get(system_uri, d);
     if (!sys) return sys.error();
     const std::string state = str(sys->body, "PowerState");
     if (state == want) return {};
-    if (std::chrono::steady_clock::now() >= deadline)
+    if (limit.passed())
       return Error{Error::Kind::Retryable,
                    sys->url + " did not reach PowerState " + want + " within " + std::to_string(s.power_timeout_ms) +
                        " ms (power_timeout_ms); last seen: " + (state.empty() ? "none" : state),
                    0};
-    net::sleep_ms(s.poll_ms);
+    if (auto st = net::pause(s.poll_ms, d.deadline(), cancel, "waiting for PowerState " + want + " at " + sys->url); !st)
+      return st;
   }
 }
 
 /// ComputerSystem.Reset: `on` powers the host on (On when off, ForceRestart
 /// when on) and waits for On; otherwise ForceOff (when not off) and waits for Off.
-Status reset(RedfishClient& c, const std::string& system_uri, bool on, const RedfishSettings& s) {
-  auto sys = c.get(system_uri);
+Status reset(RedfishClient& c, const std::string& system_uri, bool on, const RedfishSettings& s, Call& d,
+             const std::atomic<bool>* cancel) {
+  auto sys = c.get(system_uri, d);
   if (!sys) return sys.error();
   const std::string target = action_target(sys->body, "#ComputerSystem.Reset");
   if (target.empty())
@@ -270,19 +326,35 @@ Status reset(RedfishClient& c, const std::string& system_uri, bool on, const Red
   if (on) type = state == "Off" || state == "PoweringOff" ? "On" : "ForceRestart";
   else if (state != "Off") type = "ForceOff";
   if (!type.empty())
-    if (auto st = c.post_action(target, {{"ResetType", type}}); !st) return st;
-  return wait_power(c, system_uri, on ? "On" : "Off", s);
+    if (auto st = c.post_action(target, {{"ResetType", type}}, d); !st) return st;
+  return wait_power(c, system_uri, on ? "On" : "Off", s, d, cancel);
 }
 
 }  // namespace
 
-RedfishProvider::RedfishProvider(RedfishOptions options)
-    : options_(std::move(options)),
-      http_(net::ClientOptions{options_.ca_bundle, options_.insecure, options_.connect_timeout_ms,
-                               options_.timeout_ms}) {}
+Status RedfishProvider::configure(const ProviderConfig& config) {
+  options_ = options_from(config);
+  net::ClientOptions http;
+  http.ca_bundle = options_.ca_bundle;
+  http.insecure = options_.insecure;
+  http.connect_timeout_ms = options_.connect_timeout_ms;
+  http.timeout_ms = options_.timeout_ms;
+  http_ = std::make_unique<net::Client>(http);
+  return {};
+}
 
-RedfishProvider::~RedfishProvider() {
-  for (auto& [key, client] : clients_) (void)client->logout();  // best effort: sessions also expire on the BMC
+RedfishProvider::~RedfishProvider() { close(); }
+
+void RedfishProvider::close() {
+  std::map<std::string, std::unique_ptr<RedfishClient>> clients;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    clients.swap(clients_);
+  }
+  if (stopped_) return;  // cancelled: leave the sessions to expire on the BMCs
+  // Best effort: sessions also expire on the BMC. A few seconds at most.
+  Call d(Deadline::after(std::chrono::seconds(5)), RetryPolicy{1});
+  for (auto& [key, client] : clients) (void)client->logout(d);
 }
 
 Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {
@@ -296,13 +368,14 @@ Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {
   if (auto it = clients_.find(key); it != clients_.end()) return it->second.get();
   auto secret = resolve_credentials(creds);
   if (!secret) return at(r.address, secret.error());
-  auto client = std::make_unique<RedfishClient>(http_, endpoint, creds, *secret, ca, options_.settings);
+  if (!http_) return Error::fatal("the baremetal provider was used before configure()");
+  auto client = std::make_unique<RedfishClient>(*http_, endpoint, creds, *secret, ca, options_.settings, &stopped_);
   RedfishClient* p = client.get();
   clients_.emplace(key, std::move(client));
   return p;
 }
 
-ReadResult RedfishProvider::read_one(const Resource& r) {
+ReadResult RedfishProvider::read_one(const Resource& r, Call& d) {
   ReadResult out;
   out.address = r.address;
   auto fail = [&](Error e) {
@@ -315,9 +388,9 @@ ReadResult RedfishProvider::read_one(const Resource& r) {
     return out;
   }
   RedfishClient& c = **cp;
-  auto sys_uri = c.system_uri();
+  auto sys_uri = c.system_uri(d);
   if (!sys_uri) return fail(sys_uri.error());
-  auto sys = c.get(*sys_uri);
+  auto sys = c.get(*sys_uri, d);
   if (!sys) return fail(sys.error());
   const Json& s = sys->body;
 
@@ -337,7 +410,7 @@ ReadResult RedfishProvider::read_one(const Resource& r) {
 
   // BIOS: the blueprint's keys as observed (drift shows in the plan), all of them in computed.
   if (auto bios_uri = link(s, "Bios"); !bios_uri.empty()) {
-    auto b = c.get(bios_uri);
+    auto b = c.get(bios_uri, d);
     if (!b) return fail(b.error());
     const Json observed = b->body.value("Attributes", Json::object());
     computed["bios"] = observed;
@@ -355,12 +428,12 @@ ReadResult RedfishProvider::read_one(const Resource& r) {
     return fail(Error::fatal("GET " + sys->url +
                              ": the system has no Processors collection, so its GPUs cannot be checked against the "
                              "pool; check the BMC firmware (it must list GPUs as Processors with ProcessorType GPU)"));
-  auto coll = c.get(procs);
+  auto coll = c.get(procs, d);
   if (!coll) return fail(coll.error());
   int gpus = 0;
   std::map<std::string, int> models;
   for (const auto& m : members(coll->body)) {
-    auto p = c.get(m);
+    auto p = c.get(m, d);
     if (!p) return fail(p.error());
     if (str(p->body, "ProcessorType") != "GPU") continue;
     ++gpus;
@@ -378,11 +451,11 @@ ReadResult RedfishProvider::read_one(const Resource& r) {
     mem = s["MemorySummary"]["TotalSystemMemoryGiB"].get<double>();
   computed["memory_gib"] = mem;
   if (auto nics = link(s, "EthernetInterfaces"); !nics.empty()) {
-    auto n = c.get(nics);
+    auto n = c.get(nics, d);
     if (!n) return fail(n.error());
     Json macs = Json::array();
     for (const auto& m : members(n->body)) {
-      auto e = c.get(m);
+      auto e = c.get(m, d);
       if (!e) return fail(e.error());
       if (auto mac = str(e->body, "MACAddress"); !mac.empty()) macs.push_back(mac);
     }
@@ -422,13 +495,15 @@ ReadResult RedfishProvider::read_one(const Resource& r) {
   return out;
 }
 
-std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resources) {
+std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resources, const Call& call) {
   std::vector<ReadResult> results(resources.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < resources.size(); i = next++) {
       try {
-        results[i] = read_one(resources[i]);
+        // Each node gets its own budget from when its read starts.
+        auto call_i = call.fork();
+        results[i] = read_one(resources[i], *call_i);
       } catch (const std::exception& e) {  // an answer shaped unlike Redfish; never let it kill the thread
         results[i].address = resources[i].address;
         results[i].error = Error::fatal(resources[i].address + ": unexpected answer from the BMC: " + e.what());
@@ -443,28 +518,28 @@ std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resou
   return results;
 }
 
-Result<Resource> RedfishProvider::create(const Resource& desired) {
+Result<Resource> RedfishProvider::create(const Resource& desired, Call& d) {
   auto cp = client_for(desired);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
-  auto sys = c.system_uri();
+  auto sys = c.system_uri(d);
   if (!sys) return at(desired.address, sys.error());
-  if (auto st = set_boot(c, *sys, desired); !st) return at(desired.address, st.error());
-  if (auto st = set_bios(c, *sys, desired.attributes.value("bios", Json::object())); !st)
+  if (auto st = set_boot(c, *sys, desired, d); !st) return at(desired.address, st.error());
+  if (auto st = set_bios(c, *sys, desired.attributes.value("bios", Json::object()), d); !st)
     return at(desired.address, st.error());
-  if (auto st = reset(c, *sys, true, options_.settings); !st) return at(desired.address, st.error());
-  auto observed = read_one(desired);
+  if (auto st = reset(c, *sys, true, options_.settings, d, &stopped_); !st) return at(desired.address, st.error());
+  auto observed = read_one(desired, d);
   if (observed.error) return *observed.error;
   Resource out = desired;
   out.computed = observed.current->computed;
   return out;
 }
 
-Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& desired) {
+Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& desired, Call& d) {
   auto cp = client_for(desired);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
-  auto sys = c.system_uri();
+  auto sys = c.system_uri(d);
   if (!sys) return at(desired.address, sys.error());
   const Json want_bios = desired.attributes.value("bios", Json::object());
   const bool bios_changed = want_bios != prior.attributes.value("bios", Json::object());
@@ -472,29 +547,29 @@ Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& 
       str(desired.attributes, "boot_method") != str(prior.attributes, "boot_method") ||
       str(desired.attributes, "boot_image") != str(prior.attributes, "boot_image");
   if (boot_changed)
-    if (auto st = set_boot(c, *sys, desired); !st) return at(desired.address, st.error());
+    if (auto st = set_boot(c, *sys, desired, d); !st) return at(desired.address, st.error());
   if (bios_changed) {
-    if (auto st = set_bios(c, *sys, want_bios); !st) return at(desired.address, st.error());
-    if (auto st = reset(c, *sys, true, options_.settings); !st) return at(desired.address, st.error());
+    if (auto st = set_bios(c, *sys, want_bios, d); !st) return at(desired.address, st.error());
+    if (auto st = reset(c, *sys, true, options_.settings, d, &stopped_); !st) return at(desired.address, st.error());
   }
-  auto observed = read_one(desired);
+  auto observed = read_one(desired, d);
   if (observed.error) return *observed.error;
   Resource out = desired;
   out.computed = observed.current->computed;
   return out;
 }
 
-Status RedfishProvider::remove(const Resource& prior) {
+Status RedfishProvider::remove(const Resource& prior, Call& d) {
   auto cp = client_for(prior);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
-  auto sys = c.system_uri();
+  auto sys = c.system_uri(d);
   if (!sys) return at(prior.address, sys.error());
-  if (auto st = reset(c, *sys, false, options_.settings); !st) return at(prior.address, st.error());
-  auto doc = c.get(*sys);
+  if (auto st = reset(c, *sys, false, options_.settings, d, &stopped_); !st) return at(prior.address, st.error());
+  auto doc = c.get(*sys, d);
   if (!doc) return at(prior.address, doc.error());
   if (doc->body.contains("Boot") && str(doc->body["Boot"], "BootSourceOverrideEnabled") != "Disabled") {
-    auto p = c.patch(*sys, {{"Boot", {{"BootSourceOverrideEnabled", "Disabled"}}}});
+    auto p = c.patch(*sys, {{"Boot", {{"BootSourceOverrideEnabled", "Disabled"}}}}, d);
     if (!p) return at(prior.address, p.error());
   }
   return {};

@@ -1,4 +1,5 @@
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -10,20 +11,22 @@
 
 namespace plinth::baremetal {
 
-/// The provider's options (ProviderConfig::options), parsed.
+/// The provider's own options, from its ProviderConfig.
 struct RedfishOptions {
   std::string ca_bundle;        ///< default CA for BMCs whose node has no bmc_ca_bundle
   bool insecure = false;        ///< TLS verification off; loopback BMCs only
-  int timeout_ms = 30000;       ///< one HTTP request
+  int timeout_ms = 30000;       ///< one HTTP request (cut to the operation's deadline)
   int connect_timeout_ms = 10000;
   int parallelism = 16;         ///< BMCs read at the same time
-  RedfishSettings settings;     ///< power_timeout_ms, poll_ms, retries
+  RedfishSettings settings;     ///< power_timeout_ms, poll_ms
 };
 
-/// Parses `ca_bundle`, `insecure`, `timeout_ms`, `connect_timeout_ms`,
-/// `power_timeout_ms`, `poll_ms`, `parallelism`, `retry_attempts`,
-/// `retry_base_ms`, `retry_max_ms`; other keys are ignored. Errors name the option.
-Result<RedfishOptions> parse_options(const std::map<std::string, std::string>& options);
+/// The baremetal provider's description: baremetal.node for node pools, its
+/// options (docs/providers/baremetal.md is generated from it).
+const ProviderSchema& schema();
+
+/// The options `config` sets (parse_provider_config checked their types).
+RedfishOptions options_from(const ProviderConfig& config);
 
 /// Inventory check rule IDs (docs/providers/baremetal.md).
 inline constexpr const char* kRuleGpuModel = "BM001";
@@ -35,30 +38,36 @@ inline constexpr const char* kRuleMemory = "BM003";
 /// destructor. Safe to call from several threads at once.
 class RedfishProvider : public Provider {
  public:
-  explicit RedfishProvider(RedfishOptions options);
+  RedfishProvider() = default;
   ~RedfishProvider() override;
 
-  std::string name() const override { return "baremetal"; }
+  const ProviderSchema& schema() const override { return baremetal::schema(); }
+  Status configure(const ProviderConfig& config) override;
   /// Reads every node in parallel (`parallelism` at a time): power, boot
   /// override, BIOS (managed keys into attributes.bios, all into computed),
   /// GPUs, memory, MACs; inventory mismatches become BM001-BM003 diagnostics.
-  std::vector<ReadResult> read(const std::vector<Resource>& resources) override;
+  /// Each node gets its own Call (call.fork()) from when its read starts.
+  std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call& call) override;
   /// Boot override (pxe / uefi-http / virtual-media), BIOS settings, then a
   /// reset (On or ForceRestart) and a bounded wait for PowerState On.
-  Result<Resource> create(const Resource& desired) override;
+  Result<Resource> create(const Resource& desired, Call& call) override;
   /// BIOS changes: PATCH the settings and ForceRestart; boot image changes:
   /// set the override again.
-  Result<Resource> update(const Resource& prior, const Resource& desired) override;
+  Result<Resource> update(const Resource& prior, const Resource& desired, Call& call) override;
   /// ForceOff and clear the boot override. Never touches disks.
-  Status remove(const Resource& prior) override;
+  Status remove(const Resource& prior, Call& call) override;
+  void stop() override { stopped_ = true; }
+  /// Deletes every session opened (best effort, a few seconds at most).
+  void close() override;
 
  private:
   /// The client for the node's BMC (created and cached on first use).
   Result<RedfishClient*> client_for(const Resource& r);
-  ReadResult read_one(const Resource& r);
+  ReadResult read_one(const Resource& r, Call& call);
 
   RedfishOptions options_;
-  net::Client http_;
+  std::unique_ptr<net::Client> http_;
+  std::atomic<bool> stopped_{false};
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<RedfishClient>> clients_;  ///< by endpoint + credentials + CA
 };

@@ -1,4 +1,6 @@
 #pragma once
+// The built-in providers, by name: their schemas (registered with the
+// engine's schema registry at start-up) and their factories.
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,12 +10,16 @@
 
 namespace plinth {
 
-/// Creates the provider `config.name` with its options. Errors: an unknown
-/// name (listing the known ones, with "did you mean") or an invalid option
-/// (naming it).
-Result<std::unique_ptr<Provider>> make_provider(const ProviderConfig& config);
+/// Adds every built-in provider's schema to schema_registry(). Idempotent;
+/// call once at start-up (the CLI's main, test mains).
+void register_builtin_providers();
 
-/// Names make_provider knows, sorted.
-std::vector<std::string> provider_names();
+/// A new, unconfigured built-in provider `name`. Errors: a name that is not
+/// built in (with "did you mean"), or a provider whose schema is built in but
+/// that this build cannot run yet (the error says so).
+Result<std::unique_ptr<Provider>> make_builtin_provider(const std::string& name);
+
+/// Names of the built-in providers, sorted.
+std::vector<std::string> builtin_provider_names();
 
 }  // namespace plinth

@@ -16,8 +16,16 @@ namespace plinth::test {
 
 class FakeProvider : public Provider {
  public:
-  explicit FakeProvider(std::string name = "fake") : name_(std::move(name)) {}
-  std::string name() const override { return name_; }
+  explicit FakeProvider(std::string name = "fake") {
+    schema_.name = std::move(name);
+    schema_.version = "0.0.0";
+  }
+  const ProviderSchema& schema() const override { return schema_; }
+  Status configure(const ProviderConfig&) override { return {}; }
+  /// Calls in flight end at once with Cancelled; later calls too.
+  void stop() override { stopped_ = true; }
+  void close() override {}
+  bool stopped() const { return stopped_; }
 
   /// Errors returned, in order, by the next calls for `address` (then success).
   void fail(const std::string& address, std::vector<Error> errors) {
@@ -35,7 +43,7 @@ class FakeProvider : public Provider {
     gone_.push_back(address);
   }
 
-  std::vector<ReadResult> read(const std::vector<Resource>& resources) override {
+  std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call&) override {
     std::vector<ReadResult> out;
     std::lock_guard<std::mutex> l(mu_);
     for (const auto& r : resources) {
@@ -57,18 +65,18 @@ class FakeProvider : public Provider {
     }
     return out;
   }
-  Result<Resource> create(const Resource& desired) override {
-    if (auto e = call("create", desired.address)) return *e;
+  Result<Resource> create(const Resource& desired, Call& c) override {
+    if (auto e = call("create", desired.address, c.deadline())) return *e;
     Resource r = desired;
     r.computed["id"] = "fake-" + desired.address;
     return r;
   }
-  Result<Resource> update(const Resource&, const Resource& desired) override {
-    if (auto e = call("update", desired.address)) return *e;
+  Result<Resource> update(const Resource&, const Resource& desired, Call& c) override {
+    if (auto e = call("update", desired.address, c.deadline())) return *e;
     return desired;
   }
-  Status remove(const Resource& prior) override {
-    if (auto e = call("remove", prior.address)) return *e;
+  Status remove(const Resource& prior, Call& c) override {
+    if (auto e = call("remove", prior.address, c.deadline())) return *e;
     return {};
   }
 
@@ -98,7 +106,9 @@ class FakeProvider : public Provider {
     it->second.pop_front();
     return e;
   }
-  std::optional<Error> call(const std::string& op, const std::string& address) {
+  /// Records the call, waits `latency` (cut short by stop() or the deadline,
+  /// as a real provider's requests are), then returns the next failure.
+  std::optional<Error> call(const std::string& op, const std::string& address, const Deadline& d) {
     {
       std::lock_guard<std::mutex> l(mu_);
       calls_.push_back(op + " " + address);
@@ -109,15 +119,20 @@ class FakeProvider : public Provider {
     int prev = max_in_flight_.load();
     while (now > prev && !max_in_flight_.compare_exchange_weak(prev, now)) {
     }
-    if (latency_.count() > 0) std::this_thread::sleep_for(latency_);
+    const auto until = std::chrono::steady_clock::now() + latency_;
+    while (std::chrono::steady_clock::now() < until && !stopped_ && !d.passed())
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     --in_flight_;
+    if (stopped_) return Error{Error::Kind::Cancelled, op + " " + address + ": cancelled", 0};
+    if (d.passed()) return Error{Error::Kind::DeadlineExceeded, op + " " + address + ": deadline passed", 0};
     std::lock_guard<std::mutex> l(mu_);
     auto e = next_failure(address);
     if (!e) completed_.push_back(op + " " + address);
     return e;
   }
 
-  std::string name_;
+  ProviderSchema schema_;
+  std::atomic<bool> stopped_{false};
   std::mutex mu_;
   std::map<std::string, std::deque<Error>> failures_;
   std::map<std::string, std::map<std::string, Json>> observed_;

@@ -5,6 +5,7 @@
 
 #include "engine/blueprint/loader.h"
 #include "engine/graph/expand.h"
+#include "engine/provider/registry.h"
 #include "engine/render/render.h"
 
 using namespace plinth;
@@ -166,7 +167,7 @@ TEST_CASE("expand emits only attributes declared in the resource type table") {
     auto g = expand_ok(loaded.blueprint);
     REQUIRE_FALSE(g.resources.empty());
     for (const auto& r : g.resources) {
-      const ResourceType* t = find_resource_type(r.type);
+      const ResourceType* t = find_resource_type(r.type, r.provider);
       INFO(r.address);
       REQUIRE(t);
       CHECK(r.provider == t->provider);
@@ -189,7 +190,7 @@ TEST_CASE("burst pools of every cloud expand to their instance types; desired 0 
   REQUIRE(g.find("gcp.instance.burst[1]"));
   CHECK(g.find("gcp.instance.burst[1]")->attributes["zone"] == "us-central1-a");
   b.burst_pools[0].provider = "azure";
-  b.burst_pools[0].resource_group = "rg-ml";
+  b.burst_pools[0].settings["resource_group"] = "rg-ml";
   g = expand_ok(b);
   REQUIRE(g.find("azure.vm.burst[0]"));
   CHECK(g.find("azure.vm.burst[0]")->attributes["resource_group"] == "rg-ml");

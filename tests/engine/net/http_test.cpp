@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "engine/net/http.h"
-#include "engine/net/retry.h"
 
 using namespace plinth;
 using namespace plinth::net;
@@ -187,65 +186,110 @@ TEST_CASE("net: insecure is refused for non-loopback hosts") {
   CHECK_FALSE(is_loopback_host("::2"));
 }
 
-TEST_CASE("net: with_retries retries throttling, honours Retry-After and stops at max_attempts") {
+TEST_CASE("net: a request is sent once; a request still running at the deadline ends with DeadlineExceeded") {
   LocalServer srv;
   std::atomic<int> hits{0};
-  srv.server.Get("/flaky", [&](const httplib::Request&, httplib::Response& res) {
-    if (++hits <= 2) {
-      res.status = 503;
-      res.set_header("Retry-After", "1");
-      return;
-    }
-    res.set_content("fine", "text/plain");
+  srv.server.Get("/slow", [&](const httplib::Request&, httplib::Response& res) {
+    ++hits;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    res.set_content("late", "text/plain");
   });
-  srv.server.Get("/down", [&](const httplib::Request&, httplib::Response& res) { res.status = 500; });
-  srv.server.Get("/gone", [&](const httplib::Request&, httplib::Response& res) { res.status = 404; });
+  srv.server.Get("/down", [&](const httplib::Request&, httplib::Response& res) {
+    ++hits;
+    res.status = 503;
+  });
   srv.start();
   Client c;
-  std::vector<int> slept;
-  SleepFn record = [&](int ms) { slept.push_back(ms); };
+  Request slow{"GET", srv.url("/slow")};
+  slow.deadline = Deadline::after(std::chrono::milliseconds(200));
+  auto start = std::chrono::steady_clock::now();
+  auto r = c.send(slow);
+  auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind == Error::Kind::DeadlineExceeded);
+  CHECK(r.error().message == "GET " + srv.url("/slow") + ": no answer before the operation's deadline of 200 ms passed");
+  CHECK(took < std::chrono::milliseconds(1200));
+  CHECK(hits == 1);
 
-  RetryPolicy policy{5, 100, 1000, 60000};
-  auto r = with_retries(policy, [&] { return c.request({"GET", srv.url("/flaky")}); }, record);
-  REQUIRE(r.ok());
-  CHECK(r->body == "fine");
-  CHECK(hits == 3);
-  CHECK(slept == std::vector<int>{1000, 1000});  // the server's Retry-After
-
-  slept.clear();
-  auto down = with_retries(RetryPolicy{3, 100, 1000, 60000}, [&] { return c.request({"GET", srv.url("/down")}); }, record);
+  // One attempt: a 503 comes back as the caller's error to retry, or not.
+  auto down = c.request({"GET", srv.url("/down")});
   REQUIRE_FALSE(down.ok());
-  CHECK(down.error().kind == Error::Kind::Retryable);
-  CHECK(down.error().message == "GET " + srv.url("/down") + ": HTTP 500 Internal Server Error (gave up after 3 attempts)");
-  REQUIRE(slept.size() == 2);
-  CHECK(slept[0] <= 100);  // full jitter: [0, base], then [0, 2*base]
-  CHECK(slept[1] <= 200);
+  CHECK(down.error().kind == Error::Kind::Throttled);
+  CHECK(hits == 2);
 
-  slept.clear();
-  auto gone = with_retries(policy, [&] { return c.request({"GET", srv.url("/gone")}); }, record);
-  REQUIRE_FALSE(gone.ok());
-  CHECK(gone.error().kind == Error::Kind::NotFound);
-  CHECK(slept.empty());  // never retried
-
-  // Retry-After is capped by the policy.
-  Error throttled{Error::Kind::Throttled, "x", 120000};
-  CHECK(backoff_delay_ms(RetryPolicy{5, 100, 1000, 5000}, 1, throttled) == 5000);
+  // A deadline that has passed: nothing is sent.
+  Request late{"GET", srv.url("/down")};
+  late.deadline = Deadline::after(std::chrono::milliseconds(0));
+  auto never = c.send(late);
+  REQUIRE_FALSE(never.ok());
+  CHECK(never.error().kind == Error::Kind::DeadlineExceeded);
+  CHECK(hits == 2);
 }
 
-TEST_CASE("net: backoff is exponential with full jitter and capped") {
-  RetryPolicy p{10, 100, 1000, 60000};
-  Error e{Error::Kind::Retryable, "x", 0};
-  for (int attempt = 1; attempt <= 8; ++attempt) {
-    const int window = std::min(1000, 100 << (attempt - 1));
-    int max_seen = 0;
-    for (int i = 0; i < 200; ++i) {
-      int d = backoff_delay_ms(p, attempt, e);
-      REQUIRE(d >= 0);
-      REQUIRE(d <= window);
-      max_seen = std::max(max_seen, d);
-    }
-    CHECK(max_seen > window / 2);  // the whole window is used, not just its start
-  }
+TEST_CASE("net: a cancel flag aborts a request in flight promptly") {
+  LocalServer srv;
+  srv.server.Get("/hang", [&](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    res.set_content("late", "text/plain");
+  });
+  srv.start();
+  Client c;
+  std::atomic<bool> cancel{false};
+  Request req{"GET", srv.url("/hang")};
+  req.cancel = &cancel;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cancel = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto r = c.send(req);
+  auto took = std::chrono::steady_clock::now() - start;
+  t.join();
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind == Error::Kind::Cancelled);
+  CHECK(took < std::chrono::milliseconds(1000));
+
+  auto again = c.send(req);  // not sent once cancelled
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error().message == "GET " + srv.url("/hang") + ": cancelled before it was sent");
+}
+
+TEST_CASE("net: an answer larger than max_body_bytes fails the request instead of filling memory") {
+  LocalServer srv;
+  srv.server.Get("/big", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(1 << 20, 'x'), "text/plain");
+  });
+  srv.server.Get("/endless", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/plain", [](size_t, httplib::DataSink& sink) {
+      std::string chunk(64 << 10, 'y');
+      return sink.write(chunk.data(), chunk.size());  // never sink.done()
+    });
+  });
+  srv.start();
+  ClientOptions o;
+  o.max_body_bytes = 256 << 10;
+  Client c(o);
+  auto big = c.send({"GET", srv.url("/big")});
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.error().kind == Error::Kind::Fatal);
+  CHECK(big.error().message == "GET " + srv.url("/big") + ": the answer is larger than 262144 bytes; refusing to read more");
+  auto endless = c.send({"GET", srv.url("/endless")});
+  REQUIRE_FALSE(endless.ok());
+  CHECK(endless.error().message.find("the answer is larger than 262144 bytes") != std::string::npos);
+}
+
+TEST_CASE("net: pause waits, and ends early on cancel or at the deadline") {
+  std::atomic<bool> cancel{false};
+  CHECK(pause(10, Deadline::never(), &cancel, "x").ok());
+  cancel = true;
+  auto c = pause(5000, Deadline::never(), &cancel, "waiting for PowerState On");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().kind == Error::Kind::Cancelled);
+  CHECK(c.error().message == "waiting for PowerState On: cancelled");
+  auto d = pause(5000, Deadline::after(std::chrono::milliseconds(30)), nullptr, "waiting for task T");
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().kind == Error::Kind::DeadlineExceeded);
+  CHECK(d.error().message == "waiting for task T: the deadline of 30 ms passed");
 }
 
 TEST_CASE("net: one client serves many threads at once") {

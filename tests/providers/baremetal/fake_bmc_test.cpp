@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "providers/registry/registry.h"
+#include "tests/providers/baremetal/configured.h"
 
 using namespace plinth;
 
@@ -113,9 +113,9 @@ TEST_CASE("fake BMC: basic auth when sessions are not supported; If-Match re-rea
   FakeBmc bmc;
   setenv("PLINTH_TEST_FAKE_BMC", "admin:admin", 1);
   {
-    auto p = make_provider({"baremetal", {{"poll_ms", "10"}, {"power_timeout_ms", "2000"}}});
+    auto p = configured({{"poll_ms", "10"}, {"power_timeout_ms", "2000"}});
     REQUIRE(p.ok());
-    auto st = (*p)->remove(node(bmc));
+    auto st = (*p)->remove(node(bmc), *one_call());
     INFO((st.ok() ? "" : st.error().message));
     REQUIRE(st.ok());
   }
@@ -135,9 +135,9 @@ TEST_CASE("fake BMC: a second 412 is a Conflict error naming the node and URL") 
   FakeBmc bmc;
   bmc.races = 2;
   setenv("PLINTH_TEST_FAKE_BMC", "admin:admin", 1);
-  auto p = make_provider({"baremetal", {{"poll_ms", "10"}, {"power_timeout_ms", "2000"}}});
+  auto p = configured({{"poll_ms", "10"}, {"power_timeout_ms", "2000"}});
   REQUIRE(p.ok());
-  auto st = (*p)->remove(node(bmc));
+  auto st = (*p)->remove(node(bmc), *one_call());
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().kind == Error::Kind::Conflict);
   CHECK(st.error().message == "baremetal.node.lab[0]: PATCH http://127.0.0.1:" + std::to_string(bmc.port) +

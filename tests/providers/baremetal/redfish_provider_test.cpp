@@ -11,7 +11,11 @@
 
 #include "engine/net/http.h"
 #include "providers/baremetal/redfish_provider.h"
+#include "engine/apply/executor.h"
+#include "engine/apply/refresh.h"
 #include "providers/registry/registry.h"
+#include "tests/engine/apply/fakes.h"
+#include "tests/providers/baremetal/configured.h"
 #include "tests/providers/baremetal/emulator.h"
 
 using namespace plinth;
@@ -45,15 +49,14 @@ Resource node(const Emulator& em, int i, Json extra = Json::object()) {
 }
 
 std::map<std::string, std::string> options(const Emulator& em) {
-  return {{"ca_bundle", em.ca()}, {"poll_ms", "20"},       {"power_timeout_ms", "10000"},
-          {"retry_base_ms", "10"}, {"retry_attempts", "8"}, {"timeout_ms", "5000"}};
+  return {{"ca_bundle", em.ca()}, {"poll_ms", "20"}, {"power_timeout_ms", "10000"}, {"timeout_ms", "5000"}};
 }
 
 std::unique_ptr<Provider> provider(const Emulator& em, std::map<std::string, std::string> extra = {}) {
   setenv(kCredsVar, "admin:admin", 1);
   auto o = options(em);
   for (auto& [k, v] : extra) o[k] = v;
-  auto p = make_provider({"baremetal", o});
+  auto p = configured(o);
   REQUIRE(p.ok());
   return std::move(p).value();
 }
@@ -94,7 +97,7 @@ TEST_CASE("read: inventory of many BMCs in parallel, with the GPU count check") 
   {
     auto p = provider(em);
     auto start = std::chrono::steady_clock::now();
-    auto results = p->read(nodes);
+    auto results = p->read(nodes, *one_call());
     auto took = std::chrono::steady_clock::now() - start;
     REQUIRE(results.size() == 6);
     for (int i = 0; i < 6; ++i) {
@@ -150,7 +153,7 @@ TEST_CASE("read: BIOS changed outside Plinth shows as observed attributes") {
   REQUIRE(reset.ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto p = provider(em);
-  auto r = p->read({node(em, 0)});
+  auto r = p->read({node(em, 0)}, *one_call());
   REQUIRE(r[0].current);
   CHECK(r[0].current->attributes["bios"] == Json{{"ProcTurboMode", "Disabled"}});
 }
@@ -158,7 +161,7 @@ TEST_CASE("read: BIOS changed outside Plinth shows as observed attributes") {
 TEST_CASE("read: GPU model and memory mismatches are BM001 and BM003") {
   Emulator em({"--gpus", "8", "--gpu-model", "NVIDIA A100-SXM4-80GB", "--memory-gib", "1024"});
   auto p = provider(em);
-  auto r = p->read({node(em, 0)});
+  auto r = p->read({node(em, 0)}, *one_call());
   REQUIRE_FALSE(r[0].error);
   REQUIRE(r[0].diagnostics.size() == 2);
   CHECK(r[0].diagnostics[0].code == "BM001");
@@ -171,11 +174,11 @@ TEST_CASE("read: GPU model and memory mismatches are BM001 and BM003") {
   Resource bare = node(em, 0);
   bare.attributes.erase("gpu_product_names");
   bare.attributes["memory_gb"] = 1024;
-  auto r2 = p->read({bare});
+  auto r2 = p->read({bare}, *one_call());
   REQUIRE(r2[0].diagnostics.size() == 1);
   CHECK(r2[0].diagnostics[0].message == "BMC reports 8 × NVIDIA A100-SXM4-80GB, pool declares H100-80GB");
   bare.attributes["gpu"] = "A100-80GB";
-  CHECK(p->read({bare})[0].diagnostics.empty());
+  CHECK(p->read({bare}, *one_call())[0].diagnostics.empty());
 }
 
 TEST_CASE("create: boot override, BIOS settings and power on, for each boot method") {
@@ -189,7 +192,7 @@ TEST_CASE("create: boot override, BIOS settings and power on, for each boot meth
       node(em, 2, {{"boot_method", "uefi-http"}, {"boot_image", iso}}),  // already On: ForceRestart
   };
   for (const auto& n : nodes) {
-    auto created = p->create(n);
+    auto created = p->create(n, *one_call());
     INFO(n.address << (created.ok() ? "" : ": " + created.error().message));
     REQUIRE(created.ok());
     CHECK(created->attributes == n.attributes);
@@ -224,7 +227,7 @@ TEST_CASE("create: task monitors (202 + Location) are followed until done") {
   Emulator em({"--gpus", "8", "--memory-gib", "2048", "--power-state", "Off", "--power-delay-ms", "100",
                "--async-tasks"});
   auto p = provider(em);
-  auto created = p->create(node(em, 0, {{"boot_method", "virtual-media"}, {"boot_image", "https://i.example/a.iso"}}));
+  auto created = p->create(node(em, 0, {{"boot_method", "virtual-media"}, {"boot_image", "https://i.example/a.iso"}}), *one_call());
   INFO((created.ok() ? "" : created.error().message));
   REQUIRE(created.ok());
   Json s = get(em, 0, kSystem);
@@ -240,11 +243,11 @@ TEST_CASE("update: a BIOS change is PATCHed to the settings object and applied b
   Emulator em({"--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "50"});
   auto p = provider(em);
   Resource prior = node(em, 0);
-  auto created = p->create(prior);
+  auto created = p->create(prior, *one_call());
   REQUIRE(created.ok());
   Resource desired = prior;
   desired.attributes["bios"] = {{"ProcTurboMode", "Disabled"}};
-  auto updated = p->update(*created, desired);
+  auto updated = p->update(*created, desired, *one_call());
   INFO((updated.ok() ? "" : updated.error().message));
   REQUIRE(updated.ok());
   CHECK(get(em, 0, kSystem + "/Bios")["Attributes"]["ProcTurboMode"] == "Disabled");
@@ -255,7 +258,7 @@ TEST_CASE("update: a BIOS change is PATCHed to the settings object and applied b
     if (l["method"] == "PATCH") CHECK(l["status"] == 200);
 
   // Nothing changed: no reset.
-  auto again = p->update(*updated, desired);
+  auto again = p->update(*updated, desired, *one_call());
   REQUIRE(again.ok());
   CHECK(get(em, 0, kSystem)["Oem"]["PlinthEmulator"]["BootCount"] == 2);
 }
@@ -265,20 +268,20 @@ TEST_CASE("remove: powers off and clears the boot override") {
   auto p = provider(em);
   // The mockup starts On with a Once PXE override pending.
   REQUIRE(get(em, 0, kSystem)["Boot"]["BootSourceOverrideEnabled"] == "Once");
-  auto st = p->remove(node(em, 0));
+  auto st = p->remove(node(em, 0), *one_call());
   INFO((st.ok() ? "" : st.error().message));
   REQUIRE(st.ok());
   Json s = get(em, 0, kSystem);
   CHECK(s["PowerState"] == "Off");
   CHECK(s["Boot"]["BootSourceOverrideEnabled"] == "Disabled");
-  CHECK(p->remove(node(em, 0)).ok());  // removing again succeeds
+  CHECK(p->remove(node(em, 0), *one_call()).ok());  // removing again succeeds
 }
 
 TEST_CASE("errors: wrong credentials name the node, the URL and the reference, never the secret") {
   Emulator em({"--bmcs", "2", "--gpus", "8", "--override", "1:password=other"});
   setenv(kCredsVar, "admin:admin", 1);
   auto p = provider(em);
-  auto r = p->read({node(em, 0), node(em, 1)});
+  auto r = p->read({node(em, 0), node(em, 1)}, *one_call());
   CHECK_FALSE(r[0].error);
   REQUIRE(r[1].error);
   CHECK(r[1].error->kind == Error::Kind::Fatal);
@@ -290,12 +293,12 @@ TEST_CASE("errors: wrong credentials name the node, the URL and the reference, n
             "user:password there");
 
   setenv(kCredsVar, "admin:Sup3r-Secret!", 1);
-  auto p2 = make_provider({"baremetal", options(em)});
+  auto p2 = configured(options(em));
   REQUIRE(p2.ok());
-  auto r2 = (*p2)->read({node(em, 0)});
+  auto r2 = (*p2)->read({node(em, 0)}, *one_call());
   REQUIRE(r2[0].error);
   CHECK(r2[0].error->message.find("Sup3r-Secret") == std::string::npos);
-  auto c2 = (*p2)->create(node(em, 0));
+  auto c2 = (*p2)->create(node(em, 0), *one_call());
   REQUIRE_FALSE(c2.ok());
   CHECK(c2.error().message.find("Sup3r-Secret") == std::string::npos);
 }
@@ -304,7 +307,7 @@ TEST_CASE("errors: missing or malformed credential references") {
   Emulator em({"--gpus", "8"});
   auto p = provider(em);
   unsetenv("PLINTH_TEST_NOT_SET");
-  auto r = p->read({node(em, 0, {{"bmc_credentials", "env:PLINTH_TEST_NOT_SET"}})});
+  auto r = p->read({node(em, 0, {{"bmc_credentials", "env:PLINTH_TEST_NOT_SET"}})}, *one_call());
   REQUIRE(r[0].error);
   CHECK(r[0].error->kind == Error::Kind::Invalid);
   CHECK(r[0].error->message ==
@@ -313,45 +316,58 @@ TEST_CASE("errors: missing or malformed credential references") {
 
   plinth::test::TempDir dir;
   const std::string bad = dir.write("creds", "only-a-secret-token\n");
-  auto r2 = p->read({node(em, 0, {{"bmc_credentials", "file:" + bad}})});
+  auto r2 = p->read({node(em, 0, {{"bmc_credentials", "file:" + bad}})}, *one_call());
   REQUIRE(r2[0].error);
   CHECK(r2[0].error->message ==
         "baremetal.node.train-a[0]: BMC credentials file:" + bad + " do not have the form user:password");
 
-  auto r3 = p->read({node(em, 0, {{"bmc_credentials", "file:" + dir.path() + "/missing"}})});
+  auto r3 = p->read({node(em, 0, {{"bmc_credentials", "file:" + dir.path() + "/missing"}})}, *one_call());
   REQUIRE(r3[0].error);
   CHECK(r3[0].error->message == "baremetal.node.train-a[0]: BMC credentials file:" + dir.path() +
                                     "/missing: cannot read " + dir.path() + "/missing; create it holding "
                                     "user:password (mode 0600)");
 
-  auto r4 = p->read({node(em, 0, {{"bmc_credentials", "admin:hunter2"}})});
+  auto r4 = p->read({node(em, 0, {{"bmc_credentials", "admin:hunter2"}})}, *one_call());
   REQUIRE(r4[0].error);
   CHECK(r4[0].error->message.find("hunter2") == std::string::npos);
 
   // A good file works.
   const std::string good = dir.write("good", "admin:admin\n");
-  CHECK_FALSE(p->read({node(em, 0, {{"bmc_credentials", "file:" + good}})})[0].error);
+  CHECK_FALSE(p->read({node(em, 0, {{"bmc_credentials", "file:" + good}})}, *one_call())[0].error);
 }
 
-TEST_CASE("errors: an unreachable BMC is a retryable error naming the node and the URL") {
+TEST_CASE("errors: an unreachable BMC is a retryable error naming the node and the URL, tried once") {
   Emulator em({"--gpus", "8"});
-  auto p = provider(em, {{"retry_attempts", "2"}});
+  auto p = provider(em);
   const std::string endpoint = "https://127.0.0.1:" + std::to_string(closed_port()) + "/bmc/0";
-  auto r = p->read({node(em, 0, {{"bmc_endpoint", endpoint}})});
+  auto r = p->read({node(em, 0, {{"bmc_endpoint", endpoint}})}, *one_call());
   REQUIRE(r[0].error);
   CHECK(r[0].error->kind == Error::Kind::Retryable);
   CHECK(r[0].error->message.starts_with("baremetal.node.train-a[0]: GET " + endpoint +
                                         "/redfish/v1/: connection refused or host unreachable"));
-  CHECK(r[0].error->message.ends_with("(gave up after 2 attempts)"));
-  auto c = p->create(node(em, 0, {{"bmc_endpoint", endpoint}}));
+  // One attempt: retrying is the engine's business (one retry owner).
+  CHECK(r[0].error->message.find("gave up") == std::string::npos);
+  auto c = p->create(node(em, 0, {{"bmc_endpoint", endpoint}}), *one_call());
   REQUIRE_FALSE(c.ok());
   CHECK(c.error().retryable());
 }
 
-TEST_CASE("errors: a BMC that never answers times out") {
+TEST_CASE("errors: a BMC that never answers fails at the operation's deadline, whatever the request timeout") {
   Emulator em({"--gpus", "8", "--hang-bmc", "0"});
-  auto p = provider(em, {{"retry_attempts", "1"}, {"timeout_ms", "300"}});
-  auto r = p->read({node(em, 0)});
+  auto p = provider(em);  // timeout_ms 5000
+  auto start = std::chrono::steady_clock::now();
+  auto c = p->create(node(em, 0), *one_call(Deadline::after(std::chrono::milliseconds(400))));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(3000));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().kind == Error::Kind::DeadlineExceeded);
+  CHECK(c.error().message == "baremetal.node.train-a[0]: GET " + em.bmc(0) +
+                                 "/redfish/v1/: no answer before the operation's deadline of 400 ms passed");
+}
+
+TEST_CASE("errors: a BMC that never answers times out at the request timeout") {
+  Emulator em({"--gpus", "8", "--hang-bmc", "0"});
+  auto p = provider(em, {{"timeout_ms", "300"}});
+  auto r = p->read({node(em, 0)}, *one_call());
   REQUIRE(r[0].error);
   CHECK(r[0].error->kind == Error::Kind::Retryable);
   CHECK(r[0].error->message.starts_with("baremetal.node.train-a[0]: GET " + em.bmc(0) +
@@ -361,7 +377,7 @@ TEST_CASE("errors: a BMC that never answers times out") {
 TEST_CASE("errors: malformed JSON names the node and the URL") {
   Emulator em({"--gpus", "8", "--override", "0:malformed-json=true"});
   auto p = provider(em);
-  auto r = p->read({node(em, 0)});
+  auto r = p->read({node(em, 0)}, *one_call());
   REQUIRE(r[0].error);
   CHECK(r[0].error->kind == Error::Kind::Fatal);
   CHECK(r[0].error->message.starts_with("baremetal.node.train-a[0]: GET " + em.bmc(0) +
@@ -372,7 +388,7 @@ TEST_CASE("errors: malformed JSON names the node and the URL") {
 TEST_CASE("errors: a BMC without a Processors collection") {
   Emulator em({"--gpus", "8", "--override", "0:processors=absent"});
   auto p = provider(em);
-  auto r = p->read({node(em, 0)});
+  auto r = p->read({node(em, 0)}, *one_call());
   REQUIRE(r[0].error);
   CHECK(r[0].error->message ==
         "baremetal.node.train-a[0]: GET " + em.bmc(0) + kSystem +
@@ -385,44 +401,48 @@ TEST_CASE("errors: TLS is verified; insecure only for loopback") {
   setenv(kCredsVar, "admin:admin", 1);
   auto o = options(em);
   o.erase("ca_bundle");
-  auto p = make_provider({"baremetal", o});
+  auto p = configured(o);
   REQUIRE(p.ok());
-  auto r = (*p)->read({node(em, 0)});
+  auto r = (*p)->read({node(em, 0)}, *one_call());
   REQUIRE(r[0].error);
   CHECK(r[0].error->kind == Error::Kind::Fatal);
   CHECK(r[0].error->message.find("TLS certificate could not be verified") != std::string::npos);
 
   // The node's own bmc_ca_bundle is used.
-  CHECK_FALSE((*p)->read({node(em, 0, {{"bmc_ca_bundle", em.ca()}})})[0].error);
+  CHECK_FALSE((*p)->read({node(em, 0, {{"bmc_ca_bundle", em.ca()}})}, *one_call())[0].error);
 
   o["insecure"] = "true";
-  auto insecure = make_provider({"baremetal", o});
+  auto insecure = configured(o);
   REQUIRE(insecure.ok());
-  CHECK_FALSE((*insecure)->read({node(em, 0)})[0].error);
-  auto far = (*insecure)->read({node(em, 0, {{"bmc_endpoint", "https://bmc-0.dc1.example"}})});
+  CHECK_FALSE((*insecure)->read({node(em, 0)}, *one_call())[0].error);
+  auto far = (*insecure)->read({node(em, 0, {{"bmc_endpoint", "https://bmc-0.dc1.example"}})}, *one_call());
   REQUIRE(far[0].error);
   CHECK(far[0].error->message.starts_with(
       "baremetal.node.train-a[0]: GET https://bmc-0.dc1.example/redfish/v1/: refusing to turn TLS verification off"));
 }
 
-TEST_CASE("faults: 20% of answers are 503 with Retry-After, and create and read still succeed") {
+TEST_CASE("faults: 20% of answers are 503 with Retry-After; the engine's retries make create and read succeed") {
   Emulator em({"--bmcs", "4", "--gpus", "8", "--memory-gib", "2048", "--power-state", "Off", "--power-delay-ms",
                "50", "--rate-503", "0.2"});
   auto p = provider(em);
   std::vector<Resource> nodes;
   for (int i = 0; i < 4; ++i) nodes.push_back(node(em, i));
-  std::vector<std::optional<Error>> errors(4);
-  std::vector<std::thread> ts;
-  for (size_t i = 0; i < 4; ++i)
-    ts.emplace_back([&, i] {
-      auto r = p->create(nodes[i]);
-      if (!r) errors[i] = r.error();
-    });
-  for (auto& t : ts) t.join();
-  for (const auto& e : errors) CHECK_FALSE(e);
+  apply::Options opts;
+  opts.parallelism = 4;
+  opts.default_limits.retry.max_attempts = 20;
+  opts.default_limits.retry.base = std::chrono::milliseconds(10);
+  test::MemoryBackend backend;
+  state::StateDocument start;
+  start.lineage = "l";
+  apply::ProviderLookup lookup = [&](const std::string&) { return p.get(); };
+  apply::Report report = apply::execute(plan::diff(nodes, {}), start, backend, lookup, opts);
+  for (const auto& o : report.outcomes) {
+    INFO(o.address << ": " << o.error);
+    CHECK(o.status == apply::OutcomeStatus::Succeeded);
+  }
   for (int i = 0; i < 4; ++i) CHECK(get(em, i, kSystem)["PowerState"] == "On");
-  auto r = p->read(nodes);
-  for (const auto& x : r) CHECK_FALSE(x.error);
+  auto r = apply::refresh(nodes, lookup, [&](const std::string&) { return opts.default_limits; });
+  CHECK(r.failures.empty());
 
   // 503s happened, and the next request to that BMC waited the Retry-After second.
   auto ms_of_day = [](const Json& l) {  // "2026-12-02T13:20:00.123Z"
@@ -448,9 +468,9 @@ TEST_CASE("faults: 20% of answers are 503 with Retry-After, and create and read 
 TEST_CASE("sessions: an expired session is renewed once") {
   Emulator em({"--gpus", "8", "--session-timeout", "1"});
   auto p = provider(em);
-  CHECK_FALSE(p->read({node(em, 0)})[0].error);
+  CHECK_FALSE(p->read({node(em, 0)}, *one_call())[0].error);
   std::this_thread::sleep_for(std::chrono::milliseconds(2200));
-  CHECK_FALSE(p->read({node(em, 0)})[0].error);
+  CHECK_FALSE(p->read({node(em, 0)}, *one_call())[0].error);
   int logins = 0;
   for (const auto& l : log_lines(em))
     logins += l["method"] == "POST" && l["path"].get<std::string>().ends_with("/SessionService/Sessions");
@@ -458,13 +478,14 @@ TEST_CASE("sessions: an expired session is renewed once") {
 }
 
 TEST_CASE("registry: unknown providers and bad options") {
-  auto p = make_provider({"baremetl", {}});
+  auto p = make_builtin_provider("baremetl");
   REQUIRE_FALSE(p.ok());
   CHECK(p.error().message == "unknown provider 'baremetl'; did you mean 'baremetal'?");
-  auto bad = make_provider({"baremetal", {{"poll_ms", "soon"}}});
+  auto bad = configured({{"poll_ms", "soon"}});
   REQUIRE_FALSE(bad.ok());
-  CHECK(bad.error().message == "baremetal provider option poll_ms='soon' is not a whole number >= 1");
-  auto ok = make_provider({"baremetal", {}});
+  CHECK(bad.error().message ==
+        "provider baremetal option poll_ms = 'soon' (--provider-option) is not an integer (a whole number >= 0)");
+  auto ok = make_builtin_provider("baremetal");
   REQUIRE(ok.ok());
   CHECK((*ok)->name() == "baremetal");
 }

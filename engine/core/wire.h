@@ -1,0 +1,71 @@
+#pragma once
+// The one JSON wire format of Plinth's value types (nlohmann adl_serializer
+// functions next to each type) and the typed field access their from_json
+// functions share. A document that does not match throws WireError naming
+// the field; callers at a boundary (state, plan files, plugins) catch it and
+// add where the document came from.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/diagnostic.h"
+#include "engine/core/result.h"
+#include "engine/core/source_location.h"
+
+namespace plinth {
+
+using Json = nlohmann::json;
+
+/// A JSON document that does not have the expected shape; what() names the
+/// field ("'index' is not an integer").
+struct WireError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+namespace wire {
+
+/// The value of `key` in object `j`; throws WireError when `j` is not an
+/// object or the key is missing.
+const Json& field(const Json& j, const char* key);
+std::string str(const Json& j, const char* key);
+std::string str_or(const Json& j, const char* key, const std::string& fallback);
+bool boolean_or(const Json& j, const char* key, bool fallback);
+int64_t integer(const Json& j, const char* key);
+int64_t integer_or(const Json& j, const char* key, int64_t fallback);
+uint64_t unsigned_integer(const Json& j, const char* key);
+const Json& object(const Json& j, const char* key);
+const Json& array(const Json& j, const char* key);
+std::vector<std::string> strings(const Json& j, const char* key);
+std::vector<std::string> strings_or(const Json& j, const char* key);
+/// Runs `f` and prefixes a WireError's message with `where` ("resources[3]: ").
+template <typename F>
+auto within(const std::string& where, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const WireError& e) {
+    throw WireError(where + ": " + e.what());
+  }
+}
+
+}  // namespace wire
+
+/// SourceLoc as "file:line:column"; reads that string or {file, line, column}.
+void to_json(Json& j, const SourceLoc& loc);
+void from_json(const Json& j, SourceLoc& loc);
+/// "error" | "warning" | "info".
+void to_json(Json& j, const Severity& s);
+void from_json(const Json& j, Severity& s);
+/// {code, severity, message, location?, address?, hint?}
+void to_json(Json& j, const Diagnostic& d);
+void from_json(const Json& j, Diagnostic& d);
+/// {kind, message, retry_after_ms?}; kind is "fatal", "retryable",
+/// "throttled", "not_found", "conflict", "invalid", "cancelled" or
+/// "deadline_exceeded".
+const char* to_string(Error::Kind k);
+void to_json(Json& j, const Error& e);
+void from_json(const Json& j, Error& e);
+
+}  // namespace plinth

@@ -1,0 +1,73 @@
+// The plan's wire format (plan.h): plan files, the plugin protocol and the
+// JSON views are all built from these functions.
+#include "engine/plan/plan.h"
+
+namespace plinth::plan {
+
+std::optional<Action> parse_action(std::string_view text) {
+  for (Action a : {Action::NoOp, Action::Create, Action::Update, Action::Replace, Action::Delete})
+    if (text == to_string(a)) return a;
+  return std::nullopt;
+}
+
+void to_json(Json& j, const AttributeChange& c) {
+  j = {{"path", c.path}, {"forces_replacement", c.forces_replacement}, {"sensitive", c.sensitive}};
+  if (c.before) j["before"] = *c.before;
+  if (c.after) j["after"] = *c.after;
+}
+
+void from_json(const Json& j, AttributeChange& c) {
+  c = AttributeChange{};
+  c.path = wire::str(j, "path");
+  c.forces_replacement = wire::boolean_or(j, "forces_replacement", false);
+  c.sensitive = wire::boolean_or(j, "sensitive", false);
+  if (j.contains("before")) c.before = j.at("before");
+  if (j.contains("after")) c.after = j.at("after");
+}
+
+void to_json(Json& j, const ResourceChange& rc) {
+  j = {{"address", rc.address}, {"type", rc.type}, {"action", to_string(rc.action)}, {"changes", rc.changes}};
+  if (rc.before) j["before"] = *rc.before;
+  if (rc.after) j["after"] = *rc.after;
+}
+
+void from_json(const Json& j, ResourceChange& rc) {
+  rc = ResourceChange{};
+  rc.address = wire::str(j, "address");
+  rc.type = wire::str(j, "type");
+  const std::string action = wire::str(j, "action");
+  auto a = parse_action(action);
+  if (!a) throw WireError("'action' is '" + action + "', not one of no-op, create, update, replace, delete");
+  rc.action = *a;
+  const Json& changes = wire::array(j, "changes");
+  for (size_t i = 0; i < changes.size(); ++i)
+    rc.changes.push_back(wire::within("changes[" + std::to_string(i) + "]", [&] { return changes[i].get<AttributeChange>(); }));
+  if (j.contains("before")) rc.before = wire::within("before", [&] { return j.at("before").get<Resource>(); });
+  if (j.contains("after")) rc.after = wire::within("after", [&] { return j.at("after").get<Resource>(); });
+}
+
+void to_json(Json& j, const Summary& s) {
+  j = {{"create", s.create}, {"update", s.update}, {"replace", s.replace}, {"delete", s.remove}, {"no_op", s.no_op}};
+}
+
+void from_json(const Json& j, Summary& s) {
+  auto count = [&](const char* key) { return static_cast<int>(wire::integer_or(j, key, 0)); };
+  s.create = count("create");
+  s.update = count("update");
+  s.replace = count("replace");
+  s.remove = count("delete");
+  s.no_op = count("no_op");
+}
+
+void to_json(Json& j, const Plan& p) { j = {{"summary", p.summary()}, {"resource_changes", p.changes}}; }
+
+void from_json(const Json& j, Plan& p) {
+  p = Plan{};
+  const Json& changes = wire::array(j, "resource_changes");
+  p.changes.reserve(changes.size());
+  for (size_t i = 0; i < changes.size(); ++i)
+    p.changes.push_back(
+        wire::within("resource_changes[" + std::to_string(i) + "]", [&] { return changes[i].get<ResourceChange>(); }));
+}
+
+}  // namespace plinth::plan

@@ -1,0 +1,34 @@
+#pragma once
+// Documentation generated from provider schemas: the resource-type tables
+// of docs/resources.md and the option table of each docs/providers/NAME.md.
+// Both live between markers in hand-written pages:
+//   <!-- BEGIN GENERATED: KIND -->
+//   ...
+//   <!-- END GENERATED: KIND -->
+// `plinth providers --write-docs DIR` rewrites them; a test fails when a
+// page and the schemas disagree.
+#include <string>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/provider/schema.h"
+
+namespace plinth {
+
+/// One "## `TYPE`" section per resource type of `schemas` (sorted by type),
+/// each with its provider, description and an attribute table (force new,
+/// sensitive, type, description).
+std::string resource_types_markdown(const std::vector<const ProviderSchema*>& schemas);
+
+/// The option table of one provider: its own options, then the common ones,
+/// with type, default, the environment variables read and the meaning.
+std::string options_markdown(const ProviderSchema& schema);
+
+/// `page` with the block KIND replaced by `content`. Error when the page has
+/// no such block.
+Result<std::string> replace_generated(const std::string& page, const std::string& kind, const std::string& content);
+
+/// The content of block KIND of `page`, or an error when it has none.
+Result<std::string> generated_block(const std::string& page, const std::string& kind);
+
+}  // namespace plinth

@@ -1,0 +1,276 @@
+#include "engine/provider/schema.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "engine/core/duration.h"
+
+namespace plinth {
+
+const char* to_string(ValueType t) {
+  switch (t) {
+    case ValueType::Any: return "any";
+    case ValueType::String: return "string";
+    case ValueType::Bool: return "bool";
+    case ValueType::Int: return "integer";
+    case ValueType::Number: return "number";
+    case ValueType::Duration: return "duration";
+    case ValueType::StringList: return "list of strings";
+    case ValueType::Map: return "map";
+    case ValueType::Object: return "object";
+  }
+  return "any";
+}
+
+std::optional<ValueType> parse_value_type(std::string_view text) {
+  static const std::pair<std::string_view, ValueType> names[] = {
+      {"any", ValueType::Any},         {"string", ValueType::String},   {"bool", ValueType::Bool},
+      {"boolean", ValueType::Bool},    {"integer", ValueType::Int},     {"int", ValueType::Int},
+      {"number", ValueType::Number},   {"duration", ValueType::Duration}, {"list of strings", ValueType::StringList},
+      {"list", ValueType::StringList}, {"map", ValueType::Map},         {"object", ValueType::Object},
+  };
+  for (const auto& [name, type] : names)
+    if (name == text) return type;
+  return std::nullopt;
+}
+
+const AttributeSpec* ResourceType::find(const std::string& attr) const {
+  auto it = std::find_if(attributes.begin(), attributes.end(), [&](const AttributeSpec& a) { return a.name == attr; });
+  return it == attributes.end() ? nullptr : &*it;
+}
+
+const ResourceType* ProviderSchema::resource_type(const std::string& type) const {
+  for (const auto& t : resource_types)
+    if (t.type == type) return &t;
+  return nullptr;
+}
+
+std::vector<OptionSpec> common_options(const Deadlines& d) {
+  auto dur = [](std::chrono::milliseconds v) { return format_duration(v); };
+  return {
+      {"concurrency", ValueType::Int, "0", {}, "Operations of this provider in flight at once (0: only --parallelism bounds it)."},
+      {"rate", ValueType::Number, "0", {}, "Provider calls per second, as a token bucket (0: unlimited)."},
+      {"burst", ValueType::Number, "1", {}, "Calls the rate limiter lets through at once."},
+      {"retry_attempts", ValueType::Int, "5", {},
+       "Attempts per operation, the first included, for retryable errors (connection failures, 5xx, throttling)."},
+      {"retry_base_ms", ValueType::Int, "250", {}, "First backoff ceiling in milliseconds (full jitter, doubling)."},
+      {"retry_max_ms", ValueType::Int, "20000", {}, "Largest backoff in milliseconds (a server's Retry-After may ask for more)."},
+      {"read_deadline", ValueType::Duration, dur(d.read), {}, "Longest a refresh read of one resource may take, retries included."},
+      {"create_deadline", ValueType::Duration, dur(d.create), {}, "Longest a create may take, retries included."},
+      {"update_deadline", ValueType::Duration, dur(d.update), {}, "Longest an update may take, retries included."},
+      {"delete_deadline", ValueType::Duration, dur(d.remove), {}, "Longest a delete may take, retries included."},
+  };
+}
+
+std::vector<OptionSpec> ProviderSchema::all_options() const {
+  std::vector<OptionSpec> all = options;
+  for (auto& o : common_options(deadlines)) all.push_back(std::move(o));
+  return all;
+}
+
+std::optional<OptionSpec> ProviderSchema::option(const std::string& name) const {
+  for (auto& o : all_options())
+    if (o.name == name) return o;
+  return std::nullopt;
+}
+
+
+const std::vector<std::string>& blueprint_sections() {
+  static const std::vector<std::string> sections = {
+      "stacks",          "networks.vlans",    "networks.fabrics", "storage.tiers",
+      "storage.backups", "node_pools",        "burst_pools",      "access.namespaces",
+      "access.roles",    "access.audit_logging", "access.transport", "monitoring",
+  };
+  return sections;
+}
+
+namespace {
+
+bool valid_word(std::string_view s, bool allow_dash) {
+  if (s.empty() || !std::islower(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_' ||
+           (allow_dash && c == '-');
+  });
+}
+
+Status check_settings(const ProviderSchema& s, const std::string& where, const std::vector<SettingSpec>& settings) {
+  std::set<std::string> seen;
+  for (const auto& st : settings) {
+    if (!valid_word(st.name, false))
+      return Error::invalid("provider " + s.name + ": " + where + " setting '" + st.name +
+                            "' is not a valid name (lower case letters, digits and '_')");
+    if (!seen.insert(st.name).second)
+      return Error::invalid("provider " + s.name + ": " + where + " declares setting '" + st.name + "' twice");
+    if (!st.fields.empty()) {
+      if (st.type != ValueType::Object)
+        return Error::invalid("provider " + s.name + ": " + where + " setting '" + st.name +
+                              "' has fields but is not of type object");
+      if (auto r = check_settings(s, where + "." + st.name, st.fields); !r) return r;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status check_schema(const ProviderSchema& s) {
+  auto bad = [&](const std::string& m) { return Error::invalid("provider '" + s.name + "': " + m); };
+  if (!valid_word(s.name, true)) return bad("the name must be lower case letters, digits, '-' and '_', starting with a letter");
+  if (s.version.empty()) return bad("no version");
+  std::set<std::string> types;
+  for (const auto& t : s.resource_types) {
+    auto dot = t.type.find('.');
+    if (dot == std::string::npos || t.type.find('.', dot + 1) != std::string::npos ||
+        !valid_word(t.type.substr(0, dot), false) || !valid_word(t.type.substr(dot + 1), false))
+      return bad("resource type '" + t.type + "' is not PREFIX.KIND (two lower-case words)");
+    if (!types.insert(t.type).second) return bad("resource type '" + t.type + "' is declared twice");
+    std::set<std::string> attrs;
+    for (const auto& a : t.attributes) {
+      if (a.name.empty()) return bad("resource type '" + t.type + "' has an attribute without a name");
+      if (!attrs.insert(a.name).second)
+        return bad("resource type '" + t.type + "' declares attribute '" + a.name + "' twice");
+    }
+  }
+  std::set<std::string> options;
+  for (const auto& o : s.all_options()) {
+    if (!valid_word(o.name, false)) return bad("option '" + o.name + "' is not lower case letters, digits and '_'");
+    if (!options.insert(o.name).second) return bad("option '" + o.name + "' is declared twice (or is a common option)");
+  }
+  std::set<std::string> sections;
+  for (const auto& sec : s.sections) {
+    const auto& known = blueprint_sections();
+    if (std::find(known.begin(), known.end(), sec.section) == known.end())
+      return bad("serves unknown blueprint section '" + sec.section + "'");
+    if (!sections.insert(sec.section).second) return bad("serves section '" + sec.section + "' twice");
+    if (!types.count(sec.resource_type))
+      return bad("section '" + sec.section + "' makes resource type '" + sec.resource_type +
+                 "', which the provider does not declare");
+    if (auto r = check_settings(s, sec.section, sec.settings); !r) return r;
+  }
+  return {};
+}
+
+// ---- JSON ----
+
+void to_json(Json& j, const AttributeSpec& a) {
+  j = {{"name", a.name},
+       {"type", to_string(a.type)},
+       {"force_new", a.force_new},
+       {"sensitive", a.sensitive},
+       {"description", a.description}};
+}
+
+namespace {
+ValueType type_field(const Json& j, const char* key, ValueType fallback) {
+  if (!j.contains(key)) return fallback;
+  const std::string text = j.at(key).get<std::string>();
+  auto t = parse_value_type(text);
+  if (!t)
+    throw Json::type_error::create(302, "'" + std::string(key) + "' is '" + text +
+                                            "', not one of any, string, bool, integer, number, duration, list, map, object",
+                                   &j);
+  return *t;
+}
+}  // namespace
+
+void from_json(const Json& j, AttributeSpec& a) {
+  a.name = j.at("name").get<std::string>();
+  a.type = type_field(j, "type", ValueType::Any);
+  a.force_new = j.value("force_new", false);
+  a.sensitive = j.value("sensitive", false);
+  a.description = j.value("description", "");
+}
+
+void to_json(Json& j, const ResourceType& t) {
+  j = {{"type", t.type}, {"description", t.description}, {"attributes", t.attributes}};
+}
+
+void from_json(const Json& j, ResourceType& t) {
+  t.type = j.at("type").get<std::string>();
+  t.description = j.value("description", "");
+  t.attributes = j.value("attributes", std::vector<AttributeSpec>{});
+}
+
+void to_json(Json& j, const OptionSpec& o) {
+  j = {{"name", o.name},       {"type", to_string(o.type)}, {"default", o.default_value}, {"env", o.env},
+       {"description", o.description}, {"secret", o.secret}, {"allowed", o.allowed}};
+}
+
+void from_json(const Json& j, OptionSpec& o) {
+  o.name = j.at("name").get<std::string>();
+  o.type = type_field(j, "type", ValueType::String);
+  o.default_value = j.value("default", "");
+  o.env = j.value("env", std::vector<std::string>{});
+  o.description = j.value("description", "");
+  o.secret = j.value("secret", false);
+  o.allowed = j.value("allowed", std::vector<std::string>{});
+}
+
+void to_json(Json& j, const SettingSpec& s) {
+  j = {{"name", s.name},       {"type", to_string(s.type)},     {"required", s.required},
+       {"allowed", s.allowed}, {"description", s.description}, {"fields", s.fields}};
+}
+
+void from_json(const Json& j, SettingSpec& s) {
+  s.name = j.at("name").get<std::string>();
+  s.type = type_field(j, "type", ValueType::String);
+  s.required = j.value("required", false);
+  s.allowed = j.value("allowed", std::vector<std::string>{});
+  s.description = j.value("description", "");
+  s.fields = j.value("fields", std::vector<SettingSpec>{});
+}
+
+void to_json(Json& j, const SectionSpec& s) {
+  j = {{"section", s.section}, {"resource_type", s.resource_type}, {"default", s.is_default}, {"settings", s.settings}};
+}
+
+void from_json(const Json& j, SectionSpec& s) {
+  s.section = j.at("section").get<std::string>();
+  s.resource_type = j.at("resource_type").get<std::string>();
+  s.is_default = j.value("default", false);
+  s.settings = j.value("settings", std::vector<SettingSpec>{});
+}
+
+void to_json(Json& j, const ProviderSchema& s) {
+  j = {{"name", s.name},
+       {"version", s.version},
+       {"description", s.description},
+       {"docs", s.docs},
+       {"source", s.source},
+       {"resource_types", s.resource_types},
+       {"sections", s.sections},
+       {"options", s.options},
+       {"deadlines",
+        {{"read", format_duration(s.deadlines.read)},
+         {"create", format_duration(s.deadlines.create)},
+         {"update", format_duration(s.deadlines.update)},
+         {"delete", format_duration(s.deadlines.remove)}}}};
+}
+
+void from_json(const Json& j, ProviderSchema& s) {
+  s.name = j.at("name").get<std::string>();
+  s.version = j.at("version").get<std::string>();
+  s.description = j.value("description", "");
+  s.docs = j.value("docs", "");
+  s.resource_types = j.value("resource_types", std::vector<ResourceType>{});
+  s.sections = j.value("sections", std::vector<SectionSpec>{});
+  s.options = j.value("options", std::vector<OptionSpec>{});
+  for (auto& t : s.resource_types) t.provider = s.name;
+  if (j.contains("deadlines")) {
+    const Json& d = j.at("deadlines");
+    auto field = [&](const char* key, std::chrono::milliseconds& out) {
+      if (!d.contains(key)) return;
+      auto v = parse_duration(d.at(key).get<std::string>());
+      if (!v) throw Json::type_error::create(302, "deadlines." + std::string(key) + ": " + v.error().message, &j);
+      out = *v;
+    };
+    field("read", s.deadlines.read);
+    field("create", s.deadlines.create);
+    field("update", s.deadlines.update);
+    field("delete", s.deadlines.remove);
+  }
+}
+
+}  // namespace plinth

@@ -1,0 +1,153 @@
+#pragma once
+// What a provider says about itself: its resource types and their
+// attributes, the blueprint sections it serves, and its typed options. The
+// engine learns everything about providers from these descriptions and names
+// none of them (docs/architecture.md, "Providers describe themselves").
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/provider/resource.h"
+
+namespace plinth {
+
+/// The type of an attribute, option or blueprint setting.
+enum class ValueType { Any, String, Bool, Int, Number, Duration, StringList, Map, Object };
+/// "any", "string", "bool", "integer", "number", "duration", "list of strings", "map", "object".
+const char* to_string(ValueType t);
+/// The inverse of to_string; also accepts the protocol's short names
+/// ("int", "list"). nullopt for anything else.
+std::optional<ValueType> parse_value_type(std::string_view text);
+
+/// How one attribute of a resource type behaves in a plan.
+struct AttributeSpec {
+  std::string name;  ///< dotted for a nested key with its own marks ("encryption.at_rest")
+  bool force_new = false;  ///< a change replaces the resource instead of updating it
+  bool sensitive = false;  ///< shown as (sensitive) in plans, never printed
+  std::string description;
+  ValueType type = ValueType::Any;
+  bool operator==(const AttributeSpec&) const = default;
+};
+
+/// One kind of resource a provider manages ("baremetal.node").
+struct ResourceType {
+  std::string type;      ///< two dot-separated words: PREFIX.KIND
+  std::string provider;  ///< the provider that declared it
+  std::string description;
+  std::vector<AttributeSpec> attributes;
+
+  const AttributeSpec* find(const std::string& attr) const;
+  bool operator==(const ResourceType&) const = default;
+};
+
+/// One option of a provider, set by --provider-option NAME.KEY=VALUE,
+/// PLINTH_<NAME>_<KEY>, the blueprint's providers.NAME.options or one of the
+/// vendor's own environment variables (`env`).
+struct OptionSpec {
+  std::string name;  ///< lower case, [a-z0-9_]
+  ValueType type = ValueType::String;
+  std::string default_value;         ///< as it would be written; "" = none
+  std::vector<std::string> env;      ///< vendor variables read, first set wins (e.g. AWS_REGION, AWS_DEFAULT_REGION)
+  std::string description;
+  bool secret = false;               ///< never printed, written to state, plan files or reports
+  std::vector<std::string> allowed;  ///< allowed values; empty = any of the type
+  bool operator==(const OptionSpec&) const = default;
+};
+
+/// A key a provider accepts on the blueprint entities it serves, beyond the
+/// section's own keys (e.g. `image` and `subnets` on an AWS burst pool). The
+/// loader checks them against this description (type, allowed values,
+/// required) with file:line:column; expand copies them into the resource's
+/// attributes under the same name.
+struct SettingSpec {
+  std::string name;
+  ValueType type = ValueType::String;
+  bool required = false;
+  std::vector<std::string> allowed;
+  std::string description;
+  std::vector<SettingSpec> fields;  ///< an Object's keys (checked the same way)
+  bool operator==(const SettingSpec&) const = default;
+};
+
+/// A blueprint section whose entities the provider turns into resources.
+/// Sections are fixed by the blueprint format: "node_pools", "burst_pools",
+/// "stacks", "networks.vlans", "networks.fabrics", "storage.tiers",
+/// "storage.backups", "access.namespaces", "access.roles",
+/// "access.audit_logging", "access.transport", "monitoring".
+struct SectionSpec {
+  std::string section;
+  std::string resource_type;  ///< one of the provider's own types
+  /// Serves the section's entities that name no provider (sections without a
+  /// `provider` key, or a node pool that leaves it out).
+  bool is_default = false;
+  std::vector<SettingSpec> settings;
+  bool operator==(const SectionSpec&) const = default;
+};
+
+/// The default time one operation may take, all attempts included; each is
+/// an option (read_deadline, create_deadline, ...) users can change.
+struct Deadlines {
+  std::chrono::milliseconds read{std::chrono::minutes(2)};
+  std::chrono::milliseconds create{std::chrono::minutes(30)};
+  std::chrono::milliseconds update{std::chrono::minutes(30)};
+  std::chrono::milliseconds remove{std::chrono::minutes(10)};
+  bool operator==(const Deadlines&) const = default;
+};
+
+/// Everything a provider says about itself.
+struct ProviderSchema {
+  std::string name;     ///< [a-z][a-z0-9_-]*; what blueprints write in `provider:`
+  std::string version;  ///< the provider's own version
+  std::string description;
+  std::string docs;     ///< its documentation page, e.g. docs/providers/baremetal.md
+  std::vector<ResourceType> resource_types;
+  std::vector<SectionSpec> sections;
+  std::vector<OptionSpec> options;  ///< its own; common_options() come on top
+  Deadlines deadlines;
+  /// Where it came from: "built-in", or the plugin executable's path. Set
+  /// by whoever registers the schema, not by the provider.
+  std::string source = "built-in";
+
+  const ResourceType* resource_type(const std::string& type) const;
+  /// Its own option or a common one; nullopt when neither.
+  std::optional<OptionSpec> option(const std::string& name) const;
+  /// Own options followed by the common ones (what users can set).
+  std::vector<OptionSpec> all_options() const;
+  bool operator==(const ProviderSchema&) const = default;
+};
+
+/// Options every provider has, applied by the engine: concurrency, rate,
+/// burst (the executor's limits), retry_attempts, retry_base_ms,
+/// retry_max_ms (the one retry owner) and read/create/update/delete
+/// deadlines with `defaults`.
+std::vector<OptionSpec> common_options(const Deadlines& defaults);
+
+/// Checks that a schema is well formed: names, no duplicate types,
+/// attributes or options, types that start with a word and have two parts,
+/// sections that are known and name the provider's own types. The error
+/// names the provider and the offending entry.
+Status check_schema(const ProviderSchema& schema);
+
+/// The blueprint sections a provider may serve, in blueprint order.
+const std::vector<std::string>& blueprint_sections();
+
+// JSON (the plugin handshake and `plinth providers --json`): the field names
+// of docs/plugins.md. from_json throws nlohmann::json::exception on a
+// missing or mistyped field; callers at a boundary catch it.
+void to_json(Json& j, const AttributeSpec& a);
+void from_json(const Json& j, AttributeSpec& a);
+void to_json(Json& j, const ResourceType& t);
+void from_json(const Json& j, ResourceType& t);
+void to_json(Json& j, const OptionSpec& o);
+void from_json(const Json& j, OptionSpec& o);
+void to_json(Json& j, const SettingSpec& s);
+void from_json(const Json& j, SettingSpec& s);
+void to_json(Json& j, const SectionSpec& s);
+void from_json(const Json& j, SectionSpec& s);
+void to_json(Json& j, const ProviderSchema& s);
+void from_json(const Json& j, ProviderSchema& s);
+
+}  // namespace plinth

@@ -10,7 +10,7 @@ namespace plinth {
 
 /// How failed provider requests and operations are retried.
 struct RetryPolicy {
-  int max_attempts = 5;                  ///< attempts per operation, the first included
+  int max_attempts = 5;                  ///< attempts in a row without progress, the first included
   std::chrono::milliseconds base{250};   ///< first backoff ceiling
   std::chrono::milliseconds cap{20000};  ///< no backoff ceiling grows beyond this
   bool operator==(const RetryPolicy&) const = default;

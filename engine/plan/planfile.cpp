@@ -124,7 +124,7 @@ Plan parse_plan(const Field& f) {
   try {
     return f.json().get<Plan>();
   } catch (const WireError& e) {
-    throw Malformed{"'" + f.path() + "': " + e.what()};
+    throw Malformed{"in '" + f.path() + "', " + e.what()};
   }
 }
 

@@ -18,16 +18,17 @@ bool Call::retry(const Error& error) {
   int failed;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (attempts_ >= std::max(1, policy_.max_attempts)) {
+    if (streak_ >= std::max(1, policy_.max_attempts)) {
       stopped_by_ = "attempts";
       return false;
     }
-    wait = backoff_delay(policy_, attempts_, error, rng_);
+    wait = backoff_delay(policy_, streak_, error, rng_);
     if (!deadline_.unlimited() && wait >= deadline_.remaining()) {
       stopped_by_ = "deadline";
       return false;
     }
     failed = attempts_++;
+    ++streak_;
     stopped_by_.clear();
   }
   if (on_retry_) on_retry_(error, failed, wait);
@@ -37,6 +38,11 @@ bool Call::retry(const Error& error) {
     std::this_thread::sleep_for(
         std::min<std::chrono::steady_clock::duration>(until - std::chrono::steady_clock::now(), std::chrono::milliseconds(20)));
   return !cancelled();
+}
+
+void Call::progress() {
+  std::lock_guard<std::mutex> lock(mu_);
+  streak_ = 1;
 }
 
 int Call::attempts() const {

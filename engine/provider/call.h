@@ -19,10 +19,13 @@ namespace plinth {
 /// a provider whose request failed with a retryable error calls retry(),
 /// which waits the backoff the engine's policy gives (never less than a
 /// Retry-After) and says whether another attempt fits the policy and the
-/// deadline. Attempts are counted per operation, whoever retried (a request
-/// inside a provider, or the engine repeating the whole operation for a
-/// provider that returned the error), so an operation reports one attempt
-/// count. Thread-safe: a provider may share one Call among the requests of
+/// deadline. The attempt budget (RetryPolicy::max_attempts) bounds a run of
+/// consecutive failures, whoever retried (a request inside a provider, or the
+/// engine repeating the whole operation for a provider that returned the
+/// error); a provider that makes progress (a request of a multi-request
+/// operation succeeded) calls progress(), which starts a new run, so a long
+/// operation on a flaky endpoint is not failed by unrelated blips while the
+/// deadline still bounds the whole operation. Thread-safe: a provider may share one Call among the requests of
 /// an operation that it sends in parallel.
 class Call {
  public:
@@ -44,7 +47,10 @@ class Call {
   /// are used up, the backoff would pass the deadline or the call was
   /// cancelled. A true answer counts the next attempt.
   bool retry(const Error& error);
-  /// Attempts made so far (at least 1).
+  /// A request of this operation succeeded: the next failure starts a new
+  /// run of attempts.
+  void progress();
+  /// Attempts made so far in total (at least 1).
   int attempts() const;
   /// Why the last retry() said no: "" (it said yes, or the error was not
   /// retryable), "attempts" or "deadline".
@@ -61,7 +67,8 @@ class Call {
   RetryHook on_retry_;
   mutable std::mutex mu_;
   std::mt19937_64 rng_;
-  int attempts_ = 1;
+  int attempts_ = 1;  ///< in total
+  int streak_ = 1;    ///< attempts since the last progress()
   std::string stopped_by_;
 };
 

@@ -139,10 +139,11 @@ net::Request RedfishClient::request(std::string method, std::string url, const C
 
 Result<net::Response> RedfishClient::send(const net::Request& req, Call& call) {
   for (;;) {
-    auto r = send(req, call);
+    auto r = http_.send(req);
     std::optional<Error> failed;
     if (!r) failed = r.error();
     else if (r->status >= 500 || r->status == 429) failed = net::status_error(req.method, req.url, *r);
+    if (!failed) call.progress();
     if (!failed || !failed->retryable() || !call.retry(*failed)) return r;
   }
 }

@@ -202,8 +202,8 @@ TEST_CASE("BP005: invalid values and enumerations with hints", "[blueprint][load
               "invalid boot.method 'usb' in node pool 'a' (expected one of: pxe, uefi-http, virtual-media)",
               "expected one of: pxe, uefi-http, virtual-media");
   require_one(load(pool + "provider: aws}\n"), "BP005", 6, 88,
-              "invalid provider 'aws' in node pool 'a' (expected one of: baremetal)",
-              "node pools are bare-metal machines (provider: baremetal); put cloud capacity under burst_pools");
+              "provider 'aws' does not serve node_pools (node pool 'a')",
+              "provider aws serves burst_pools: move the pool there");
   require_one(load(kStack + "node_pools:\n  - {name: a, count: -1, stack: train, hardware: {gpu: L4, gpus_per_node: 1}}\n"),
               "BP005", 6, 22, "'count' in node pool 'a' must be at least 0, not -1",
               "use a value of 0 or more");

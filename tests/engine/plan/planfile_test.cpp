@@ -299,13 +299,13 @@ TEST_CASE("damaged plan files are refused with the reason") {
         "plan file plan.out is damaged: 'bindings.state.serial' is not a non-negative integer; make a new one with "
         "plinth plan -out");
   CHECK(parse_error(replace_once(text, "\"action\": \"replace\"", "\"action\": \"rebuild\"")) ==
-        "plan file plan.out is damaged: 'plan.resource_changes[1].action' is 'rebuild', not an action (no-op, create, "
-        "update, replace, delete); make a new one with plinth plan -out");
+        "plan file plan.out is damaged: in 'plan', resource_changes[1]: 'action' is 'rebuild', not one of no-op, "
+        "create, update, replace, delete; make a new one with plinth plan -out");
   Json j = Json::parse(text);
   j["plan"]["resource_changes"][0]["after"].erase("provider");
   CHECK(parse_error(j.dump()) ==
-        "plan file plan.out is damaged: 'plan.resource_changes[0].after.provider' is missing; make a new one with "
-        "plinth plan -out");
+        "plan file plan.out is damaged: in 'plan', resource_changes[0]: after: 'provider' is missing; make a new "
+        "one with plinth plan -out");
 }
 
 TEST_CASE("an Ed25519-signed plan verifies with its public or private key and survives reformatting") {

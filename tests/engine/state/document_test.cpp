@@ -173,7 +173,7 @@ TEST_CASE("missing and mistyped fields are refused, naming the field") {
     j["resources"][1].erase("type");
     auto r = parse(sealed(j), "s.json");
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().message == "state file s.json has no field 'resources[1].type'." + kRecovery);
+    CHECK(r.error().message == "state file s.json has a malformed 'resources[1]': 'type' is missing." + kRecovery);
   }
   SECTION("no serial") {
     j.erase("serial");
@@ -192,7 +192,7 @@ TEST_CASE("missing and mistyped fields are refused, naming the field") {
     j["resources"][0]["attributes"] = "gpu=H100";
     auto r = parse(sealed(j), "s.json");
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().message == "state file s.json has a field 'resources[0].attributes' that is not an object." +
+    CHECK(r.error().message == "state file s.json has a malformed 'resources[0]': 'attributes' is not an object." +
                                    kRecovery);
   }
   SECTION("a dependency that is not a string") {
@@ -200,7 +200,7 @@ TEST_CASE("missing and mistyped fields are refused, naming the field") {
     auto r = parse(sealed(j), "s.json");
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message ==
-          "state file s.json has a field 'resources[0].depends_on[1]' that is not a string." + kRecovery);
+          "state file s.json has a malformed 'resources[0]': 'depends_on[1]' is not a string." + kRecovery);
   }
   SECTION("no checksum") {
     j.erase("checksum");

@@ -229,6 +229,9 @@ struct Monitoring {
   bool dcgm = false;
   bool prometheus = false;
   bool grafana = false;
+  std::string provider;  ///< "" = the section's default provider
+  /// Keys the provider declares for monitoring (SectionSpec::settings).
+  nlohmann::json settings = nlohmann::json::object();
   Origin origin;
   bool operator==(const Monitoring&) const = default;
 };

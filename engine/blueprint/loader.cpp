@@ -193,7 +193,7 @@ const Keys kQuotaKeys{"gpus"};
 const Keys kRoleKeys{"name", "subjects", "namespaces", "verbs", "resources"};
 const Keys kAuditLoggingKeys{"api_server", "storage", "retention_days"};
 const Keys kTransportKeys{"tls_min", "mtls"};
-const Keys kMonitoringKeys{"dcgm", "prometheus", "grafana"};
+const Keys kMonitoringKeys{"dcgm", "prometheus", "grafana", "provider"};
 
 // Allowed values of enumerated fields.
 const Keys kTierKinds{"nvme", "parallel-fs", "nfs", "object"};
@@ -688,8 +688,8 @@ class Loader {
   /// Keys of a pool that its section does not define, kept until the pool's
   /// provider is known.
   struct PendingPool {
-    const char* section;  // "node_pools" | "burst_pools"
-    size_t index;         // into bp_.node_pools / bp_.burst_pools
+    const char* section;  // "node_pools" | "burst_pools" | "monitoring"
+    size_t index;         // into bp_.node_pools / bp_.burst_pools (0 for monitoring)
     std::string label;
     SourceLoc at;            // the pool
     SourceLoc provider_at;   // its provider value, or the pool
@@ -1262,10 +1262,17 @@ void Loader::check_providers(const LoadOptions& options) {
 
   for (PendingPool& pp : pending_) {
     const bool burst = std::string_view(pp.section) == "burst_pools";
-    std::string& provider = burst ? bp_.burst_pools[pp.index].provider : bp_.node_pools[pp.index].provider;
-    Json& settings = burst ? bp_.burst_pools[pp.index].settings : bp_.node_pools[pp.index].settings;
-    Origin& origin = burst ? bp_.burst_pools[pp.index].origin : bp_.node_pools[pp.index].origin;
-    const Keys& own = burst ? kBurstPoolKeys : kNodePoolKeys;
+    const bool monitoring = std::string_view(pp.section) == "monitoring";
+    std::string& provider = monitoring ? bp_.monitoring->provider
+                            : burst    ? bp_.burst_pools[pp.index].provider
+                                       : bp_.node_pools[pp.index].provider;
+    Json& settings = monitoring ? bp_.monitoring->settings
+                     : burst    ? bp_.burst_pools[pp.index].settings
+                                : bp_.node_pools[pp.index].settings;
+    Origin& origin = monitoring ? bp_.monitoring->origin
+                     : burst    ? bp_.burst_pools[pp.index].origin
+                                : bp_.node_pools[pp.index].origin;
+    const Keys& own = monitoring ? kMonitoringKeys : burst ? kBurstPoolKeys : kNodePoolKeys;
     const Keys serving = registry.providers_for(pp.section);
 
     // Keys no provider could explain are reported now, whatever the provider.
@@ -1281,7 +1288,7 @@ void Loader::check_providers(const LoadOptions& options) {
     if (provider.empty()) {
       provider = registry.default_provider(pp.section);
       if (provider.empty()) {
-        if (burst) continue;  // the loader already reported the missing provider
+        if (burst || monitoring) continue;  // reported already / nothing to check
         diags_.push_back({"BP004", Severity::Error, "missing required field 'provider' in " + pp.label, pp.at, "",
                           "no provider serves " + std::string(pp.section) + " by default; name one: " +
                               join(serving, ", ")});
@@ -1303,7 +1310,7 @@ void Loader::check_providers(const LoadOptions& options) {
     const SectionSpec* spec = registry.section(pp.section, provider);
     if (!spec) {
       std::string other = burst ? "node_pools" : "burst_pools";
-      const SectionSpec* there = registry.section(other, provider);
+      const SectionSpec* there = monitoring ? nullptr : registry.section(other, provider);
       diags_.push_back({"BP005", Severity::Error,
                         "provider '" + provider + "' does not serve " + pp.section + " (" + pp.label + ")",
                         pp.provider_at, "",
@@ -1406,12 +1413,18 @@ void Loader::load_monitoring(const Obj& top) {
   Monitoring m;
   Obj o(top.ctx(), e->value, e->value_loc, "monitoring", "", &m.origin, kMonitoringKeys);
   if (!o.ok()) return;
+  std::vector<Obj::Entry> extras;
+  o.collect_unknown(&extras);
   o.check_keys();
   m.origin.loc = o.loc();
   o.boolean("dcgm", m.dcgm);
   o.boolean("prometheus", m.prometheus);
   o.boolean("grafana", m.grafana);
-  if (claim_single(top.ctx(), monitoring_at_, "monitoring", e->key_loc)) bp_.monitoring = std::move(m);
+  o.str("provider", m.provider);
+  if (claim_single(top.ctx(), monitoring_at_, "monitoring", e->key_loc)) {
+    bp_.monitoring = std::move(m);
+    keep_extras("monitoring", 0, o, extras);
+  }
 }
 
 void Loader::check_ref(const NameTable& table, const std::string& name, const SourceLoc& at, const std::string& who,

@@ -68,6 +68,13 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
     return std::nullopt;
   }
 
+  std::set<std::string> used;
+  for (const auto& r : desired->resources) used.insert(r.provider);
+  if (auto st = providers.check_options(used); !st) {
+    fail(io, command, st.error().message);
+    return std::nullopt;
+  }
+
   // 3. state
   auto session = open_state(args, "plinth " + command);
   if (!session) {

@@ -1,6 +1,7 @@
 #include "engine/cli/providers.h"
 
 #include "engine/cli/plugins.h"
+#include "engine/core/strings.h"
 #include "engine/provider/registry.h"
 #include "providers/registry/registry.h"
 
@@ -55,6 +56,27 @@ Status ProviderSet::open(const std::set<std::string>& names) {
     limits_[name] = apply::limits_from(*config);
     providers_[name] = std::move(p);
   }
+  return {};
+}
+
+Status ProviderSet::check_options(const std::set<std::string>& used) const {
+  std::set<std::string> names = used;
+  for (const auto& f : args_.all("provider-option")) {
+    const std::string name = f.substr(0, f.find('.'));
+    if (schema_registry().provider(name) || plugins().resolve(name, nullptr)) {
+      names.insert(name);
+      continue;
+    }
+    std::vector<std::string> known;
+    for (const ProviderSchema* s : schema_registry().providers()) known.push_back(s->name);
+    std::string msg = "--provider-option " + f.substr(0, f.find('=')) + ": there is no provider '" + name + "'";
+    if (auto hint = closest_match(name, known)) msg += "; did you mean '" + *hint + "'?";
+    else msg += " (plinth providers lists them)";
+    return Error::invalid(msg);
+  }
+  for (const auto& name : names)
+    if (const ProviderSchema* schema = schema_registry().provider(name))
+      if (auto config = provider_config(*schema, args_, declarations_); !config) return config.error();
   return {};
 }
 

@@ -40,6 +40,10 @@ class ProviderSet {
   /// first error (unknown provider, bad option, a plugin that fails) is
   /// returned and names the provider.
   Status open(const std::set<std::string>& names);
+  /// Parses the options of every provider in `used` and of every provider a
+  /// --provider-option names, without starting any: a typo, a wrong type or
+  /// an unknown provider name is an error before anything runs.
+  Status check_options(const std::set<std::string>& used) const;
   /// The provider `name` after open(), or nullptr.
   Provider* get(const std::string& name) const;
   apply::ProviderLookup lookup() const;

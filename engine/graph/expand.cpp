@@ -41,7 +41,9 @@ class Expander {
     // Which provider serves each logical section, and as which type.
     for (const std::string& section : blueprint_sections()) {
       if (section == "node_pools" || section == "burst_pools") continue;
-      const std::string provider = schema_registry().default_provider(section);
+      std::string provider = schema_registry().default_provider(section);
+      if (section == "monitoring" && bp_.monitoring && !bp_.monitoring->provider.empty())
+        provider = bp_.monitoring->provider;
       if (const SectionSpec* spec = provider.empty() ? nullptr : schema_registry().section(section, provider))
         served_[section] = {spec->resource_type, provider};
     }
@@ -70,11 +72,11 @@ class Expander {
     for (const auto& r : bp_.access.roles) role(r);
     if (bp_.access.audit_logging) audit_logging(*bp_.access.audit_logging);
     if (bp_.access.transport) transport(*bp_.access.transport);
-    if (bp_.monitoring) monitoring(*bp_.monitoring);
     for (const auto& p : bp_.node_pools)
       if (auto st = node_pool(p); !st) return st.error();
     for (const auto& p : bp_.burst_pools)
       if (auto st = burst_pool(p); !st) return st.error();
+    if (bp_.monitoring) monitoring(*bp_.monitoring);  // after the pools: it may watch them
 
     std::sort(out_.begin(), out_.end(), address_less);
     return ResourceGraph{std::move(out_)};
@@ -197,8 +199,29 @@ class Expander {
   }
 
   void monitoring(const bp::Monitoring& m) {
-    logical("monitoring", "default", m.origin,
-        {{"dcgm", m.dcgm}, {"prometheus", m.prometheus}, {"grafana", m.grafana}});
+    Json a = {{"dcgm", m.dcgm}, {"prometheus", m.prometheus}, {"grafana", m.grafana}};
+    for (const auto& [k, v] : m.settings.items())
+      if (!a.contains(k)) a[k] = v;
+    const Served& s = served_.at("monitoring");
+    const SectionSpec* spec = schema_registry().section("monitoring", s.provider);
+    std::vector<std::string> deps;
+    if (spec && spec->fleet) {
+      // Every machine the blueprint declares, for a provider that watches them.
+      Json nodes = Json::array();
+      for (const Resource& r : out_) {
+        if (r.index < 0) continue;
+        const Json& at = r.attributes;
+        nodes.push_back({{"address", r.address},
+                         {"pool", r.name},
+                         {"index", r.index},
+                         {"provider", r.provider},
+                         {"gpu", at.value("gpu", "")},
+                         {"role", at.value("role", "")}});
+        deps.push_back(r.address);
+      }
+      a["nodes"] = std::move(nodes);
+    }
+    logical("monitoring", "default", m.origin, std::move(a), std::move(deps));
   }
 
   /// Dependencies shared by every member of a pool.

@@ -223,7 +223,8 @@ void from_json(const Json& j, SettingSpec& s) {
 }
 
 void to_json(Json& j, const SectionSpec& s) {
-  j = {{"section", s.section}, {"resource_type", s.resource_type}, {"default", s.is_default}, {"settings", s.settings}};
+  j = {{"section", s.section}, {"resource_type", s.resource_type}, {"default", s.is_default}, {"settings", s.settings},
+       {"fleet", s.fleet}};
 }
 
 void from_json(const Json& j, SectionSpec& s) {
@@ -231,6 +232,7 @@ void from_json(const Json& j, SectionSpec& s) {
   s.resource_type = j.at("resource_type").get<std::string>();
   s.is_default = j.value("default", false);
   s.settings = j.value("settings", std::vector<SettingSpec>{});
+  s.fleet = j.value("fleet", false);
 }
 
 void to_json(Json& j, const ProviderSchema& s) {

@@ -84,6 +84,11 @@ struct SectionSpec {
   /// `provider` key, or a node pool that leaves it out).
   bool is_default = false;
   std::vector<SettingSpec> settings;
+  /// For a single-entity section (monitoring): the resource also gets the
+  /// attribute `nodes`, every machine of the blueprint as {address, pool,
+  /// index, provider, gpu, role}, and depends on them, so a provider that
+  /// watches the fleet is applied after it and learns what to watch.
+  bool fleet = false;
   bool operator==(const SectionSpec&) const = default;
 };
 

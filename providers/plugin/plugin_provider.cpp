@@ -315,7 +315,17 @@ Result<Json> PluginProvider::request(const std::string& method, Json params, con
     return Error::fatal(describe() + " is not running (writing the " + method + " request failed) during " + what);
   }
   const auto until = Clock::now() + wait;
-  cv_.wait_until(lock, until, [&] { return pend->done; });
+  // Wait for the answer; after stop(), only until the grace period ends:
+  // then the call ends as Cancelled and the process is killed.
+  while (!pend->done && Clock::now() < until) {
+    if (stopping_ && Clock::now() >= stop_at_) {
+      pending_.erase(id);
+      abandoned_.insert(id);
+      if (pid_ > 0 && !exited_) ::kill(pid_, SIGKILL);
+      return Error{Error::Kind::Cancelled, describe() + " was stopped (interrupted) during " + what, 0};
+    }
+    cv_.wait_until(lock, std::min(until, Clock::now() + milliseconds(50)), [&] { return pend->done; });
+  }
   if (!pend->done) {
     pending_.erase(id);
     abandoned_.insert(id);
@@ -420,21 +430,15 @@ void PluginProvider::stop() {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ || dead_ || pid_ <= 0) return;
     stopping_ = true;
+    stop_at_ = Clock::now() + std::chrono::seconds(2);
   }
   {
     std::lock_guard<std::mutex> lock(write_mu_);
     (void)write_all(in_fd_, R"({"method":"stop","params":{}})"
                             "\n");
   }
-  // Calls the plugin does not end within 2 s end here; the process goes.
-  std::thread([this] {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(2), [&] { return pending_.empty() || closed_; });
-    if (pending_.empty() || closed_) return;
-    lock.unlock();
-    fail_all(describe() + " was stopped (interrupted)", Error::Kind::Cancelled);
-    if (pid_ > 0) ::kill(pid_, SIGKILL);
-  }).detach();
+  // Calls the plugin does not end within 2 s end in request(), which
+  // kills the process then: no thread outlives this object.
 }
 
 void PluginProvider::close() {

@@ -103,6 +103,7 @@ class PluginProvider : public Provider {
   std::optional<Error> dead_;     // set once the plugin is unusable
   std::deque<std::string> last_stderr_;
   bool stopping_ = false, closed_ = false, exited_ = false;
+  std::chrono::steady_clock::time_point stop_at_;  // end of the grace period after stop()
   int exit_status_ = -1;
 };
 

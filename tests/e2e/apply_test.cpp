@@ -257,6 +257,26 @@ TEST_CASE("wrong credentials and an unreachable BMC: clear errors naming node an
   CHECK(nodes_in_state(st) == std::set<int>{0, 2});
 }
 
+TEST_CASE("a BMC that accepts connections and never answers fails its node at the deadline, the others finish",
+          "[e2e][apply]") {
+  Emulator emu(emulator_args(4, {"--hang-bmc", "2"}));
+  TempDir dir;
+  const std::string st = dir.path() + "/plinth.state.json";
+  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 4, emu.ca()));
+  auto args = apply_args(bp, st);
+  args.insert(args.end(), {"--provider-option", "baremetal.create_deadline=2s"});
+  auto r = run_plinth(args, "", kEnv);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  // One clear message for the hung node: its deadline, one attempt count.
+  CHECK(r.out.find("baremetal.node.train-a[2] (create): create did not finish within its deadline of 2s "
+                   "(baremetal.create_deadline)") != std::string::npos);
+  CHECK(count_of(r.out + r.err, "gave up after") == 0);
+  CHECK(r.out.find("Timed out (the operation's deadline passed; see the provider's *_deadline options):\n"
+                   "    baremetal.node.train-a[2] (create)\n") != std::string::npos);
+  CHECK(nodes_in_state(st) == std::set<int>{0, 1, 3});
+}
+
 TEST_CASE("apply refuses without a terminal unless --auto-approve, before touching anything", "[e2e][apply]") {
   TempDir dir;
   std::string bp = dir.write("bp.yaml", blueprint("\"https://127.0.0.1:1/bmc/{index}\"", 2, "/nonexistent/ca.pem"));

@@ -1,0 +1,226 @@
+// Out-of-process provider plugins through the CLI, run from a blueprint
+// directory of the user's own: the example promsd plugin (Prometheus file_sd
+// targets, checked with promtool) through plan / apply / drift / destroy,
+// SHA-256 pinning, discovery on PLINTH_PLUGIN_PATH, and plugins that crash,
+// hang, write garbage, return undeclared types or speak another protocol.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "engine/state/state.h"
+#include "tests/providers/baremetal/emulator.h"
+#include "tests/support/run.h"
+
+using namespace plinth;
+using namespace plinth::test;
+
+namespace {
+
+const std::string kPromsd = source_dir() + "/providers/examples/promsd/plinth-provider-promsd";
+const std::string kFlaky = source_dir() + "/tests/e2e/fixtures/plinth-provider-flaky";
+
+std::string sha256_of(const std::string& path) {
+  auto r = run_program({"sha256sum", path});
+  REQUIRE(r.exit_code == 0);
+  return r.out.substr(0, 64);
+}
+
+/// Two bare-metal nodes on the emulator, and `monitoring` served by `plugin`
+/// (declared with `exec` and, when given, `sha256`).
+std::string blueprint(const Emulator& emu, const std::string& plugin, const std::string& exec,
+                      const std::string& sha256, const std::string& monitoring_extra) {
+  return "apiVersion: plinth/v1\n"
+         "kind: Blueprint\n"
+         "metadata: {name: e2e-plugin, owner: ml-platform}\n"
+         "providers:\n"
+         "  " + plugin + ":\n"
+         "    exec: " + exec + "\n" +
+         (sha256.empty() ? "" : "    sha256: " + sha256 + "\n") +
+         "stacks:\n"
+         "  train:\n"
+         "    driver: \"550.54.15\"\n"
+         "    cuda: \"12.4\"\n"
+         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
+         "node_pools:\n"
+         "  - name: train-a\n"
+         "    provider: baremetal\n"
+         "    count: 2\n"
+         "    role: training\n"
+         "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
+         "    stack: train\n"
+         "    bmc:\n"
+         "      endpoints: \"" + emu.base() + "/bmc/{index}\"\n"
+         "      credentials: env:BMC_CREDENTIALS\n"
+         "      ca_bundle: " + emu.ca() + "\n"
+         "monitoring: {provider: " + plugin + ", dcgm: true, prometheus: true" + monitoring_extra + "}\n";
+}
+
+std::vector<std::string> emulator_args() {
+  return {"--bmcs", "2", "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "20", "--power-state", "Off"};
+}
+
+size_t resources_in_state(const std::string& path, const std::string& type) {
+  auto doc = state::parse(slurp(path), path);
+  REQUIRE(doc.ok());
+  size_t n = 0;
+  for (const auto& r : doc->resources) n += r.type == type;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("the example promsd plugin keeps Prometheus file_sd targets through plan, apply, drift and destroy",
+          "[e2e][plugin]") {
+  Emulator emu(emulator_args());
+  TempDir dir;  // the user's blueprint repository, outside the source tree
+  std::filesystem::copy_file(kPromsd, dir.path() + "/plinth-provider-promsd");
+  std::filesystem::permissions(dir.path() + "/plinth-provider-promsd", std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  const std::string bp = dir.write(
+      "cluster.yaml", blueprint(emu, "promsd", "./plinth-provider-promsd", sha256_of(kPromsd),
+                                ", file: targets/plinth.json, host_pattern: \"{pool}-{index}.dc1.example\""));
+  dir.write("prometheus.yml",
+            "scrape_configs:\n  - job_name: fleet\n    file_sd_configs: [{files: [targets/*.json]}]\n");
+  const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}};
+
+  auto plan = run_plinth({"plan", "cluster.yaml"}, dir.path(), env);
+  INFO(plan.out << plan.err);
+  REQUIRE(plan.exit_code == 0);
+  CHECK(plan.out.find("+ promsd.targets.default (create)") != std::string::npos);
+
+  auto apply = run_plinth({"apply", "cluster.yaml", "--auto-approve"}, dir.path(), env);
+  INFO(apply.out << apply.err);
+  REQUIRE(apply.exit_code == 0);
+  CHECK(apply.err.find("[plugin promsd] wrote 4 target group(s) to ./targets/plinth.json") != std::string::npos);
+  const std::string targets = slurp(dir.path() + "/targets/plinth.json");
+  CHECK(targets.find("\"train-a-1.dc1.example:9400\"") != std::string::npos);
+  CHECK(targets.find("\"train-a-0.dc1.example:9100\"") != std::string::npos);
+  CHECK(targets.find("\"plinth_address\": \"baremetal.node.train-a[1]\"") != std::string::npos);
+  auto check = run_program({"promtool", "check", "config", "prometheus.yml"}, dir.path());
+  INFO(check.out << check.err);
+  CHECK(check.exit_code == 0);
+  CHECK(resources_in_state(dir.path() + "/plinth.state.json", "promsd.targets") == 1);
+
+  auto again = run_plinth({"plan", "cluster.yaml", "--detailed-exitcode"}, dir.path(), env);
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+
+  // Someone drops a node from the file by hand: the plan puts it back.
+  auto doc = nlohmann::json::parse(targets);
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& g : doc)
+    if (g["labels"]["index"] != "1") kept.push_back(g);
+  dir.write("targets/plinth.json", kept.dump(2));
+  auto drift = run_plinth({"plan", "cluster.yaml", "--detailed-exitcode"}, dir.path(), env);
+  INFO(drift.out << drift.err);
+  CHECK(drift.exit_code == 2);
+  CHECK(drift.out.find("~ promsd.targets.default (update in place)") != std::string::npos);
+  REQUIRE(run_plinth({"apply", "cluster.yaml", "--auto-approve"}, dir.path(), env).exit_code == 0);
+  CHECK(slurp(dir.path() + "/targets/plinth.json") == targets);
+
+  auto destroy = run_plinth({"destroy", "cluster.yaml", "--auto-approve"}, dir.path(), env);
+  INFO(destroy.out << destroy.err);
+  CHECK(destroy.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/targets/plinth.json"));
+  CHECK(resources_in_state(dir.path() + "/plinth.state.json", "promsd.targets") == 0);
+}
+
+TEST_CASE("a plugin pinned by SHA-256 runs only when it is the reviewed file", "[e2e][plugin]") {
+  Emulator emu(emulator_args());
+  TempDir dir;
+  const std::string bp = dir.write(
+      "cluster.yaml", blueprint(emu, "promsd", kPromsd, std::string(64, 'a'), ", file: targets/plinth.json"));
+  auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(), {{"BMC_CREDENTIALS", "admin:admin"}});
+  CHECK(r.exit_code == 1);
+  INFO(r.out << r.err);
+  CHECK(r.err.find("error[BP011]") != std::string::npos);
+  CHECK(r.err.find(kPromsd) != std::string::npos);
+  CHECK(r.err.find("aaaaaaaa") != std::string::npos);
+  CHECK(r.err.find(sha256_of(kPromsd)) != std::string::npos);
+}
+
+TEST_CASE("plinth providers lists built-in providers and plugins found on PLINTH_PLUGIN_PATH", "[e2e][plugin]") {
+  TempDir dir;
+  const std::string plugins = dir.path() + "/plugins";
+  std::filesystem::create_directories(plugins);
+  std::filesystem::copy_file(kPromsd, plugins + "/plinth-provider-promsd");
+  std::filesystem::permissions(plugins + "/plinth-provider-promsd", std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  auto r = run_plinth({"providers"}, dir.path(), {{"PLINTH_PLUGIN_PATH", plugins}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("baremetal") != std::string::npos);
+  CHECK(r.out.find("promsd 1.0.0") != std::string::npos);
+  CHECK(r.out.find(plugins + "/plinth-provider-promsd") != std::string::npos);
+  CHECK(r.out.find("promsd.targets") != std::string::npos);
+  auto json = run_plinth({"providers", "--json"}, dir.path(), {{"PLINTH_PLUGIN_PATH", plugins}});
+  REQUIRE(json.exit_code == 0);
+  auto j = nlohmann::json::parse(json.out);
+  bool found = false;
+  for (const auto& p : j["providers"]) found = found || (p["name"] == "promsd" && p["source"] == plugins + "/plinth-provider-promsd");
+  CHECK(found);
+}
+
+TEST_CASE("a misspelt provider option gets a did-you-mean", "[e2e][plugin]") {
+  TempDir dir;
+  auto r = run_plinth({"plan", source_dir() + "/blueprints/examples/lab.yaml", "--state", dir.path() + "/s.json",
+                       "--provider-option", "baremetal.timeot_ms=5000"},
+                      dir.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("provider baremetal has no option 'timeot_ms' (--provider-option baremetal.timeot_ms)") !=
+        std::string::npos);
+  CHECK(r.err.find("did you mean 'timeout_ms'?") != std::string::npos);
+  auto t = run_plinth({"plan", source_dir() + "/blueprints/examples/lab.yaml", "--state", dir.path() + "/s.json",
+                       "--provider-option", "baremetal.timeout_ms=soon"},
+                      dir.path());
+  CHECK(t.exit_code == 1);
+  CHECK(t.err.find("timeout_ms") != std::string::npos);
+  CHECK(t.err.find("integer") != std::string::npos);
+}
+
+TEST_CASE("a plugin that crashes, hangs, writes garbage or returns an undeclared type fails its operation only",
+          "[e2e][plugin]") {
+  struct Case {
+    const char* mode;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"crash", "plugin flaky (" + kFlaky + ") exited with status 3"},
+      {"hang", "create did not finish within its deadline of 2s (flaky.create_deadline)"},
+      {"garbage", "it wrote a line that is not a JSON object: 'this is not a protocol message'"},
+      {"wrongtype", "it returned a resource of type 'other.thing', which its schema does not declare"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.mode) {
+      Emulator emu(emulator_args());
+      TempDir dir;
+      dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, "", ""));
+      const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", c.mode}};
+      auto r = run_plinth({"apply", "cluster.yaml", "--auto-approve", "--provider-option", "flaky.create_deadline=2s"},
+                          dir.path(), env);
+      INFO(r.out << r.err);
+      CHECK(r.exit_code == 1);
+      const std::string all = r.out + r.err;
+      CHECK(all.find(c.message) != std::string::npos);
+      CHECK(all.find("flaky.probe.default") != std::string::npos);
+      if (std::string(c.mode) == "crash") {
+        CHECK(r.err.find("[plugin flaky] flaky: segmentation fault (pretend)") != std::string::npos);
+        CHECK(all.find("exited with status 3") != std::string::npos);
+      }
+      // The nodes finished and are recorded; the plugin's resource is not.
+      CHECK(resources_in_state(dir.path() + "/plinth.state.json", "baremetal.node") == 2);
+      CHECK(resources_in_state(dir.path() + "/plinth.state.json", "flaky.probe") == 0);
+    }
+  }
+}
+
+TEST_CASE("a plugin that speaks another protocol version is refused before anything runs", "[e2e][plugin]") {
+  Emulator emu(emulator_args());
+  TempDir dir;
+  dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, "", ""));
+  auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(), {{"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", "version"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("speaks plugin protocol version 99, but this plinth speaks version 1") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/plinth.state.json"));
+}

@@ -9,7 +9,7 @@ namespace plinth::cli {
 
 FlagSpec provider_option_flag() {
   return {"provider-option", "NAME.KEY=VALUE",
-          "Set a provider option, e.g. baremetal.ca_bundle=/etc/plinth/bmc-ca.pem (overrides PLINTH_<NAME>_<KEY>; "
+          "Set a provider option, e.g. PROVIDER.ca_bundle=/etc/ssl/my-ca.pem (overrides PLINTH_<NAME>_<KEY>; "
           "'plinth providers' lists every option).",
           true};
 }

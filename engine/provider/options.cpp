@@ -242,7 +242,7 @@ Result<ProviderConfig> parse_provider_config(const ProviderSchema& schema, const
     auto dot = f.find('.');
     if (dot == std::string::npos || eq == std::string::npos || dot == 0 || eq < dot + 2)
       return Error::invalid("--provider-option '" + f +
-                            "' is not NAME.KEY=VALUE (for example baremetal.ca_bundle=/etc/plinth/bmc-ca.pem)");
+                            "' is not NAME.KEY=VALUE (for example PROVIDER.timeout_ms=5000; plinth providers lists every option)");
     if (f.substr(0, dot) != schema.name) continue;
     const std::string key = f.substr(dot + 1, eq - dot - 1);
     const OptionSpec* o = find(key);

@@ -53,7 +53,7 @@ std::vector<OptionSpec> common_options(const Deadlines& d) {
       {"rate", ValueType::Number, "0", {}, "Provider calls per second, as a token bucket (0: unlimited)."},
       {"burst", ValueType::Number, "1", {}, "Calls the rate limiter lets through at once."},
       {"retry_attempts", ValueType::Int, "5", {},
-       "Attempts per operation, the first included, for retryable errors (connection failures, 5xx, throttling)."},
+       "Attempts in a row without progress, the first included, for retryable errors (connection failures, 5xx, throttling)."},
       {"retry_base_ms", ValueType::Int, "250", {}, "First backoff ceiling in milliseconds (full jitter, doubling)."},
       {"retry_max_ms", ValueType::Int, "20000", {}, "Largest backoff in milliseconds (a server's Retry-After may ask for more)."},
       {"read_deadline", ValueType::Duration, dur(d.read), {}, "Longest a refresh read of one resource may take, retries included."},

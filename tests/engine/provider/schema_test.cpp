@@ -157,7 +157,7 @@ TEST_CASE("options: a typo gets a did-you-mean, a wrong type names the option an
         "provider acme option tier = 'gld' (--provider-option) is not one of gold, silver; did you mean 'gold'?");
   auto malformed = parse_provider_config(s, {}, {}, {"acme-region=x"});
   CHECK(malformed.error().message ==
-        "--provider-option 'acme-region=x' is not NAME.KEY=VALUE (for example baremetal.ca_bundle=/etc/plinth/bmc-ca.pem)");
+        "--provider-option 'acme-region=x' is not NAME.KEY=VALUE (for example PROVIDER.timeout_ms=5000; plinth providers lists every option)");
   auto secret = parse_provider_config(s, {}, {{"token", "abc", "blueprint bp.yaml:7:9"}}, {});
   REQUIRE_FALSE(secret.ok());
   CHECK(secret.error().message ==

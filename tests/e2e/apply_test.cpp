@@ -273,7 +273,7 @@ TEST_CASE("a BMC that accepts connections and never answers fails its node at th
                    "(baremetal.create_deadline)") != std::string::npos);
   CHECK(count_of(r.out + r.err, "gave up after") == 0);
   CHECK(r.out.find("Timed out (the operation's deadline passed; see the provider's *_deadline options):\n"
-                   "    baremetal.node.train-a[2] (create)\n") != std::string::npos);
+                   "  baremetal.node.train-a[2] (create)\n") != std::string::npos);
   CHECK(nodes_in_state(st) == std::set<int>{0, 1, 3});
 }
 

@@ -42,10 +42,7 @@ int main(int argc, char** argv) {
       print_overview(stdout);
       return kExitSuccess;
     }
-    if (name == "--version" || name == "-version" || name == "version") {
-      std::printf("plinth %s\n", PLINTH_VERSION);
-      return kExitSuccess;
-    }
+    if (name == "--version" || name == "-version") name = "version";
     if (name == "help") {
       if (rest.empty()) {
         print_overview(stdout);

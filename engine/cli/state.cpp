@@ -41,14 +41,14 @@ std::optional<state::StateDocument> load_state(state::Backend& backend, const st
 /// Prints attributes as "key = json", nested objects as dotted keys.
 void print_values(const Json& obj, const std::string& prefix, const ResourceType* type, Io& io) {
   for (const auto& [k, v] : obj.items()) {
-    std::string key = prefix.empty() ? k : prefix + "." + k;
+    std::string key = escape_control(prefix.empty() ? k : prefix + "." + k);  // keys come from blueprints and BMCs
     const AttributeSpec* spec = type && prefix.empty() ? type->find(k) : nullptr;
     if (spec && spec->sensitive) {
       std::fprintf(io.out, "  %s = (sensitive)\n", key.c_str());
     } else if (v.is_object() && !v.empty()) {
       print_values(v, key, nullptr, io);
     } else {
-      std::fprintf(io.out, "  %s = %s\n", key.c_str(), v.dump().c_str());
+      std::fprintf(io.out, "  %s = %s\n", key.c_str(), v.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
     }
   }
 }

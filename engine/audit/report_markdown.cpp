@@ -1,6 +1,7 @@
 // Markdown writer, sized for a pull-request comment (GitHub caps them at
 // 65536 characters): counts, failures first, passes collapsed.
 #include "engine/audit/report.h"
+#include "engine/core/strings.h"
 
 namespace plinth::audit {
 namespace {
@@ -8,7 +9,7 @@ namespace {
 /// Escapes characters that would break a Markdown table cell.
 std::string cell(const std::string& s) {
   std::string out;
-  for (char c : s) {
+  for (char c : escape_control(s)) {  // control characters would reach the reader's terminal or page raw
     if (c == '|') out += "\\|";
     else if (c == '\n') out += ' ';
     else if (c == '<') out += "&lt;";
@@ -84,8 +85,19 @@ std::string to_markdown(const Report& r) {
 
   for (const auto& d : r.diagnostics)
     md += "> **" + std::string(to_string(d.severity)) + " " + d.code + "** " + cell(d.message) +
-          (d.loc.known() ? " (" + where(r, d.loc) + ")" : "") + "\n";
+          (d.loc.known() ? " (" + where(r, d.loc) + ")" : "") + (d.hint.empty() ? "" : " — " + cell(d.hint)) +
+          "\n";
   if (!r.diagnostics.empty()) md += "\n";
+  if (!r.validation.empty()) {
+    md += std::string("### Blueprint validation: ") +
+          (r.blueprint_valid() ? "valid" : "invalid, no policy was evaluated") +
+          "\n\n| | Rule | Where | Finding |\n|---|---|---|---|\n";
+    for (const auto& d : r.validation)
+      md += "| " + std::string(d.severity == Severity::Error ? "❌" : "⚠️") + " " + to_string(d.severity) + " | " +
+            cell(d.code) + " | " + (d.loc.known() ? where(r, d.loc) : cell(d.address)) + " | " + cell(d.message) +
+            (d.hint.empty() ? "" : "<br>hint: " + cell(d.hint)) + " |\n";
+    md += "\n";
+  }
 
   if (!r.framework_filter.empty() && !r.frameworks.empty()) {
     const auto& f = r.frameworks.front();

@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "engine/cli/common.h"
+#include "engine/core/files.h"
 #include "engine/cli/policy_gate.h"
 #include "engine/policy/listing.h"
 #include "engine/policy/policy.h"
@@ -32,8 +33,7 @@ int run_list(const Args& args, Io& io) {
 int run_test(const Args& args, Io& io) {
   if (args.positional.size() > 2) return fail(io, "policy test", "give at most one directory");
   std::string dir = args.positional.size() == 2 ? args.positional[1] : builtin_policy_dir();
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
+  if (!is_directory_path(dir))
     return fail(io, "policy test", "'" + dir + "' is not a directory; pass the folder that holds the *_test.lua files");
   auto run = policy::run_policy_tests(dir);
   for (const auto& r : run.results) {
@@ -65,14 +65,16 @@ const Register reg({
     "enforcement, the controls it evidences and its file:line; --markdown prints\n"
     "docs/policies.md. test: runs every *_test.lua below DIR (default: the built-in packs),\n"
     "one PASS/FAIL line per test and a summary 'N passed, M failed'; exits 1 when a test\n"
-    "fails. The built-in packs are found through $PLINTH_POLICY_DIR, else next to the\n"
-    "executable, else ./policies. Writing policies and tests: docs/policy-authoring.md.",
+    "fails. The built-in packs are compiled into plinth (their tests too: 'plinth policy\n"
+    "test' checks them); $PLINTH_POLICY_DIR (colon-separated) and --policy-dir add packs.\n"
+    "Writing policies and tests: docs/policy-authoring.md.",
     {
         {"policy-dir", "DIR", "Also load the policies in DIR (repeatable).", true},
         {"markdown", "", "list: print the Markdown reference (docs/policies.md)."},
     },
     run_policy,
     60,
+    {"list", "test"},
 });
 
 }  // namespace

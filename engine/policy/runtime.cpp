@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "engine/core/embedded.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
@@ -212,19 +213,18 @@ const char* to_string(Outcome o) {
 
 std::vector<std::string> lua_files(const std::string& dir, bool tests) {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (!it->is_regular_file() || it->path().extension() != ".lua") continue;
-    std::string name = it->path().filename().string();
+  for (const auto& file : list_files(dir)) {  // real or compiled-in (engine/core/embedded.h)
+    fs::path p(file);
+    if (p.extension() != ".lua") continue;
+    std::string name = p.filename().string();
     bool is_test = name.size() > 9 && name.compare(name.size() - 9, 9, "_test.lua") == 0;
-    if (is_test == tests) out.push_back(it->path().string());
+    if (is_test == tests) out.push_back(file);
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
 std::string display_path(const std::string& path) {
+  if (is_embedded_path(path)) return path;
   std::error_code ec;
   fs::path abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
   if (ec) return path;
@@ -244,10 +244,10 @@ std::vector<PolicyInfo> Runtime::infos() const {
 }
 
 void Runtime::load_dir(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
+  if (!is_directory_path(dir)) {
     diags_.push_back({"POL001", Severity::Error, "policy directory '" + dir + "' does not exist", {}, "",
-                      "pass an existing directory to --policy-dir, or set PLINTH_POLICY_DIR"});
+                      "pass an existing directory to --policy-dir (or in PLINTH_POLICY_DIR); the built-in packs "
+                      "need neither"});
     return;
   }
   fs::path root = fs::path(dir).lexically_normal();

@@ -7,6 +7,7 @@
 
 #include "engine/blueprint/json.h"
 #include "engine/blueprint/loader.h"
+#include "engine/core/embedded.h"
 #include "engine/core/files.h"
 #include "engine/graph/expand.h"
 #include "engine/plan/plan.h"
@@ -56,10 +57,9 @@ int lua_test(lua_State* L) {
 
 /// fixtures/NAME.yaml in the test file's folder or the nearest parent that has one; "" when none.
 std::string find_fixture(const Collector& c, const std::string& name) {
-  for (fs::path d = c.test_dir;; d = d.parent_path()) {
+  for (fs::path d = c.test_dir; !d.empty(); d = d.parent_path()) {
     fs::path f = d / "fixtures" / (name + ".yaml");
-    std::error_code ec;
-    if (fs::is_regular_file(f, ec)) return f.string();
+    if (is_file_path(f.string())) return f.string();
     if (d == d.parent_path()) break;
   }
   return "";
@@ -186,7 +186,7 @@ void run_file(const std::string& test_file, const Limits& limits, TestRun& run) 
     run.results.push_back({shown, "(file)", {shown, 0, 0}, false, why});
   };
   std::error_code ec;
-  if (!fs::is_regular_file(policy_file, ec)) return fail_file("no policy file " + display_path(policy_file) + " beside the test");
+  if (!is_file_path(policy_file)) return fail_file("no policy file " + display_path(policy_file) + " beside the test");
   Runtime rt(limits);
   rt.load_file(policy_file, "");
   if (!rt.diagnostics().empty()) {
@@ -198,7 +198,9 @@ void run_file(const std::string& test_file, const Limits& limits, TestRun& run) 
   if (!text) return fail_file(text.error().message);
   Sandbox& sb = rt.sandbox();
   lua_State* L = sb.L();
-  Collector c{{}, {}, shown, fs::absolute(test_file, ec).lexically_normal().parent_path()};
+  // The compiled-in packs (engine/core/embedded.h) have no absolute path.
+  fs::path where = is_embedded_path(test_file) ? fs::path(test_file) : fs::absolute(test_file, ec);
+  Collector c{{}, {}, shown, where.lexically_normal().parent_path()};
   sb.push_env();
   lua_pushlightuserdata(L, &c);
   lua_pushcclosure(L, lua_test, 1);

@@ -1,5 +1,7 @@
 #include "engine/policy/waivers.h"
 
+#include <algorithm>
+
 #include <yaml-cpp/yaml.h>
 
 #include <ctime>
@@ -97,6 +99,7 @@ WaiverFile load_waivers(const std::string& path) {
     Waiver w;
     w.loc = loc;
     bool ok = true;
+    std::vector<std::string> misspelled;  // fields an unknown key was meant to be: not also "missing"
     for (const auto& kv : item) {
       std::string key = kv.first.as<std::string>("");
       auto field = [&]() -> std::string* {
@@ -109,6 +112,7 @@ WaiverFile load_waivers(const std::string& path) {
       }();
       if (!field) {
         bad("unknown waiver field '" + key + "'", loc_of(path, kv.first), did_you_mean(key, kKeys));
+        if (auto m = closest_match(key, kKeys)) misspelled.push_back(*m);
         ok = false;
       } else if (!kv.second.IsScalar()) {
         bad("waiver field '" + key + "' must be a string", loc_of(path, kv.second));
@@ -118,7 +122,7 @@ WaiverFile load_waivers(const std::string& path) {
       }
     }
     for (const auto& key : kKeys) {
-      if (!item[key]) {
+      if (!item[key] && std::find(misspelled.begin(), misspelled.end(), key) == misspelled.end()) {
         bad("waiver is missing '" + key + "'", loc,
             key == "expires" ? "every waiver expires: add expires: YYYY-MM-DD" : "");
         ok = false;

@@ -116,6 +116,7 @@ class LocalBackend final : public Backend {
           return Error::fatal("cannot write the lock file " + lock_path_ + ": " + std::strerror(e));
         }
         lock_fd_ = fd;
+        run_started_ = false;  // a new run: its first save marks what it started from
         return {};
       }
       int e = errno;
@@ -177,6 +178,7 @@ class LocalBackend final : public Backend {
     for (const auto& [serial, file] : history_files()) {
       HistoryEntry e;
       e.serial = serial;
+      e.run_start = is_run_start(serial);
       struct stat sb {};
       if (stat(file.c_str(), &sb) == 0) e.saved_at = utc_iso8601(sb.st_mtim.tv_sec);
       auto text = read_file(file.string());
@@ -259,10 +261,19 @@ class LocalBackend final : public Backend {
   }
 
   std::string history_file(uint64_t serial) const { return history_dir_ + "/" + std::to_string(serial) + ".json"; }
+  /// The marker of a run start (state.h, kHistoryKeep): history/SERIAL.run-start.
+  std::string run_start_marker(uint64_t serial) const {
+    return history_dir_ + "/" + std::to_string(serial) + ".run-start";
+  }
+  bool is_run_start(uint64_t serial) const {
+    std::error_code ec;
+    return fs::exists(run_start_marker(serial), ec);
+  }
 
   Status save_locked(const StateDocument& doc) {
     auto stored = load();
     if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+    std::optional<uint64_t> run_start;  // the stored version this run started from, on its first save
     if (*stored) {
       const StateDocument& cur = **stored;
       if (cur.lineage != doc.lineage)
@@ -277,6 +288,7 @@ class LocalBackend final : public Backend {
                          " but this run tried to write serial " + std::to_string(doc.serial) +
                          "; nothing was written. Plan again against the current state",
                      0};
+      if (!run_started_) run_start = cur.serial;
     }
     StateDocument out = doc;
     out.plinth_version = PLINTH_VERSION;
@@ -290,6 +302,15 @@ class LocalBackend final : public Backend {
                             " (the stored state is unchanged)");
       fs::permissions(dir, fs::perms::owner_all, ec);
     }
+    // Keep what this run started from for good (state.h, kHistoryKeep). A
+    // state written before history existed gets its history copy now.
+    if (run_start) {
+      if (!fs::exists(history_file(*run_start), ec)) {
+        if (auto old_text = read_file(path_); old_text) (void)write_file_atomic(history_file(*run_start), *old_text, 0600);
+      }
+      if (auto st = write_file_atomic(run_start_marker(*run_start), "", 0600); !st)
+        return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
+    }
     // The history copy first: if the state file cannot be written, the
     // history must not claim a version that never became current.
     std::string hist = history_file(out.serial);
@@ -299,8 +320,11 @@ class LocalBackend final : public Backend {
       ::unlink(hist.c_str());
       return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
     }
+    run_started_ = true;
+    // Journal saves beyond the newest kHistoryKeep go; run starts stay.
     auto files = history_files();
-    for (size_t i = 0; i + kHistoryKeep < files.size(); ++i) fs::remove(files[i].second, ec);
+    for (size_t i = 0; i + kHistoryKeep < files.size(); ++i)
+      if (!is_run_start(files[i].first)) fs::remove(files[i].second, ec);
     return {};
   }
 
@@ -349,6 +373,7 @@ class LocalBackend final : public Backend {
 
   std::string path_, lock_path_, state_dir_, history_dir_;
   int lock_fd_ = -1;
+  bool run_started_ = false;  ///< this lock hold has saved (its run start is marked)
 };
 
 }  // namespace

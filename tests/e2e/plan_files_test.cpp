@@ -59,6 +59,8 @@ TEST_CASE("plan -out writes a plan file bound to the blueprint, policies, state 
   }
   CHECK(policy_files > 0);
   CHECK(pf->bindings.policies.size() == policy_files);
+  // They are bound by the names they have inside plinth (docs/plan-files.md).
+  CHECK(pf->bindings.policies.count("<builtin>/policies/soc2/encryption.lua") == 1);
   CHECK(pf->bindings.git_commit == w.commit);
   CHECK_FALSE(pf->bindings.git_dirty);
   CHECK(pf->bindings.state_serial == 0);

@@ -38,3 +38,33 @@ TEST_CASE("a diagnostic marked show_source=false leaves out the source excerpt")
   d.show_source = false;
   CHECK(format_diagnostic(d) == f + ":2:16: error[BP008]: inline credentials\n");
 }
+
+TEST_CASE("invalid_utf8_offset finds the first byte that is not UTF-8 (RFC 3629)") {
+  CHECK_FALSE(invalid_utf8_offset("plain ascii").has_value());
+  CHECK_FALSE(invalid_utf8_offset("caf\xc3\xa9 \xe2\x98\x83 \xf0\x9f\x98\x80").has_value());
+  CHECK(invalid_utf8_offset("caf\xe9") == 3u);              // Latin-1
+  CHECK(invalid_utf8_offset("ab\xc3") == 2u);                // truncated
+  CHECK(invalid_utf8_offset("\xc0\xaf") == 0u);             // overlong '/'
+  CHECK(invalid_utf8_offset("x\xed\xa0\x80") == 1u);        // a UTF-16 surrogate
+  CHECK(invalid_utf8_offset("\xf4\x90\x80\x80") == 0u);     // above U+10FFFF
+}
+
+TEST_CASE("escape_control makes text safe for a terminal") {
+  CHECK(escape_control("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m");
+  CHECK(escape_control("bell\a del\x7f") == "bell\\x07 del\\x7f");
+  CHECK(escape_control("csi \xc2\x9b" "2J") == "csi \\u{9b}2J");
+  CHECK(escape_control("bad \xe9 byte") == "bad \\xe9 byte");
+  CHECK(escape_control("caf\xc3\xa9 \xe2\x98\x83") == "caf\xc3\xa9 \xe2\x98\x83");
+  CHECK(escape_control("tab\tnewline\n") == "tab\tnewline\n");
+  CHECK(escape_control("tab\tnewline\n", false) == "tab\\x09newline\\x0a");
+}
+
+TEST_CASE("diagnostics escape control characters, and the caret stays under its column") {
+  plinth::test::TempDir dir;
+  std::string f = dir.write("x.yaml", "a: \"\x1b[2J\"  bad\n");
+  Diagnostic d{"BP005", Severity::Error, "value \x1b[2J is bad", {f, 1, 12}, "", "remove \x1b"};
+  CHECK(format_diagnostic(d) == f + ":1:12: error[BP005]: value \\x1b[2J is bad\n"
+                                    " 1 | a: \"\\x1b[2J\"  bad\n"
+                                    "   |               ^\n"
+                                    "  hint: remove \\x1b\n");
+}

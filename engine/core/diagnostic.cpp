@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 
+#include "engine/core/strings.h"
+
 namespace plinth {
 
 const char* to_string(Severity s) {
@@ -59,18 +61,21 @@ std::string format_diagnostic(const Diagnostic& d, bool color) {
                           : d.severity == Severity::Warning ? "\033[1;33m" : "\033[1;36m";
   auto c = [&](const char* code) { return color ? std::string(code) : std::string(); };
   std::string out;
-  if (d.loc.known()) out += c("\033[1m") + d.loc.str() + ": " + c("\033[0m");
-  else if (!d.address.empty()) out += c("\033[1m") + d.address + ": " + c("\033[0m");
+  // Messages, addresses and source lines may carry text from hostile input
+  // (a policy's message, a blueprint line): never hand the terminal raw
+  // control characters (ANSI escapes) or malformed UTF-8.
+  if (d.loc.known()) out += c("\033[1m") + safe_text(d.loc.str()) + ": " + c("\033[0m");
+  else if (!d.address.empty()) out += c("\033[1m") + safe_text(d.address) + ": " + c("\033[0m");
   out += c(sev_color) + to_string(d.severity);
   if (!d.code.empty()) out += "[" + d.code + "]";
-  out += ":" + c("\033[0m") + " " + d.message;
-  if (d.loc.known() && !d.address.empty()) out += " (" + d.address + ")";
+  out += ":" + c("\033[0m") + " " + safe_text(d.message);
+  if (d.loc.known() && !d.address.empty()) out += " (" + safe_text(d.address) + ")";
   out += "\n";
   if (d.show_source && d.loc.known() && d.loc.line > 0) {
     std::string text = source_line(d.loc.file, d.loc.line);
     if (!text.empty()) {
       std::string num = std::to_string(d.loc.line);
-      out += " " + num + " | " + text + "\n";
+      out += " " + num + " | " + safe_text(text) + "\n";
       out += " " + std::string(num.size(), ' ') + " | ";
       if (d.loc.column > 0) {
         // Keep tabs so the caret lines up under the column.
@@ -81,7 +86,7 @@ std::string format_diagnostic(const Diagnostic& d, bool color) {
       out += "\n";
     }
   }
-  if (!d.hint.empty()) out += "  hint: " + d.hint + "\n";
+  if (!d.hint.empty()) out += "  hint: " + safe_text(d.hint) + "\n";
   return out;
 }
 

@@ -38,3 +38,41 @@ TEST_CASE("a diagnostic marked show_source=false leaves out the source excerpt")
   d.show_source = false;
   CHECK(format_diagnostic(d) == f + ":2:16: error[BP008]: inline credentials\n");
 }
+
+TEST_CASE("valid_utf8 accepts well-formed UTF-8 and refuses every kind of malformed sequence") {
+  CHECK(valid_utf8(""));
+  CHECK(valid_utf8("plain ascii"));
+  CHECK(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80"));  // é € 🚀
+  CHECK(valid_utf8("\xf4\x8f\xbf\xbf"));                         // U+10FFFF
+  CHECK_FALSE(valid_utf8("\xff"));
+  CHECK_FALSE(valid_utf8("\x80"));              // stray continuation byte
+  CHECK_FALSE(valid_utf8("\xc0\xaf"));          // overlong '/'
+  CHECK_FALSE(valid_utf8("\xe0\x80\xaf"));      // overlong, 3 bytes
+  CHECK_FALSE(valid_utf8("\xed\xa0\x80"));      // surrogate U+D800
+  CHECK_FALSE(valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+  CHECK_FALSE(valid_utf8("caf\xc3"));           // cut at the end
+  CHECK_FALSE(valid_utf8("\xe2\x82x"));         // cut in the middle
+}
+
+TEST_CASE("to_valid_utf8 replaces each bad byte with U+FFFD and keeps valid text as it is") {
+  CHECK(to_valid_utf8("caf\xc3\xa9") == "caf\xc3\xa9");
+  CHECK(to_valid_utf8("a\xff" "b") == "a\xef\xbf\xbd" "b");
+  CHECK(to_valid_utf8("\xed\xa0\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  CHECK(valid_utf8(to_valid_utf8("\xc3\x28\xa0\xa1\xe2\x28\xa1\xf0\x28\x8c\xbc")));
+}
+
+TEST_CASE("safe_text writes control characters, bidi overrides and bad UTF-8 as visible escapes") {
+  CHECK(safe_text("no encryption at rest") == "no encryption at rest");
+  CHECK(safe_text("two\nlines\tand a tab") == "two\nlines\tand a tab");
+  CHECK(safe_text("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m");
+  CHECK(safe_text("bell\a cr\r del\x7f nul" + std::string(1, '\0')) == "bell\\x07 cr\\x0d del\\x7f nul\\x00");
+  CHECK(safe_text("\xc2\x9b" "31m") == "\\u009b31m");                 // C1 CSI
+  CHECK(safe_text("abc\xe2\x80\xae" "cba") == "abc\\u202ecba");       // right-to-left override
+  CHECK(safe_text("\xef\xbf\xbe") == "\\ufffe");
+  CHECK(safe_text("caf\xc3\xa9 \xff") == "caf\xc3\xa9 \xef\xbf\xbd");
+  for (const char* s : {"\x1b]8;;http://x\x07", "\xff\xfe\x1b", "ok", "\xe2\x80\xae\xc2\x85"}) {
+    std::string once = safe_text(s);
+    CHECK(valid_utf8(once));
+    CHECK(safe_text(once) == once);
+  }
+}

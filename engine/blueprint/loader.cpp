@@ -95,6 +95,7 @@ class TreeBuilder : public YAML::EventHandler {
  public:
   explicit TreeBuilder(std::deque<Raw>& arena) : arena_(arena) {}
   std::vector<Node> docs;
+  std::vector<YAML::Mark> bad_utf8;  ///< scalars (keys and values) that are not valid UTF-8
 
   void OnDocumentStart(const YAML::Mark&) override {
     open_.clear();
@@ -107,6 +108,7 @@ class TreeBuilder : public YAML::EventHandler {
     attach(it == anchors_.end() ? Node() : it->second, 0);
   }
   void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t a, const std::string& value) override {
+    if (!valid_utf8(value)) bad_utf8.push_back(m);
     Raw& r = make(Raw::Scalar, m);
     r.text = value;
     r.quoted = tag == "!";
@@ -659,6 +661,14 @@ void Loader::load_text(const std::string& file, const std::string& text) {
             "fix the YAML near here (indentation, an unclosed quote or bracket, a missing ':')");
     return;
   }
+  // YAML is Unicode text; a value that is not valid UTF-8 cannot be shown,
+  // stored in JSON state or handed to policies, so it stops the load here.
+  for (const YAML::Mark& m : builder.bad_utf8)
+    c.error("BP001", m.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, m.line + 1, m.column + 1},
+            "this value is not valid UTF-8 text",
+            "save the file as UTF-8 (iconv -f LATIN1 -t UTF-8), or write the character as an escape such as "
+            "\"\\u00e9\"");
+  if (!builder.bad_utf8.empty()) return;
   const std::vector<Node>& docs = builder.docs;
   if (docs.empty()) {
     c.error("BP004", {file, 1, 1}, "the file is empty: missing required fields 'apiVersion' and 'kind'",

@@ -133,6 +133,18 @@ TEST_CASE("BP001: YAML syntax errors are diagnostics with a position", "[bluepri
   CHECK(tab.diagnostics[0].code == "BP001");
 }
 
+TEST_CASE("BP001: a value or key that is not valid UTF-8 stops the load with its position", "[blueprint][loader]") {
+  // Found by fuzz_blueprint (tests/fuzz/regressions/fuzz_blueprint): such a
+  // value used to load and then fail every plan with json type_error.316.
+  const std::string hint =
+      "save the file as UTF-8 (iconv -f LATIN1 -t UTF-8), or write the character as an escape such as \"\\u00e9\"";
+  require_one(load("metadata: {name: caf\xe9, owner: x}\n"), "BP001", 3, 18, "this value is not valid UTF-8 text",
+              hint);
+  require_one(load("metadata:\n  \xff\xfe: x\n"), "BP001", 4, 3, "this value is not valid UTF-8 text", hint);
+  auto escaped = load("metadata: {name: \"caf\\u00e9\", owner: x}\n");  // a valid escape is fine
+  for (const auto& d : escaped.diagnostics) CHECK(d.message != "this value is not valid UTF-8 text");
+}
+
 TEST_CASE("BP002: unknown keys with did-you-mean", "[blueprint][loader]") {
   require_one(load("stacks:\n  train:\n    driver: \"550.54.15\"\n    cuda_version: \"12.4\"\n"), "BP002", 6, 5,
               "unknown key 'cuda_version' in stack 'train'", "did you mean 'cuda'?");

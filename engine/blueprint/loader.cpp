@@ -18,6 +18,7 @@
 #include <climits>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <filesystem>
 #include <sstream>
 #include <unordered_map>
@@ -96,8 +97,13 @@ class TreeBuilder : public YAML::EventHandler {
   explicit TreeBuilder(std::deque<Raw>& arena) : arena_(arena) {}
   std::vector<Node> docs;
   std::vector<YAML::Mark> bad_utf8;  ///< scalars (keys and values) that are not valid UTF-8
+  std::optional<YAML::Mark> stalled;  ///< where the parser stopped making progress
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& m) override {
+    // yaml-cpp 0.7 can start document after empty document at the same
+    // position forever (", x" at the top level): stop at the second.
+    if (!docs.empty() && m.pos == last_start_) stalled = m;
+    last_start_ = m.pos;
     open_.clear();
     root_ = Node();
   }
@@ -157,6 +163,7 @@ class TreeBuilder : public YAML::EventHandler {
   }
 
   std::deque<Raw>& arena_;
+  int last_start_ = -1;
   std::vector<Raw*> open_;
   std::unordered_map<YAML::anchor_t, Node> anchors_;
   Node root_;
@@ -653,12 +660,18 @@ void Loader::load_text(const std::string& file, const std::string& text) {
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
-    while (parser.HandleNextDocument(builder)) {
+    while (parser.HandleNextDocument(builder) && !builder.stalled) {
     }
   } catch (const YAML::Exception& e) {
     SourceLoc at = e.mark.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, e.mark.line + 1, e.mark.column + 1};
     c.error("BP001", at, "YAML syntax error: " + e.msg,
             "fix the YAML near here (indentation, an unclosed quote or bracket, a missing ':')");
+    return;
+  }
+  if (builder.stalled) {
+    c.error("BP001", {file, builder.stalled->line + 1, builder.stalled->column + 1},
+            "YAML syntax error: the parser cannot read past this point",
+            "fix the YAML near here (a stray ',', ']' or '}' outside a flow collection?)");
     return;
   }
   // YAML is Unicode text; a value that is not valid UTF-8 cannot be shown,

@@ -145,6 +145,16 @@ TEST_CASE("BP001: a value or key that is not valid UTF-8 stops the load with its
   for (const auto& d : escaped.diagnostics) CHECK(d.message != "this value is not valid UTF-8 text");
 }
 
+TEST_CASE("BP001: text yaml-cpp reads as endless empty documents stops at the first repeat", "[blueprint][loader]") {
+  // Found by fuzz_blueprint (regressions/fuzz_blueprint/endless-documents.yaml): the
+  // loader asked yaml-cpp for the next document forever, holding 1.5 GB after 10 s.
+  auto r = bp::load_string(", cidr# x\nnetworks:\n  vlans: []\n", "t.yaml");
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].code == "BP001");
+  CHECK(r.diagnostics[0].message == "YAML syntax error: the parser cannot read past this point");
+  CHECK(r.diagnostics[0].loc == SourceLoc{"t.yaml", 1, 1});
+}
+
 TEST_CASE("BP002: unknown keys with did-you-mean", "[blueprint][loader]") {
   require_one(load("stacks:\n  train:\n    driver: \"550.54.15\"\n    cuda_version: \"12.4\"\n"), "BP002", 6, 5,
               "unknown key 'cuda_version' in stack 'train'", "did you mean 'cuda'?");

@@ -219,10 +219,17 @@ namespace {
 struct RuntimeServer {
   Limits limits;
   const Input* input;
+  /// Findings the parent already holds from earlier sandbox processes of this
+  /// run (read when this process starts): charged again, so restarting the
+  /// sandbox does not reset the run-wide memory limit.
+  const size_t* held;
   std::shared_ptr<Runtime> rt;
 
   Json operator()(const Json& req, Progress& progress) {
-    if (!rt) rt = std::make_shared<Runtime>(limits);
+    if (!rt) {
+      rt = std::make_shared<Runtime>(limits);
+      rt->sandbox().charge_held(*held);
+    }
     const std::string op = req.value("op", "");
     if (op == "load") {
       const std::string path = req.value("path", "");
@@ -267,7 +274,7 @@ size_t max_reply(const Limits& l) { return l.run_memory_bytes * 2 + (size_t{16} 
 }  // namespace
 
 RemoteRuntime::RemoteRuntime(const Limits& limits, const Input* input)
-    : limits_(limits), child_(RuntimeServer{limits, input, nullptr}, kIdleLimit, max_reply(limits)) {}
+    : limits_(limits), child_(RuntimeServer{limits, input, &held_, nullptr}, kIdleLimit, max_reply(limits)) {}
 
 void RemoteRuntime::load_dir(const std::string& dir) {
   namespace fs = std::filesystem;
@@ -346,7 +353,10 @@ std::vector<Verdict> RemoteRuntime::run(size_t i) {
     return error("the policy is no longer declared by its file after the sandbox restarted (a file that behaves "
                  "differently from run to run)");
   std::vector<Verdict> out;
-  for (const auto& j : (*r.value)["verdicts"]) out.push_back(verdict_from_json(j));
+  for (const auto& j : (*r.value)["verdicts"]) {
+    out.push_back(verdict_from_json(j));
+    held_ += verdict_cost(out.back().policy.size(), out.back().address.size(), out.back().message.size());
+  }
   return out;
 }
 

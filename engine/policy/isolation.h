@@ -106,6 +106,7 @@ class RemoteRuntime {
   Diagnostics diags_;
   std::vector<std::string> files_;
   std::map<std::string, std::string> hashes_;
+  size_t held_ = 0;  ///< what the findings received so far are charged (verdict_cost)
   Isolated child_;
 };
 

@@ -426,7 +426,7 @@ int Runtime::report(lua_State* L, Outcome outcome) {
   const char* address = lua_isnil(L, 1) ? "" : lua_tolstring(L, 1, &address_len);
   const char* message = has_message ? lua_tolstring(L, 2, &message_len) : "";  // both stay on the stack
   const size_t kept = std::min(message_len, sb_.limits().message_bytes);
-  if (!sb_.charge(sizeof(Verdict) + entries_[running_].info.id.size() + address_len + kept + 64))
+  if (!sb_.charge(verdict_cost(entries_[running_].info.id.size(), address_len, kept)))
     return luaL_error(L, "run-wide memory limit exceeded by findings");
   add_verdict(outcome, address, address_len, message, message_len);
   return 0;

@@ -20,6 +20,11 @@ std::vector<std::string> lua_files(const std::string& dir, bool tests);
 /// positions stay short ("policies/soc2/encryption.lua:12").
 std::string display_path(const std::string& path);
 
+/// What one finding is charged against the run-wide memory limit.
+inline size_t verdict_cost(size_t id_len, size_t address_len, size_t message_len) {
+  return sizeof(Verdict) + id_len + address_len + message_len + 64;
+}
+
 class Runtime {
  public:
   explicit Runtime(const Limits& limits);

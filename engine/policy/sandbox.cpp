@@ -320,6 +320,8 @@ void Sandbox::reset_uncounted() { gov_->fixed = gov_->base_fixed; }
 
 void Sandbox::stop_call() { gov_->tripped = true; }
 
+void Sandbox::charge_held(size_t bytes) { gov_->extra += bytes; }
+
 bool Sandbox::charge(size_t bytes) {
   Governor& g = *gov_;
   if (g.charged(g.used) + bytes > g.run_budget) {

@@ -86,6 +86,10 @@ class Sandbox {
   /// run-wide budget. False, charging nothing, when that would exceed it.
   bool charge(size_t bytes);
 
+  /// Counts `bytes` held elsewhere (findings from an earlier sandbox process
+  /// of the same run) against the run-wide budget, whatever it leaves.
+  void charge_held(size_t bytes);
+
   /// Marks the running call as stopped by a limit: the error raised next
   /// passes through every pcall and xpcall handler to the engine.
   void stop_call();

@@ -84,12 +84,21 @@ int lua_fixture(lua_State* L) {
   return 1;
 }
 
+/// Pushes t[key] without metamethods: no test-file code runs outside a check's limits.
+int rawfield(lua_State* L, int t, const char* key) {
+  lua_pushstring(L, key);
+  return lua_rawget(L, t);
+}
+
 std::string str_field(lua_State* L, int t, const char* key) {
-  lua_getfield(L, t, key);
+  rawfield(L, t, key);
   std::string s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
   lua_pop(L, 1);
   return s;
 }
+
+/// A string from the test file that ends up on the terminal (test names, expectations).
+std::string shown_field(lua_State* L, int t, const char* key) { return safe_text(str_field(L, t, key)); }
 
 using Finding = std::pair<std::string, std::string>;  // policy, address
 
@@ -106,19 +115,19 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
   r.file = loc.file;
   r.loc = loc;
   int t = lua_gettop(L);
-  r.name = str_field(L, t, "name");
+  r.name = shown_field(L, t, "name");
   if (r.name.empty()) r.name = "test at line " + std::to_string(loc.line);
   std::string yaml = str_field(L, t, "blueprint");
   std::multiset<Finding> expected;
   std::set<std::string> only;
   std::string problem;
-  lua_getfield(L, t, "expect");
+  rawfield(L, t, "expect");
   if (lua_istable(L, -1)) {
     for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; ++i) {
       lua_rawgeti(L, -1, 1);
       lua_rawgeti(L, -2, 2);
-      std::string id = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-      std::string addr = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      std::string id = lua_type(L, -2) == LUA_TSTRING ? safe_text(lua_tostring(L, -2)) : "";
+      std::string addr = lua_type(L, -1) == LUA_TSTRING ? safe_text(lua_tostring(L, -1)) : "";
       lua_pop(L, 3);
       if (id.empty()) problem = "each expect entry is {POLICY_ID, ADDRESS}";
       expected.insert({id, addr});
@@ -128,10 +137,10 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
     problem = "the test has no 'expect' list (use expect = {} for a blueprint that passes)";
   }
   lua_pop(L, 1);
-  lua_getfield(L, t, "policies");
+  rawfield(L, t, "policies");
   if (lua_istable(L, -1)) {
     for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; ++i) {
-      only.insert(lua_tostring(L, -1));
+      only.insert(safe_text(lua_tostring(L, -1)));
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -257,7 +266,9 @@ void run_file(const std::string& test_file, const Limits& limits, TestRun& run) 
   };
   std::error_code ec;
   if (!fs::is_regular_file(policy_file, ec)) return fail_file("no policy file " + display_path(policy_file) + " beside the test");
-  Isolated child(TestServer{limits, nullptr, nullptr}, std::chrono::minutes(10),
+  // No step is open while a test's blueprint loads and expands (Plinth's own code).
+  const auto idle = std::max<std::chrono::milliseconds>(std::chrono::minutes(1), limits.deadline * 6);
+  Isolated child(TestServer{limits, nullptr, nullptr}, idle,
                  limits.run_memory_bytes * 2 + (size_t{16} << 20));
   const Json load = {{"op", "file"}, {"file", test_file}};
   auto file = child.call(load);

@@ -96,21 +96,27 @@ TEST_CASE("plinth plan and audit finish on a hostile pack, name every broken pol
           "[e2e][policy]") {
   TempDir dir;
   const std::string pack = hostile_pack(dir);
-  auto plan = plinth_bounded({"plan", "blueprints/examples/lab.yaml", "--state", dir.path() + "/s.json",
-                              "--refresh=false", "--policy-dir", pack});
+  std::vector<std::string> args = {"plan", "blueprints/examples/lab.yaml", "--state", dir.path() + "/s.json",
+                                   "--refresh=false", "--policy-dir", pack};
+  for (const std::string format : {"json", "sarif", "junit", "markdown", "html"})
+    args.insert(args.end(), {"--report", format + ":" + dir.path() + "/report." + format});
+  auto plan = plinth_bounded(args);
   INFO(plan.err);
   CHECK(plan.exit_code == 1);
   check_hostile_reported(plan.err);
   check_terminal_safe(plan);
   CHECK(contains(plan.err, "policy check failed"));
 
+  auto audit = plinth_bounded({"audit", "blueprints/examples/lab.yaml", "--state", dir.path() + "/s.json",
+                               "--policy-dir", pack, "--format", "json", "--output", dir.path() + "/audit.json"});
+  INFO(audit.err);
+  CHECK(audit.exit_code == 1);  // mandatory policies errored
+  check_terminal_safe(audit);
+  CHECK(nlohmann::json::parse(slurp(dir.path() + "/audit.json"))["summary"]["blocked"] == true);
+
   for (const std::string format : {"json", "sarif", "junit", "markdown", "html"}) {
     const std::string out = dir.path() + "/report." + format;
-    auto audit = plinth_bounded({"audit", "blueprints/examples/lab.yaml", "--state", dir.path() + "/s.json",
-                                 "--policy-dir", pack, "--format", format, "--output", out});
-    INFO(format << "\n" << audit.err);
-    CHECK(audit.exit_code == 1);  // mandatory policies errored
-    check_terminal_safe(audit);
+    INFO(format);
     const std::string text = slurp(out);
     CHECK(valid_utf8(text));
     CHECK_FALSE(contains(text, "\x1b"));

@@ -307,3 +307,54 @@ TEST_CASE("invalid UTF-8 and terminal escapes in what a policy reports are made 
   CHECK(f.address == "storage.tier.hot\xef\xbf\xbd");
   CHECK(f.message == "bad \xef\xbf\xbd\xef\xbf\xbd bytes and \\x1b[2J\\x1b]8;;http://x\\x07 escapes");
 }
+
+TEST_CASE("plinth policy test: a test whose policy gets stuck fails with the policy named; the next test still runs") {
+  TempDir dir;
+  dir.write("p/fixtures/small.yaml", kSmallBlueprint);
+  dir.write("p/stuck.lua", R"(policy {
+  id = "STUCK-ON-HOT", title = "t", severity = "low", enforcement = "advisory",
+  check = function(ctx)
+    if ctx.resource('storage.tier.hot') then
+      string.find(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40))
+    end
+  end,
+}
+)");
+  dir.write("p/stuck_test.lua", R"(local base = fixture("small")
+test { name = "stuck \27[31m", blueprint = base, expect = {} }
+test { name = "no hot tier", blueprint = replace(base, "hot", "warm"), expect = {} }
+)");
+  auto limits = quick().limits;
+  limits.deadline = std::chrono::milliseconds(500);
+  auto run = policy::run_policy_tests(dir.path() + "/p", limits);
+  REQUIRE(run.results.size() == 2);
+  CHECK_FALSE(run.results[0].passed);
+  CHECK(run.results[0].name == "test at line 2");
+  CHECK(run.results[0].detail == "policy STUCK-ON-HOT (" + dir.path() +
+                                     "/p/stuck.lua:1) in test 'stuck \\x1b[31m' did not finish within 500 ms (wall "
+                                     "clock) and was stopped by killing its sandbox process (stuck in a library call "
+                                     "such as a pathological string pattern?)");
+  CHECK(run.results[1].passed);
+  CHECK(run.results[1].name == "no hot tier");
+}
+
+TEST_CASE("a sandbox restart does not reset the run-wide memory limit: findings already held still count") {
+  TempDir dir;
+  auto options = quick();
+  options.limits.deadline = std::chrono::milliseconds(500);
+  options.limits.run_memory_bytes = size_t{4} << 20;
+  const std::string flood = "local s = string.rep('z', 4000) for i = 1, 700 do fail(nil, s) end";
+  auto e = run_policies(dir,
+                        {
+                            {"a.lua", policy_with("FLOOD-A", flood)},
+                            {"b.lua", policy_with("STUCK", "string.find(string.rep('a', 40), string.rep('a?', 40) .. "
+                                                           "string.rep('a', 40))")},
+                            {"c.lua", policy_with("FLOOD-C", flood)},
+                        },
+                        kSmallBlueprint, options);
+  CHECK(verdicts_of(e, "FLOOD-A").size() == 700);
+  CHECK(only_verdict(e, "STUCK").outcome == Outcome::Error);
+  const auto& c = only_verdict(e, "FLOOD-C");
+  CHECK(c.outcome == Outcome::Error);
+  CHECK(contains(c.message, "run-wide memory limit of 4 MiB exceeded"));
+}

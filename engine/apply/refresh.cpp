@@ -76,7 +76,7 @@ std::string drift_text(const std::vector<Drift>& drift) {
     }
     out += "  ~ " + d.address + "\n";
     for (const auto& c : d.changes)
-      out += "      " + escape_control(c.path) + ": " + value_text(c.before, c.sensitive) + " -> " +
+      out += "      " + safe_text(c.path) + ": " + value_text(c.before, c.sensitive) + " -> " +
              value_text(c.after, c.sensitive) +
              "\n";
   }

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "engine/core/files.h"
+#include "engine/core/strings.h"
 
 namespace fs = std::filesystem;
 
@@ -388,9 +389,32 @@ const std::vector<std::string>& formats() {
   return f;
 }
 
+namespace {
+
+/// Every string in `j` (keys too) through safe_text: text from files Plinth
+/// does not control (waivers, policy messages, paths) may be malformed UTF-8,
+/// which would make dump() throw, or carry terminal escapes a reader's
+/// `jq -r` would print raw.
+nlohmann::json safe_strings(const nlohmann::json& j) {
+  if (j.is_string()) return safe_text(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : j) out.push_back(safe_strings(v));
+    return out;
+  }
+  if (j.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) out[safe_text(it.key())] = safe_strings(it.value());
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
 Result<std::string> render(const Report& r, const std::string& format) {
-  if (format == "json") return to_json(r).dump(2) + "\n";
-  if (format == "sarif") return to_sarif(r).dump(2) + "\n";
+  if (format == "json") return safe_strings(to_json(r)).dump(2) + "\n";
+  if (format == "sarif") return safe_strings(to_sarif(r)).dump(2) + "\n";
   if (format == "junit") return to_junit(r);
   if (format == "markdown" || format == "md") return to_markdown(r);
   if (format == "html") return to_html(r);

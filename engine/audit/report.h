@@ -183,8 +183,10 @@ const std::vector<std::string>& formats();
 /// Renders `r` in `format` (one of formats()), text ending in a newline.
 Result<std::string> render(const Report& r, const std::string& format);
 
-/// Escapes text for XML and HTML content and attributes (&, <, >, ", ');
-/// drops characters XML 1.0 does not allow (control characters but tab, CR, LF).
+/// Escapes text for XML and HTML content and attributes (&, <, >, ", ')
+/// after safe_text (engine/core/strings.h): malformed UTF-8 becomes U+FFFD and
+/// control characters (but tab and LF), which XML 1.0 does not allow or which
+/// are terminal escapes, become visible escapes ("\x1b").
 std::string xml_escape(const std::string& text);
 
 /// "2026-12-02T13:04:05Z" now.

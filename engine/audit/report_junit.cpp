@@ -2,23 +2,25 @@
 #include <map>
 
 #include "engine/audit/report.h"
+#include "engine/core/strings.h"
 
 namespace plinth::audit {
 
 std::string xml_escape(const std::string& text) {
+  // safe_text first: malformed UTF-8 would make the document malformed, and
+  // control characters (not allowed in XML 1.0, or terminal escapes) become
+  // visible escapes such as "\x1b".
+  const std::string safe = safe_text(text);
   std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    unsigned char c = static_cast<unsigned char>(ch);
+  out.reserve(safe.size());
+  for (char ch : safe) {
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default:
-        if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;  // not allowed in XML 1.0
-        out += ch;
+      default: out += ch;
     }
   }
   return out;

@@ -6,10 +6,12 @@
 namespace plinth::audit {
 namespace {
 
-/// Escapes characters that would break a Markdown table cell.
-std::string cell(const std::string& s) {
+/// Escapes characters that would break a Markdown table cell; control
+/// characters (terminal escapes) and malformed UTF-8 become visible escapes.
+std::string cell(const std::string& text) {
+  const std::string s = safe_text(text);
   std::string out;
-  for (char c : escape_control(s)) {  // control characters would reach the reader's terminal or page raw
+  for (char c : s) {
     if (c == '|') out += "\\|";
     else if (c == '\n') out += ' ';
     else if (c == '<') out += "&lt;";
@@ -20,7 +22,7 @@ std::string cell(const std::string& s) {
 }
 
 std::string where(const Report& r, const SourceLoc& loc) {
-  return loc.known() ? "`" + r.repo_path(loc.file) + ":" + std::to_string(loc.line) + "`" : "";
+  return loc.known() ? "`" + cell(r.repo_path(loc.file)) + ":" + std::to_string(loc.line) + "`" : "";
 }
 
 std::string provenance_line(const Report& r) {

@@ -18,6 +18,7 @@
 #include <climits>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <filesystem>
 #include <sstream>
 #include <unordered_map>
@@ -95,8 +96,14 @@ class TreeBuilder : public YAML::EventHandler {
  public:
   explicit TreeBuilder(std::deque<Raw>& arena) : arena_(arena) {}
   std::vector<Node> docs;
+  std::vector<YAML::Mark> bad_utf8;  ///< scalars (keys and values) that are not valid UTF-8
+  std::optional<YAML::Mark> stalled;  ///< where the parser stopped making progress
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& m) override {
+    // yaml-cpp 0.7 can start document after empty document at the same
+    // position forever (", x" at the top level): stop at the second.
+    if (!docs.empty() && m.pos == last_start_) stalled = m;
+    last_start_ = m.pos;
     open_.clear();
     root_ = Node();
     root_map_ = nullptr;
@@ -116,6 +123,7 @@ class TreeBuilder : public YAML::EventHandler {
     attach(it == anchors_.end() ? Node() : it->second, 0);
   }
   void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t a, const std::string& value) override {
+    if (!valid_utf8(value)) bad_utf8.push_back(m);
     Raw& r = make(Raw::Scalar, m);
     r.text = value;
     r.quoted = tag == "!";
@@ -198,6 +206,7 @@ class TreeBuilder : public YAML::EventHandler {
   }
 
   std::deque<Raw>& arena_;
+  int last_start_ = -1;
   std::vector<Raw*> open_;
   std::unordered_map<YAML::anchor_t, Node> anchors_;
   Node root_;
@@ -788,7 +797,7 @@ void Loader::load_text(const std::string& file, const std::string& text) {
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
-    while (parser.HandleNextDocument(builder)) {
+    while (parser.HandleNextDocument(builder) && !builder.stalled) {
     }
   } catch (const YAML::Exception& e) {
     SourceLoc at = e.mark.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, e.mark.line + 1, e.mark.column + 1};
@@ -796,6 +805,22 @@ void Loader::load_text(const std::string& file, const std::string& text) {
             "fix the YAML near here (indentation, an unclosed quote or bracket, a missing ':')");
     return;
   }
+  if (builder.stalled) {
+    c.error("BP001", {file, builder.stalled->line + 1, builder.stalled->column + 1},
+            "YAML syntax error: the parser cannot read past this point",
+            "fix the YAML near here (a stray ',', ']' or '}' outside a flow collection?)");
+    return;
+  }
+  // A value that is not valid UTF-8 cannot be shown, stored in JSON state or
+  // handed to policies, so it stops the load here. The check of the whole
+  // text above finds raw bytes in UTF-8 files; this one is the net for what
+  // yaml-cpp decodes itself (files that start like UTF-16/32).
+  for (const YAML::Mark& m : builder.bad_utf8)
+    c.error("BP001", m.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, m.line + 1, m.column + 1},
+            "this value is not valid UTF-8 text",
+            "save the file as UTF-8 (iconv -f LATIN1 -t UTF-8), or write the character as an escape such as "
+            "\"\\u00e9\"");
+  if (!builder.bad_utf8.empty()) return;
   const std::vector<Node>& docs = builder.docs;
   if (docs.empty()) {
     c.error("BP004", {file, 1, 1}, "the file is empty: missing required fields 'apiVersion' and 'kind'",

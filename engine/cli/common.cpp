@@ -21,7 +21,7 @@ void print_diagnostics(const Diagnostics& ds, Io& io) {
 
 int fail(Io& io, const std::string& command, const std::string& message) {
   // Messages quote user input (paths, values): never let it drive the terminal.
-  std::fprintf(io.err, "plinth %s: %s\n", command.c_str(), escape_control(message).c_str());
+  std::fprintf(io.err, "plinth %s: %s\n", command.c_str(), safe_text(message).c_str());
   return kExitFailure;
 }
 
@@ -64,7 +64,7 @@ std::optional<Loaded> load_blueprint(const std::vector<std::string>& paths, Io& 
   Checked c = check_blueprint(paths);
   if (!c.fatal.empty()) {
     print_diagnostics(c.diagnostics, io);
-    std::fprintf(io.err, "plinth: %s\n", escape_control(c.fatal).c_str());
+    std::fprintf(io.err, "plinth: %s\n", safe_text(c.fatal).c_str());
     return std::nullopt;
   }
   print_diagnostics(c.diagnostics, io);

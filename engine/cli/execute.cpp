@@ -91,7 +91,7 @@ class Progress {
     }
     if (!line.empty()) {
       clear_bar();
-      std::fprintf(io_.out, "%s\n", escape_control(line).c_str());  // provider errors quote BMC answers
+      std::fprintf(io_.out, "%s\n", safe_text(line).c_str());  // provider errors quote BMC answers
       std::fflush(io_.out);
     }
     draw_bar();
@@ -257,7 +257,7 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
     for (const auto& o : report.outcomes)
       if (o.status == s)
         std::fprintf(io.out, "  %s (%s): %s\n", o.address.c_str(), plan::to_string(o.action),
-                     escape_control(o.error).c_str());
+                     safe_text(o.error).c_str());
   }
   std::fflush(io.out);
   if (!report.journal_error.empty())

@@ -91,7 +91,7 @@ int run_import(const Args& args, Io& io) {
   std::fprintf(io.out,
                "Imported %s (%s %s) into state %s as serial %llu.\n"
                "Nothing was changed on it; run plinth plan to see how it differs from the blueprint.\n",
-               address.c_str(), type->import_id.c_str(), escape_control(id).c_str(), session->path.c_str(),
+               address.c_str(), type->import_id.c_str(), safe_text(id).c_str(), session->path.c_str(),
                static_cast<unsigned long long>(next.serial));
   return kExitSuccess;
 }

@@ -55,14 +55,14 @@ int main(int argc, char** argv) {
     if (!cmd) {
       std::vector<std::string> names;
       for (const Command* c : commands()) names.push_back(c->name);
-      std::fprintf(stderr, "plinth: unknown command '%s'", plinth::escape_control(name).c_str());
+      std::fprintf(stderr, "plinth: unknown command '%s'", plinth::safe_text(name).c_str());
       if (auto m = plinth::closest_match(name, names)) std::fprintf(stderr, "; did you mean '%s'?", m->c_str());
       std::fprintf(stderr, "\nRun 'plinth help' for the list of commands.\n");
       return kExitFailure;
     }
     auto args = parse_args(*cmd, rest);
     if (!args) {
-      std::fprintf(stderr, "%s\n", plinth::escape_control(args.error().message).c_str());
+      std::fprintf(stderr, "%s\n", plinth::safe_text(args.error().message).c_str());
       return kExitFailure;
     }
     if (args->flag("help")) {
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     return cmd->run(*args, io);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "plinth: internal error: %s\nThis is a bug; please report it with the command line.\n",
-                 plinth::escape_control(e.what()).c_str());
+                 plinth::safe_text(e.what()).c_str());
     return kExitFailure;
   }
 }

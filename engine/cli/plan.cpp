@@ -53,7 +53,9 @@ int print_against(const Args& args, Io& io, const Planned& planned, const Policy
   in.blueprint_json = bp::to_json(base.blueprint);
   in.resources = &base_graph->resources;
   in.plan = &base_plan;
-  policy::Evaluation base_eval = policy::evaluate(policy_dirs(args), in);
+  policy::Options options;
+  options.limits = policy_limits(io);
+  policy::Evaluation base_eval = policy::evaluate(policy_dirs(args), in, options);
   const std::string bp_dir = blueprint_dir(args.positional);
   auto waivers = policy::load_waivers((std::filesystem::path(bp_dir) / "waivers.yaml").string());
   policy::apply_waivers(waivers.waivers, policy::today_utc(), base_eval);

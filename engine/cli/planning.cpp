@@ -57,7 +57,7 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
     const std::string& m = f.error.message;
     const bool named = m.rfind(f.address + ":", 0) == 0;
     std::fprintf(io.err, "plinth %s: refresh %s\n", command.c_str(),
-                 escape_control(named ? m : f.address + ": " + m).c_str());
+                 safe_text(named ? m : f.address + ": " + m).c_str());
   }
   if (!r.failures.empty() || has_errors(r.diagnostics)) {
     std::fprintf(io.err,

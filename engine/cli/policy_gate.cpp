@@ -9,6 +9,7 @@
 #include "engine/core/embedded.h"
 #include "engine/policy/listing.h"
 #include "engine/policy/waivers.h"
+#include "engine/state/state.h"
 
 namespace fs = std::filesystem;
 
@@ -29,6 +30,20 @@ std::vector<std::string> policy_dirs(const Args& args) {
   }
   for (const auto& d : args.all("policy-dir")) dirs.push_back(d);
   return dirs;
+}
+
+policy::Limits policy_limits(Io& io) {
+  policy::Limits limits;
+  if (const char* env = std::getenv("PLINTH_POLICY_TIMEOUT"); env && *env) {
+    auto d = state::parse_duration(env);
+    if (d && d->count() > 0)
+      limits.deadline = *d;
+    else
+      std::fprintf(io.err, "warning: ignoring PLINTH_POLICY_TIMEOUT='%s': %s; policies keep the %s limit\n", env,
+                   d ? "it must be more than 0" : d.error().message.c_str(),
+                   policy::duration_text(limits.deadline).c_str());
+  }
+  return limits;
 }
 
 std::string blueprint_dir(const std::vector<std::string>& paths) {
@@ -57,7 +72,9 @@ PolicyOutcome run_policies(const Loaded& loaded, const graph::ResourceGraph& gra
   in.resources = &graph.resources;
   in.plan = &plan;
   PolicyOutcome out;
-  out.evaluation = policy::evaluate(policy_dirs, in);
+  policy::Options options;
+  options.limits = policy_limits(io);
+  out.evaluation = policy::evaluate(policy_dirs, in, options);
   policy::Evaluation& eval = out.evaluation;
 
   auto waivers = policy::load_waivers((fs::path(blueprint_dir) / "waivers.yaml").string());

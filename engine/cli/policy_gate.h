@@ -20,6 +20,12 @@ std::string builtin_policy_dir();
 /// none is required.
 std::vector<std::string> policy_dirs(const Args& args);
 
+/// The sandbox limits for policy runs: the defaults, with the wall-clock
+/// limit per check and per policy file from $PLINTH_POLICY_TIMEOUT ("30s",
+/// "500ms"; docs/policy-authoring.md) when set. A value that does not parse
+/// is a warning on io.err and the default stays.
+policy::Limits policy_limits(Io& io);
+
 /// Where waivers.yaml is looked for: the first PATH when it is a directory,
 /// else the directory of the first blueprint file.
 std::string blueprint_dir(const std::vector<std::string>& paths);

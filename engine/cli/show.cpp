@@ -59,7 +59,7 @@ int run_show(const Args& args, Io& io) {
           (b.git_commit.empty() ? std::string("(none)") : b.git_commit.substr(0, 12)) +
           (b.git_dirty ? " with uncommitted changes" : "") + "\n";
   head += "  apply it with: plinth apply " + path + "\n\n";
-  std::string text = escape_control(head) + plan::to_text(pf->plan, {io.color});
+  std::string text = safe_text(head) + plan::to_text(pf->plan, {io.color});
   std::fwrite(text.data(), 1, text.size(), io.out);
   return kExitSuccess;
 }

@@ -41,7 +41,7 @@ std::optional<state::StateDocument> load_state(state::Backend& backend, const st
 /// Prints attributes as "key = json", nested objects as dotted keys.
 void print_values(const Json& obj, const std::string& prefix, const ResourceType* type, Io& io) {
   for (const auto& [k, v] : obj.items()) {
-    std::string key = escape_control(prefix.empty() ? k : prefix + "." + k);  // keys come from blueprints and BMCs
+    std::string key = safe_text(prefix.empty() ? k : prefix + "." + k);  // keys come from blueprints and BMCs
     const AttributeSpec* spec = type && prefix.empty() ? type->find(k) : nullptr;
     if (spec && spec->sensitive) {
       std::fprintf(io.out, "  %s = (sensitive)\n", key.c_str());

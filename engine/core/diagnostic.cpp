@@ -57,41 +57,48 @@ std::string source_line(const std::string& file, int n) {
   return it->second[static_cast<size_t>(n) - 1];
 }
 
+/// The terminal cells valid UTF-8 text takes: one a code point.
+size_t cells(std::string_view s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char b) { return (static_cast<unsigned char>(b) & 0xC0) != 0x80; }));
+}
+
 }  // namespace
 
 std::string format_diagnostic(const Diagnostic& d, bool color) {
   const char* sev_color = d.severity == Severity::Error ? "\033[1;31m"
                           : d.severity == Severity::Warning ? "\033[1;33m" : "\033[1;36m";
   auto c = [&](const char* code) { return color ? std::string(code) : std::string(); };
-  // Everything that may come from the user's files is escaped: a blueprint
-  // value holding an ANSI escape sequence must not drive the terminal.
-  auto safe = [](std::string_view s) { return escape_control(s, false); };
+  // Messages, addresses and source lines may carry text from hostile input
+  // (a policy's message, a blueprint value): never hand the terminal raw
+  // control characters (ANSI escapes) or malformed UTF-8. Positions,
+  // addresses and codes stay on one line.
+  auto safe = [](std::string_view s) { return safe_text(s, false); };
   std::string out;
   if (d.loc.known()) out += c("\033[1m") + safe(d.loc.str()) + ": " + c("\033[0m");
   else if (!d.address.empty()) out += c("\033[1m") + safe(d.address) + ": " + c("\033[0m");
   out += c(sev_color) + to_string(d.severity);
   if (!d.code.empty()) out += "[" + safe(d.code) + "]";
-  out += ":" + c("\033[0m") + " " + escape_control(d.message);
+  out += ":" + c("\033[0m") + " " + safe_text(d.message);
   if (d.loc.known() && !d.address.empty()) out += " (" + safe(d.address) + ")";
   out += "\n";
   if (d.show_source && d.loc.known() && d.loc.line > 0) {
     std::string text = source_line(d.loc.file, d.loc.line);
     if (!text.empty()) {
       std::string num = std::to_string(d.loc.line);
-      // Escaped character by character so the caret stays under its column
+      // Made safe character by character so the caret stays under its column
       // (columns count bytes, as yaml-cpp's do; a character is one cell wide,
-      // an escaped byte four, a tab stays a tab).
+      // so is the U+FFFD that replaces a bad byte, an escape one cell per
+      // character, a tab stays a tab).
       std::string shown, pad;
       const size_t caret = d.loc.column > 0 ? static_cast<size_t>(d.loc.column - 1) : 0;
       for (size_t i = 0; i < text.size();) {
-        size_t len = 1;
-        auto ch = static_cast<unsigned char>(text[i]);
-        size_t want = ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : 2;
-        if (ch >= 0xC0 && !invalid_utf8_offset(std::string_view(text).substr(i, want))) len = want;
-        std::string piece = text[i] == '\t' ? std::string("\t") : escape_control(std::string_view(text).substr(i, len));
+        const std::string_view rest = std::string_view(text).substr(i);
+        const std::string_view ch = rest.substr(0, std::max<size_t>(1, utf8_sequence_length(rest)));
+        std::string piece = ch == "\t" ? std::string("\t") : safe_text(ch);
         shown += piece;
-        if (i < caret) pad += piece == "\t" ? std::string("\t") : std::string(len > 1 && piece.size() == len ? 1 : piece.size(), ' ');
-        i += len;
+        if (i < caret) pad += piece == "\t" ? std::string("\t") : std::string(cells(piece), ' ');
+        i += ch.size();
       }
       out += " " + num + " | " + shown + "\n";
       out += " " + std::string(num.size(), ' ') + " | ";
@@ -99,7 +106,7 @@ std::string format_diagnostic(const Diagnostic& d, bool color) {
       out += "\n";
     }
   }
-  if (!d.hint.empty()) out += "  hint: " + escape_control(d.hint) + "\n";
+  if (!d.hint.empty()) out += "  hint: " + safe_text(d.hint) + "\n";
   return out;
 }
 

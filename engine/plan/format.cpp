@@ -65,7 +65,7 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
       for (const auto& c : rc.changes) {
         if (!c.forces_replacement) continue;
         if (!first) out += ", ";
-        out += escape_control(c.path);  // keys come from the blueprint (bios names)
+        out += safe_text(c.path);  // keys come from the blueprint (bios names)
         first = false;
       }
     }
@@ -73,7 +73,7 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
     if (rc.action == Action::Delete) continue;
     for (const auto& c : rc.changes) {
       out += "      ";
-      out += escape_control(c.path);
+      out += safe_text(c.path);
       out += ": ";
       if (rc.action == Action::Create) {
         append_value(out, c.after, c.sensitive);

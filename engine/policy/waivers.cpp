@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "engine/core/files.h"
 #include "engine/core/strings.h"
 
 namespace plinth::policy {
@@ -64,15 +65,21 @@ std::string today_utc() {
 }
 
 WaiverFile load_waivers(const std::string& path) {
-  WaiverFile out;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return out;
+  if (!std::filesystem::exists(path, ec)) return {};
+  auto text = read_file(path);
+  if (!text) return {{}, {{"POL020", Severity::Error, "cannot read waivers file: " + text.error().message, {path, 0, 0}, "", ""}}};
+  return parse_waivers(*text, path);
+}
+
+WaiverFile parse_waivers(const std::string& text, const std::string& path) {
+  WaiverFile out;
   auto bad = [&](const std::string& msg, SourceLoc loc, const std::string& hint = "") {
     out.diagnostics.push_back({"POL020", Severity::Error, msg, std::move(loc), "", hint});
   };
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     bad("waivers file is not valid YAML: " + e.msg, {path, e.mark.line + 1, e.mark.column + 1});
     return out;

@@ -133,6 +133,28 @@ TEST_CASE("BP001: YAML syntax errors are diagnostics with a position", "[bluepri
   CHECK(tab.diagnostics[0].code == "BP001");
 }
 
+TEST_CASE("BP001: a value or key that is not valid UTF-8 stops the load at its first bad byte", "[blueprint][loader]") {
+  // Found by fuzz_blueprint (tests/fuzz/regressions/fuzz_blueprint): such a
+  // value used to load and then fail every plan with json type_error.316.
+  const std::string hint = "save the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8), or remove the stray bytes";
+  require_one(load("metadata: {name: caf\xe9, owner: x}\n"), "BP001", 3, 21,
+              "the file is not valid UTF-8: byte 0xe9 is not part of a valid UTF-8 sequence", hint);
+  require_one(load("metadata:\n  \xff\xfe: x\n"), "BP001", 4, 3,
+              "the file is not valid UTF-8: byte 0xff is not part of a valid UTF-8 sequence", hint);
+  auto escaped = load("metadata: {name: \"caf\\u00e9\", owner: x}\n");  // a valid escape is fine
+  for (const auto& d : escaped.diagnostics) CHECK(d.code != "BP001");
+}
+
+TEST_CASE("BP001: text yaml-cpp reads as endless empty documents stops at the first repeat", "[blueprint][loader]") {
+  // Found by fuzz_blueprint (regressions/fuzz_blueprint/endless-documents.yaml): the
+  // loader asked yaml-cpp for the next document forever, holding 1.5 GB after 10 s.
+  auto r = bp::load_string(", cidr# x\nnetworks:\n  vlans: []\n", "t.yaml");
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].code == "BP001");
+  CHECK(r.diagnostics[0].message == "YAML syntax error: the parser cannot read past this point");
+  CHECK(r.diagnostics[0].loc == SourceLoc{"t.yaml", 1, 1});
+}
+
 TEST_CASE("BP002: unknown keys with did-you-mean", "[blueprint][loader]") {
   require_one(load("stacks:\n  train:\n    driver: \"550.54.15\"\n    cuda_version: \"12.4\"\n"), "BP002", 6, 5,
               "unknown key 'cuda_version' in stack 'train'", "did you mean 'cuda'?");

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/core/strings.h"
+#include "engine/policy/testing.h"
 #include "tests/engine/policy/fixture.h"
 
 using namespace plinth;

@@ -14,28 +14,11 @@ using policy::Outcome;
 
 namespace {
 
-std::string policy_with(const std::string& id, const std::string& body, const std::string& enforcement = "mandatory") {
-  return "policy {\n  id = \"" + id + "\", title = \"t\", severity = \"low\", enforcement = \"" + enforcement +
-         "\",\n  check = function(ctx) " + body + " end,\n}\n";
-}
-
 std::vector<policy::Verdict> verdicts_of(const policy::Evaluation& e, const std::string& id) {
   std::vector<policy::Verdict> out;
   for (const auto& v : e.verdicts)
     if (v.policy == id) out.push_back(v);
   return out;
-}
-
-const policy::Verdict& only_verdict(const policy::Evaluation& e, const std::string& id) {
-  const policy::Verdict* found = nullptr;
-  for (const auto& v : e.verdicts)
-    if (v.policy == id) {
-      REQUIRE(found == nullptr);
-      found = &v;
-    }
-  INFO("no verdict of " << id);
-  REQUIRE(found != nullptr);
-  return *found;
 }
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }

@@ -8,27 +8,6 @@ using namespace plinth;
 using namespace plinth::test;
 using policy::Outcome;
 
-namespace {
-
-/// A mandatory policy whose check body is `body` (line 3 of its file).
-std::string policy_with(const std::string& id, const std::string& body) {
-  return "policy {\n  id = \"" + id + "\", title = \"t\", severity = \"low\", enforcement = \"mandatory\",\n" +
-         "  check = function(ctx) " + body + " end,\n}\n";
-}
-
-const policy::Verdict& only_verdict(const policy::Evaluation& e, const std::string& id) {
-  const policy::Verdict* found = nullptr;
-  for (const auto& v : e.verdicts)
-    if (v.policy == id) {
-      REQUIRE(found == nullptr);
-      found = &v;
-    }
-  REQUIRE(found != nullptr);
-  return *found;
-}
-
-}  // namespace
-
 TEST_CASE("sandbox escapes are refused with a clear error and the other policies still run") {
   TempDir dir;
   const char* const allowed =

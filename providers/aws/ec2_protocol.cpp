@@ -139,7 +139,8 @@ void serialize_value(const Model& m, const Ref& ref, const Json& v, const std::s
   } else if (type == "list") {
     if (!v.is_array()) throw wrong("an array");
     Ref item = resolve(m, (*ref.shape)["member"]);
-    for (size_t i = 0; i < v.size(); ++i) serialize_value(m, item, v[i], prefix + "." + std::to_string(i + 1), out, options);
+    for (size_t i = 0; i < v.size(); ++i)
+      serialize_value(m, item, v[i], prefix + "." + std::to_string(i + 1), out, options);
   } else if (type == "map") {
     if (!v.is_object()) throw wrong("an object");
     std::string base = ref.bool_trait("flattened") ? prefix : prefix + ".entry";
@@ -259,7 +260,8 @@ struct QueryReader {
     const std::string& s = it->second;
     if (type == "string") {
       if (const Json* e = ref.shape->contains("enum") ? &(*ref.shape)["enum"] : nullptr) {
-        if (std::find(e->begin(), e->end(), Json(s)) == e->end()) invalid(key, s, "It is not one of the values EC2 accepts.");
+        if (std::find(e->begin(), e->end(), Json(s)) == e->end())
+          invalid(key, s, "It is not one of the values EC2 accepts.");
       }
       return Json(s);
     }
@@ -306,8 +308,8 @@ struct QueryReader {
         std::string name = r.get<std::string>();
         if (!out.contains(name)) {
           Ref child = resolve(m, members[name]);
-          throw Failure{{"MissingParameter", "The request must contain the parameter " + prefix +
-                                                 query_name(child, name)}};
+          throw Failure{
+              {"MissingParameter", "The request must contain the parameter " + prefix + query_name(child, name)}};
         }
       }
     return out;
@@ -325,7 +327,8 @@ void write_value(const Model& m, const Ref& ref, const Json& v, pugi::xml_node n
 
 void write_structure(const Model& m, const Ref& ref, const Json& v, pugi::xml_node node, const std::string& path,
                      const Writer& w) {
-  if (!v.is_object()) throw ProtocolError(path + ": expected an object for structure " + ref.name + ", got " + v.dump());
+  if (!v.is_object())
+    throw ProtocolError(path + ": expected an object for structure " + ref.name + ", got " + v.dump());
   const Json& members = (*ref.shape)["members"];
   for (auto it = v.begin(); it != v.end(); ++it)
     if (!members.contains(it.key()))
@@ -339,8 +342,8 @@ void write_structure(const Model& m, const Ref& ref, const Json& v, pugi::xml_no
       if (!value.is_array()) throw ProtocolError(join(path, it.key()) + ": expected an array");
       Ref item = resolve(m, (*child.shape)["member"]);
       for (size_t i = 0; i < value.size(); ++i)
-        write_value(m, item, value[i], node.append_child(name.c_str()), join(path, it.key()) + "[" + std::to_string(i) + "]",
-                    w);
+        write_value(m, item, value[i], node.append_child(name.c_str()),
+                    join(path, it.key()) + "[" + std::to_string(i) + "]", w);
     } else {
       write_value(m, child, value, node.append_child(name.c_str()), join(path, it.key()), w);
     }
@@ -443,9 +446,7 @@ Json read_structure(const Model& m, const Ref& ref, pugi::xml_node node, Timesta
 
 Json read_scalar(const Ref& ref, const std::string& text, Timestamps ts, const std::string& path) {
   std::string type = ref.type();
-  auto bad = [&](const char* want) {
-    return ProtocolError(path + ": expected " + want + ", got '" + text + "'");
-  };
+  auto bad = [&](const char* want) { return ProtocolError(path + ": expected " + want + ", got '" + text + "'"); };
   if (type == "string") return Json(text);
   if (type == "boolean") {
     if (text == "true") return Json(true);
@@ -525,7 +526,8 @@ Json read_value(const Model& m, const Ref& ref, const std::vector<pugi::xml_node
 }
 
 Result<pugi::xml_document*> parse_xml(pugi::xml_document& doc, std::string_view xml) {
-  pugi::xml_parse_result r = doc.load_buffer(xml.data(), xml.size(), pugi::parse_default | pugi::parse_ws_pcdata_single);
+  pugi::xml_parse_result r =
+      doc.load_buffer(xml.data(), xml.size(), pugi::parse_default | pugi::parse_ws_pcdata_single);
   if (!r)
     return Error::invalid(std::string("the answer is not well-formed XML: ") + r.description() + " at byte " +
                           std::to_string(r.offset));
@@ -644,7 +646,8 @@ std::variant<Json, ParameterError> parse_query(const Model& model, std::string_v
 
 Result<std::string> serialize_response(const Model& model, std::string_view operation, const Json& value,
                                        std::string_view request_id, bool strict_enums) {
-  if (!model.operation(operation)) return Error::invalid("EC2 answer: the model has no operation '" + std::string(operation) + "'");
+  if (!model.operation(operation))
+    return Error::invalid("EC2 answer: the model has no operation '" + std::string(operation) + "'");
   pugi::xml_document doc;
   add_declaration(doc);
   std::string root_name = std::string(operation) + "Response";
@@ -723,7 +726,8 @@ Result<ErrorResponse> parse_error(const Model& model, std::string_view xml, Time
       out.request_id = c.text().get();
     }
   }
-  if (!error) return Error::invalid("not an EC2 error answer: no <Errors><Error> under <" + std::string(root.name()) + ">");
+  if (!error)
+    return Error::invalid("not an EC2 error answer: no <Errors><Error> under <" + std::string(root.name()) + ">");
   for (pugi::xml_node c = error.first_child(); c; c = c.next_sibling()) {
     if (local_name(c) == "Code") out.code = c.text().get();
     if (local_name(c) == "Message") out.message = c.text().get();
@@ -758,8 +762,8 @@ std::optional<std::string> base64_decode(std::string_view text) {
   if (clean.size() % 4 != 0) return std::nullopt;
   for (size_t i = 0; i < clean.size(); ++i) {
     char c = clean[i];
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' ||
-              (c == '=' && i + 2 >= clean.size());
+    bool ok =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' || (c == '=' && i + 2 >= clean.size());
     if (!ok) return std::nullopt;
   }
   std::string out(3 * clean.size() / 4, '\0');

@@ -182,8 +182,7 @@ std::string canonical_uri(std::string_view path, bool normalize) {
     }
     start = slash + 1;
   }
-  bool trailing = path.back() == '/' ||
-                  (path.size() >= 2 && path.substr(path.size() - 2) == "/.") ||
+  bool trailing = path.back() == '/' || (path.size() >= 2 && path.substr(path.size() - 2) == "/.") ||
                   (path.size() >= 3 && path.substr(path.size() - 3) == "/..");
   std::string result = "/";
   for (size_t i = 0; i < out.size(); ++i) {
@@ -308,9 +307,8 @@ Result<Signed> sign(const HttpRequest& request, const Credentials& credentials, 
     out.canonical_request = build_canonical_request(r.method, canonical_uri(r.path, params.normalize_path),
                                                     canonical_query(r.query), headers, payload_hash);
     out.string_to_sign = build_string_to_sign(date_time, scope, out.canonical_request);
-    out.signature =
-        hex(hmac_sha256(signing_key(credentials.secret_access_key, date, params.region, params.service),
-                        out.string_to_sign));
+    out.signature = hex(hmac_sha256(signing_key(credentials.secret_access_key, date, params.region, params.service),
+                                    out.string_to_sign));
   } catch (const std::exception& e) {
     return Error::fatal(std::string("SigV4: ") + e.what());
   }
@@ -352,9 +350,8 @@ Result<Signed> presign(const HttpRequest& request, const Credentials& credential
     out.canonical_request = build_canonical_request(r.method, canonical_uri(r.path, params.normalize_path),
                                                     canonical_query(q), headers, payload_hash_of(r, params));
     out.string_to_sign = build_string_to_sign(date_time, scope, out.canonical_request);
-    out.signature =
-        hex(hmac_sha256(signing_key(credentials.secret_access_key, date, params.region, params.service),
-                        out.string_to_sign));
+    out.signature = hex(hmac_sha256(signing_key(credentials.secret_access_key, date, params.region, params.service),
+                                    out.string_to_sign));
   } catch (const std::exception& e) {
     return Error::fatal(std::string("SigV4: ") + e.what());
   }
@@ -408,8 +405,9 @@ Result<Authorization> parse_authorization(std::string_view value) {
     s = slash + 1;
   }
   if (parts.size() != 5)
-    return Error::invalid("Credential should be of the form <access key>/<date>/<region>/<service>/aws4_request; got '" +
-                          *credential + "'");
+    return Error::invalid(
+        "Credential should be of the form <access key>/<date>/<region>/<service>/aws4_request; got '" + *credential +
+        "'");
   a.access_key_id = parts[0];
   a.date = parts[1];
   a.region = parts[2];
@@ -449,11 +447,11 @@ VerifyResult verify(const HttpRequest& request, const CredentialLookup& lookup, 
   if (presigned) {
     for (const char* name : {"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-SignedHeaders"})
       if (!qp.count(name))
-        return fail(VerifyFailure::IncompleteSignature,
-                    std::string("AWS query-string parameters must include '") + name + "'. Re-examine the query-string parameters.");
-    auto parsed = parse_authorization(qp["X-Amz-Algorithm"] + " Credential=" + qp["X-Amz-Credential"] +
-                                      ", SignedHeaders=" + qp["X-Amz-SignedHeaders"] +
-                                      ", Signature=" + qp["X-Amz-Signature"]);
+        return fail(VerifyFailure::IncompleteSignature, std::string("AWS query-string parameters must include '") +
+                                                            name + "'. Re-examine the query-string parameters.");
+    auto parsed =
+        parse_authorization(qp["X-Amz-Algorithm"] + " Credential=" + qp["X-Amz-Credential"] +
+                            ", SignedHeaders=" + qp["X-Amz-SignedHeaders"] + ", Signature=" + qp["X-Amz-Signature"]);
     if (!parsed) return fail(VerifyFailure::IncompleteSignature, parsed.error().message);
     auth = *parsed;
     date_time = qp["X-Amz-Date"];
@@ -476,34 +474,36 @@ VerifyResult verify(const HttpRequest& request, const CredentialLookup& lookup, 
   out.access_key_id = auth.access_key_id;
 
   std::optional<Credentials> creds = lookup(auth.access_key_id);
-  if (!creds) return fail(VerifyFailure::UnknownAccessKey, "The access key id '" + auth.access_key_id + "' is not known");
+  if (!creds)
+    return fail(VerifyFailure::UnknownAccessKey, "The access key id '" + auth.access_key_id + "' is not known");
 
   auto when = parse_amz_date(date_time);
   if (!when)
     return fail(VerifyFailure::IncompleteSignature,
                 "X-Amz-Date must be in ISO 8601 basic format (20150830T123600Z), got '" + date_time + "'");
   if (auth.date != date_time.substr(0, 8))
-    return fail(VerifyFailure::WrongScope, "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '" +
-                                               auth.date + "' != '" + date_time.substr(0, 8) + "', from '" + date_time + "'.");
-  if (auth.region != params.region)
     return fail(VerifyFailure::WrongScope,
-                "Credential should be scoped to a valid region, not '" + auth.region + "'. This endpoint serves '" +
-                    params.region + "'.");
+                "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '" +
+                    auth.date + "' != '" + date_time.substr(0, 8) + "', from '" + date_time + "'.");
+  if (auth.region != params.region)
+    return fail(VerifyFailure::WrongScope, "Credential should be scoped to a valid region, not '" + auth.region +
+                                               "'. This endpoint serves '" + params.region + "'.");
   if (auth.service != params.service)
     return fail(VerifyFailure::WrongScope, "Credential should be scoped to correct service: '" + params.service +
                                                "', not '" + auth.service + "'.");
   if (auth.terminator != kTerminator)
-    return fail(VerifyFailure::WrongScope, "Credential should be scoped with a valid terminator: 'aws4_request', not '" +
-                                               auth.terminator + "'.");
+    return fail(VerifyFailure::WrongScope,
+                "Credential should be scoped with a valid terminator: 'aws4_request', not '" + auth.terminator + "'.");
 
   if (presigned) {
-    if (!expires) return fail(VerifyFailure::IncompleteSignature, "AWS query-string parameters must include 'X-Amz-Expires'.");
+    if (!expires)
+      return fail(VerifyFailure::IncompleteSignature, "AWS query-string parameters must include 'X-Amz-Expires'.");
     if (params.now > *when + std::chrono::seconds(*expires))
       return fail(VerifyFailure::Expired, "Request has expired. Signed at " + date_time + ", valid for " +
                                               std::to_string(*expires) + " s, now " + amz_date(params.now) + ".");
     if (*when > params.now + params.max_skew)
-      return fail(VerifyFailure::Expired, "Request is not yet valid: " + date_time + " is in the future (now " +
-                                              amz_date(params.now) + ").");
+      return fail(VerifyFailure::Expired,
+                  "Request is not yet valid: " + date_time + " is in the future (now " + amz_date(params.now) + ").");
   } else {
     auto skew = params.now > *when ? params.now - *when : *when - params.now;
     if (skew > params.max_skew)
@@ -520,23 +520,26 @@ VerifyResult verify(const HttpRequest& request, const CredentialLookup& lookup, 
   if (!is_signed("host"))
     return fail(VerifyFailure::IncompleteSignature, "'Host' must be a 'SignedHeader' in the AWS Authorization.");
   if (!presigned && !is_signed("x-amz-date"))
-    return fail(VerifyFailure::IncompleteSignature,
-                "'X-Amz-Date' must be a 'SignedHeader' in the AWS Authorization.");
+    return fail(VerifyFailure::IncompleteSignature, "'X-Amz-Date' must be a 'SignedHeader' in the AWS Authorization.");
   for (const auto& name : auth.signed_headers)
     if (!request.header(name))
-      return fail(VerifyFailure::SignatureMismatch, "The request signature we calculated does not match the signature "
-                                                    "you provided: signed header '" + name + "' is not in the request.");
+      return fail(VerifyFailure::SignatureMismatch,
+                  "The request signature we calculated does not match the signature "
+                  "you provided: signed header '" +
+                      name + "' is not in the request.");
 
   std::string token = presigned ? (qp.count("X-Amz-Security-Token") ? qp["X-Amz-Security-Token"] : "")
                                 : request.header("X-Amz-Security-Token").value_or("");
   if (token != creds->session_token)
-    return fail(VerifyFailure::InvalidToken, creds->session_token.empty()
-                                                 ? "The security token included in the request is invalid (this key takes none)."
-                                             : token.empty() ? "The request has no security token; this key needs one."
-                                                             : "The security token included in the request is invalid.");
+    return fail(VerifyFailure::InvalidToken,
+                creds->session_token.empty()
+                    ? "The security token included in the request is invalid (this key takes none)."
+                : token.empty() ? "The request has no security token; this key needs one."
+                                : "The security token included in the request is invalid.");
 
   std::string payload_hash = request.header("x-amz-content-sha256").value_or("");
-  if (payload_hash.empty()) payload_hash = sha256_hex(request.body);
+  if (payload_hash.empty())
+    payload_hash = sha256_hex(request.body);
   else if (payload_hash != "UNSIGNED-PAYLOAD" && payload_hash != sha256_hex(request.body))
     return fail(VerifyFailure::SignatureMismatch,
                 "The provided 'x-amz-content-sha256' header does not match what was computed.");
@@ -546,14 +549,14 @@ VerifyResult verify(const HttpRequest& request, const CredentialLookup& lookup, 
   if (presigned) skip.push_back("X-Amz-Signature");
   if (presigned && !params.query_token_signed) skip.push_back("X-Amz-Security-Token");
   std::string uri = canonical_uri(request.path, params.normalize_path);
-  out.canonical_request = build_canonical_request(
-      request.method, uri, canonical_query(request.query, skip), headers, payload_hash);
-  out.string_to_sign = build_string_to_sign(date_time, scope_of(auth.date, auth.region, auth.service),
-                                            out.canonical_request);
+  out.canonical_request =
+      build_canonical_request(request.method, uri, canonical_query(request.query, skip), headers, payload_hash);
+  out.string_to_sign =
+      build_string_to_sign(date_time, scope_of(auth.date, auth.region, auth.service), out.canonical_request);
   std::string expected;
   try {
-    expected = hex(hmac_sha256(signing_key(creds->secret_access_key, auth.date, auth.region, auth.service),
-                               out.string_to_sign));
+    expected = hex(
+        hmac_sha256(signing_key(creds->secret_access_key, auth.date, auth.region, auth.service), out.string_to_sign));
   } catch (const std::exception& e) {
     return fail(VerifyFailure::SignatureMismatch, e.what());
   }

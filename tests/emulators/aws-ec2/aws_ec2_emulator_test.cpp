@@ -117,7 +117,8 @@ class Clients {
   }
 
   /// /usr/bin/aws ARGS --endpoint-url ... --ca-bundle ... --output json
-  RunResult aws(const Emulator& em, std::vector<std::string> args, const std::map<std::string, std::string>& extra = {}) {
+  RunResult aws(const Emulator& em, std::vector<std::string> args,
+                const std::map<std::string, std::string>& extra = {}) {
     std::vector<std::string> argv = {"/usr/bin/aws"};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"--endpoint-url", em.base(), "--ca-bundle", em.ca(), "--output", "json"});
@@ -178,18 +179,44 @@ TEST_CASE("aws-ec2-emulator: the AWS CLI launches a GPU pool, lists, tags and te
                "--key-pair", "ml-team"});
   Clients c;
   const std::string subnet_b = "subnet-00000000000000002";  // the default subnet of the second zone
-  json nics = json::array({{{"NetworkCardIndex", 0}, {"DeviceIndex", 0}, {"InterfaceType", "interface"},
-                            {"SubnetId", subnet_b}, {"Groups", {"sg-0aaaaaaaaaaaaaaaa"}}}});
+  json nics = json::array({{{"NetworkCardIndex", 0},
+                            {"DeviceIndex", 0},
+                            {"InterfaceType", "interface"},
+                            {"SubnetId", subnet_b},
+                            {"Groups", {"sg-0aaaaaaaaaaaaaaaa"}}}});
   for (int card = 0; card < 4; ++card)
-    nics.push_back({{"NetworkCardIndex", card}, {"DeviceIndex", card == 0 ? 1 : 0}, {"InterfaceType", "efa-only"},
-                    {"SubnetId", subnet_b}, {"Groups", {"sg-0aaaaaaaaaaaaaaaa"}}});
+    nics.push_back({{"NetworkCardIndex", card},
+                    {"DeviceIndex", card == 0 ? 1 : 0},
+                    {"InterfaceType", "efa-only"},
+                    {"SubnetId", subnet_b},
+                    {"Groups", {"sg-0aaaaaaaaaaaaaaaa"}}});
   std::vector<std::string> run = {
-      "ec2", "run-instances", "--image-id", kAmi, "--instance-type", "p5.48xlarge", "--count", "2",
-      "--placement", "GroupName=burst-pg", "--network-interfaces", nics.dump(),
-      "--block-device-mappings", R"([{"DeviceName":"/dev/xvda","Ebs":{"VolumeSize":500,"Encrypted":true,"KmsKeyId":"alias/plinth"}}])",
-      "--iam-instance-profile", "Name=gpu-node", "--key-name", "ml-team", "--user-data", "#cloud-config\nruncmd: [nvidia-smi]\n",
-      "--instance-market-options", "MarketType=spot", "--client-token", "plinth-burst-0001",
-      "--tag-specifications", "ResourceType=instance,Tags=[{Key=plinth:address,Value=pools.burst},{Key=plinth:lineage,Value=L1}]",
+      "ec2",
+      "run-instances",
+      "--image-id",
+      kAmi,
+      "--instance-type",
+      "p5.48xlarge",
+      "--count",
+      "2",
+      "--placement",
+      "GroupName=burst-pg",
+      "--network-interfaces",
+      nics.dump(),
+      "--block-device-mappings",
+      R"([{"DeviceName":"/dev/xvda","Ebs":{"VolumeSize":500,"Encrypted":true,"KmsKeyId":"alias/plinth"}}])",
+      "--iam-instance-profile",
+      "Name=gpu-node",
+      "--key-name",
+      "ml-team",
+      "--user-data",
+      "#cloud-config\nruncmd: [nvidia-smi]\n",
+      "--instance-market-options",
+      "MarketType=spot",
+      "--client-token",
+      "plinth-burst-0001",
+      "--tag-specifications",
+      "ResourceType=instance,Tags=[{Key=plinth:address,Value=pools.burst},{Key=plinth:lineage,Value=L1}]",
       "ResourceType=volume,Tags=[{Key=plinth:lineage,Value=L1}]"};
 
   // (Created over the wire with our own signer; the CLI creates one below.)
@@ -225,23 +252,29 @@ TEST_CASE("aws-ec2-emulator: the AWS CLI launches a GPU pool, lists, tags and te
   json dumped = instances(em);
   REQUIRE(dumped.size() == 2);
   CHECK(dumped[0]["user_data"] == "#cloud-config\nruncmd: [nvidia-smi]\n");
-  CHECK(dumped[0]["volumes"][0] == json({{"id", dumped[0]["volumes"][0]["id"]}, {"device", "/dev/xvda"}, {"size_gib", 500},
-                                         {"type", "gp3"}, {"encrypted", true}, {"kms_key_id", "alias/plinth"},
+  CHECK(dumped[0]["volumes"][0] == json({{"id", dumped[0]["volumes"][0]["id"]},
+                                         {"device", "/dev/xvda"},
+                                         {"size_gib", 500},
+                                         {"type", "gp3"},
+                                         {"encrypted", true},
+                                         {"kms_key_id", "alias/plinth"},
                                          {"tags", {{"plinth:lineage", "L1"}}}}));
 
   std::vector<std::string> mismatch = run;
   mismatch[7] = "3";  // --count 3 with the same client token
-  json batch = c.cli(em, json::array({
-      {"ec2", "describe-instances", "--filters", "Name=tag:plinth:lineage,Values=L1", "Name=instance-state-name,Values=running"},
-      run,
-      mismatch,
-      {"ec2", "create-tags", "--resources", ids[0], "--tags", "Key=owner,Value=ml-platform"},
-      {"ec2", "describe-instances", "--instance-ids", ids[0], "--query", "Reservations[0].Instances[0].Tags"},
-      {"ec2", "delete-placement-group", "--group-name", "burst-pg"},
-      {"ec2", "describe-placement-groups", "--group-names", "burst-pg"},
-      {"ec2", "create-placement-group", "--group-name", "spread-pg", "--strategy", "spread",
-       "--tag-specifications", "ResourceType=placement-group,Tags=[{Key=plinth:lineage,Value=L1}]"},
-  }));
+  json batch = c.cli(
+      em, json::array({
+              {"ec2", "describe-instances", "--filters", "Name=tag:plinth:lineage,Values=L1",
+               "Name=instance-state-name,Values=running"},
+              run,
+              mismatch,
+              {"ec2", "create-tags", "--resources", ids[0], "--tags", "Key=owner,Value=ml-platform"},
+              {"ec2", "describe-instances", "--instance-ids", ids[0], "--query", "Reservations[0].Instances[0].Tags"},
+              {"ec2", "delete-placement-group", "--group-name", "burst-pg"},
+              {"ec2", "describe-placement-groups", "--group-names", "burst-pg"},
+              {"ec2", "create-placement-group", "--group-name", "spread-pg", "--strategy", "spread",
+               "--tag-specifications", "ResourceType=placement-group,Tags=[{Key=plinth:lineage,Value=L1}]"},
+          }));
   for (size_t k : {0, 1, 3, 4, 6, 7}) {
     INFO(k << ": " << batch[k].dump());
     CHECK(batch[k]["rc"] == 0);
@@ -257,9 +290,10 @@ TEST_CASE("aws-ec2-emulator: the AWS CLI launches a GPU pool, lists, tags and te
                              "idempotent request are inconsistent with arguments used in previous request(s)."));
   CHECK(json::parse(batch[4]["stdout"].get<std::string>()).size() == 3);
   CHECK(batch[5]["rc"] == 254);
-  CHECK_THAT(batch[5]["stderr"].get<std::string>(),
-             Catch::Contains("(InvalidPlacementGroup.InUse) when calling the DeletePlacementGroup operation: The placement "
-                             "group 'burst-pg' is in use and may not be deleted."));
+  CHECK_THAT(
+      batch[5]["stderr"].get<std::string>(),
+      Catch::Contains("(InvalidPlacementGroup.InUse) when calling the DeletePlacementGroup operation: The placement "
+                      "group 'burst-pg' is in use and may not be deleted."));
   CHECK(json::parse(batch[6]["stdout"].get<std::string>())["PlacementGroups"][0]["GroupName"] == "burst-pg");
   json spread = json::parse(batch[7]["stdout"].get<std::string>())["PlacementGroup"];
   CHECK(spread["Strategy"] == "spread");
@@ -275,10 +309,10 @@ TEST_CASE("aws-ec2-emulator: the AWS CLI launches a GPU pool, lists, tags and te
   CHECK(changes[0]["PreviousState"] == json({{"Code", 16}, {"Name", "running"}}));
 
   json after = c.cli(em, json::array({
-      {"ec2", "describe-instances", "--instance-ids", ids[0], ids[1]},
-      {"ec2", "delete-placement-group", "--group-name", "burst-pg"},
-      run,
-  }));
+                             {"ec2", "describe-instances", "--instance-ids", ids[0], ids[1]},
+                             {"ec2", "delete-placement-group", "--group-name", "burst-pg"},
+                             run,
+                         }));
   REQUIRE(after[0]["rc"] == 0);
   json ended = json::parse(after[0]["stdout"].get<std::string>())["Reservations"];
   REQUIRE(ended.size() == 1);
@@ -296,39 +330,45 @@ TEST_CASE("aws-ec2-emulator: the AWS CLI launches a GPU pool, lists, tags and te
   CHECK(log["actions"]["RunInstances"]["codes"]["IdempotentParameterMismatch"] == 1);
 }
 
-TEST_CASE("aws-ec2-emulator: wrong credentials, a bad signature, another region and a skewed clock get AWS's errors "
-          "and change nothing") {
+TEST_CASE(
+    "aws-ec2-emulator: wrong credentials, a bad signature, another region and a skewed clock get AWS's errors "
+    "and change nothing") {
   Emulator em({"--session-token", "the-session-token"});
   Clients c;
   RunResult cli = c.aws(em, {"ec2", "describe-instances"},
                         {{"AWS_ACCESS_KEY_ID", "AKIDWRONG"}, {"AWS_SESSION_TOKEN", "the-session-token"}});
   CHECK(cli.exit_code == 254);
-  CHECK_THAT(cli.err, Catch::Contains("An error occurred (AuthFailure) when calling the DescribeInstances operation: AWS "
-                                      "was not able to validate the provided access credentials"));
+  CHECK_THAT(cli.err,
+             Catch::Contains("An error occurred (AuthFailure) when calling the DescribeInstances operation: AWS "
+                             "was not able to validate the provided access credentials"));
 
-  json good = {{"access_key", kKey}, {"secret_key", kSecret}, {"session_token", "the-session-token"}, {"region", "us-east-1"}};
+  json good = {
+      {"access_key", kKey}, {"secret_key", kSecret}, {"session_token", "the-session-token"}, {"region", "us-east-1"}};
   auto with = [&](const json& changes) {
     json spec = good;
     spec.update(changes);
     return spec;
   };
   json run = run_params("p5.48xlarge", 1, 1);
-  json r = c.calls(em, json::array({
-      {{"op", "RunInstances"}, {"params", run}, {"client", with({{"secret_key", "not-the-secret"}})}},
-      {{"op", "RunInstances"}, {"params", run}, {"client", with({{"skew_seconds", 600}})}},
-      {{"op", "RunInstances"}, {"params", run}, {"client", with({{"skew_seconds", -600}})}},
-      {{"op", "RunInstances"}, {"params", run}, {"client", with({{"region", "us-west-2"}})}},
-      {{"op", "RunInstances"}, {"params", run}, {"client", with({{"session_token", ""}})}},
-      {{"op", "RunInstances"}, {"params", run}, {"client", with({{"session_token", "stolen"}})}},
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, {{"DryRun", true}})}, {"client", good}},
-      {{"op", "DescribeInstances"}, {"client", with({{"skew_seconds", 240}})}},
-  }));
+  json r = c.calls(
+      em,
+      json::array({
+          {{"op", "RunInstances"}, {"params", run}, {"client", with({{"secret_key", "not-the-secret"}})}},
+          {{"op", "RunInstances"}, {"params", run}, {"client", with({{"skew_seconds", 600}})}},
+          {{"op", "RunInstances"}, {"params", run}, {"client", with({{"skew_seconds", -600}})}},
+          {{"op", "RunInstances"}, {"params", run}, {"client", with({{"region", "us-west-2"}})}},
+          {{"op", "RunInstances"}, {"params", run}, {"client", with({{"session_token", ""}})}},
+          {{"op", "RunInstances"}, {"params", run}, {"client", with({{"session_token", "stolen"}})}},
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, {{"DryRun", true}})}, {"client", good}},
+          {{"op", "DescribeInstances"}, {"client", with({{"skew_seconds", 240}})}},
+      }));
   json e = error_of(r[0]);
   CHECK(e["code"] == "SignatureDoesNotMatch");
   CHECK(e["status"] == 403);
-  CHECK(e["message"] ==
-        "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key "
-        "and signing method. Consult the service documentation for details.");
+  CHECK(
+      e["message"] ==
+      "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key "
+      "and signing method. Consult the service documentation for details.");
   CHECK_FALSE(e["request_id"].get<std::string>().empty());
   for (int k : {1, 2}) {
     e = error_of(r[k]);
@@ -338,7 +378,8 @@ TEST_CASE("aws-ec2-emulator: wrong credentials, a bad signature, another region 
   }
   e = error_of(r[3]);
   CHECK(e["code"] == "SignatureDoesNotMatch");
-  CHECK_THAT(e["message"].get<std::string>(), Catch::StartsWith("Credential should be scoped to a valid region, not 'us-west-2'."));
+  CHECK_THAT(e["message"].get<std::string>(),
+             Catch::StartsWith("Credential should be scoped to a valid region, not 'us-west-2'."));
   for (int k : {4, 5}) {
     e = error_of(r[k]);
     CHECK(e["code"] == "AuthFailure");
@@ -358,30 +399,49 @@ TEST_CASE("aws-ec2-emulator: capacity per type and zone, capacity reservations, 
   Clients c;
   json zone_a = {{"Placement", {{"AvailabilityZone", "us-east-1a"}}}};
   json block = {{"InstanceMarketOptions", {{"MarketType", "capacity-block"}}},
-                {"CapacityReservationSpecification", {{"CapacityReservationTarget", {{"CapacityReservationId", "cr-0123456789abcdef0"}}}}}};
+                {"CapacityReservationSpecification",
+                 {{"CapacityReservationTarget", {{"CapacityReservationId", "cr-0123456789abcdef0"}}}}}};
   json efa_nics = json::array();
   for (int card = 0; card < 5; ++card)
     efa_nics.push_back({{"NetworkCardIndex", card}, {"DeviceIndex", card == 0 ? 1 : 0}, {"InterfaceType", "efa-only"}});
   efa_nics.insert(efa_nics.begin(), json{{"NetworkCardIndex", 0}, {"DeviceIndex", 0}, {"InterfaceType", "interface"}});
   json four_efa = efa_nics;
   four_efa.erase(four_efa.end() - 1);
-  json r = c.calls(em, json::array({
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, zone_a)}},                      // 0: fits
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, zone_a)}},                      // 1: 1 left
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, zone_a)}, {"client", {{"max_attempts", 3}}}},
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 5, zone_a)}},                      // 3: partial
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1)}},                              // 4: picks c
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, {{"InstanceMarketOptions", {{"MarketType", "spot"}}}, {"Placement", {{"AvailabilityZone", "us-east-1b"}}}})}},
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, block)}},                       // 6: the block
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, block)}},                       // 7: block full
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, {{"CapacityReservationSpecification", block["CapacityReservationSpecification"]}})}},
-      {{"op", "DescribeCapacityReservations"}, {"params", {{"CapacityReservationIds", {"cr-0123456789abcdef0"}}}}},
-      {{"op", "RunInstances"}, {"params", run_params("p4d.24xlarge", 1, 1, {{"NetworkInterfaces", efa_nics}})}},
-      {{"op", "RunInstances"}, {"params", run_params("p4d.24xlarge", 1, 1, {{"NetworkInterfaces", four_efa}, {"CapacityReservationSpecification", {{"CapacityReservationTarget", {{"CapacityReservationId", "cr-0fedcba9876543210"}}}}}})}},
-      {{"op", "RunInstances"}, {"params", run_params("t3.micro", 1, 1, {{"NetworkInterfaces", {{{"DeviceIndex", 0}, {"InterfaceType", "efa"}}}}})}},
-      {{"control", "POST"}, {"path", "/__emulator/capacity"}, {"body", {{"instance_type", "p5.48xlarge"}, {"availability_zone", "us-east-1a"}, {"limit", 10}}}},
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, zone_a)}},                      // 14: fits again
-  }));
+  json r = c.calls(
+      em,
+      json::array({
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, zone_a)}},  // 0: fits
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, zone_a)}},  // 1: 1 left
+          {{"op", "RunInstances"},
+           {"params", run_params("p5.48xlarge", 2, 2, zone_a)},
+           {"client", {{"max_attempts", 3}}}},
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 5, zone_a)}},  // 3: partial
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1)}},          // 4: picks c
+          {{"op", "RunInstances"},
+           {"params", run_params("p5.48xlarge", 1, 1,
+                                 {{"InstanceMarketOptions", {{"MarketType", "spot"}}},
+                                  {"Placement", {{"AvailabilityZone", "us-east-1b"}}}})}},
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, block)}},  // 6: the block
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, block)}},  // 7: block full
+          {{"op", "RunInstances"},
+           {"params", run_params("p5.48xlarge", 1, 1,
+                                 {{"CapacityReservationSpecification", block["CapacityReservationSpecification"]}})}},
+          {{"op", "DescribeCapacityReservations"}, {"params", {{"CapacityReservationIds", {"cr-0123456789abcdef0"}}}}},
+          {{"op", "RunInstances"}, {"params", run_params("p4d.24xlarge", 1, 1, {{"NetworkInterfaces", efa_nics}})}},
+          {{"op", "RunInstances"},
+           {"params",
+            run_params("p4d.24xlarge", 1, 1,
+                       {{"NetworkInterfaces", four_efa},
+                        {"CapacityReservationSpecification",
+                         {{"CapacityReservationTarget", {{"CapacityReservationId", "cr-0fedcba9876543210"}}}}}})}},
+          {{"op", "RunInstances"},
+           {"params",
+            run_params("t3.micro", 1, 1, {{"NetworkInterfaces", {{{"DeviceIndex", 0}, {"InterfaceType", "efa"}}}}})}},
+          {{"control", "POST"},
+           {"path", "/__emulator/capacity"},
+           {"body", {{"instance_type", "p5.48xlarge"}, {"availability_zone", "us-east-1a"}, {"limit", 10}}}},
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, zone_a)}},  // 14: fits again
+      }));
   CHECK(ok_of(r[0])["Instances"].size() == 2);
   json e = error_of(r[1]);
   CHECK(e["code"] == "InsufficientInstanceCapacity");
@@ -391,7 +451,7 @@ TEST_CASE("aws-ec2-emulator: capacity per type and zone, capacity reservations, 
         "Our system will be working on provisioning additional capacity. You can currently get p5.48xlarge capacity by "
         "not specifying an Availability Zone in your request or choosing us-east-1c.");
   CHECK(e["attempts"] == 1);
-  CHECK(error_of(r[2])["attempts"] == 3);  // botocore's standard mode retries this 500 (as AWS's does)
+  CHECK(error_of(r[2])["attempts"] == 3);       // botocore's standard mode retries this 500 (as AWS's does)
   CHECK(ok_of(r[3])["Instances"].size() == 1);  // MaxCount 5, one left: EC2 launches what it can above MinCount
   CHECK(ok_of(r[4])["Instances"][0]["Placement"]["AvailabilityZone"] == "us-east-1c");
   e = error_of(r[5]);
@@ -420,29 +480,38 @@ TEST_CASE("aws-ec2-emulator: capacity per type and zone, capacity reservations, 
   CHECK(counters["actions"]["RunInstances"]["codes"]["InsufficientInstanceCapacity"] == 1 + 3 + 1);
 }
 
-TEST_CASE("aws-ec2-emulator: DescribeInstances pages with botocore's paginator and the CLI; MaxResults follows EC2's "
-          "limits") {
+TEST_CASE(
+    "aws-ec2-emulator: DescribeInstances pages with botocore's paginator and the CLI; MaxResults follows EC2's "
+    "limits") {
   Emulator em({"--pending-ms", "0"});
   Clients c;
-  json tags = {{"TagSpecifications", {{{"ResourceType", "instance"}, {"Tags", {{{"Key", "pool"}, {"Value", "burst"}}}}}}}};
-  json other = {{"TagSpecifications", {{{"ResourceType", "instance"}, {"Tags", {{{"Key", "pool"}, {"Value", "other"}}}}}}}};
+  json tags = {
+      {"TagSpecifications", {{{"ResourceType", "instance"}, {"Tags", {{{"Key", "pool"}, {"Value", "burst"}}}}}}}};
+  json other = {
+      {"TagSpecifications", {{{"ResourceType", "instance"}, {"Tags", {{{"Key", "pool"}, {"Value", "other"}}}}}}}};
   json filter = {{"Filters", {{{"Name", "tag:pool"}, {"Values", {"burst"}}}}}};
-  json r = c.calls(em, json::array({
-      {{"op", "RunInstances"}, {"params", run_params("m5.large", 13, 13, tags)}},
-      {{"op", "RunInstances"}, {"params", run_params("m5.large", 2, 2, other)}},
-      {{"op", "RunInstances"}, {"params", run_params("m5.large", 10, 10, tags)}},
-      {{"control", "POST"}, {"path", "/__emulator/counters/reset"}},
-      {{"paginate", "DescribeInstances"}, {"params", filter}, {"page_size", 5}},
-      {{"control", "GET"}, {"path", "/__emulator/counters"}},
-      {{"op", "DescribeInstances"}, {"params", {{"MaxResults", 4}}}},
-      {{"op", "DescribeInstances"}, {"params", {{"MaxResults", 1001}}}},
-      {{"op", "DescribeInstances"}, {"params", {{"MaxResults", 5}, {"InstanceIds", {"${0:Instances[0].InstanceId}"}}}}},
-      {{"op", "DescribeInstances"}, {"params", {{"MaxResults", 5}, {"NextToken", "${4:[0].NextToken}"}}}},
-      {{"op", "DescribeInstances"}, {"params", {{"Filters", {{{"Name", "tag:pool"}, {"Values", {"b*"}}}, {{"Name", "instance-state-code"}, {"Values", {"16"}}}}}}}},
-      {{"op", "DescribeInstances"}, {"params", {{"Filters", {{{"Name", "no-such-filter"}, {"Values", {"x"}}}}}}}},
-      {{"op", "DescribeInstances"}, {"params", {{"InstanceIds", {"i-0000000000000dead"}}}}},
-      {{"op", "DescribeInstances"}, {"params", {{"InstanceIds", {"foobar"}}}}},
-  }));
+  json r = c.calls(
+      em,
+      json::array({
+          {{"op", "RunInstances"}, {"params", run_params("m5.large", 13, 13, tags)}},
+          {{"op", "RunInstances"}, {"params", run_params("m5.large", 2, 2, other)}},
+          {{"op", "RunInstances"}, {"params", run_params("m5.large", 10, 10, tags)}},
+          {{"control", "POST"}, {"path", "/__emulator/counters/reset"}},
+          {{"paginate", "DescribeInstances"}, {"params", filter}, {"page_size", 5}},
+          {{"control", "GET"}, {"path", "/__emulator/counters"}},
+          {{"op", "DescribeInstances"}, {"params", {{"MaxResults", 4}}}},
+          {{"op", "DescribeInstances"}, {"params", {{"MaxResults", 1001}}}},
+          {{"op", "DescribeInstances"},
+           {"params", {{"MaxResults", 5}, {"InstanceIds", {"${0:Instances[0].InstanceId}"}}}}},
+          {{"op", "DescribeInstances"}, {"params", {{"MaxResults", 5}, {"NextToken", "${4:[0].NextToken}"}}}},
+          {{"op", "DescribeInstances"},
+           {"params",
+            {{"Filters",
+              {{{"Name", "tag:pool"}, {"Values", {"b*"}}}, {{"Name", "instance-state-code"}, {"Values", {"16"}}}}}}}},
+          {{"op", "DescribeInstances"}, {"params", {{"Filters", {{{"Name", "no-such-filter"}, {"Values", {"x"}}}}}}}},
+          {{"op", "DescribeInstances"}, {"params", {{"InstanceIds", {"i-0000000000000dead"}}}}},
+          {{"op", "DescribeInstances"}, {"params", {{"InstanceIds", {"foobar"}}}}},
+      }));
   json pages = ok_of(r[4]);
   REQUIRE(pages.size() == 5);
   std::vector<std::string> seen;
@@ -456,8 +525,10 @@ TEST_CASE("aws-ec2-emulator: DescribeInstances pages with botocore's paginator a
   // The first reservation (13 instances) spans three pages; each page names it once.
   CHECK(pages[2]["Reservations"].size() == 2);
   CHECK(ok_of(r[5])["actions"]["DescribeInstances"]["requests"] == 5);  // O(pages) requests
-  CHECK(error_of(r[6])["message"] == "Value ( 4 ) for parameter maxResults is invalid. Expecting a value greater than 5.");
-  CHECK(error_of(r[7])["message"] == "Value ( 1001 ) for parameter maxResults is invalid. Expecting a value less than 1000.");
+  CHECK(error_of(r[6])["message"] ==
+        "Value ( 4 ) for parameter maxResults is invalid. Expecting a value greater than 5.");
+  CHECK(error_of(r[7])["message"] ==
+        "Value ( 1001 ) for parameter maxResults is invalid. Expecting a value less than 1000.");
   json e = error_of(r[8]);
   CHECK(e["code"] == "InvalidParameterCombination");
   CHECK(e["message"] == "The parameter instancesSet cannot be used with the parameter maxResults");
@@ -471,8 +542,9 @@ TEST_CASE("aws-ec2-emulator: DescribeInstances pages with botocore's paginator a
 
   // The CLI follows NextToken itself with --page-size.
   control(em, "POST", "/__emulator/counters/reset");
-  json cli = c.cli(em, json::array({{"ec2", "describe-instances", "--page-size", "10", "--filters", "Name=tag:pool,Values=burst",
-                                     "--query", "Reservations[].Instances[].InstanceId"}}));
+  json cli =
+      c.cli(em, json::array({{"ec2", "describe-instances", "--page-size", "10", "--filters",
+                              "Name=tag:pool,Values=burst", "--query", "Reservations[].Instances[].InstanceId"}}));
   REQUIRE(cli[0]["rc"] == 0);
   CHECK(json::parse(cli[0]["stdout"].get<std::string>()).size() == 23);
   CHECK(control(em, "GET", "/__emulator/counters")["actions"]["DescribeInstances"]["requests"] == 3);
@@ -482,14 +554,16 @@ TEST_CASE("aws-ec2-emulator: token-bucket throttling answers RequestLimitExceede
   Emulator em({"--throttle", "DescribeInstances=2:0"});
   Clients c;
   json r = c.calls(em, json::array({
-      {{"op", "DescribeInstances"}},
-      {{"op", "DescribeInstances"}},
-      {{"op", "DescribeInstances"}},
-      {{"op", "DescribeInstances"}, {"client", {{"max_attempts", 2}}}},
-      {{"op", "DescribeAvailabilityZones"}},  // other actions have their own bucket (none here)
-      {{"control", "POST"}, {"path", "/__emulator/throttle"}, {"body", {{"action", "DescribeInstances"}, {"size", 1}, {"refill_per_second", 0}}}},
-      {{"op", "DescribeInstances"}},
-  }));
+                           {{"op", "DescribeInstances"}},
+                           {{"op", "DescribeInstances"}},
+                           {{"op", "DescribeInstances"}},
+                           {{"op", "DescribeInstances"}, {"client", {{"max_attempts", 2}}}},
+                           {{"op", "DescribeAvailabilityZones"}},  // other actions have their own bucket (none here)
+                           {{"control", "POST"},
+                            {"path", "/__emulator/throttle"},
+                            {"body", {{"action", "DescribeInstances"}, {"size", 1}, {"refill_per_second", 0}}}},
+                           {{"op", "DescribeInstances"}},
+                       }));
   ok_of(r[0]);
   ok_of(r[1]);
   json e = error_of(r[2]);
@@ -504,19 +578,22 @@ TEST_CASE("aws-ec2-emulator: token-bucket throttling answers RequestLimitExceede
   CHECK(counters["actions"]["DescribeInstances"]["faults"]["throttle"] == 3);
 }
 
-TEST_CASE("aws-ec2-emulator: an answer lost after RunInstances succeeded leaves the instance; the same ClientToken "
-          "finds it instead of launching another") {
+TEST_CASE(
+    "aws-ec2-emulator: an answer lost after RunInstances succeeded leaves the instance; the same ClientToken "
+    "finds it instead of launching another") {
   Emulator em({"--lose-response", "RunInstances=1"});
   Clients c;
   json token = {{"ClientToken", "plinth-lost-1"}};
-  json r = c.calls(em, json::array({
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, token)}},
-      {{"control", "GET"}, {"path", "/__emulator/instances"}},
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, token)}},
-      {{"control", "POST"}, {"path", "/__emulator/faults"}, {"body", {{"lose_response", {{"RunInstances", 1}}}}}},
-      // botocore fills in a ClientToken once per call and keeps it across retries.
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1)}, {"client", {{"max_attempts", 3}}}},
-  }));
+  json r = c.calls(
+      em,
+      json::array({
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, token)}},
+          {{"control", "GET"}, {"path", "/__emulator/instances"}},
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1, token)}},
+          {{"control", "POST"}, {"path", "/__emulator/faults"}, {"body", {{"lose_response", {{"RunInstances", 1}}}}}},
+          // botocore fills in a ClientToken once per call and keeps it across retries.
+          {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 1, 1)}, {"client", {{"max_attempts", 3}}}},
+      }));
   INFO(r.dump(2));
   REQUIRE(r[0].contains("exception"));  // no answer at all
   json first = ok_of(r[1])["instances"];
@@ -530,31 +607,39 @@ TEST_CASE("aws-ec2-emulator: an answer lost after RunInstances succeeded leaves 
   CHECK(counters["actions"]["RunInstances"]["status"]["200"] == 2);
 }
 
-TEST_CASE("aws-ec2-emulator: instance states move with the clock; a reclaimed spot instance ends terminated with "
-          "Server.SpotInstanceTermination") {
+TEST_CASE(
+    "aws-ec2-emulator: instance states move with the clock; a reclaimed spot instance ends terminated with "
+    "Server.SpotInstanceTermination") {
   Emulator em({"--pending-ms", "60000", "--shutdown-ms", "60000", "--terminated-visible-ms", "3600000"});
   Clients c;
   json spot = {{"InstanceMarketOptions", {{"MarketType", "spot"}}}};
   auto describe = [](const std::string& ref) {
     return json{{"op", "DescribeInstances"}, {"params", {{"InstanceIds", ref}}}};
   };
-  auto advance = [](int ms) { return json{{"control", "POST"}, {"path", "/__emulator/clock"}, {"body", {{"advance_ms", ms}}}}; };
-  json r = c.calls(em, json::array({
-      {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, spot)}},    // 0
-      {{"op", "RunInstances"}, {"params", run_params("m5.large", 1, 1)}},             // 1
-      describe("${0:Instances[].InstanceId}"),                                          // 2 pending
-      advance(60000),                                                                   // 3
-      describe("${0:Instances[].InstanceId}"),                                          // 4 running
-      {{"control", "POST"}, {"path", "/__emulator/reclaim"}, {"body", {{"instance_ids", "${0:Instances[:1].InstanceId}"}}}},
-      describe("${0:Instances[].InstanceId}"),                                          // 6 shutting-down
-      advance(60000),                                                                   // 7
-      describe("${0:Instances[].InstanceId}"),                                          // 8 terminated
-      {{"control", "POST"}, {"path", "/__emulator/reclaim"}, {"body", {{"instance_ids", "${1:Instances[].InstanceId}"}}}},
-      {{"op", "TerminateInstances"}, {"params", {{"InstanceIds", "${1:Instances[].InstanceId}"}}}},  // 10
-      advance(60000 + 3600000),                                                         // 11
-      describe("${0:Instances[].InstanceId}"),                                          // 12 gone
-      {{"op", "DescribeInstances"}},                                                    // 13
-  }));
+  auto advance = [](int ms) {
+    return json{{"control", "POST"}, {"path", "/__emulator/clock"}, {"body", {{"advance_ms", ms}}}};
+  };
+  json r = c.calls(
+      em, json::array({
+              {{"op", "RunInstances"}, {"params", run_params("p5.48xlarge", 2, 2, spot)}},  // 0
+              {{"op", "RunInstances"}, {"params", run_params("m5.large", 1, 1)}},           // 1
+              describe("${0:Instances[].InstanceId}"),                                      // 2 pending
+              advance(60000),                                                               // 3
+              describe("${0:Instances[].InstanceId}"),                                      // 4 running
+              {{"control", "POST"},
+               {"path", "/__emulator/reclaim"},
+               {"body", {{"instance_ids", "${0:Instances[:1].InstanceId}"}}}},
+              describe("${0:Instances[].InstanceId}"),  // 6 shutting-down
+              advance(60000),                           // 7
+              describe("${0:Instances[].InstanceId}"),  // 8 terminated
+              {{"control", "POST"},
+               {"path", "/__emulator/reclaim"},
+               {"body", {{"instance_ids", "${1:Instances[].InstanceId}"}}}},
+              {{"op", "TerminateInstances"}, {"params", {{"InstanceIds", "${1:Instances[].InstanceId}"}}}},  // 10
+              advance(60000 + 3600000),                                                                      // 11
+              describe("${0:Instances[].InstanceId}"),                                                       // 12 gone
+              {{"op", "DescribeInstances"}},                                                                 // 13
+          }));
   auto states = [&](int k) {
     std::vector<std::string> out;
     json reservations = ok_of(r[k])["Reservations"];
@@ -578,39 +663,55 @@ TEST_CASE("aws-ec2-emulator: instance states move with the clock; a reclaimed sp
   CHECK(states(13) == std::vector<std::string>{"running"});
 }
 
-TEST_CASE("aws-ec2-emulator: the wire: EC2's error XML and status codes, GET with a query string, unknown actions and "
-          "parameters, the request log") {
+TEST_CASE(
+    "aws-ec2-emulator: the wire: EC2's error XML and status codes, GET with a query string, unknown actions and "
+    "parameters, the request log") {
   Emulator em;
   Http unsigned_call = http(em, "POST", "/", "Action=DescribeInstances&Version=2016-11-15",
                             {{"Content-Type", "application/x-www-form-urlencoded"}});
   CHECK(unsigned_call.status == 401);
-  auto err = plinth::aws::ec2::parse_error(*plinth::aws::ec2::Model::from_json({{"shapes", json::object()}}), unsigned_call.body);
+  auto err = plinth::aws::ec2::parse_error(*plinth::aws::ec2::Model::from_json({{"shapes", json::object()}}),
+                                           unsigned_call.body);
   REQUIRE(err.ok());
   CHECK(err->code == "MissingAuthenticationToken");
-  CHECK_THAT(unsigned_call.body, Catch::StartsWith("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error><Code>"));
+  CHECK_THAT(unsigned_call.body,
+             Catch::StartsWith("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error><Code>"));
   CHECK_FALSE(err->request_id.empty());
 
-  Http get = signed_call(em, "Action=DescribeAvailabilityZones&Version=2016-11-15&ZoneName.1=us-east-1b", kSecret, "GET");
+  Http get =
+      signed_call(em, "Action=DescribeAvailabilityZones&Version=2016-11-15&ZoneName.1=us-east-1b", kSecret, "GET");
   CHECK(get.status == 200);
-  CHECK_THAT(get.body, Catch::Contains("<DescribeAvailabilityZonesResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">"));
+  CHECK_THAT(get.body,
+             Catch::Contains("<DescribeAvailabilityZonesResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">"));
   CHECK_THAT(get.body, Catch::Contains("<zoneName>us-east-1b</zoneName>"));
   CHECK_THAT(get.body, Catch::Contains("<requestId>"));
 
   Http unknown = signed_call(em, "Action=DescribeInstancez&Version=2016-11-15");
   CHECK(unknown.status == 400);
-  CHECK_THAT(unknown.body, Catch::Contains("<Code>InvalidAction</Code><Message>The action DescribeInstancez is not valid for this web service.</Message>"));
+  CHECK_THAT(unknown.body, Catch::Contains("<Code>InvalidAction</Code><Message>The action DescribeInstancez is not "
+                                           "valid for this web service.</Message>"));
   Http unimplemented = signed_call(em, "Action=DescribeVolumes&Version=2016-11-15");
-  CHECK_THAT(unimplemented.body, Catch::Contains("<Code>UnsupportedOperation</Code><Message>aws-ec2-emulator does not implement DescribeVolumes"));
+  CHECK_THAT(
+      unimplemented.body,
+      Catch::Contains("<Code>UnsupportedOperation</Code><Message>aws-ec2-emulator does not implement DescribeVolumes"));
   Http param = signed_call(em, "Action=DescribeInstances&Version=2016-11-15&InstanceIds.1=i-1");
-  CHECK_THAT(param.body, Catch::Contains("<Code>UnknownParameter</Code><Message>The parameter InstanceIds.1 is not recognized</Message>"));
+  CHECK_THAT(
+      param.body,
+      Catch::Contains("<Code>UnknownParameter</Code><Message>The parameter InstanceIds.1 is not recognized</Message>"));
   Http version = signed_call(em, "Action=DescribeInstances&Version=2099-01-01");
   CHECK_THAT(version.body, Catch::Contains("<Code>NoSuchVersion</Code>"));
-  Http enum_value = signed_call(em, "Action=RunInstances&Version=2016-11-15&ImageId=" + kAmi + "&MinCount=1&MaxCount=1&InstanceType=p5.49xlarge");
-  CHECK_THAT(enum_value.body, Catch::Contains("<Code>InvalidParameterValue</Code><Message>Invalid value 'p5.49xlarge' for InstanceType."));
-  Http user_data = signed_call(em, "Action=RunInstances&Version=2016-11-15&ImageId=" + kAmi + "&MinCount=1&MaxCount=1&UserData=%21%21");
+  Http enum_value = signed_call(
+      em, "Action=RunInstances&Version=2016-11-15&ImageId=" + kAmi + "&MinCount=1&MaxCount=1&InstanceType=p5.49xlarge");
+  CHECK_THAT(
+      enum_value.body,
+      Catch::Contains("<Code>InvalidParameterValue</Code><Message>Invalid value 'p5.49xlarge' for InstanceType."));
+  Http user_data = signed_call(
+      em, "Action=RunInstances&Version=2016-11-15&ImageId=" + kAmi + "&MinCount=1&MaxCount=1&UserData=%21%21");
   CHECK_THAT(user_data.body, Catch::Contains("<Message>Invalid BASE64 encoding of user data.</Message>"));
-  Http kms = signed_call(em, "Action=RunInstances&Version=2016-11-15&ImageId=" + kAmi +
-                                 "&MinCount=1&MaxCount=1&BlockDeviceMapping.1.DeviceName=%2Fdev%2Fxvda&BlockDeviceMapping.1.Ebs.KmsKeyId=k");
+  Http kms = signed_call(
+      em,
+      "Action=RunInstances&Version=2016-11-15&ImageId=" + kAmi +
+          "&MinCount=1&MaxCount=1&BlockDeviceMapping.1.DeviceName=%2Fdev%2Fxvda&BlockDeviceMapping.1.Ebs.KmsKeyId=k");
   CHECK_THAT(kms.body, Catch::Contains("<Code>InvalidParameterDependency</Code>"));
 
   Http missing = http(em, "GET", "/__emulator/nothing");

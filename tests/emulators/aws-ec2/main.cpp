@@ -254,8 +254,9 @@ struct Emulator {
     if (req.method == "POST") {
       for (auto& [k, v] : ec2::parse_form(req.body)) params[k] = v;
     } else if (req.method != "GET") {
-      return reply_error(res, rec, {400, "UnsupportedOperation",
-                                    "The HTTP method " + req.method + " is not supported; the EC2 Query API takes GET or POST."});
+      return reply_error(res, rec,
+                         {400, "UnsupportedOperation",
+                          "The HTTP method " + req.method + " is not supported; the EC2 Query API takes GET or POST."});
     }
     rec.action = params.count("Action") ? params["Action"] : "";
 
@@ -296,21 +297,25 @@ struct Emulator {
       using F = sigv4::VerifyFailure;
       switch (v.failure) {
         case F::MissingAuthentication:
-          return reply_error(res, rec, {401, "MissingAuthenticationToken",
-                                        "The request must contain either a valid (registered) AWS access key ID or X.509 certificate."});
+          return reply_error(
+              res, rec,
+              {401, "MissingAuthenticationToken",
+               "The request must contain either a valid (registered) AWS access key ID or X.509 certificate."});
         case F::IncompleteSignature:
           return reply_error(res, rec, {400, "IncompleteSignature", v.message});
         case F::UnknownAccessKey:
         case F::InvalidToken:
           std::cerr << "aws-ec2-emulator: " << rec.action << ": " << v.message << "\n";
-          return reply_error(res, rec, {401, "AuthFailure", "AWS was not able to validate the provided access credentials"});
+          return reply_error(res, rec,
+                             {401, "AuthFailure", "AWS was not able to validate the provided access credentials"});
         case F::WrongScope:
           return reply_error(res, rec, {403, "SignatureDoesNotMatch", v.message});
         case F::Expired:
           return reply_error(res, rec, {400, "RequestExpired", v.message});
         case F::SignatureMismatch:
         case F::None:
-          std::cerr << "aws-ec2-emulator: " << rec.action << ": signature mismatch; the canonical request we computed:\n"
+          std::cerr << "aws-ec2-emulator: " << rec.action
+                    << ": signature mismatch; the canonical request we computed:\n"
                     << v.canonical_request << "\n";
           return reply_error(res, rec, {403, "SignatureDoesNotMatch", v.message});
       }
@@ -324,22 +329,27 @@ struct Emulator {
     }
     const auto& implemented = ae::Region::actions();
     if (!model.operation(rec.action))
-      return reply_error(res, rec, {400, "InvalidAction", "The action " + rec.action + " is not valid for this web service."});
+      return reply_error(res, rec,
+                         {400, "InvalidAction", "The action " + rec.action + " is not valid for this web service."});
     if (std::find(implemented.begin(), implemented.end(), rec.action) == implemented.end())
-      return reply_error(res, rec, {400, "UnsupportedOperation",
-                                    "aws-ec2-emulator does not implement " + rec.action + " (docs/emulators.md lists what it does)"});
+      return reply_error(
+          res, rec,
+          {400, "UnsupportedOperation",
+           "aws-ec2-emulator does not implement " + rec.action + " (docs/emulators.md lists what it does)"});
     if (!params.count("Version"))
       return reply_error(res, rec, {400, "MissingParameter", "The request must contain the parameter Version"});
     if (params["Version"] != model.api_version())
-      return reply_error(res, rec, {400, "NoSuchVersion", "The requested version (" + params["Version"] +
-                                                              ") of service AmazonEC2 does not exist"});
+      return reply_error(res, rec,
+                         {400, "NoSuchVersion",
+                          "The requested version (" + params["Version"] + ") of service AmazonEC2 does not exist"});
     params.erase("Action");
     params.erase("Version");
     for (auto it = params.begin(); it != params.end();)
       it = it->first.rfind("X-Amz-", 0) == 0 ? params.erase(it) : std::next(it);
 
     auto parsed = ec2::parse_query(model, model.input_shape(rec.action), params);
-    if (auto* pe = std::get_if<ec2::ParameterError>(&parsed)) return reply_error(res, rec, {400, pe->code, pe->message});
+    if (auto* pe = std::get_if<ec2::ParameterError>(&parsed))
+      return reply_error(res, rec, {400, pe->code, pe->message});
     const Json& input = std::get<Json>(parsed);
     if (input.value("DryRun", false))
       return reply_error(res, rec, {412, "DryRunOperation", "Request would have succeeded, but DryRun flag is set."});
@@ -373,7 +383,8 @@ struct Emulator {
     Json body = Json::object();
     if (req.method == "POST" && !req.body.empty()) {
       body = Json::parse(req.body, nullptr, false);
-      if (body.is_discarded() || !body.is_object()) return reply_json(res, 400, {{"error", "the body must be a JSON object"}});
+      if (body.is_discarded() || !body.is_object())
+        return reply_json(res, 400, {{"error", "the body must be a JSON object"}});
     }
     auto bad = [&](const std::string& msg) { reply_json(res, 400, {{"error", msg}}); };
     try {
@@ -395,10 +406,12 @@ struct Emulator {
       }
       if (req.method == "POST" && p == "/__emulator/capacity") {
         if (!body.contains("instance_type") || !body.contains("availability_zone"))
-          return bad("give instance_type, availability_zone (either may be \"*\") and limit (a count, or null for unlimited)");
+          return bad(
+              "give instance_type, availability_zone (either may be \"*\") and limit (a count, or null for unlimited)");
         std::optional<int> limit;
         if (body.contains("limit") && !body["limit"].is_null()) {
-          if (!body["limit"].is_number_integer() || body["limit"].get<int>() < 0) return bad("limit must be a count >= 0 or null");
+          if (!body["limit"].is_number_integer() || body["limit"].get<int>() < 0)
+            return bad("limit must be a count >= 0 or null");
           limit = body["limit"].get<int>();
         }
         region->set_capacity(body["instance_type"], body["availability_zone"], limit);
@@ -413,7 +426,8 @@ struct Emulator {
         return reply_json(res, 200, std::get<Json>(out));
       }
       if (req.method == "POST" && p == "/__emulator/clock") {
-        if (!body.contains("advance_ms") || !body["advance_ms"].is_number_integer() || body["advance_ms"].get<long long>() < 0)
+        if (!body.contains("advance_ms") || !body["advance_ms"].is_number_integer() ||
+            body["advance_ms"].get<long long>() < 0)
           return bad("give advance_ms: a whole number of milliseconds >= 0");
         region->advance(std::chrono::milliseconds(body["advance_ms"].get<long long>()));
         return reply_json(res, 200, {{"advanced_ms", body["advance_ms"]}});
@@ -446,19 +460,24 @@ struct Emulator {
             faults.latency_min_ms = v.at(0);
             faults.latency_max_ms = v.at(1);
           } else {
-            return bad("unknown fault '" + k + "' (use lose_response, lose_response_rate, rate_500, rate_503, drop_rate, latency_ms)");
+            return bad("unknown fault '" + k +
+                       "' (use lose_response, lose_response_rate, rate_500, rate_503, drop_rate, latency_ms)");
           }
         }
-        return reply_json(res, 200, {{"lose_response", faults.lose}, {"lose_response_rate", faults.lose_rate},
-                                     {"rate_500", faults.rate_500}, {"rate_503", faults.rate_503},
-                                     {"drop_rate", faults.drop_rate}});
+        return reply_json(res, 200,
+                          {{"lose_response", faults.lose},
+                           {"lose_response_rate", faults.lose_rate},
+                           {"rate_500", faults.rate_500},
+                           {"rate_503", faults.rate_503},
+                           {"drop_rate", faults.drop_rate}});
       }
     } catch (const Json::exception& e) {
       return bad(std::string("malformed body: ") + e.what());
     }
-    reply_json(res, 404, {{"error", "no control endpoint " + req.method + " " + p +
-                                        "; see docs/emulators.md (state, instances, counters, capacity, reclaim, clock, "
-                                        "throttle, faults)"}});
+    reply_json(res, 404,
+               {{"error", "no control endpoint " + req.method + " " + p +
+                              "; see docs/emulators.md (state, instances, counters, capacity, reclaim, clock, "
+                              "throttle, faults)"}});
   }
 };
 

@@ -120,7 +120,8 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
     };
     auto rate_flag = [&](double& out) -> std::string {
       if (!need()) return flag + " needs a value";
-      if (!to_double(value, out) || out < 0 || out > 1) return flag + " needs a fraction from 0 to 1, got '" + value + "'";
+      if (!to_double(value, out) || out < 0 || out > 1)
+        return flag + " needs a fraction from 0 to 1, got '" + value + "'";
       return "";
     };
     auto str_flag = [&](std::string& out) -> std::string {
@@ -159,7 +160,8 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         if (zone.empty()) err = "--zones needs a comma-separated list such as us-east-1a,us-east-1b";
     } else if (flag == "--account-id") {
       err = str_flag(o.account_id);
-      if (err.empty() && (o.account_id.size() != 12 || o.account_id.find_first_not_of("0123456789") != std::string::npos))
+      if (err.empty() &&
+          (o.account_id.size() != 12 || o.account_id.find_first_not_of("0123456789") != std::string::npos))
         err = "--account-id needs 12 digits, got '" + o.account_id + "'";
     } else if (flag == "--access-key") {
       err = str_flag(o.access_key);
@@ -188,8 +190,8 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       err = pair_flag(where, count, "TYPE:ZONE=N, e.g. p5.48xlarge:us-east-1a=25");
       long long n = 0;
       auto colon = where.find(':');
-      if (err.empty() && (colon == std::string::npos || colon == 0 || colon + 1 == where.size() || !to_int(count, n) ||
-                          n < 0))
+      if (err.empty() &&
+          (colon == std::string::npos || colon == 0 || colon + 1 == where.size() || !to_int(count, n) || n < 0))
         err = "--capacity needs TYPE:ZONE=N with N >= 0, e.g. p5.48xlarge:us-east-1a=25; got '" + value + "'";
       if (err.empty()) o.capacity[{where.substr(0, colon), where.substr(colon + 1)}] = static_cast<int>(n);
     } else if (flag == "--default-capacity") {
@@ -203,11 +205,15 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         auto parts = split(spec, ':');
         long long n = 0;
         if (id.rfind("cr-", 0) != 0 || parts.size() < 3 || parts.size() > 4 || parts[0].empty() || parts[1].empty() ||
-            !to_int(parts[2], n) || n < 0 || (parts.size() == 4 && parts[3] != "capacity-block" && parts[3] != "default"))
-          err = "--capacity-reservation needs cr-ID=TYPE:ZONE:COUNT[:capacity-block], e.g. "
-                "cr-0123456789abcdef0=p5.48xlarge:us-east-1a:16:capacity-block; got '" + value + "'";
+            !to_int(parts[2], n) || n < 0 ||
+            (parts.size() == 4 && parts[3] != "capacity-block" && parts[3] != "default"))
+          err =
+              "--capacity-reservation needs cr-ID=TYPE:ZONE:COUNT[:capacity-block], e.g. "
+              "cr-0123456789abcdef0=p5.48xlarge:us-east-1a:16:capacity-block; got '" +
+              value + "'";
         else
-          o.reservations.push_back({id, parts[0], parts[1], static_cast<int>(n), parts.size() == 4 ? parts[3] : "default"});
+          o.reservations.push_back(
+              {id, parts[0], parts[1], static_cast<int>(n), parts.size() == 4 ? parts[3] : "default"});
       }
     } else if (flag == "--efa-limit") {
       std::string type, count;
@@ -226,11 +232,13 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       err = pair_flag(action, spec, "ACTION=SIZE:REFILL");
       auto colon = spec.find(':');
       BucketSpec b;
-      if (err.empty() && (colon == std::string::npos || !to_double(spec.substr(0, colon), b.capacity) ||
-                          !to_double(spec.substr(colon + 1), b.refill_per_second) || b.capacity < 1 ||
-                          b.refill_per_second < 0))
-        err = "--throttle needs ACTION=SIZE:REFILL with SIZE >= 1 and REFILL >= 0 per second, e.g. RunInstances=5:2 or "
-              "'*=100:20'; got '" + value + "'";
+      if (err.empty() &&
+          (colon == std::string::npos || !to_double(spec.substr(0, colon), b.capacity) ||
+           !to_double(spec.substr(colon + 1), b.refill_per_second) || b.capacity < 1 || b.refill_per_second < 0))
+        err =
+            "--throttle needs ACTION=SIZE:REFILL with SIZE >= 1 and REFILL >= 0 per second, e.g. RunInstances=5:2 or "
+            "'*=100:20'; got '" +
+            value + "'";
       if (err.empty()) o.throttle[action] = b;
     } else if (flag == "--latency-ms") {
       if (!need()) {
@@ -281,18 +289,19 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
   if (o.zones.empty())
     for (const char* suffix : {"a", "b", "c"}) o.zones.push_back(o.region + suffix);
   for (const auto& z : o.zones)
-    if (z.rfind(o.region, 0) != 0) return "zone '" + z + "' is not in region '" + o.region + "' (zones are REGION + a letter)";
+    if (z.rfind(o.region, 0) != 0)
+      return "zone '" + z + "' is not in region '" + o.region + "' (zones are REGION + a letter)";
   auto known_zone = [&](const std::string& z) {
     return z == "*" || std::find(o.zones.begin(), o.zones.end(), z) != o.zones.end();
   };
   for (const auto& [where, n] : o.capacity)
-    if (!known_zone(where.second))
-      return "--capacity names zone '" + where.second + "', which is not one of --zones";
+    if (!known_zone(where.second)) return "--capacity names zone '" + where.second + "', which is not one of --zones";
   for (const auto& r : o.reservations)
     if (!known_zone(r.zone) || r.zone == "*")
       return "--capacity-reservation " + r.id + " names zone '" + r.zone + "', which is not one of --zones";
   for (const auto& [id, zone] : o.subnets)
-    if (!known_zone(zone) || zone == "*") return "--subnet " + id + " names zone '" + zone + "', which is not one of --zones";
+    if (!known_zone(zone) || zone == "*")
+      return "--subnet " + id + " names zone '" + zone + "', which is not one of --zones";
   if (o.rate_500 + o.rate_503 + o.drop_rate > 1) return "--rate-500, --rate-503 and --drop-rate add up to more than 1";
   if (o.tls_cert.empty() != o.tls_key.empty()) return "--tls-cert and --tls-key go together";
   if (o.access_key.empty() || o.secret_key.empty()) return "--access-key and --secret-key may not be empty";

@@ -40,11 +40,11 @@ struct Options {
   std::string model;  ///< botocore service-2.json
 
   // The world
-  std::map<std::string, std::string> subnets;         ///< subnet id -> zone (default: one per zone)
-  std::map<std::string, std::string> security_groups;  ///< group id -> name (default: the VPC's "default")
-  std::vector<std::string> key_pairs;                  ///< default: "default"
+  std::map<std::string, std::string> subnets;                   ///< subnet id -> zone (default: one per zone)
+  std::map<std::string, std::string> security_groups;           ///< group id -> name (default: the VPC's "default")
+  std::vector<std::string> key_pairs;                           ///< default: "default"
   std::map<std::pair<std::string, std::string>, int> capacity;  ///< (type|*, zone|*) -> instances at once
-  std::optional<int> default_capacity;                           ///< nullopt: unlimited
+  std::optional<int> default_capacity;                          ///< nullopt: unlimited
   std::vector<ReservationSpec> reservations;
   std::map<std::string, int> efa_limits;  ///< instance type -> EFA interfaces (overrides the built-in table)
 

@@ -20,7 +20,7 @@ ApiError error(int status, std::string code, std::string message) {
 ApiError invalid(std::string message) { return error(400, "InvalidParameterValue", std::move(message)); }
 
 int state_code(const std::string& state) {
-  static const std::map<std::string, int> codes = {{"pending", 0},   {"running", 16}, {"shutting-down", 32},
+  static const std::map<std::string, int> codes = {{"pending", 0},     {"running", 16},  {"shutting-down", 32},
                                                    {"terminated", 48}, {"stopping", 64}, {"stopped", 80}};
   return codes.at(state);
 }
@@ -87,12 +87,15 @@ std::optional<ApiError> check_tags(const Json& tags, size_t already = 0) {
     std::string key = t.value("Key", ""), value = t.value("Value", "");
     if (key.empty()) return invalid("Tag keys may not be empty. Give each tag a Key.");
     if (key.size() > 128) return invalid("Tag key exceeds the maximum length of 128 characters: '" + key + "'");
-    if (value.size() > 256) return invalid("Tag value exceeds the maximum length of 256 characters (key '" + key + "')");
+    if (value.size() > 256)
+      return invalid("Tag value exceeds the maximum length of 256 characters (key '" + key + "')");
     if (key.rfind("aws:", 0) == 0)
-      return invalid("Value ( " + key + " ) for parameter key is invalid. Tag keys starting with 'aws:' are reserved for internal use");
+      return invalid("Value ( " + key +
+                     " ) for parameter key is invalid. Tag keys starting with 'aws:' are reserved for internal use");
     keys.insert(key);
   }
-  if (keys.size() + already > 50) return error(400, "TagLimitExceeded", "The maximum number of tags per resource is 50.");
+  if (keys.size() + already > 50)
+    return error(400, "TagLimitExceeded", "The maximum number of tags per resource is 50.");
   return std::nullopt;
 }
 
@@ -187,15 +190,17 @@ std::optional<int> efa_limit(const std::string& type, const std::map<std::string
     if (it->second == 0) return std::nullopt;
     return it->second;
   }
-  // EFA-capable network cards per type, from AWS's "Supported instance types"
-  // for EFA and the instance types' network specifications
-  // (docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html#efa-instance-types,
-  //  docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html: a P5
-  //  takes 32 EFA devices, one per network card). One EFA interface per card.
+  // EFA interfaces per type = its EFA-capable network cards (one EFA per card):
+  // AWS's "Maximize network bandwidth on instances with multiple network cards"
+  // (docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html: a P5
+  // or P5e takes 32 EFA devices, one per network card; P5en 16 at 200 Gbps
+  // each; P4d/P4de 4 at 100 Gbps; P6-B200 8 at 400 Gbps) and the instance
+  // types' network specifications (Trn1 8, Trn1n 16, c5n.18xlarge 1). Types
+  // not listed take no EFA unless --efa-limit names them.
   static const std::map<std::string, int> table = {
-      {"p4d.24xlarge", 4},      {"p4de.24xlarge", 4},     {"p5.48xlarge", 32},     {"p5e.48xlarge", 32},
-      {"p5en.48xlarge", 16},    {"p6-b200.48xlarge", 8},  {"trn1.32xlarge", 8},    {"trn1n.32xlarge", 16},
-      {"c5n.18xlarge", 1},      {"g6e.48xlarge", 4},      {"g5.48xlarge", 1},      {"hpc7a.96xlarge", 2},
+      {"p4d.24xlarge", 4},  {"p4de.24xlarge", 4},   {"p5.48xlarge", 32},
+      {"p5e.48xlarge", 32}, {"p5en.48xlarge", 16},  {"p6-b200.48xlarge", 8},
+      {"trn1.32xlarge", 8}, {"trn1n.32xlarge", 16}, {"c5n.18xlarge", 1},
   };
   if (auto it = table.find(type); it != table.end()) return it->second;
   return std::nullopt;
@@ -213,10 +218,16 @@ Region::Region(const Options& options) : options_(options), rng_(options.seed) {
 }
 
 const std::vector<std::string>& Region::actions() {
-  static const std::vector<std::string> list = {
-      "RunInstances",         "DescribeInstances",     "TerminateInstances",          "CreateTags",
-      "DeleteTags",           "CreatePlacementGroup",  "DeletePlacementGroup",        "DescribePlacementGroups",
-      "DescribeCapacityReservations", "DescribeAvailabilityZones"};
+  static const std::vector<std::string> list = {"RunInstances",
+                                                "DescribeInstances",
+                                                "TerminateInstances",
+                                                "CreateTags",
+                                                "DeleteTags",
+                                                "CreatePlacementGroup",
+                                                "DeletePlacementGroup",
+                                                "DescribePlacementGroups",
+                                                "DescribeCapacityReservations",
+                                                "DescribeAvailabilityZones"};
   return list;
 }
 
@@ -334,9 +345,12 @@ Outcome Region::run_instances(const Json& in) {
                        " (docs/emulators.md lists what it does)");
 
   long long min_count = in.at("MinCount"), max_count = in.at("MaxCount");
-  if (min_count < 1) return invalid("Value (" + std::to_string(min_count) + ") for parameter minCount is invalid. Expected a value greater than 0.");
+  if (min_count < 1)
+    return invalid("Value (" + std::to_string(min_count) +
+                   ") for parameter minCount is invalid. Expected a value greater than 0.");
   if (max_count < min_count)
-    return invalid("Value (" + std::to_string(max_count) + ") for parameter maxCount is invalid. MaxCount may not be less than MinCount (" +
+    return invalid("Value (" + std::to_string(max_count) +
+                   ") for parameter maxCount is invalid. MaxCount may not be less than MinCount (" +
                    std::to_string(min_count) + ").");
 
   if (!in.contains("ImageId")) return error(400, "MissingParameter", "The request must contain the parameter ImageId");
@@ -349,7 +363,9 @@ Outcome Region::run_instances(const Json& in) {
   // Idempotency: the same token and the same parameters (the zone aside)
   // answer the first launch's reservation; anything else is a mismatch.
   std::string token = in.value("ClientToken", "");
-  if (token.size() > 64) return invalid("Value (" + token + ") for parameter clientToken is invalid. The client token may be at most 64 characters.");
+  if (token.size() > 64)
+    return invalid("Value (" + token +
+                   ") for parameter clientToken is invalid. The client token may be at most 64 characters.");
   Json print = in;
   print.erase("ClientToken");
   print.erase("DryRun");
@@ -358,8 +374,9 @@ Outcome Region::run_instances(const Json& in) {
   if (!token.empty()) {
     if (auto it = tokens_.find(token); it != tokens_.end()) {
       if (it->second.fingerprint != fingerprint)
-        return error(400, "IdempotentParameterMismatch",
-                     "Arguments on this idempotent request are inconsistent with arguments used in previous request(s).");
+        return error(
+            400, "IdempotentParameterMismatch",
+            "Arguments on this idempotent request are inconsistent with arguments used in previous request(s).");
       std::vector<const Instance*> members;
       for (const auto& i : instances_)
         if (i.reservation_id == it->second.reservation_id) members.push_back(&i);
@@ -397,7 +414,8 @@ Outcome Region::run_instances(const Json& in) {
   }
   for (const auto& n : nics)
     if (n.contains("SubnetId") && !options_.subnets.count(n["SubnetId"].get<std::string>()))
-      return error(400, "InvalidSubnetID.NotFound", "The subnet ID '" + n["SubnetId"].get<std::string>() + "' does not exist");
+      return error(400, "InvalidSubnetID.NotFound",
+                   "The subnet ID '" + n["SubnetId"].get<std::string>() + "' does not exist");
 
   std::vector<std::string> groups;
   for (const auto& g : in.value("SecurityGroupIds", Json::array())) groups.push_back(g);
@@ -405,32 +423,39 @@ Outcome Region::run_instances(const Json& in) {
     auto it = std::find_if(options_.security_groups.begin(), options_.security_groups.end(),
                            [&](const auto& sg) { return sg.second == name.get<std::string>(); });
     if (it == options_.security_groups.end())
-      return error(400, "InvalidGroup.NotFound", "The security group '" + name.get<std::string>() + "' does not exist in default VPC '" + vpc_id_ + "'");
+      return error(
+          400, "InvalidGroup.NotFound",
+          "The security group '" + name.get<std::string>() + "' does not exist in default VPC '" + vpc_id_ + "'");
     groups.push_back(it->first);
   }
   for (const auto& n : nics)
     for (const auto& g : n.value("Groups", Json::array())) groups.push_back(g);
   for (const auto& g : groups) {
-    if (g.rfind("sg-", 0) != 0) return error(400, "InvalidGroupId.Malformed", "Invalid id: \"" + g + "\" (expecting \"sg-...\")");
-    if (!options_.security_groups.count(g)) return error(400, "InvalidGroup.NotFound", "The security group '" + g + "' does not exist");
+    if (g.rfind("sg-", 0) != 0)
+      return error(400, "InvalidGroupId.Malformed", "Invalid id: \"" + g + "\" (expecting \"sg-...\")");
+    if (!options_.security_groups.count(g))
+      return error(400, "InvalidGroup.NotFound", "The security group '" + g + "' does not exist");
   }
   if (groups.empty()) groups.push_back(options_.security_groups.begin()->first);
 
   std::string key_name = in.value("KeyName", "");
-  if (!key_name.empty() && std::find(options_.key_pairs.begin(), options_.key_pairs.end(), key_name) == options_.key_pairs.end())
+  if (!key_name.empty() &&
+      std::find(options_.key_pairs.begin(), options_.key_pairs.end(), key_name) == options_.key_pairs.end())
     return error(400, "InvalidKeyPair.NotFound", "The key pair '" + key_name + "' does not exist");
 
   std::string iam_arn;
   if (in.contains("IamInstanceProfile")) {
     const Json& p = in["IamInstanceProfile"];
     if (p.contains("Arn") && p.contains("Name"))
-      return error(400, "InvalidParameterCombination",
-                   "The parameter 'iamInstanceProfile.name' may not be used in combination with 'iamInstanceProfile.arn'");
+      return error(
+          400, "InvalidParameterCombination",
+          "The parameter 'iamInstanceProfile.name' may not be used in combination with 'iamInstanceProfile.arn'");
     if (p.contains("Arn")) {
       iam_arn = p["Arn"];
       static const std::regex arn("^arn:aws[a-z-]*:iam::[0-9]{12}:instance-profile/.+$");
       if (!std::regex_match(iam_arn, arn))
-        return invalid("Value (" + iam_arn + ") for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN");
+        return invalid("Value (" + iam_arn +
+                       ") for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN");
     } else if (p.contains("Name")) {
       iam_arn = "arn:aws:iam::" + options_.account_id + ":instance-profile/" + p["Name"].get<std::string>();
     }
@@ -446,7 +471,8 @@ Outcome Region::run_instances(const Json& in) {
 
   std::vector<Volume> volume_specs;
   for (const auto& m : in.value("BlockDeviceMappings", Json::array())) {
-    if (!m.contains("DeviceName")) return error(400, "MissingParameter", "The request must contain the parameter BlockDeviceMapping.DeviceName");
+    if (!m.contains("DeviceName"))
+      return error(400, "MissingParameter", "The request must contain the parameter BlockDeviceMapping.DeviceName");
     if (!m.contains("Ebs")) continue;  // instance store / NoDevice: nothing to create
     const Json& ebs = m["Ebs"];
     Volume v;
@@ -457,9 +483,11 @@ Outcome Region::run_instances(const Json& in) {
     v.kms_key_id = ebs.value("KmsKeyId", "");
     v.delete_on_termination = ebs.value("DeleteOnTermination", true);
     if (!v.kms_key_id.empty() && !v.encrypted)
-      return error(400, "InvalidParameterDependency", "The parameter KmsKeyId requires the parameter Encrypted to be set.");
+      return error(400, "InvalidParameterDependency",
+                   "The parameter KmsKeyId requires the parameter Encrypted to be set.");
     if (v.size_gib < 1 || v.size_gib > 65536)
-      return invalid("Volume of " + std::to_string(v.size_gib) + " GiB is out of range for " + v.type + " (1 to 65536 GiB).");
+      return invalid("Volume of " + std::to_string(v.size_gib) + " GiB is out of range for " + v.type +
+                     " (1 to 65536 GiB).");
     volume_specs.push_back(v);
   }
   if (volume_specs.empty() || std::none_of(volume_specs.begin(), volume_specs.end(), [](const Volume& v) {
@@ -488,17 +516,20 @@ Outcome Region::run_instances(const Json& in) {
                      std::to_string(device) + "; each needs its own.");
     if (itype == "efa" || itype == "efa-only") {
       if (!efa)
-        return error(400, "InvalidParameterCombination", "EFA interfaces are not supported on instance type '" + type + "'.");
+        return error(400, "InvalidParameterCombination",
+                     "EFA interfaces are not supported on instance type '" + type + "'.");
       if (itype == "efa-only" && card == 0 && device == 0)
-        return error(400, "InvalidParameterCombination", "An EFA-only network interface cannot be the primary network interface (network card 0, device index 0).");
+        return error(
+            400, "InvalidParameterCombination",
+            "An EFA-only network interface cannot be the primary network interface (network card 0, device index 0).");
       ++efa_count;
     } else if (itype != "interface") {
       return invalid("Invalid value '" + itype + "' for InterfaceType. Use interface, efa or efa-only.");
     }
   }
   if (efa && efa_count > *efa)
-    return invalid("You can attach up to " + std::to_string(*efa) + " EFA interfaces to a " + type + " instance; the request has " +
-                   std::to_string(efa_count) + ".");
+    return invalid("You can attach up to " + std::to_string(*efa) + " EFA interfaces to a " + type +
+                   " instance; the request has " + std::to_string(efa_count) + ".");
 
   // Market and capacity reservation.
   Json market = in.value("InstanceMarketOptions", Json::object());
@@ -510,22 +541,27 @@ Outcome Region::run_instances(const Json& in) {
   if (!cr_id.empty()) {
     auto it = reservations_.find(cr_id);
     if (it == reservations_.end())
-      return error(400, "InvalidCapacityReservationId.NotFound", "The Capacity Reservation ID '" + cr_id + "' does not exist");
+      return error(400, "InvalidCapacityReservationId.NotFound",
+                   "The Capacity Reservation ID '" + cr_id + "' does not exist");
     cr = &it->second;
     if (cr->spec.type != type)
-      return invalid("The instance type " + type + " does not match the instance type of Capacity Reservation " + cr_id + " (" + cr->spec.type + ").");
+      return invalid("The instance type " + type + " does not match the instance type of Capacity Reservation " +
+                     cr_id + " (" + cr->spec.type + ").");
     if (!zone.empty() && zone != cr->spec.zone)
-      return invalid("Capacity Reservation " + cr_id + " is in " + cr->spec.zone + "; the request asks for " + zone + ".");
+      return invalid("Capacity Reservation " + cr_id + " is in " + cr->spec.zone + "; the request asks for " + zone +
+                     ".");
     zone = cr->spec.zone;
   }
   if (market_type == "spot" && cr)
     return error(400, "InvalidParameterCombination", "Spot Instances cannot be launched into a Capacity Reservation.");
   if (market_type == "capacity-block" && (!cr || cr->spec.kind != "capacity-block"))
-    return error(400, "InvalidParameterCombination",
-                 "MarketType capacity-block needs a CapacityReservationSpecification that targets a Capacity Block (cr-...).");
+    return error(
+        400, "InvalidParameterCombination",
+        "MarketType capacity-block needs a CapacityReservationSpecification that targets a Capacity Block (cr-...).");
   if (cr && cr->spec.kind == "capacity-block" && market_type != "capacity-block")
     return error(400, "InvalidParameterCombination",
-                 "Capacity Reservation " + cr_id + " is a Capacity Block; launch into it with InstanceMarketOptions.MarketType capacity-block.");
+                 "Capacity Reservation " + cr_id +
+                     " is a Capacity Block; launch into it with InstanceMarketOptions.MarketType capacity-block.");
 
   // Placement group.
   std::string group_name = placement.value("GroupName", "");
@@ -578,20 +614,23 @@ Outcome Region::run_instances(const Json& in) {
                    "The requested number of instances exceeds the available capacity of Capacity Reservation " + cr_id +
                        " (" + std::to_string(can) + " of " + std::to_string(cr->spec.count) + " available).");
     if (market_type == "spot")
-      return error(500, "InsufficientInstanceCapacity", "There is no Spot capacity available that matches your request.");
-    if (message_zone.empty())
       return error(500, "InsufficientInstanceCapacity",
-                   "We currently do not have sufficient " + type +
-                       " capacity in the Region you requested. Our system will be working on provisioning additional capacity.");
+                   "There is no Spot capacity available that matches your request.");
+    if (message_zone.empty())
+      return error(
+          500, "InsufficientInstanceCapacity",
+          "We currently do not have sufficient " + type +
+              " capacity in the Region you requested. Our system will be working on provisioning additional capacity.");
     std::vector<std::string> others;
     if (!group)
       for (const auto& z : options_.zones)
         if (z != message_zone && available(z) >= min_count) others.push_back(z);
-    std::string msg = "We currently do not have sufficient " + type + " capacity in the Availability Zone you requested (" +
-                      message_zone + "). Our system will be working on provisioning additional capacity.";
+    std::string msg = "We currently do not have sufficient " + type +
+                      " capacity in the Availability Zone you requested (" + message_zone +
+                      "). Our system will be working on provisioning additional capacity.";
     if (!others.empty())
-      msg += " You can currently get " + type + " capacity by not specifying an Availability Zone in your request or choosing " +
-             list_ids(others) + ".";
+      msg += " You can currently get " + type +
+             " capacity by not specifying an Availability Zone in your request or choosing " + list_ids(others) + ".";
     return error(500, "InsufficientInstanceCapacity", msg);
   }
   long long count = std::min(max_count, can);
@@ -679,14 +718,17 @@ Outcome Region::describe_instances(const Json& in) {
   std::vector<std::string> ids;
   for (const auto& id : in.value("InstanceIds", Json::array())) ids.push_back(id);
   if (!ids.empty() && in.contains("MaxResults"))
-    return error(400, "InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults");
+    return error(400, "InvalidParameterCombination",
+                 "The parameter instancesSet cannot be used with the parameter maxResults");
   std::optional<long long> max_results;
   if (in.contains("MaxResults")) {
     max_results = in["MaxResults"].get<long long>();
     if (*max_results < 5)
-      return invalid("Value ( " + std::to_string(*max_results) + " ) for parameter maxResults is invalid. Expecting a value greater than 5.");
+      return invalid("Value ( " + std::to_string(*max_results) +
+                     " ) for parameter maxResults is invalid. Expecting a value greater than 5.");
     if (*max_results > 1000)
-      return invalid("Value ( " + std::to_string(*max_results) + " ) for parameter maxResults is invalid. Expecting a value less than 1000.");
+      return invalid("Value ( " + std::to_string(*max_results) +
+                     " ) for parameter maxResults is invalid. Expecting a value less than 1000.");
   }
   for (const auto& id : ids)
     if (!valid_instance_id(id)) return error(400, "InvalidInstanceID.Malformed", "Invalid id: \"" + id + "\"");
@@ -696,12 +738,30 @@ Outcome Region::describe_instances(const Json& in) {
   if (!missing.empty()) return error(400, "InvalidInstanceID.NotFound", not_found_message("instance", missing));
 
   Filters filters = filters_of(in);
-  static const std::set<std::string> known = {
-      "instance-id", "instance-state-name", "instance-state-code", "instance-type", "availability-zone",
-      "image-id", "key-name", "subnet-id", "vpc-id", "placement-group-name", "reservation-id", "client-token",
-      "instance-lifecycle", "spot-instance-request-id", "capacity-reservation-id", "iam-instance-profile.arn",
-      "private-ip-address", "tenancy", "instance.group-id", "group-id", "architecture",
-      "network-interface.interface-type", "launch-index", "owner-id"};
+  static const std::set<std::string> known = {"instance-id",
+                                              "instance-state-name",
+                                              "instance-state-code",
+                                              "instance-type",
+                                              "availability-zone",
+                                              "image-id",
+                                              "key-name",
+                                              "subnet-id",
+                                              "vpc-id",
+                                              "placement-group-name",
+                                              "reservation-id",
+                                              "client-token",
+                                              "instance-lifecycle",
+                                              "spot-instance-request-id",
+                                              "capacity-reservation-id",
+                                              "iam-instance-profile.arn",
+                                              "private-ip-address",
+                                              "tenancy",
+                                              "instance.group-id",
+                                              "group-id",
+                                              "architecture",
+                                              "network-interface.interface-type",
+                                              "launch-index",
+                                              "owner-id"};
   for (const auto& [name, values] : filters) {
     if (!known.count(name) && name.rfind("tag:", 0) != 0 && name != "tag-key" && name != "tag-value")
       return invalid("The filter '" + name + "' is invalid");
@@ -722,7 +782,8 @@ Outcome Region::describe_instances(const Json& in) {
     if (name == "placement-group-name") return {i.placement_group};
     if (name == "reservation-id") return {i.reservation_id};
     if (name == "client-token") return {i.client_token};
-    if (name == "instance-lifecycle") return i.lifecycle.empty() ? std::vector<std::string>{} : std::vector<std::string>{i.lifecycle};
+    if (name == "instance-lifecycle")
+      return i.lifecycle.empty() ? std::vector<std::string>{} : std::vector<std::string>{i.lifecycle};
     if (name == "spot-instance-request-id") return {i.spot_request_id};
     if (name == "capacity-reservation-id") return {i.capacity_reservation_id};
     if (name == "iam-instance-profile.arn") return {i.iam_arn};
@@ -747,7 +808,9 @@ Outcome Region::describe_instances(const Json& in) {
   uint64_t after = 0;
   if (in.contains("NextToken")) {
     auto t = read_token(in["NextToken"], query_key);
-    if (!t) return invalid("The token '" + in["NextToken"].get<std::string>() + "' is invalid for this request (a NextToken belongs to the filters it came with).");
+    if (!t)
+      return invalid("The token '" + in["NextToken"].get<std::string>() +
+                     "' is invalid for this request (a NextToken belongs to the filters it came with).");
     after = *t;
   }
 
@@ -796,8 +859,9 @@ Outcome Region::terminate_instances(const Json& in) {
   if (!missing.empty()) return error(400, "InvalidInstanceID.NotFound", not_found_message("instance", missing));
   for (const auto& id : ids)
     if (find(id)->disable_api_termination)
-      return error(400, "OperationNotPermitted", "The instance '" + id +
-                                                     "' may not be terminated. Modify its 'disableApiTermination' instance attribute and try again.");
+      return error(400, "OperationNotPermitted",
+                   "The instance '" + id +
+                       "' may not be terminated. Modify its 'disableApiTermination' instance attribute and try again.");
   Time t = now();
   Json out = Json::array();
   for (const auto& id : ids) {
@@ -810,7 +874,8 @@ Outcome Region::terminate_instances(const Json& in) {
       i->reason_message = "Client.UserInitiatedShutdown: User initiated shutdown";
       i->transition_reason = "User initiated (" + gmt(t) + ")";
     }
-    out.push_back({{"InstanceId", id}, {"CurrentState", state_json(i->state)}, {"PreviousState", state_json(previous)}});
+    out.push_back(
+        {{"InstanceId", id}, {"CurrentState", state_json(i->state)}, {"PreviousState", state_json(previous)}});
   }
   return Json{{"TerminatingInstances", out}};
 }
@@ -835,10 +900,13 @@ Outcome Region::create_tags(const Json& in) {
     } else if (id.rfind("pg-", 0) == 0) {
       for (auto& [name, g] : groups_)
         if (g.id == id) into = &g.tags;
-      if (!into) return error(400, "InvalidPlacementGroupId.NotFound", "The Placement Group ID '" + id + "' does not exist");
+      if (!into)
+        return error(400, "InvalidPlacementGroupId.NotFound", "The Placement Group ID '" + id + "' does not exist");
     } else if (id.rfind("cr-", 0) == 0) {
       if (auto it = reservations_.find(id); it != reservations_.end()) into = &it->second.tags;
-      if (!into) return error(400, "InvalidCapacityReservationId.NotFound", "The Capacity Reservation ID '" + id + "' does not exist");
+      if (!into)
+        return error(400, "InvalidCapacityReservationId.NotFound",
+                     "The Capacity Reservation ID '" + id + "' does not exist");
     } else {
       return error(400, "InvalidID", "The ID '" + id + "' is not valid");
     }
@@ -876,7 +944,9 @@ Outcome Region::delete_tags(const Json& in) {
     for (const auto& t : in["Tags"]) {
       std::string key = t.value("Key", "");
       from->erase(std::remove_if(from->begin(), from->end(),
-                                 [&](const auto& kv) { return kv.first == key && (!t.contains("Value") || kv.second == t["Value"]); }),
+                                 [&](const auto& kv) {
+                                   return kv.first == key && (!t.contains("Value") || kv.second == t["Value"]);
+                                 }),
                   from->end());
     }
   }
@@ -886,17 +956,21 @@ Outcome Region::delete_tags(const Json& in) {
 // ---- Placement groups ------------------------------------------------------------------
 
 Outcome Region::create_placement_group(const Json& in) {
-  if (!in.contains("GroupName")) return error(400, "MissingParameter", "The request must contain the parameter groupName");
+  if (!in.contains("GroupName"))
+    return error(400, "MissingParameter", "The request must contain the parameter groupName");
   std::string name = in["GroupName"];
   if (name.empty() || name.size() > 255) return invalid("The placement group name must be 1 to 255 ASCII characters.");
-  if (groups_.count(name)) return error(400, "InvalidPlacementGroup.Duplicate", "The placement group '" + name + "' already exists.");
+  if (groups_.count(name))
+    return error(400, "InvalidPlacementGroup.Duplicate", "The placement group '" + name + "' already exists.");
   PlacementGroup g;
   g.name = name;
   g.id = hex_id("pg-");
   g.strategy = in.value("Strategy", "cluster");
-  if (g.strategy == "precision-time") return error(400, "UnsupportedOperation", "aws-ec2-emulator does not implement precision-time placement groups");
+  if (g.strategy == "precision-time")
+    return error(400, "UnsupportedOperation", "aws-ec2-emulator does not implement precision-time placement groups");
   if (in.contains("PartitionCount")) {
-    if (g.strategy != "partition") return error(400, "InvalidParameterCombination", "PartitionCount is valid only with Strategy partition.");
+    if (g.strategy != "partition")
+      return error(400, "InvalidParameterCombination", "PartitionCount is valid only with Strategy partition.");
     g.partition_count = static_cast<int>(in["PartitionCount"].get<long long>());
     if (g.partition_count < 1 || g.partition_count > 7) return invalid("PartitionCount must be from 1 to 7.");
   } else if (g.strategy == "partition") {
@@ -905,7 +979,8 @@ Outcome Region::create_placement_group(const Json& in) {
   if (g.strategy == "spread") g.spread_level = in.value("SpreadLevel", "rack");
   for (const auto& spec : in.value("TagSpecifications", Json::array())) {
     if (spec.value("ResourceType", "") != "placement-group")
-      return invalid("'" + spec.value("ResourceType", "") + "' is not a valid taggable resource type for this operation.");
+      return invalid("'" + spec.value("ResourceType", "") +
+                     "' is not a valid taggable resource type for this operation.");
     if (auto e = check_tags(spec.value("Tags", Json::array()))) return *e;
     for (const auto& t : spec.value("Tags", Json::array())) set_tag(g.tags, t.value("Key", ""), t.value("Value", ""));
   }
@@ -916,10 +991,12 @@ Outcome Region::create_placement_group(const Json& in) {
 Outcome Region::delete_placement_group(const Json& in) {
   std::string name = in.at("GroupName");
   auto it = groups_.find(name);
-  if (it == groups_.end()) return error(400, "InvalidPlacementGroup.Unknown", "The Placement Group '" + name + "' is unknown.");
+  if (it == groups_.end())
+    return error(400, "InvalidPlacementGroup.Unknown", "The Placement Group '" + name + "' is unknown.");
   for (const auto& i : instances_)
     if (active(i) && i.placement_group == name)
-      return error(400, "InvalidPlacementGroup.InUse", "The placement group '" + name + "' is in use and may not be deleted.");
+      return error(400, "InvalidPlacementGroup.InUse",
+                   "The placement group '" + name + "' is in use and may not be deleted.");
   groups_.erase(it);
   return Json(nullptr);
 }
@@ -929,14 +1006,15 @@ Outcome Region::describe_placement_groups(const Json& in) {
   for (const auto& n : in.value("GroupNames", Json::array())) names.push_back(n);
   for (const auto& n : in.value("GroupIds", Json::array())) ids.push_back(n);
   for (const auto& n : names)
-    if (!groups_.count(n)) return error(400, "InvalidPlacementGroup.Unknown", "The Placement Group '" + n + "' is unknown.");
+    if (!groups_.count(n))
+      return error(400, "InvalidPlacementGroup.Unknown", "The Placement Group '" + n + "' is unknown.");
   for (const auto& id : ids)
     if (std::none_of(groups_.begin(), groups_.end(), [&](const auto& g) { return g.second.id == id; }))
       return error(400, "InvalidPlacementGroupId.NotFound", "The Placement Group ID '" + id + "' does not exist");
   Filters filters = filters_of(in);
   for (const auto& [name, values] : filters)
-    if (name != "group-name" && name != "group-arn" && name != "strategy" && name != "state" && name != "spread-level" &&
-        !tag_filter_values(name, {}))
+    if (name != "group-name" && name != "group-arn" && name != "strategy" && name != "state" &&
+        name != "spread-level" && !tag_filter_values(name, {}))
       return invalid("The filter '" + name + "' is invalid");
   Json out = Json::array();
   for (const auto& [name, g] : groups_) {
@@ -946,12 +1024,18 @@ Outcome Region::describe_placement_groups(const Json& in) {
     bool ok = true;
     for (const auto& [fname, patterns] : filters) {
       std::vector<std::string> values;
-      if (auto t = tag_filter_values(fname, g.tags)) values = *t;
-      else if (fname == "group-name") values = {g.name};
-      else if (fname == "group-arn") values = {j["GroupArn"]};
-      else if (fname == "strategy") values = {g.strategy};
-      else if (fname == "state") values = {"available"};
-      else if (fname == "spread-level") values = {g.spread_level};
+      if (auto t = tag_filter_values(fname, g.tags))
+        values = *t;
+      else if (fname == "group-name")
+        values = {g.name};
+      else if (fname == "group-arn")
+        values = {j["GroupArn"]};
+      else if (fname == "strategy")
+        values = {g.strategy};
+      else if (fname == "state")
+        values = {"available"};
+      else if (fname == "spread-level")
+        values = {g.spread_level};
       ok = ok && any_match(patterns, values);
     }
     if (ok) out.push_back(j);
@@ -976,14 +1060,22 @@ Outcome Region::describe_capacity_reservations(const Json& in) {
     bool ok = true;
     for (const auto& [fname, patterns] : filters) {
       std::vector<std::string> values;
-      if (auto t = tag_filter_values(fname, c.tags)) values = *t;
-      else if (fname == "instance-type") values = {c.spec.type};
-      else if (fname == "availability-zone") values = {c.spec.zone};
-      else if (fname == "state") values = {"active"};
-      else if (fname == "owner-id") values = {options_.account_id};
-      else if (fname == "instance-match-criteria") values = {"targeted"};
-      else if (fname == "tenancy") values = {"default"};
-      else return invalid("The filter '" + fname + "' is invalid");
+      if (auto t = tag_filter_values(fname, c.tags))
+        values = *t;
+      else if (fname == "instance-type")
+        values = {c.spec.type};
+      else if (fname == "availability-zone")
+        values = {c.spec.zone};
+      else if (fname == "state")
+        values = {"active"};
+      else if (fname == "owner-id")
+        values = {options_.account_id};
+      else if (fname == "instance-match-criteria")
+        values = {"targeted"};
+      else if (fname == "tenancy")
+        values = {"default"};
+      else
+        return invalid("The filter '" + fname + "' is invalid");
       ok = ok && any_match(patterns, values);
     }
     if (ok) out.push_back(capacity_reservation_json(c));
@@ -1022,7 +1114,8 @@ Outcome Region::reclaim(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     Instance* i = find(id);
     if (!i) return error(404, "InvalidInstanceID.NotFound", not_found_message("instance", {id}));
-    if (i->lifecycle != "spot") return error(409, "NotSpot", "Instance " + id + " is not a spot instance; only spot instances are reclaimed.");
+    if (i->lifecycle != "spot")
+      return error(409, "NotSpot", "Instance " + id + " is not a spot instance; only spot instances are reclaimed.");
     if (!active(*i)) return error(409, "AlreadyTerminated", "Instance " + id + " is already terminated.");
   }
   Time t = now();
@@ -1054,13 +1147,22 @@ Json Region::dump() {
     for (const auto& v : i.volumes) {
       Json vt = Json::object();
       for (const auto& [k, val] : v.tags) vt[k] = val;
-      volumes.push_back({{"id", v.id}, {"device", v.device}, {"size_gib", v.size_gib}, {"type", v.type},
-                         {"encrypted", v.encrypted}, {"kms_key_id", v.kms_key_id}, {"tags", vt}});
+      volumes.push_back({{"id", v.id},
+                         {"device", v.device},
+                         {"size_gib", v.size_gib},
+                         {"type", v.type},
+                         {"encrypted", v.encrypted},
+                         {"kms_key_id", v.kms_key_id},
+                         {"tags", vt}});
     }
     Json nics = Json::array();
     for (const auto& e : i.enis)
-      nics.push_back({{"id", e.id}, {"network_card_index", e.card_index}, {"device_index", e.device_index},
-                      {"interface_type", e.interface_type}, {"subnet", e.subnet}, {"private_ip", e.private_ip}});
+      nics.push_back({{"id", e.id},
+                      {"network_card_index", e.card_index},
+                      {"device_index", e.device_index},
+                      {"interface_type", e.interface_type},
+                      {"subnet", e.subnet},
+                      {"private_ip", e.private_ip}});
     instances.push_back({{"instance_id", i.id},
                          {"reservation_id", i.reservation_id},
                          {"state", i.state},
@@ -1097,7 +1199,10 @@ Json Region::dump() {
   for (const auto& [type, zone] : pools) {
     auto limit = limit_of(type, zone);
     Json used = (type == "*" || zone == "*") ? Json(nullptr) : Json(used_in(type, zone));
-    capacity.push_back({{"instance_type", type}, {"availability_zone", zone}, {"limit", limit ? Json(*limit) : Json(nullptr)}, {"in_use", used}});
+    capacity.push_back({{"instance_type", type},
+                        {"availability_zone", zone},
+                        {"limit", limit ? Json(*limit) : Json(nullptr)},
+                        {"in_use", used}});
   }
   Json crs = Json::array();
   for (const auto& [id, c] : reservations_) crs.push_back(capacity_reservation_json(c));
@@ -1105,21 +1210,23 @@ Json Region::dump() {
   for (const auto& [id, z] : options_.subnets) subnets[id] = z;
   Json sgs = Json::object();
   for (const auto& [id, n] : options_.security_groups) sgs[id] = n;
-  return {{"region", options_.region},        {"zones", options_.zones},   {"vpc_id", vpc_id_},
-          {"subnets", subnets},               {"security_groups", sgs},    {"key_pairs", options_.key_pairs},
-          {"instances", instances},           {"placement_groups", groups}, {"capacity", capacity},
+  return {{"region", options_.region},   {"zones", options_.zones},    {"vpc_id", vpc_id_},
+          {"subnets", subnets},          {"security_groups", sgs},     {"key_pairs", options_.key_pairs},
+          {"instances", instances},      {"placement_groups", groups}, {"capacity", capacity},
           {"capacity_reservations", crs}};
 }
 
 // ---- JSON in the model's shapes ---------------------------------------------------------------
 
 Json Region::instance_json(const Instance& i) const {
-  std::string dns_suffix = options_.region == "us-east-1" ? ".ec2.internal" : "." + options_.region + ".compute.internal";
+  std::string dns_suffix =
+      options_.region == "us-east-1" ? ".ec2.internal" : "." + options_.region + ".compute.internal";
   std::string dns_name = "ip-" + i.private_ip + dns_suffix;
   std::replace(dns_name.begin(), dns_name.begin() + static_cast<long>(3 + i.private_ip.size()), '.', '-');
   bool gone = i.state == "terminated";
   Json groups = Json::array();
-  for (const auto& g : i.security_groups) groups.push_back({{"GroupId", g}, {"GroupName", options_.security_groups.at(g)}});
+  for (const auto& g : i.security_groups)
+    groups.push_back({{"GroupId", g}, {"GroupName", options_.security_groups.at(g)}});
   Json j = {
       {"InstanceId", i.id},
       {"ImageId", i.image_id},
@@ -1161,7 +1268,8 @@ Json Region::instance_json(const Instance& i) const {
   if (!i.iam_arn.empty()) j["IamInstanceProfile"] = {{"Arn", i.iam_arn}, {"Id", i.iam_id}};
   if (!i.capacity_reservation_id.empty()) {
     j["CapacityReservationId"] = i.capacity_reservation_id;
-    j["CapacityReservationSpecification"] = {{"CapacityReservationTarget", {{"CapacityReservationId", i.capacity_reservation_id}}}};
+    j["CapacityReservationSpecification"] = {
+        {"CapacityReservationTarget", {{"CapacityReservationId", i.capacity_reservation_id}}}};
   } else {
     j["CapacityReservationSpecification"] = {{"CapacityReservationPreference", i.reservation_preference}};
   }
@@ -1169,8 +1277,11 @@ Json Region::instance_json(const Instance& i) const {
   if (!gone)
     for (const auto& v : i.volumes)
       bdm.push_back({{"DeviceName", v.device},
-                     {"Ebs", {{"AttachTime", iso(i.launched)}, {"DeleteOnTermination", v.delete_on_termination},
-                              {"Status", i.state == "shutting-down" ? "detaching" : "attached"}, {"VolumeId", v.id}}}});
+                     {"Ebs",
+                      {{"AttachTime", iso(i.launched)},
+                       {"DeleteOnTermination", v.delete_on_termination},
+                       {"Status", i.state == "shutting-down" ? "detaching" : "attached"},
+                       {"VolumeId", v.id}}}});
   j["BlockDeviceMappings"] = bdm;
   Json nics = Json::array();
   if (!gone)
@@ -1178,9 +1289,12 @@ Json Region::instance_json(const Instance& i) const {
       Json eg = Json::array();
       for (const auto& g : e.groups) eg.push_back({{"GroupId", g}, {"GroupName", options_.security_groups.at(g)}});
       nics.push_back({{"Attachment",
-                       {{"AttachTime", iso(i.launched)}, {"AttachmentId", e.attachment_id},
-                        {"DeleteOnTermination", e.delete_on_termination}, {"DeviceIndex", e.device_index},
-                        {"NetworkCardIndex", e.card_index}, {"Status", i.state == "pending" ? "attaching" : "attached"}}},
+                       {{"AttachTime", iso(i.launched)},
+                        {"AttachmentId", e.attachment_id},
+                        {"DeleteOnTermination", e.delete_on_termination},
+                        {"DeviceIndex", e.device_index},
+                        {"NetworkCardIndex", e.card_index},
+                        {"Status", i.state == "pending" ? "attaching" : "attached"}}},
                       {"Description", e.description},
                       {"Groups", eg},
                       {"Ipv6Addresses", Json::array()},
@@ -1202,7 +1316,10 @@ Json Region::instance_json(const Instance& i) const {
 Json Region::reservation_json(const std::string& reservation_id, const std::vector<const Instance*>& members) const {
   Json instances = Json::array();
   for (const Instance* i : members) instances.push_back(instance_json(*i));
-  return {{"ReservationId", reservation_id}, {"OwnerId", options_.account_id}, {"Groups", Json::array()}, {"Instances", instances}};
+  return {{"ReservationId", reservation_id},
+          {"OwnerId", options_.account_id},
+          {"Groups", Json::array()},
+          {"Instances", instances}};
 }
 
 Json Region::placement_group_json(const PlacementGroup& g) const {

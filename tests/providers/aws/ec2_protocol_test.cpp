@@ -3,11 +3,12 @@
 //   botocore-protocol-tests/output/ec2.json  (29 answer / error parsing cases)
 //   botocore-response-parsing/               (71 EC2 answers + 1 error, parsed with the real model)
 //   botocore-model/service-2.json            (the EC2 model the emulator serves)
+#include "providers/aws/ec2_protocol.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <set>
 
-#include "providers/aws/ec2_protocol.h"
 #include "tests/support/run.h"
 
 using namespace plinth::aws::ec2;
@@ -90,7 +91,8 @@ TEST_CASE("EC2 protocol: every request case of the AWS protocol test suite seria
           REQUIRE(r.ok());
           params = *r;
         }
-        std::string body = form_body(given["name"].get<std::string>(), suite["metadata"]["apiVersion"].get<std::string>(), params);
+        std::string body =
+            form_body(given["name"].get<std::string>(), suite["metadata"]["apiVersion"].get<std::string>(), params);
         // Action and Version come first; the order of the other parameters is
         // not significant to EC2 (we send model order, botocore sends the
         // caller's), so they compare as a set. The endpoint/host cases
@@ -224,7 +226,8 @@ TEST_CASE("EC2 protocol: RunInstances parameters as the AWS CLI sends them, read
       {"InstanceType", "p5.48xlarge"},
       {"MinCount", 1},
       {"MaxCount", 2},
-      {"TagSpecifications", {{{"ResourceType", "instance"}, {"Tags", {{{"Key", "plinth:address"}, {"Value", "a.b"}}}}}}},
+      {"TagSpecifications",
+       {{{"ResourceType", "instance"}, {"Tags", {{{"Key", "plinth:address"}, {"Value", "a.b"}}}}}}},
       {"NetworkInterfaces",
        {{{"DeviceIndex", 0}, {"NetworkCardIndex", 0}, {"InterfaceType", "efa"}, {"SubnetId", "subnet-1"}}}},
       {"BlockDeviceMappings",
@@ -274,7 +277,8 @@ TEST_CASE("EC2 protocol: RunInstances parameters as the AWS CLI sends them, read
     auto r = serialize_query(model, model.input_shape("RunInstances"), {{"ImageID", "ami-1"}});
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("RunInstancesRequest has no member 'ImageID'"));
-    auto w = serialize_response(model, "DescribeInstances", {{"Reservations", {{{"Instances", {{{"State", {{"Name", "runing"}}}}}}}}}}, "r");
+    auto w = serialize_response(model, "DescribeInstances",
+                                {{"Reservations", {{{"Instances", {{{"State", {{"Name", "runing"}}}}}}}}}}, "r");
     REQUIRE_FALSE(w.ok());
     CHECK_THAT(w.error().message, Catch::Contains("'runing' is not a value of enum InstanceStateName"));
   }

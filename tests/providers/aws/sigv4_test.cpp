@@ -4,12 +4,13 @@
 //   aws-c-auth-v4/            38 cases, each signed twice: in the Authorization
 //                             header (header-*.txt) and presigned (query-*.txt)
 // and the server side (verify) on every signed result.
+#include "providers/aws/sigv4.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "providers/aws/sigv4.h"
 #include "tests/support/run.h"
 
 using namespace plinth::aws;
@@ -77,7 +78,8 @@ HttpRequest to_request(const RawRequest& raw) {
 
 /// Headers as a sorted multiset of (lower-case name, value) for comparing
 /// signed requests regardless of header order.
-std::multiset<std::pair<std::string, std::string>> header_set(const std::vector<std::pair<std::string, std::string>>& h) {
+std::multiset<std::pair<std::string, std::string>> header_set(
+    const std::vector<std::pair<std::string, std::string>>& h) {
   std::multiset<std::pair<std::string, std::string>> out;
   for (const auto& [k, v] : h) {
     std::string name = k;
@@ -124,8 +126,9 @@ std::optional<TokenCase> botocore_token(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("SigV4: every botocore aws4_testsuite case signs to the suite's canonical request, string to sign, "
-          "Authorization and signed request") {
+TEST_CASE(
+    "SigV4: every botocore aws4_testsuite case signs to the suite's canonical request, string to sign, "
+    "Authorization and signed request") {
   std::vector<fs::path> cases;
   for (const auto& e : fs::recursive_directory_iterator(suite_dir("botocore-aws4_testsuite")))
     if (e.path().extension() == ".req") cases.push_back(e.path());

@@ -481,7 +481,7 @@ TEST_CASE("aws-ec2-emulator: capacity per type and zone, capacity reservations, 
 }
 
 TEST_CASE(
-    "aws-ec2-emulator: DescribeInstances pages with botocore's paginator and the CLI; MaxResults follows EC2's "
+    "aws-ec2-emulator: DescribeInstances pages with botocore's paginator and the CLI, and MaxResults follows EC2's "
     "limits") {
   Emulator em({"--pending-ms", "0"});
   Clients c;
@@ -579,7 +579,7 @@ TEST_CASE("aws-ec2-emulator: token-bucket throttling answers RequestLimitExceede
 }
 
 TEST_CASE(
-    "aws-ec2-emulator: an answer lost after RunInstances succeeded leaves the instance; the same ClientToken "
+    "aws-ec2-emulator: an answer lost after RunInstances succeeded leaves the instance, and the same ClientToken "
     "finds it instead of launching another") {
   Emulator em({"--lose-response", "RunInstances=1"});
   Clients c;
@@ -608,7 +608,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "aws-ec2-emulator: instance states move with the clock; a reclaimed spot instance ends terminated with "
+    "aws-ec2-emulator: instance states move with the clock, and a reclaimed spot instance ends terminated with "
     "Server.SpotInstanceTermination") {
   Emulator em({"--pending-ms", "60000", "--shutdown-ms", "60000", "--terminated-visible-ms", "3600000"});
   Clients c;

@@ -1,6 +1,6 @@
 #pragma once
 // Keys and key files shared by the GCP auth tests. RSA-2048 generation takes
-// tens of milliseconds, so each key is made once per test executable.
+// a tenth of a second or more, so each key is made once per process, when first used.
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -8,11 +8,14 @@
 
 namespace plinth::test {
 
-/// A service-account key generated once (index 0, 1, ... are different keys).
+/// A service-account key generated once per process (index 0 or 1: two different keys).
 inline const gcp::RsaSigner& test_signer(int index = 0) {
-  static gcp::RsaSigner keys[] = {std::move(gcp::RsaSigner::generate(2048)).value(),
-                                  std::move(gcp::RsaSigner::generate(2048)).value()};
-  return keys[index];
+  if (index == 0) {
+    static const gcp::RsaSigner key = std::move(gcp::RsaSigner::generate(2048)).value();
+    return key;
+  }
+  static const gcp::RsaSigner other = std::move(gcp::RsaSigner::generate(2048)).value();
+  return other;
 }
 
 /// A key file's JSON in the layout Google writes, for test_signer(index).

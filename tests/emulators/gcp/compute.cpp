@@ -190,96 +190,24 @@ ApiAnswer Compute::handle(const std::string& method, const ApiCall& call) {
     if (!known_zone(p[3])) return not_found("projects/" + s_.project + "/zones/" + p[3]);
     return operation_wait(p[3], p[5], lock);
   }
-  return dispatch(method, call);
+  try {
+    return dispatch(method, call);
+  } catch (const json::exception& e) {
+    // A field of the wrong JSON type (checks read fields before anything changes).
+    return error_answer(400, "invalid", std::string("Invalid JSON payload received. ") + e.what(), "global",
+                        "INVALID_ARGUMENT");
+  }
 }
 
 ApiAnswer Compute::dispatch(const std::string& method, const ApiCall& c) {
   const auto& p = c.path;
-  const std::string project_path = "projects/" + s_.project;
-  if (method == "compute.projects.get") {
-    json quotas = json::array();
-    auto use = usage();
-    for (const auto& [key, limit] : s_.quotas)
-      if (key.find('@') == std::string::npos)
-        quotas.push_back({{"metric", key}, {"limit", limit}, {"usage", use.count(key) ? use[key] : 0.0}});
-    return {200,
-            {{"kind", "compute#project"},
-             {"id", s_.project_number},
-             {"name", s_.project},
-             {"creationTimestamp", "2024-01-01T00:00:00.000-07:00"},
-             {"selfLink", link(project_path)},
-             {"defaultServiceAccount", s_.project_number + "-compute@developer.gserviceaccount.com"},
-             {"quotas", quotas}},
-            false};
-  }
-  if (method == "compute.regions.list" || method == "compute.regions.get") {
-    std::vector<std::string> regions;
-    for (const auto& z : s_.zones)
-      if (std::find(regions.begin(), regions.end(), region_of(z)) == regions.end()) regions.push_back(region_of(z));
-    std::sort(regions.begin(), regions.end());
-    auto use = usage();
-    auto region_json = [&](const std::string& r) {
-      json zones = json::array(), quotas = json::array();
-      for (const auto& z : s_.zones)
-        if (region_of(z) == r) zones.push_back(zone_link(z));
-      for (const auto& [key, limit] : s_.quotas) {
-        auto at = key.find('@');
-        if (at != std::string::npos && key.substr(at + 1) == r)
-          quotas.push_back(
-              {{"metric", key.substr(0, at)}, {"limit", limit}, {"usage", use.count(key) ? use[key] : 0.0}});
-      }
-      return json{{"kind", "compute#region"},
-                  {"id", std::to_string(1000 + std::hash<std::string>{}(r) % 1000)},
-                  {"name", r},
-                  {"description", r},
-                  {"status", "UP"},
-                  {"zones", zones},
-                  {"quotas", quotas},
-                  {"selfLink", link(project_path + "/regions/" + r)}};
-    };
-    if (method == "compute.regions.get") {
-      if (std::find(regions.begin(), regions.end(), p[3]) == regions.end())
-        return not_found(project_path + "/regions/" + p[3]);
-      return {200, region_json(p[3]), false};
-    }
-    json items = json::array();
-    for (const auto& r : regions) items.push_back(region_json(r));
-    return {200,
-            {{"kind", "compute#regionList"},
-             {"id", project_path + "/regions"},
-             {"items", items},
-             {"selfLink", link(project_path + "/regions")}},
-            false};
-  }
+  if (method == "compute.projects.get") return project_get();
+  if (method == "compute.regions.list" || method == "compute.regions.get") return regions(method, c);
+  if (method == "compute.zones.list") return zones_list();
   if (method == "compute.instances.aggregatedList") return aggregated(c);
-  if (method == "compute.zones.list") {
-    json items = json::array();
-    for (const auto& z : s_.zones)
-      items.push_back({{"kind", "compute#zone"},
-                       {"name", z},
-                       {"description", z},
-                       {"status", "UP"},
-                       {"region", link(project_path + "/regions/" + region_of(z))},
-                       {"selfLink", zone_link(z)}});
-    return {200,
-            {{"kind", "compute#zoneList"},
-             {"id", project_path + "/zones"},
-             {"items", items},
-             {"selfLink", link(project_path + "/zones")}},
-            false};
-  }
   const std::string& zone = p[3];
-  if (!known_zone(zone)) return not_found(project_path + "/zones/" + zone);
-  if (method == "compute.zones.get")
-    return {200,
-            {{"kind", "compute#zone"},
-             {"id", std::to_string(2000 + std::hash<std::string>{}(zone) % 1000)},
-             {"name", zone},
-             {"description", zone},
-             {"status", "UP"},
-             {"region", link(project_path + "/regions/" + region_of(zone))},
-             {"selfLink", zone_link(zone)}},
-            false};
+  if (!known_zone(zone)) return not_found("projects/" + s_.project + "/zones/" + zone);
+  if (method == "compute.zones.get") return zone_get(zone);
   if (method == "compute.instances.insert") return insert(c, zone);
   if (method == "compute.instances.list") return list(c, zone);
   if (method == "compute.instances.get") return get(zone, p[5]);
@@ -291,84 +219,186 @@ ApiAnswer Compute::dispatch(const std::string& method, const ApiCall& c) {
   if (method == "compute.zoneOperations.list") return operation_list(c, zone);
   if (method == "compute.disks.get") return disk_get(zone, p[5]);
   if (method == "compute.disks.delete") return disk_delete(c, zone, p[5]);
-  if (method == "compute.machineTypes.get" || method == "compute.machineTypes.list") {
-    auto mt_json = [&](const MachineType& m) {
-      json j = {{"kind", "compute#machineType"},
-                {"id", std::to_string(900000 + std::hash<std::string>{}(m.name) % 100000)},
-                {"creationTimestamp", "2015-01-01T00:00:00.000-07:00"},
-                {"name", m.name},
-                {"description",
-                 std::to_string(m.cpus) + " vCPUs, " + std::to_string(m.memory_mb / 1024) + " GB RAM" +
-                     (m.accelerator_count ? ", " + std::to_string(m.accelerator_count) + " accelerator cards" : "")},
-                {"guestCpus", m.cpus},
-                {"memoryMb", m.memory_mb},
-                {"imageSpaceGb", 0},
-                {"maximumPersistentDisks", 128},
-                {"maximumPersistentDisksSizeGb", "263168"},
-                {"zone", zone},
-                {"selfLink", zone_link(zone) + "/machineTypes/" + m.name},
-                {"isSharedCpu", m.shared_cpu}};
-      if (m.accelerator_count)
-        j["accelerators"] =
-            json::array({{{"guestAcceleratorType", m.accelerator}, {"guestAcceleratorCount", m.accelerator_count}}});
-      return j;
-    };
-    if (method == "compute.machineTypes.get") {
-      const MachineType* m = find_machine_type(p[5]);
-      if (!m) return not_found(project_path + "/zones/" + zone + "/machineTypes/" + p[5]);
-      return {200, mt_json(*m), false};
-    }
-    ListParams lp;
-    if (auto e = list_params(c, "machineTypes/" + zone, lp)) return *e;
-    json items = json::array();
-    std::string last;
-    bool more = false;
-    for (const auto& m : machine_types()) {
-      if (!lp.after.empty() && m.name <= lp.after) continue;
-      json j = mt_json(m);
-      if (!lp.filter->matches(j)) continue;
-      if (items.size() == lp.max) {
-        more = true;
-        break;
-      }
-      items.push_back(j);
-      last = m.name;
-    }
-    json out = {{"kind", "compute#machineTypeList"},
-                {"id", project_path + "/zones/" + zone + "/machineTypes"},
-                {"selfLink", zone_link(zone) + "/machineTypes"}};
-    if (!items.empty()) out["items"] = items;
-    if (more) out["nextPageToken"] = page_token(last, lp.sig);
-    return {200, out, false};
-  }
-  if (method == "compute.acceleratorTypes.get" || method == "compute.acceleratorTypes.list") {
-    auto at_json = [&](const AcceleratorType& a) {
-      return json{{"kind", "compute#acceleratorType"},
-                  {"id", std::to_string(10000 + std::hash<std::string>{}(a.name) % 10000)},
-                  {"creationTimestamp", "2017-01-01T00:00:00.000-07:00"},
-                  {"name", a.name},
-                  {"description", a.description},
-                  {"zone", zone_link(zone)},
-                  {"maximumCardsPerInstance", a.max_per_instance},
-                  {"selfLink", zone_link(zone) + "/acceleratorTypes/" + a.name}};
-    };
-    if (method == "compute.acceleratorTypes.get") {
-      const AcceleratorType* a = find_accelerator_type(p[5]);
-      if (!a) return not_found(project_path + "/zones/" + zone + "/acceleratorTypes/" + p[5]);
-      return {200, at_json(*a), false};
-    }
-    ListParams lp;
-    if (auto e = list_params(c, "acceleratorTypes/" + zone, lp)) return *e;
-    json items = json::array();
-    for (const auto& a : accelerator_types())
-      if (lp.filter->matches(at_json(a))) items.push_back(at_json(a));
-    json out = {{"kind", "compute#acceleratorTypeList"},
-                {"id", project_path + "/zones/" + zone + "/acceleratorTypes"},
-                {"selfLink", zone_link(zone) + "/acceleratorTypes"}};
-    if (!items.empty()) out["items"] = items;
-    return {200, out, false};
-  }
+  if (method == "compute.machineTypes.get" || method == "compute.machineTypes.list")
+    return machine_type_call(method, c, zone);
+  if (method == "compute.acceleratorTypes.get" || method == "compute.acceleratorTypes.list")
+    return accelerator_type_call(method, c, zone);
   return error_answer(404, "notFound", "The requested method is not implemented by gcp-emulator: " + method);
+}
+
+// --- project, regions, zones, machine and accelerator types --------------------
+
+ApiAnswer Compute::project_get() const {
+  const std::string project_path = "projects/" + s_.project;
+  json quotas = json::array();
+  auto use = usage();
+  for (const auto& [key, limit] : s_.quotas)
+    if (key.find('@') == std::string::npos)
+      quotas.push_back({{"metric", key}, {"limit", limit}, {"usage", use.count(key) ? use[key] : 0.0}});
+  return {200,
+          {{"kind", "compute#project"},
+           {"id", s_.project_number},
+           {"name", s_.project},
+           {"creationTimestamp", "2024-01-01T00:00:00.000-07:00"},
+           {"selfLink", link(project_path)},
+           {"defaultServiceAccount", s_.project_number + "-compute@developer.gserviceaccount.com"},
+           {"quotas", quotas}},
+          false};
+}
+
+ApiAnswer Compute::regions(const std::string& method, const ApiCall& c) const {
+  const auto& p = c.path;
+  const std::string project_path = "projects/" + s_.project;
+  std::vector<std::string> regions;
+  for (const auto& z : s_.zones)
+    if (std::find(regions.begin(), regions.end(), region_of(z)) == regions.end()) regions.push_back(region_of(z));
+  std::sort(regions.begin(), regions.end());
+  auto use = usage();
+  auto region_json = [&](const std::string& r) {
+    json zones = json::array(), quotas = json::array();
+    for (const auto& z : s_.zones)
+      if (region_of(z) == r) zones.push_back(zone_link(z));
+    for (const auto& [key, limit] : s_.quotas) {
+      auto at = key.find('@');
+      if (at != std::string::npos && key.substr(at + 1) == r)
+        quotas.push_back({{"metric", key.substr(0, at)}, {"limit", limit}, {"usage", use.count(key) ? use[key] : 0.0}});
+    }
+    return json{{"kind", "compute#region"},
+                {"id", std::to_string(1000 + std::hash<std::string>{}(r) % 1000)},
+                {"name", r},
+                {"description", r},
+                {"status", "UP"},
+                {"zones", zones},
+                {"quotas", quotas},
+                {"selfLink", link(project_path + "/regions/" + r)}};
+  };
+  if (method == "compute.regions.get") {
+    if (std::find(regions.begin(), regions.end(), p[3]) == regions.end())
+      return not_found(project_path + "/regions/" + p[3]);
+    return {200, region_json(p[3]), false};
+  }
+  json items = json::array();
+  for (const auto& r : regions) items.push_back(region_json(r));
+  return {200,
+          {{"kind", "compute#regionList"},
+           {"id", project_path + "/regions"},
+           {"items", items},
+           {"selfLink", link(project_path + "/regions")}},
+          false};
+}
+
+ApiAnswer Compute::zones_list() const {
+  const std::string project_path = "projects/" + s_.project;
+  json items = json::array();
+  for (const auto& z : s_.zones)
+    items.push_back({{"kind", "compute#zone"},
+                     {"name", z},
+                     {"description", z},
+                     {"status", "UP"},
+                     {"region", link(project_path + "/regions/" + region_of(z))},
+                     {"selfLink", zone_link(z)}});
+  return {200,
+          {{"kind", "compute#zoneList"},
+           {"id", project_path + "/zones"},
+           {"items", items},
+           {"selfLink", link(project_path + "/zones")}},
+          false};
+}
+
+ApiAnswer Compute::zone_get(const std::string& zone) const {
+  const std::string project_path = "projects/" + s_.project;
+  return {200,
+          {{"kind", "compute#zone"},
+           {"id", std::to_string(2000 + std::hash<std::string>{}(zone) % 1000)},
+           {"name", zone},
+           {"description", zone},
+           {"status", "UP"},
+           {"region", link(project_path + "/regions/" + region_of(zone))},
+           {"selfLink", zone_link(zone)}},
+          false};
+}
+
+ApiAnswer Compute::machine_type_call(const std::string& method, const ApiCall& c, const std::string& zone) const {
+  const auto& p = c.path;
+  const std::string project_path = "projects/" + s_.project;
+  auto mt_json = [&](const MachineType& m) {
+    json j = {{"kind", "compute#machineType"},
+              {"id", std::to_string(900000 + std::hash<std::string>{}(m.name) % 100000)},
+              {"creationTimestamp", "2015-01-01T00:00:00.000-07:00"},
+              {"name", m.name},
+              {"description",
+               std::to_string(m.cpus) + " vCPUs, " + std::to_string(m.memory_mb / 1024) + " GB RAM" +
+                   (m.accelerator_count ? ", " + std::to_string(m.accelerator_count) + " accelerator cards" : "")},
+              {"guestCpus", m.cpus},
+              {"memoryMb", m.memory_mb},
+              {"imageSpaceGb", 0},
+              {"maximumPersistentDisks", 128},
+              {"maximumPersistentDisksSizeGb", "263168"},
+              {"zone", zone},
+              {"selfLink", zone_link(zone) + "/machineTypes/" + m.name},
+              {"isSharedCpu", m.shared_cpu}};
+    if (m.accelerator_count)
+      j["accelerators"] =
+          json::array({{{"guestAcceleratorType", m.accelerator}, {"guestAcceleratorCount", m.accelerator_count}}});
+    return j;
+  };
+  if (method == "compute.machineTypes.get") {
+    const MachineType* m = find_machine_type(p[5]);
+    if (!m) return not_found(project_path + "/zones/" + zone + "/machineTypes/" + p[5]);
+    return {200, mt_json(*m), false};
+  }
+  ListParams lp;
+  if (auto e = list_params(c, "machineTypes/" + zone, lp)) return *e;
+  json items = json::array();
+  std::string last;
+  bool more = false;
+  for (const auto& m : machine_types()) {
+    if (!lp.after.empty() && m.name <= lp.after) continue;
+    json j = mt_json(m);
+    if (!lp.filter->matches(j)) continue;
+    if (items.size() == lp.max) {
+      more = true;
+      break;
+    }
+    items.push_back(j);
+    last = m.name;
+  }
+  json out = {{"kind", "compute#machineTypeList"},
+              {"id", project_path + "/zones/" + zone + "/machineTypes"},
+              {"selfLink", zone_link(zone) + "/machineTypes"}};
+  if (!items.empty()) out["items"] = items;
+  if (more) out["nextPageToken"] = page_token(last, lp.sig);
+  return {200, out, false};
+}
+
+ApiAnswer Compute::accelerator_type_call(const std::string& method, const ApiCall& c, const std::string& zone) const {
+  const auto& p = c.path;
+  const std::string project_path = "projects/" + s_.project;
+  auto at_json = [&](const AcceleratorType& a) {
+    return json{{"kind", "compute#acceleratorType"},
+                {"id", std::to_string(10000 + std::hash<std::string>{}(a.name) % 10000)},
+                {"creationTimestamp", "2017-01-01T00:00:00.000-07:00"},
+                {"name", a.name},
+                {"description", a.description},
+                {"zone", zone_link(zone)},
+                {"maximumCardsPerInstance", a.max_per_instance},
+                {"selfLink", zone_link(zone) + "/acceleratorTypes/" + a.name}};
+  };
+  if (method == "compute.acceleratorTypes.get") {
+    const AcceleratorType* a = find_accelerator_type(p[5]);
+    if (!a) return not_found(project_path + "/zones/" + zone + "/acceleratorTypes/" + p[5]);
+    return {200, at_json(*a), false};
+  }
+  ListParams lp;
+  if (auto e = list_params(c, "acceleratorTypes/" + zone, lp)) return *e;
+  json items = json::array();
+  for (const auto& a : accelerator_types())
+    if (lp.filter->matches(at_json(a))) items.push_back(at_json(a));
+  json out = {{"kind", "compute#acceleratorTypeList"},
+              {"id", project_path + "/zones/" + zone + "/acceleratorTypes"},
+              {"selfLink", zone_link(zone) + "/acceleratorTypes"}};
+  if (!items.empty()) out["items"] = items;
+  return {200, out, false};
 }
 
 // --- time ------------------------------------------------------------------

@@ -125,6 +125,12 @@ class Compute {
                            const std::string& target_kind, const std::string& target_name, uint64_t target_id);
   void finish_now_if_instant(Operation& op);
 
+  ApiAnswer project_get() const;
+  ApiAnswer regions(const std::string& method, const ApiCall& c) const;
+  ApiAnswer zones_list() const;
+  ApiAnswer zone_get(const std::string& zone) const;
+  ApiAnswer machine_type_call(const std::string& method, const ApiCall& c, const std::string& zone) const;
+  ApiAnswer accelerator_type_call(const std::string& method, const ApiCall& c, const std::string& zone) const;
   ApiAnswer insert(const ApiCall& c, const std::string& zone);
   ApiAnswer get(const std::string& zone, const std::string& name);
   ApiAnswer remove(const ApiCall& c, const std::string& zone, const std::string& name);

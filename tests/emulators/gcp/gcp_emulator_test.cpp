@@ -722,4 +722,13 @@ TEST_CASE("the request log has one line per request with the API method, and con
         json{{"CPUS@us-central1", 2.0}});
   json quota = api(em, token, "POST", "zones/us-central1-a/instances", small_instance("vm-1", "us-central1-a")).js();
   CHECK(quota["error"]["errors"][0]["message"] == "Quota 'CPUS' exceeded.  Limit: 2.0 in region us-central1.");
+
+  // A field of the wrong JSON type is a 400, not a crash.
+  json typed = small_instance("vm-2", "us-central1-a");
+  typed["scheduling"] = {{"provisioningModel", 42}};
+  Http wrong = api(em, token, "POST", "zones/us-central1-a/instances", typed);
+  CHECK(wrong.status == 400);
+  CHECK_THAT(wrong.js()["error"]["message"].get<std::string>(),
+             Catch::StartsWith("Invalid JSON payload received. [json.exception.type_error.302] type must be string"));
+  CHECK(control(em, "capacity", {{"machineType", 7}, {"available", 1}}).status == 400);
 }

@@ -44,6 +44,7 @@ const std::set<std::string> kDiskTypes = {"pd-standard",          "pd-balanced",
                                           "hyperdisk-throughput", "local-ssd"};
 
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
 /// The path segments of a resource reference: a full URL
 /// (https://HOST/compute/v1/projects/...) or a partial one (projects/..., zones/..., global/..., regions/...).
 std::vector<std::string> ref_segments(const std::string& ref) {
@@ -88,6 +89,7 @@ bool parse_ref(const std::string& ref, const std::string& scope_kind, const std:
   name = seg[3];
   return true;
 }
+
 }  // namespace
 
 std::string fingerprint(const std::string& content) {

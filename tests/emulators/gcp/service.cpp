@@ -282,6 +282,16 @@ json Service::faults_json() const {
 }
 
 Reply Service::control(const HttpRequest& req) {
+  try {
+    return control_endpoint(req);
+  } catch (const json::exception& e) {
+    Reply r = json_reply(400, json{{"error", std::string("a field has the wrong JSON type: ") + e.what()}});
+    r.api = "emulator.error";
+    return r;
+  }
+}
+
+Reply Service::control_endpoint(const HttpRequest& req) {
   std::string what = req.path.size() > 12 ? req.path.substr(12) : "";
   auto reply = [&](int status, const json& body) {
     Reply r = json_reply(status, body);

@@ -59,6 +59,7 @@ class Service {
   Reply token(const HttpRequest& req);
   Reply compute(const HttpRequest& req);
   Reply control(const HttpRequest& req);
+  Reply control_endpoint(const HttpRequest& req);
   void count(const Reply& r);
   nlohmann::json faults_json() const;
 

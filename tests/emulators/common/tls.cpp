@@ -1,10 +1,10 @@
 #include "tests/emulators/common/tls.h"
 
 #include <arpa/inet.h>
+#include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
-#include <openssl/bn.h>
 #include <openssl/x509v3.h>
 
 #include <cstdio>
@@ -123,13 +123,12 @@ std::string make_client_cert(const TestPki& pki, const std::string& common_name,
   X509_NAME* name = X509_get_subject_name(c);
   for (const auto& o : organizations)
     X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(o.c_str()), -1, -1, 0);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(common_name.c_str()),
-                             -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(common_name.c_str()), -1,
+                             -1, 0);
   X509* ca = pki.ca_cert.get();
   X509_set_issuer_name(c, X509_get_subject_name(ca));
   if (!add_ext(c, ca, NID_basic_constraints, "critical,CA:FALSE") ||
-      !add_ext(c, ca, NID_key_usage, "critical,digitalSignature") ||
-      !add_ext(c, ca, NID_ext_key_usage, "clientAuth") ||
+      !add_ext(c, ca, NID_key_usage, "critical,digitalSignature") || !add_ext(c, ca, NID_ext_key_usage, "clientAuth") ||
       !add_ext(c, ca, NID_authority_key_identifier, "keyid:always"))
     return ssl_error("cannot add client certificate extensions");
   if (X509_sign(c, pki.ca_key.get(), EVP_sha256()) == 0) return ssl_error("cannot sign the client certificate");

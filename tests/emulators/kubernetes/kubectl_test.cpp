@@ -136,8 +136,8 @@ class Cluster : public plinth::test::EmulatorProcess {
 
  private:
   static std::vector<std::string> with_defaults(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"--nodes",          "3",     "--token",          "alice-secret=alice",
-                                     "--read-only-user", "alice", "--token",          "bob-secret=bob,dev",
+    std::vector<std::string> args = {"--nodes",          "3",     "--token", "alice-secret=alice",
+                                     "--read-only-user", "alice", "--token", "bob-secret=bob,dev",
                                      "--no-access-user", "bob"};
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
@@ -181,7 +181,8 @@ TEST_CASE("kubectl discovers the API and lists the seeded namespaces, nodes and 
   std::string nodes = k.ok({"get", "nodes"});
   CHECK(nodes.find("ROLES") != std::string::npos);
   CHECK(nodes.find("Ready") != std::string::npos);
-  CHECK(k.ok({"get", "crd", "-o", "name"}) == "customresourcedefinition.apiextensions.k8s.io/clusterpolicies.nvidia.com\n");
+  CHECK(k.ok({"get", "crd", "-o", "name"}) ==
+        "customresourcedefinition.apiextensions.k8s.io/clusterpolicies.nvidia.com\n");
 
   std::string resources = k.ok({"api-resources", "--api-group", "nvidia.com", "--no-headers"});
   CHECK(resources.find("clusterpolicies") != std::string::npos);
@@ -267,8 +268,9 @@ TEST_CASE("a field owned by another manager is not overwritten without --force-c
   k.ok({"apply", "--server-side", "-f", "-"}, kManifest);
   RunResult refused = k.kubectl({"apply", "--server-side", "--field-manager", "other", "-f", "-"}, kOtherQuota);
   CHECK(refused.exit_code == 1);
-  CHECK(refused.err.find("Apply failed with 1 conflict: conflict with \"kubectl\": .spec.hard.requests.nvidia.com/gpu") !=
-        std::string::npos);
+  CHECK(
+      refused.err.find("Apply failed with 1 conflict: conflict with \"kubectl\": .spec.hard.requests.nvidia.com/gpu") !=
+      std::string::npos);
   CHECK(refused.err.find("--force-conflicts") != std::string::npos);
   CHECK(k.requests().back()["status"] == 409);
   CHECK(k.requests().back()["verb"] == "apply");
@@ -323,8 +325,9 @@ TEST_CASE("kubectl get --chunk-size pages through continue tokens") {
   Cluster k;
   for (const char* ns : {"team-b", "team-c", "team-d"}) k.ok({"create", "namespace", ns});
   std::string all = k.ok({"get", "ns", "--chunk-size", "2", "-o", "name"});
-  CHECK(all == "namespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system\n"
-               "namespace/team-b\nnamespace/team-c\nnamespace/team-d\n");
+  CHECK(all ==
+        "namespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system\n"
+        "namespace/team-b\nnamespace/team-c\nnamespace/team-d\n");
   std::vector<json> lists;
   for (const auto& r : k.requests())
     if (r["verb"] == "list" && r["path"] == "/api/v1/namespaces") lists.push_back(r);
@@ -400,17 +403,20 @@ TEST_CASE("wrong credentials get the API server's 401, restricted users its 403"
   CHECK(k.ok({"--context", "alice-token", "get", "ns", "default", "-o", "name"}) == "namespace/default\n");
   RunResult create = k.kubectl({"--context", "alice-token", "create", "namespace", "x"});
   CHECK(create.exit_code == 1);
-  CHECK(create.err == "Error from server (Forbidden): namespaces is forbidden: User \"alice\" cannot create resource "
-                      "\"namespaces\" in API group \"\" at the cluster scope\n");
+  CHECK(create.err ==
+        "Error from server (Forbidden): namespaces is forbidden: User \"alice\" cannot create resource "
+        "\"namespaces\" in API group \"\" at the cluster scope\n");
   // bob may do nothing.
   RunResult list = k.kubectl({"--context", "bob-token", "get", "ns"});
   CHECK(list.exit_code == 1);
-  CHECK(list.err == "Error from server (Forbidden): namespaces is forbidden: User \"bob\" cannot list resource "
-                    "\"namespaces\" in API group \"\" at the cluster scope\n");
+  CHECK(list.err ==
+        "Error from server (Forbidden): namespaces is forbidden: User \"bob\" cannot list resource "
+        "\"namespaces\" in API group \"\" at the cluster scope\n");
   RunResult roles = k.kubectl({"--context", "bob-token", "get", "roles", "-n", "kube-system"});
-  CHECK(roles.err == "Error from server (Forbidden): roles.rbac.authorization.k8s.io is forbidden: User \"bob\" cannot "
-                     "list resource \"roles\" in API group \"rbac.authorization.k8s.io\" in the namespace "
-                     "\"kube-system\"\n");
+  CHECK(roles.err ==
+        "Error from server (Forbidden): roles.rbac.authorization.k8s.io is forbidden: User \"bob\" cannot "
+        "list resource \"roles\" in API group \"rbac.authorization.k8s.io\" in the namespace "
+        "\"kube-system\"\n");
 
   // Who each credential is: the client certificate's CN and O, the token's user.
   json admin = json::parse(k.ok({"auth", "whoami", "-o", "json"}));

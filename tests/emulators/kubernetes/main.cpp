@@ -115,8 +115,8 @@ struct Counters {
   std::map<std::string, long> by_verb, by_status, by_resource, by_user, by_fault;
   json to_json() {
     std::lock_guard<std::mutex> lock(mu);
-    return {{"total", total},     {"byVerb", by_verb}, {"byStatus", by_status},
-            {"byResource", by_resource}, {"byUser", by_user}, {"byFault", by_fault}};
+    return {{"total", total},    {"byVerb", by_verb},  {"byStatus", by_status}, {"byResource", by_resource},
+            {"byUser", by_user}, {"byFault", by_fault}};
   }
   void reset() {
     std::lock_guard<std::mutex> lock(mu);
@@ -153,20 +153,21 @@ struct Emulator {
       if (!fault.empty()) ++counters.by_fault[fault];
     }
     if (!log.is_open()) return;
-    json line = {{"time", now_millis()},
-                 {"user", r.user.empty() ? json(nullptr) : json(r.user)},
-                 {"verb", r.verb.empty() ? json(nullptr) : json(r.verb)},
-                 {"method", req.method},
-                 {"path", req.path},
-                 {"query", query},
-                 {"resource", r.resource.empty() ? json(nullptr) : json(r.resource)},
-                 {"subresource", r.subresource.empty() ? json(nullptr) : json(r.subresource)},
-                 {"namespace", r.ns.empty() ? json(nullptr) : json(r.ns)},
-                 {"name", r.name.empty() ? json(nullptr) : json(r.name)},
-                 {"status", status ? json(*status) : json(nullptr)},
-                 {"fault", fault.empty() ? json(nullptr) : json(fault)},
-                 {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
-                            .count()}};
+    json line = {
+        {"time", now_millis()},
+        {"user", r.user.empty() ? json(nullptr) : json(r.user)},
+        {"verb", r.verb.empty() ? json(nullptr) : json(r.verb)},
+        {"method", req.method},
+        {"path", req.path},
+        {"query", query},
+        {"resource", r.resource.empty() ? json(nullptr) : json(r.resource)},
+        {"subresource", r.subresource.empty() ? json(nullptr) : json(r.subresource)},
+        {"namespace", r.ns.empty() ? json(nullptr) : json(r.ns)},
+        {"name", r.name.empty() ? json(nullptr) : json(r.name)},
+        {"status", status ? json(*status) : json(nullptr)},
+        {"fault", fault.empty() ? json(nullptr) : json(fault)},
+        {"ms",
+         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()}};
     std::lock_guard<std::mutex> lock(log_mu);
     log << line.dump() << '\n';
     log.flush();
@@ -182,8 +183,8 @@ struct Emulator {
                                       const json& details) {
     ke::Response r;
     r.status = code;
-    json s = {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
-              {"message", message}, {"reason", reason}};
+    json s = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+              {"status", "Failure"}, {"message", message}, {"reason", reason}};
     if (!details.is_null()) s["details"] = details;
     s["code"] = code;
     r.body = s.dump();
@@ -222,8 +223,9 @@ struct Emulator {
       lose_roll = std::uniform_real_distribution<double>(0, 1)(dice);
       if (options.rate_limit_burst > 0) {
         auto now = std::chrono::steady_clock::now();
-        tokens = std::min<double>(options.rate_limit_burst,
-                                  tokens + options.rate_limit_qps * std::chrono::duration<double>(now - refilled).count());
+        tokens =
+            std::min<double>(options.rate_limit_burst,
+                             tokens + options.rate_limit_qps * std::chrono::duration<double>(now - refilled).count());
         refilled = now;
         if (tokens >= 1)
           tokens -= 1;
@@ -249,8 +251,9 @@ struct Emulator {
       return record(req, meta, 500, "500", start);
     }
     if (roll < options.rate_500 + options.rate_503) {
-      ke::Response r = status_response(503, "ServiceUnavailable", "the server is currently unable to handle the request",
-                                       {{"retryAfterSeconds", options.retry_after_s}});
+      ke::Response r =
+          status_response(503, "ServiceUnavailable", "the server is currently unable to handle the request",
+                          {{"retryAfterSeconds", options.retry_after_s}});
       r.headers.emplace_back("Retry-After", retry);
       reply(res, r);
       return record(req, meta, 503, "503", start);
@@ -294,9 +297,9 @@ std::string kubeconfig_text(const ke::Options& o, const std::string& server, con
   YAML::Emitter e;
   e << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value << "v1" << YAML::Key << "kind" << YAML::Value
     << "Config";
-  e << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name"
-    << YAML::Value << "kube-emulator" << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap << YAML::Key
-    << "server" << YAML::Value << server;
+  e << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name" << YAML::Value
+    << "kube-emulator" << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap << YAML::Key << "server"
+    << YAML::Value << server;
   if (!ca_pem.empty()) e << YAML::Key << "certificate-authority-data" << YAML::Value << base64(ca_pem);
   e << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   std::vector<std::string> names;

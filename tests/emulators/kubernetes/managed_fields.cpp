@@ -279,9 +279,8 @@ ApplyOutcome server_side_apply(const json& live, const std::vector<ManagedEntry>
       while (parent.size() >= 2) {
         json* node = find_path(merged, parent);
         if (!node || !node->is_object() || !node->empty() || applied.count(parent)) break;
-        bool owned = std::any_of(out.managers.begin(), out.managers.end(), [&](const ManagedEntry& e) {
-          return !is_self(e) && e.fields.count(parent);
-        });
+        bool owned = std::any_of(out.managers.begin(), out.managers.end(),
+                                 [&](const ManagedEntry& e) { return !is_self(e) && e.fields.count(parent); });
         if (owned) break;
         FieldPath up(parent.begin(), parent.end() - 1);
         find_path(merged, up)->erase(parent.back());

@@ -145,7 +145,8 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
     };
     auto rate_flag = [&](double& out) -> std::string {
       if (!need()) return flag + " needs a value";
-      if (!to_double(value, out) || out < 0 || out > 1) return flag + " needs a fraction from 0 to 1, got '" + value + "'";
+      if (!to_double(value, out) || out < 0 || out > 1)
+        return flag + " needs a fraction from 0 to 1, got '" + value + "'";
       return "";
     };
     auto str_flag = [&](std::string& out) -> std::string {

@@ -101,8 +101,8 @@ Fields strings(std::map<int, std::string> names, std::set<int> lists = {}, std::
 
 json object_meta(const std::string& data) {
   return message(data, [](Reader& r, int field, int wire, json& out) {
-    static const std::map<int, std::string> names = {{1, "name"}, {2, "generateName"}, {3, "namespace"},
-                                                     {5, "uid"},  {6, "resourceVersion"}};
+    static const std::map<int, std::string> names = {
+        {1, "name"}, {2, "generateName"}, {3, "namespace"}, {5, "uid"}, {6, "resourceVersion"}};
     if (auto n = names.find(field); n != names.end() && wire == 2) {
       std::string v = r.bytes();
       if (!v.empty()) out[n->second] = v;
@@ -118,9 +118,9 @@ json object_meta(const std::string& data) {
 }
 
 json policy_rule(const std::string& data) {
-  return message(data, strings({{1, "verbs"}, {2, "apiGroups"}, {3, "resources"}, {4, "resourceNames"},
-                                {5, "nonResourceURLs"}},
-                               {1, 2, 3, 4, 5}));
+  return message(
+      data, strings({{1, "verbs"}, {2, "apiGroups"}, {3, "resources"}, {4, "resourceNames"}, {5, "nonResourceURLs"}},
+                    {1, 2, 3, 4, 5}));
 }
 
 /// The body of kind `kind` (field 1 is always metadata).
@@ -148,7 +148,8 @@ json decode_kind(const std::string& kind, const std::string& raw) {
     } else if ((kind == "Role" || kind == "ClusterRole") && field == 2) {
       out["rules"].push_back(policy_rule(r.bytes()));
     } else if ((kind == "RoleBinding" || kind == "ClusterRoleBinding") && field == 2) {
-      out["subjects"].push_back(message(r.bytes(), strings({{1, "kind"}, {2, "apiGroup"}, {3, "name"}, {4, "namespace"}})));
+      out["subjects"].push_back(
+          message(r.bytes(), strings({{1, "kind"}, {2, "apiGroup"}, {3, "name"}, {4, "namespace"}})));
     } else if ((kind == "RoleBinding" || kind == "ClusterRoleBinding") && field == 3) {
       out["roleRef"] = message(r.bytes(), strings({{1, "apiGroup"}, {2, "kind"}, {3, "name"}}));
     } else {
@@ -178,8 +179,8 @@ std::string decode_protobuf(const std::string& body, json& out) {
         env.skip(wire);
       }
     }
-    static const std::set<std::string> known = {"Namespace",   "ServiceAccount",     "ResourceQuota", "Role",
-                                                "ClusterRole", "RoleBinding", "ClusterRoleBinding"};
+    static const std::set<std::string> known = {"Namespace",   "ServiceAccount", "ResourceQuota",     "Role",
+                                                "ClusterRole", "RoleBinding",    "ClusterRoleBinding"};
     if (!known.count(kind))
       return "protobuf bodies of kind '" + kind +
              "' are not decoded by the Kubernetes emulator; send application/json (docs/emulators.md)";

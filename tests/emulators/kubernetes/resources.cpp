@@ -58,8 +58,8 @@ std::string binding_subjects(const json& obj, const std::string& kind) {
   std::string out;
   for (const auto& s : obj.value("subjects", json::array())) {
     if (s.value("kind", "") != kind) continue;
-    std::string name = kind == "ServiceAccount" ? s.value("namespace", "") + "/" + s.value("name", "")
-                                                : s.value("name", "");
+    std::string name =
+        kind == "ServiceAccount" ? s.value("namespace", "") + "/" + s.value("name", "") : s.value("name", "");
     out += (out.empty() ? "" : ", ") + name;
   }
   return out;
@@ -95,15 +95,20 @@ json builtin_cells(const ResourceType& t, const json& obj, std::chrono::system_c
     const json labels = md.value("labels", json::object());
     for (const auto& [k, v] : labels.items()) {
       const std::string prefix = "node-role.kubernetes.io/";
-      if (k.rfind(prefix, 0) == 0 && k.size() > prefix.size()) roles += (roles.empty() ? "" : ",") + k.substr(prefix.size());
+      if (k.rfind(prefix, 0) == 0 && k.size() > prefix.size())
+        roles += (roles.empty() ? "" : ",") + k.substr(prefix.size());
     }
     return {name, ready, roles.empty() ? "<none>" : roles, age(obj, now),
             status.value("nodeInfo", json::object()).value("kubeletVersion", "")};
   }
   if (t.kind == "RoleBinding" || t.kind == "ClusterRoleBinding") {
     json ref = obj.value("roleRef", json::object());
-    return {name, ref.value("kind", "") + "/" + ref.value("name", ""), age(obj, now), binding_subjects(obj, "User"),
-            binding_subjects(obj, "Group"), binding_subjects(obj, "ServiceAccount")};
+    return {name,
+            ref.value("kind", "") + "/" + ref.value("name", ""),
+            age(obj, now),
+            binding_subjects(obj, "User"),
+            binding_subjects(obj, "Group"),
+            binding_subjects(obj, "ServiceAccount")};
   }
   // Role, ClusterRole, CustomResourceDefinition: the default table.
   return {name, md.value("creationTimestamp", "")};
@@ -113,17 +118,32 @@ std::vector<Column> builtin_columns(const ResourceType& t) {
   if (t.kind == "Namespace")
     return {name_column(), {"Status", "string", "", "The status of the namespace", 0, ""}, age_column()};
   if (t.kind == "ResourceQuota")
-    return {name_column(), age_column(), {"Request", "string", "", "Request represents a minimum amount of cpu/memory that a container may consume.", 0, ""},
-            {"Limit", "string", "", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.", 0, ""}};
+    return {name_column(),
+            age_column(),
+            {"Request", "string", "", "Request represents a minimum amount of cpu/memory that a container may consume.",
+             0, ""},
+            {"Limit", "string", "",
+             "Limits control the maximum amount of cpu/memory that a container may use independent of contention on "
+             "the node.",
+             0, ""}};
   if (t.kind == "ServiceAccount")
-    return {name_column(), {"Secrets", "string", "", "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.", 0, ""}, age_column()};
+    return {name_column(),
+            {"Secrets", "string", "",
+             "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are "
+             "allowed to use.",
+             0, ""},
+            age_column()};
   if (t.kind == "Node")
-    return {name_column(), {"Status", "string", "", "The status of the node", 0, ""},
-            {"Roles", "string", "", "The roles of the node", 0, ""}, age_column(),
+    return {name_column(),
+            {"Status", "string", "", "The status of the node", 0, ""},
+            {"Roles", "string", "", "The roles of the node", 0, ""},
+            age_column(),
             {"Version", "string", "", "Kubelet Version reported by the node.", 0, ""}};
   if (t.kind == "RoleBinding" || t.kind == "ClusterRoleBinding")
-    return {name_column(), {"Role", "string", "", "RoleRef is the reference to the role the binding refers to.", 0, ""},
-            age_column(), {"Users", "string", "", "Users in the binding.", 1, ""},
+    return {name_column(),
+            {"Role", "string", "", "RoleRef is the reference to the role the binding refers to.", 0, ""},
+            age_column(),
+            {"Users", "string", "", "Users in the binding.", 1, ""},
             {"Groups", "string", "", "Groups in the binding.", 1, ""},
             {"ServiceAccounts", "string", "", "ServiceAccounts in the binding.", 1, ""}};
   return {name_column(), created_at_column()};
@@ -132,15 +152,27 @@ std::vector<Column> builtin_columns(const ResourceType& t) {
 /// The known fields of a built-in kind: a nested object whose leaves are
 /// "*" (anything below is fine); {"[]": schema} describes list items.
 const json& schema_of(const std::string& kind) {
-  static const json metadata = {
-      {"name", "*"},          {"generateName", "*"},   {"namespace", "*"},       {"selfLink", "*"},
-      {"uid", "*"},           {"resourceVersion", "*"}, {"generation", "*"},     {"creationTimestamp", "*"},
-      {"deletionTimestamp", "*"}, {"deletionGracePeriodSeconds", "*"}, {"labels", "*"}, {"annotations", "*"},
-      {"ownerReferences", "*"}, {"finalizers", "*"},  {"managedFields", "*"}};
-  static const json rule = {{"[]", {{"apiGroups", "*"}, {"resources", "*"}, {"verbs", "*"}, {"resourceNames", "*"},
-                                    {"nonResourceURLs", "*"}}}};
-  static const json binding = {{"subjects", {{"[]", {{"kind", "*"}, {"apiGroup", "*"}, {"name", "*"}, {"namespace", "*"}}}}},
-                               {"roleRef", {{"apiGroup", "*"}, {"kind", "*"}, {"name", "*"}}}};
+  static const json metadata = {{"name", "*"},
+                                {"generateName", "*"},
+                                {"namespace", "*"},
+                                {"selfLink", "*"},
+                                {"uid", "*"},
+                                {"resourceVersion", "*"},
+                                {"generation", "*"},
+                                {"creationTimestamp", "*"},
+                                {"deletionTimestamp", "*"},
+                                {"deletionGracePeriodSeconds", "*"},
+                                {"labels", "*"},
+                                {"annotations", "*"},
+                                {"ownerReferences", "*"},
+                                {"finalizers", "*"},
+                                {"managedFields", "*"}};
+  static const json rule = {
+      {"[]",
+       {{"apiGroups", "*"}, {"resources", "*"}, {"verbs", "*"}, {"resourceNames", "*"}, {"nonResourceURLs", "*"}}}};
+  static const json binding = {
+      {"subjects", {{"[]", {{"kind", "*"}, {"apiGroup", "*"}, {"name", "*"}, {"namespace", "*"}}}}},
+      {"roleRef", {{"apiGroup", "*"}, {"kind", "*"}, {"name", "*"}}}};
   auto with_base = [&](json extra) {
     extra["apiVersion"] = "*";
     extra["kind"] = "*";
@@ -149,10 +181,18 @@ const json& schema_of(const std::string& kind) {
   };
   static const std::map<std::string, json> schemas = {
       {"Namespace", with_base({{"spec", {{"finalizers", "*"}}}, {"status", "*"}})},
-      {"ResourceQuota", with_base({{"spec", {{"hard", "*"}, {"scopes", "*"}, {"scopeSelector", "*"}}}, {"status", "*"}})},
-      {"ServiceAccount", with_base({{"secrets", "*"}, {"imagePullSecrets", "*"}, {"automountServiceAccountToken", "*"}})},
-      {"Node", with_base({{"spec", {{"podCIDR", "*"}, {"podCIDRs", "*"}, {"providerID", "*"}, {"unschedulable", "*"},
-                                    {"taints", "*"}, {"configSource", "*"}, {"externalID", "*"}}},
+      {"ResourceQuota",
+       with_base({{"spec", {{"hard", "*"}, {"scopes", "*"}, {"scopeSelector", "*"}}}, {"status", "*"}})},
+      {"ServiceAccount",
+       with_base({{"secrets", "*"}, {"imagePullSecrets", "*"}, {"automountServiceAccountToken", "*"}})},
+      {"Node", with_base({{"spec",
+                           {{"podCIDR", "*"},
+                            {"podCIDRs", "*"},
+                            {"providerID", "*"},
+                            {"unschedulable", "*"},
+                            {"taints", "*"},
+                            {"configSource", "*"},
+                            {"externalID", "*"}}},
                           {"status", "*"}})},
       {"Role", with_base({{"rules", rule}})},
       {"ClusterRole", with_base({{"rules", rule}, {"aggregationRule", "*"}})},
@@ -169,8 +209,7 @@ void find_unknown(const json& v, const json& schema, const std::string& path, st
   if (schema.is_string()) return;
   if (schema.contains("[]")) {
     if (!v.is_array()) return;
-    for (size_t i = 0; i < v.size(); ++i)
-      find_unknown(v[i], schema["[]"], path + "[" + std::to_string(i) + "]", out);
+    for (size_t i = 0; i < v.size(); ++i) find_unknown(v[i], schema["[]"], path + "[" + std::to_string(i) + "]", out);
     return;
   }
   if (!v.is_object()) return;
@@ -228,8 +267,15 @@ std::vector<ResourceType> builtin_types() {
   t.push_back({rbac, "v1", "ClusterRole", "clusterroles", "clusterrole", false, {}, {}, false});
   t.push_back({rbac, "v1", "RoleBinding", "rolebindings", "rolebinding", true, {}, {}, false});
   t.push_back({rbac, "v1", "Role", "roles", "role", true, {}, {}, false});
-  t.push_back({"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
-               "customresourcedefinition", false, {"crd", "crds"}, {"api-extensions"}, true});
+  t.push_back({"apiextensions.k8s.io",
+               "v1",
+               "CustomResourceDefinition",
+               "customresourcedefinitions",
+               "customresourcedefinition",
+               false,
+               {"crd", "crds"},
+               {"api-extensions"},
+               true});
   return t;
 }
 
@@ -262,38 +308,44 @@ std::optional<ResourceType> type_from_crd(const json& crd) {
 }
 
 json clusterpolicy_crd() {
-  return {
-      {"apiVersion", "apiextensions.k8s.io/v1"},
-      {"kind", "CustomResourceDefinition"},
-      {"metadata", {{"name", "clusterpolicies.nvidia.com"}, {"labels", {{"app.kubernetes.io/component", "gpu-operator"}}}}},
-      {"spec",
-       {{"group", "nvidia.com"},
-        {"names", {{"kind", "ClusterPolicy"}, {"listKind", "ClusterPolicyList"}, {"plural", "clusterpolicies"},
-                   {"singular", "clusterpolicy"}}},
-        {"scope", "Cluster"},
-        {"versions",
-         {{{"name", "v1"},
-           {"served", true},
-           {"storage", true},
-           {"subresources", {{"status", json::object()}}},
-           {"additionalPrinterColumns",
-            {{{"jsonPath", ".status.state"}, {"name", "Status"}, {"type", "string"}},
-             {{"jsonPath", ".metadata.creationTimestamp"}, {"name", "Age"}, {"type", "string"}}}},
-           {"schema",
-            {{"openAPIV3Schema",
-              {{"description", "ClusterPolicy is the Schema for the clusterpolicies API"},
-               {"type", "object"},
-               {"properties",
-                {{"apiVersion", {{"type", "string"}}},
-                 {"kind", {{"type", "string"}}},
-                 {"metadata", {{"type", "object"}}},
-                 {"spec", {{"description", "ClusterPolicySpec defines the desired state of ClusterPolicy"},
-                           {"type", "object"},
-                           {"x-kubernetes-preserve-unknown-fields", true}}},
-                 {"status", {{"description", "ClusterPolicyStatus defines the observed state of ClusterPolicy"},
-                             {"type", "object"},
-                             {"properties", {{"namespace", {{"type", "string"}}},
-                                             {"state", {{"type", "string"}, {"enum", {"ignored", "ready", "notReady"}}}}}}}}}}}}}}}}}}}};
+  return {{"apiVersion", "apiextensions.k8s.io/v1"},
+          {"kind", "CustomResourceDefinition"},
+          {"metadata",
+           {{"name", "clusterpolicies.nvidia.com"}, {"labels", {{"app.kubernetes.io/component", "gpu-operator"}}}}},
+          {"spec",
+           {{"group", "nvidia.com"},
+            {"names",
+             {{"kind", "ClusterPolicy"},
+              {"listKind", "ClusterPolicyList"},
+              {"plural", "clusterpolicies"},
+              {"singular", "clusterpolicy"}}},
+            {"scope", "Cluster"},
+            {"versions",
+             {{{"name", "v1"},
+               {"served", true},
+               {"storage", true},
+               {"subresources", {{"status", json::object()}}},
+               {"additionalPrinterColumns",
+                {{{"jsonPath", ".status.state"}, {"name", "Status"}, {"type", "string"}},
+                 {{"jsonPath", ".metadata.creationTimestamp"}, {"name", "Age"}, {"type", "string"}}}},
+               {"schema",
+                {{"openAPIV3Schema",
+                  {{"description", "ClusterPolicy is the Schema for the clusterpolicies API"},
+                   {"type", "object"},
+                   {"properties",
+                    {{"apiVersion", {{"type", "string"}}},
+                     {"kind", {{"type", "string"}}},
+                     {"metadata", {{"type", "object"}}},
+                     {"spec",
+                      {{"description", "ClusterPolicySpec defines the desired state of ClusterPolicy"},
+                       {"type", "object"},
+                       {"x-kubernetes-preserve-unknown-fields", true}}},
+                     {"status",
+                      {{"description", "ClusterPolicyStatus defines the observed state of ClusterPolicy"},
+                       {"type", "object"},
+                       {"properties",
+                        {{"namespace", {{"type", "string"}}},
+                         {"state", {{"type", "string"}, {"enum", {"ignored", "ready", "notReady"}}}}}}}}}}}}}}}}}}}};
 }
 
 json make_table(const ResourceType& type, const std::vector<json>& objects, const json& list_metadata,
@@ -307,7 +359,10 @@ json make_table(const ResourceType& type, const std::vector<json>& objects, cons
   }
   json defs = json::array();
   for (const auto& c : columns)
-    defs.push_back({{"name", c.name}, {"type", c.type}, {"format", c.format}, {"description", c.description},
+    defs.push_back({{"name", c.name},
+                    {"type", c.type},
+                    {"format", c.format},
+                    {"description", c.description},
                     {"priority", c.priority}});
   json rows = json::array();
   for (const auto& obj : objects) {
@@ -321,7 +376,8 @@ json make_table(const ResourceType& type, const std::vector<json>& objects, cons
         if (!v)
           cells.push_back(nullptr);
         else if (columns[i].type == "date" && v->is_string())
-          cells.push_back(human_duration(std::chrono::duration_cast<std::chrono::seconds>(now - parse_time(v->get<std::string>()))));
+          cells.push_back(human_duration(
+              std::chrono::duration_cast<std::chrono::seconds>(now - parse_time(v->get<std::string>()))));
         else
           cells.push_back(columns[i].type == "string" ? json(str(*v)) : *v);
       }
@@ -365,10 +421,12 @@ std::string human_duration(std::chrono::seconds d) {
   long long h = s / 3600;
   if (h < 8) return m % 60 == 0 ? std::to_string(h) + "h" : std::to_string(h) + "h" + std::to_string(m % 60) + "m";
   if (h < 48) return std::to_string(h) + "h";
-  if (h < 24 * 8) return h % 24 == 0 ? std::to_string(h / 24) + "d" : std::to_string(h / 24) + "d" + std::to_string(h % 24) + "h";
+  if (h < 24 * 8)
+    return h % 24 == 0 ? std::to_string(h / 24) + "d" : std::to_string(h / 24) + "d" + std::to_string(h % 24) + "h";
   if (h < 24 * 365 * 2) return std::to_string(h / 24) + "d";
   long long dy = (h / 24) % 365;
-  if (h < 24 * 365 * 8) return dy == 0 ? std::to_string(h / 24 / 365) + "y" : std::to_string(h / 24 / 365) + "y" + std::to_string(dy) + "d";
+  if (h < 24 * 365 * 8)
+    return dy == 0 ? std::to_string(h / 24 / 365) + "y" : std::to_string(h / 24 / 365) + "y" + std::to_string(dy) + "d";
   return std::to_string(h / 24 / 365) + "y";
 }
 

@@ -12,8 +12,21 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 /// A tokenizer for the label selector grammar of k8s.io/apimachinery/pkg/labels.
 class Lexer {
  public:
-  enum class Tok { End, Identifier, Comma, OpenParen, CloseParen, Equals, DoubleEquals, NotEquals, Not, In, NotIn, Gt,
-                   Lt };
+  enum class Tok {
+    End,
+    Identifier,
+    Comma,
+    OpenParen,
+    CloseParen,
+    Equals,
+    DoubleEquals,
+    NotEquals,
+    Not,
+    In,
+    NotIn,
+    Gt,
+    Lt
+  };
   explicit Lexer(const std::string& s) : s_(s) {}
 
   Tok next(std::string& text) {
@@ -214,8 +227,7 @@ std::string parse_field_selector(const std::string& text, FieldSelector& out) {
     if (op == std::string::npos) return "invalid selector: '" + text + "'; can't understand '" + part + "'";
     t.field = part.substr(0, op);
     t.value = part.substr(op + len);
-    if (t.field != "metadata.name" && t.field != "metadata.namespace")
-      return "field label not supported: " + t.field;
+    if (t.field != "metadata.name" && t.field != "metadata.namespace") return "field label not supported: " + t.field;
     out.terms.push_back(std::move(t));
     if (comma == std::string::npos) break;
     start = comma + 1;

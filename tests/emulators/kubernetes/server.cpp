@@ -53,7 +53,10 @@ std::string header(const Request& req, const std::string& key) {
 }
 
 json status_body(int code, const std::string& reason, const std::string& message, const json& details) {
-  json s = {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
+  json s = {{"kind", "Status"},
+            {"apiVersion", "v1"},
+            {"metadata", json::object()},
+            {"status", "Failure"},
             {"message", message}};
   if (!reason.empty()) s["reason"] = reason;
   if (!details.is_null()) s["details"] = details;
@@ -383,17 +386,25 @@ void ApiServer::seed() {
     for (const auto& [k, v] : n.labels) labels[k] = v;
     json capacity = {{"cpu", "64"}, {"memory", "527939456Ki"}, {"pods", "110"}, {"ephemeral-storage", "1843269236Ki"}};
     if (options_.node_gpus > 0) capacity["nvidia.com/gpu"] = std::to_string(options_.node_gpus);
-    json status = {
-        {"capacity", capacity},
-        {"allocatable", capacity},
-        {"conditions",
-         {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"},
-           {"message", "kubelet is posting ready status"}, {"lastHeartbeatTime", now()}, {"lastTransitionTime", now()}}}},
-        {"addresses", {{{"type", "InternalIP"}, {"address", "192.0.2." + std::to_string(10 + i % 240)}},
-                       {{"type", "Hostname"}, {"address", n.name}}}},
-        {"nodeInfo", {{"kubeletVersion", kubelet}, {"containerRuntimeVersion", "containerd://1.7.24"},
-                      {"operatingSystem", "linux"}, {"architecture", "amd64"}, {"osImage", "Ubuntu 22.04.5 LTS"},
-                      {"kernelVersion", "5.15.0-126-generic"}}}};
+    json status = {{"capacity", capacity},
+                   {"allocatable", capacity},
+                   {"conditions",
+                    {{{"type", "Ready"},
+                      {"status", "True"},
+                      {"reason", "KubeletReady"},
+                      {"message", "kubelet is posting ready status"},
+                      {"lastHeartbeatTime", now()},
+                      {"lastTransitionTime", now()}}}},
+                   {"addresses",
+                    {{{"type", "InternalIP"}, {"address", "192.0.2." + std::to_string(10 + i % 240)}},
+                     {{"type", "Hostname"}, {"address", n.name}}}},
+                   {"nodeInfo",
+                    {{"kubeletVersion", kubelet},
+                     {"containerRuntimeVersion", "containerd://1.7.24"},
+                     {"operatingSystem", "linux"},
+                     {"architecture", "amd64"},
+                     {"osImage", "Ubuntu 22.04.5 LTS"},
+                     {"kernelVersion", "5.15.0-126-generic"}}}};
     add("nodes", {{"metadata", {{"name", n.name}, {"labels", labels}}}, {"spec", json::object()}, {"status", status}},
         "kubelet");
   }
@@ -480,15 +491,21 @@ json ApiServer::commit(const ResourceType& type, const json* old, json obj, bool
     json stored = json::array();
     for (const auto& v : obj.value("spec", json::object()).value("versions", json::array()))
       if (v.value("storage", false)) stored.push_back(v.value("name", ""));
-    std::string t = old && (*old)["status"].contains("conditions") ? (*old)["status"]["conditions"][0].value(
-                                                                          "lastTransitionTime", now())
-                                                                    : now();
+    std::string t = old && (*old)["status"].contains("conditions")
+                        ? (*old)["status"]["conditions"][0].value("lastTransitionTime", now())
+                        : now();
     obj["status"] = {{"acceptedNames", names},
                      {"conditions",
-                      {{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"},
-                        {"message", "no conflicts found"}, {"lastTransitionTime", t}},
-                       {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"},
-                        {"message", "the initial names have been accepted"}, {"lastTransitionTime", t}}}},
+                      {{{"type", "NamesAccepted"},
+                        {"status", "True"},
+                        {"reason", "NoConflicts"},
+                        {"message", "no conflicts found"},
+                        {"lastTransitionTime", t}},
+                       {{"type", "Established"},
+                        {"status", "True"},
+                        {"reason", "InitialNamesAccepted"},
+                        {"message", "the initial names have been accepted"},
+                        {"lastTransitionTime", t}}}},
                      {"storedVersions", stored}};
   }
   if (old) {
@@ -512,8 +529,8 @@ json ApiServer::commit(const ResourceType& type, const json* old, json obj, bool
     const ResourceType* sa = find_type("", "v1", "serviceaccounts");
     std::string ns = md.value("name", "");
     if (sa && !find(*sa, ns, "default")) {
-      json account = {{"apiVersion", "v1"}, {"kind", "ServiceAccount"},
-                      {"metadata", {{"name", "default"}, {"namespace", ns}}}};
+      json account = {
+          {"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "default"}, {"namespace", ns}}}};
       std::vector<ManagedEntry> managers;
       ResourceType sat = *sa;
       record_update(managers, json::object(), account, "kube-controller-manager", "v1", now(), Tracking{false});
@@ -569,7 +586,8 @@ Response ApiServer::handle(const Request& req) {
     r.verb = "create";
     r.resource = "selfsubjectreviews.authentication.k8s.io";
     return ok(std::move(r),
-              {{"kind", "SelfSubjectReview"}, {"apiVersion", "authentication.k8s.io/" + seg[2]},
+              {{"kind", "SelfSubjectReview"},
+               {"apiVersion", "authentication.k8s.io/" + seg[2]},
                {"metadata", {{"creationTimestamp", nullptr}}},
                {"status", {{"userInfo", {{"username", who->user}, {"groups", who->groups}}}}}},
               201);
@@ -606,17 +624,25 @@ Response ApiServer::discovery(const Request&, const std::vector<std::string>& se
     json resources = json::array();
     for (const auto& t : types_) {
       if (t.group != g || t.version != v) continue;
-      json e = {{"name", t.plural}, {"singularName", t.singular}, {"namespaced", t.namespaced},
-                {"kind", t.kind},   {"verbs", resource_verbs()}};
+      json e = {{"name", t.plural},
+                {"singularName", t.singular},
+                {"namespaced", t.namespaced},
+                {"kind", t.kind},
+                {"verbs", resource_verbs()}};
       if (!t.short_names.empty()) e["shortNames"] = t.short_names;
       if (!t.categories.empty()) e["categories"] = t.categories;
       e["storageVersionHash"] = b64url(hex(fnv1a(t.api_version() + "/" + t.kind)).substr(0, 8));
       resources.push_back(e);
       if (t.status_subresource)
-        resources.push_back({{"name", t.plural + "/status"}, {"singularName", ""}, {"namespaced", t.namespaced},
-                             {"kind", t.kind}, {"verbs", {"get", "patch", "update"}}});
+        resources.push_back({{"name", t.plural + "/status"},
+                             {"singularName", ""},
+                             {"namespaced", t.namespaced},
+                             {"kind", t.kind},
+                             {"verbs", {"get", "patch", "update"}}});
     }
-    return json{{"kind", "APIResourceList"}, {"apiVersion", "v1"}, {"groupVersion", g.empty() ? v : g + "/" + v},
+    return json{{"kind", "APIResourceList"},
+                {"apiVersion", "v1"},
+                {"groupVersion", g.empty() ? v : g + "/" + v},
                 {"resources", resources}};
   };
   std::string host = address_;
@@ -625,12 +651,19 @@ Response ApiServer::discovery(const Request&, const std::vector<std::string>& se
     std::string major = v.substr(1, v.find('.') - 1);
     std::string minor = v.substr(v.find('.') + 1);
     minor = minor.substr(0, minor.find('.'));
-    return ok(r, {{"major", major}, {"minor", minor}, {"gitVersion", v}, {"gitCommit", "plinth-kube-apiserver-emulator"},
-                  {"gitTreeState", "clean"}, {"buildDate", "2026-01-01T00:00:00Z"}, {"goVersion", "go1.23.4"},
-                  {"compiler", "gc"}, {"platform", "linux/amd64"}});
+    return ok(r, {{"major", major},
+                  {"minor", minor},
+                  {"gitVersion", v},
+                  {"gitCommit", "plinth-kube-apiserver-emulator"},
+                  {"gitTreeState", "clean"},
+                  {"buildDate", "2026-01-01T00:00:00Z"},
+                  {"goVersion", "go1.23.4"},
+                  {"compiler", "gc"},
+                  {"platform", "linux/amd64"}});
   }
   if (seg.size() == 1 && seg[0] == "api")
-    return ok(r, {{"kind", "APIVersions"}, {"versions", {"v1"}},
+    return ok(r, {{"kind", "APIVersions"},
+                  {"versions", {"v1"}},
                   {"serverAddressByClientCIDRs", {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", host}}}}});
   if (seg.size() == 2 && seg[0] == "api" && seg[1] == "v1") return ok(r, resource_list("", "v1"));
   if (seg.size() == 1 && seg[0] == "apis") {
@@ -654,34 +687,43 @@ json ApiServer::openapi_document(const std::string& group, const std::string& ve
   json paths = json::object();
   json schemas = json::object();
   auto param_q = [](const std::string& name, const std::string& type, const std::string& desc) {
-    return json{{"name", name}, {"in", "query"}, {"description", desc}, {"schema", {{"type", type}, {"uniqueItems", true}}}};
+    return json{
+        {"name", name}, {"in", "query"}, {"description", desc}, {"schema", {{"type", type}, {"uniqueItems", true}}}};
   };
   json dry_run = param_q("dryRun", "string", "When present, indicates that modifications should not be persisted.");
-  json field_manager = param_q("fieldManager", "string", "fieldManager is a name associated with the actor or entity that is making these changes.");
-  json field_validation = param_q("fieldValidation", "string", "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict.");
+  json field_manager =
+      param_q("fieldManager", "string",
+              "fieldManager is a name associated with the actor or entity that is making these changes.");
+  json field_validation = param_q("fieldValidation", "string",
+                                  "fieldValidation instructs the server on how to handle objects in the request "
+                                  "containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict.");
   json force = param_q("force", "boolean", "Force is going to \"force\" Apply requests.");
   for (const auto& t : types_) {
     if (t.group != group || t.version != version) continue;
-    std::string schema_name = t.group.empty() ? "io.k8s.api.core.v1." + t.kind
-                              : t.from_crd    ? t.group + "." + t.version + "." + t.kind
-                                              : "io.k8s.api." + t.group.substr(0, t.group.find('.')) + "." + t.version + "." + t.kind;
+    std::string schema_name =
+        t.group.empty() ? "io.k8s.api.core.v1." + t.kind
+        : t.from_crd    ? t.group + "." + t.version + "." + t.kind
+                        : "io.k8s.api." + t.group.substr(0, t.group.find('.')) + "." + t.version + "." + t.kind;
     json gvk = {{"group", t.group}, {"version", t.version}, {"kind", t.kind}};
     schemas[schema_name] = {{"type", "object"},
                             {"description", t.kind + " as served by the Plinth Kubernetes emulator."},
                             {"x-kubernetes-group-version-kind", json::array({gvk})}};
     json ref = {{"$ref", "#/components/schemas/" + schema_name}};
     auto op = [&](const std::string& action, const std::string& id, std::vector<json> params) {
-      json o = {{"operationId", id + t.kind},
-                {"parameters", params},
-                {"responses", {{"200", {{"description", "OK"}, {"content", {{"application/json", {{"schema", ref}}}}}}}}},
-                {"x-kubernetes-action", action},
-                {"x-kubernetes-group-version-kind", gvk}};
+      json o = {
+          {"operationId", id + t.kind},
+          {"parameters", params},
+          {"responses", {{"200", {{"description", "OK"}, {"content", {{"application/json", {{"schema", ref}}}}}}}}},
+          {"x-kubernetes-action", action},
+          {"x-kubernetes-group-version-kind", gvk}};
       return o;
     };
     std::string base = t.path_prefix() + (t.namespaced ? "/namespaces/{namespace}/" : "/") + t.plural;
-    json path_params = json::array({{{"name", "name"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}}});
+    json path_params =
+        json::array({{{"name", "name"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}}});
     if (t.namespaced)
-      path_params.push_back({{"name", "namespace"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
+      path_params.push_back(
+          {{"name", "namespace"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
     json coll = {{"get", op("list", "list", {})},
                  {"post", op("post", "create", {dry_run, field_manager, field_validation})},
                  {"delete", op("deletecollection", "deleteCollection", {dry_run})}};
@@ -780,15 +822,16 @@ Response ApiServer::resource_request(const Request& req, const Caller& who, Resp
   r.verb = verb;
   if (header(req, "content-type").rfind("application/apply-patch", 0) == 0 && verb == "patch") r.verb = "apply";
   if (verb.empty())
-    return fail(std::move(r), 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return fail(std::move(r), 405, "MethodNotAllowed",
+                "the server does not allow this method on the requested resource");
 
   // Authorization: --no-access-user may do nothing, --read-only-user only read.
   bool read = verb == "get" || verb == "list" || verb == "watch";
   if (options_.no_access_users.count(who.id.user) || (options_.read_only_users.count(who.id.user) && !read)) {
     std::string res = t.type.plural + (t.sub.empty() ? "" : "/" + t.sub);
     std::string scope = t.ns.empty() ? "at the cluster scope" : "in the namespace " + dq(t.ns);
-    std::string msg = "User " + dq(who.id.user) + " cannot " + verb + " resource " + dq(res) +
-                      " in API group " + dq(t.type.group) + " " + scope;
+    std::string msg = "User " + dq(who.id.user) + " cannot " + verb + " resource " + dq(res) + " in API group " +
+                      dq(t.type.group) + " " + scope;
     std::string subject = t.type.qualified() + (t.name.empty() ? "" : " " + dq(t.name));
     return fail(std::move(r), 403, "Forbidden", subject + " is forbidden: " + msg, details(t.type, t.name));
   }
@@ -820,8 +863,7 @@ bool wants_table(const Request& req) { return header(req, "accept").find("as=Tab
 /// Applies ?fieldValidation (Strict, Warn -- the default -- or Ignore) to
 /// `obj`: Strict refuses unknown fields, Warn reports them in Warning
 /// headers; both other modes drop them. Returns an error response or nothing.
-std::optional<Response> check_fields(const Request& req, const ResourceType& t, json& obj, Response& r,
-                                     bool is_apply) {
+std::optional<Response> check_fields(const Request& req, const ResourceType& t, json& obj, Response& r, bool is_apply) {
   std::vector<std::string> unknown = unknown_fields(t, obj);
   if (unknown.empty()) return std::nullopt;
   std::string directive = param(req, "fieldValidation");
@@ -883,7 +925,8 @@ std::string validate(const ResourceType& t, const json& obj, const json* old) {
   if (t.kind == "Role" || t.kind == "ClusterRole") {
     for (size_t i = 0; i < obj.value("rules", json::array()).size(); ++i)
       if (obj["rules"][i].value("verbs", json::array()).empty())
-        return "rules[" + std::to_string(i) + "].verbs\tFieldValueRequired\tRequired value: verbs must contain at least one value";
+        return "rules[" + std::to_string(i) +
+               "].verbs\tFieldValueRequired\tRequired value: verbs must contain at least one value";
   }
   if (t.kind == "ResourceQuota") {
     const json hard = obj.value("spec", json::object()).value("hard", json::object());
@@ -911,7 +954,8 @@ Response ApiServer::get(const Request& req, const Target& t, Response r) {
   if (!obj) return not_found(std::move(r), t.type, t.name);
   if (wants_table(req)) {
     json md = {{"resourceVersion", (*obj)["metadata"]["resourceVersion"]}};
-    return ok(std::move(r), make_table(t.type, {*obj}, md, param(req, "includeObject"), std::chrono::system_clock::now()));
+    return ok(std::move(r),
+              make_table(t.type, {*obj}, md, param(req, "includeObject"), std::chrono::system_clock::now()));
   }
   return ok(std::move(r), *obj);
 }
@@ -971,14 +1015,16 @@ Response ApiServer::list(const Request& req, const Target& t, Response r) {
     md["remainingItemCount"] = remaining;
   }
   if (wants_table(req))
-    return ok(std::move(r), make_table(t.type, items, md, param(req, "includeObject"), std::chrono::system_clock::now()));
+    return ok(std::move(r),
+              make_table(t.type, items, md, param(req, "includeObject"), std::chrono::system_clock::now()));
   json out_items = json::array();
   for (auto& obj : items) {
     if (!t.type.from_crd) obj = without(obj, {"apiVersion", "kind"});  // typed lists carry no kind per item
     out_items.push_back(std::move(obj));
   }
-  return ok(std::move(r), {{"kind", t.type.kind + "List"}, {"apiVersion", t.type.api_version()}, {"metadata", md},
-                           {"items", out_items}});
+  return ok(
+      std::move(r),
+      {{"kind", t.type.kind + "List"}, {"apiVersion", t.type.api_version()}, {"metadata", md}, {"items", out_items}});
 }
 
 Response ApiServer::create(const Request& req, const Target& t, Response r) {
@@ -1115,7 +1161,8 @@ Response ApiServer::patch(const Request& req, const Target& t, Response r) {
       next.merge_patch(p);
     }
   } catch (const json::exception& e) {
-    return fail(std::move(r), 422, "Invalid", std::string("the server rejected our request due to an error in our request: ") + e.what());
+    return fail(std::move(r), 422, "Invalid",
+                std::string("the server rejected our request due to an error in our request: ") + e.what());
   }
   if (!next.is_object() || !next.contains("metadata") || !next["metadata"].is_object())
     return fail(std::move(r), 422, "Invalid", "the patch removed the object's metadata");
@@ -1152,19 +1199,22 @@ Response ApiServer::patch(const Request& req, const Target& t, Response r) {
 Response ApiServer::apply(const Request& req, const Target& t, Response r) {
   std::string manager = param(req, "fieldManager");
   if (manager.empty())
-    return fail(std::move(r), 400, "BadRequest", "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests");
+    return fail(std::move(r), 400, "BadRequest",
+                "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests");
   std::string force = param(req, "force");
   if (!force.empty() && force != "true" && force != "false")
     return fail(std::move(r), 400, "BadRequest", "force: Invalid value: " + dq(force) + ": must be true or false");
   json config;
   if (std::string err = parse_body(req, config, true); !err.empty() || !config.is_object())
     return fail(std::move(r), 400, "BadRequest", err.empty() ? "the apply configuration must be an object" : err);
-  if (std::string err = check_kind(t.type, config, true); !err.empty()) return fail(std::move(r), 400, "BadRequest", err);
+  if (std::string err = check_kind(t.type, config, true); !err.empty())
+    return fail(std::move(r), 400, "BadRequest", err);
   if (!config.contains("metadata") || !config["metadata"].is_object()) config["metadata"] = json::object();
   json& md = config["metadata"];
   if (md.value("name", "") != t.name)
-    return fail(std::move(r), 400, "BadRequest",
-                "the name of the object (" + md.value("name", "") + ") does not match the name on the URL (" + t.name + ")");
+    return fail(
+        std::move(r), 400, "BadRequest",
+        "the name of the object (" + md.value("name", "") + ") does not match the name on the URL (" + t.name + ")");
   if (t.type.namespaced) {
     std::string body_ns = md.value("namespace", "");
     if (!body_ns.empty() && body_ns != t.ns)
@@ -1175,7 +1225,8 @@ Response ApiServer::apply(const Request& req, const Target& t, Response r) {
   const json* old = find(t.type, t.ns, t.name);
   if (old) {
     std::string rv = md.value("resourceVersion", "");
-    if (!rv.empty() && rv != (*old)["metadata"].value("resourceVersion", "")) return stale(std::move(r), t.type, t.name);
+    if (!rv.empty() && rv != (*old)["metadata"].value("resourceVersion", ""))
+      return stale(std::move(r), t.type, t.name);
   } else {
     if (std::string err = name_error(t.type, t.name); !err.empty())
       return invalid(std::move(r), t.type, t.name, "metadata.name", "FieldValueInvalid", err);
@@ -1195,7 +1246,8 @@ Response ApiServer::apply(const Request& req, const Target& t, Response r) {
   if (!out.conflicts.empty()) {
     json causes = json::array();
     for (const auto& c : out.conflicts)
-      causes.push_back({{"reason", "FieldManagerConflict"}, {"message", "conflict with " + c.manager},
+      causes.push_back({{"reason", "FieldManagerConflict"},
+                        {"message", "conflict with " + c.manager},
                         {"field", path_string(c.path)}});
     return fail(std::move(r), 409, "Conflict", conflict_message(out.conflicts), {{"causes", causes}});
   }
@@ -1261,8 +1313,9 @@ Response ApiServer::remove(const Request& req, const Target& t, Response r) {
   }
   json d = details(t.type, t.name);
   d["uid"] = omd["uid"];
-  return ok(std::move(r), {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-                           {"status", "Success"}, {"details", d}});
+  return ok(
+      std::move(r),
+      {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"}, {"details", d}});
 }
 
 Response ApiServer::remove_collection(const Request& req, const Target& t, Response r) {
@@ -1287,8 +1340,10 @@ Response ApiServer::remove_collection(const Request& req, const Target& t, Respo
     if (!victims.empty()) ++resource_version_;
     r.wrote = !victims.empty();
   }
-  return ok(std::move(r), {{"kind", t.type.kind + "List"}, {"apiVersion", t.type.api_version()},
-                           {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}}, {"items", items}});
+  return ok(std::move(r), {{"kind", t.type.kind + "List"},
+                           {"apiVersion", t.type.api_version()},
+                           {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
+                           {"items", items}});
 }
 
 }  // namespace plinth::kube_emulator

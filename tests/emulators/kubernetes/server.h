@@ -37,9 +37,9 @@ struct Response {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string user;       ///< "" when authentication failed
-  std::string verb;       ///< Kubernetes verb: get, list, create, update, patch, apply, delete, ...
-  std::string resource;   ///< "roles.rbac.authorization.k8s.io", or "" for non-resource paths
+  std::string user;      ///< "" when authentication failed
+  std::string verb;      ///< Kubernetes verb: get, list, create, update, patch, apply, delete, ...
+  std::string resource;  ///< "roles.rbac.authorization.k8s.io", or "" for non-resource paths
   std::string subresource;
   std::string ns;
   std::string name;
@@ -96,7 +96,7 @@ class ApiServer {
   Options options_;
   std::string address_ = "127.0.0.1:6443";
   mutable std::mutex mu_;
-  std::vector<ResourceType> types_;                        ///< built-in, then from stored CRDs
+  std::vector<ResourceType> types_;                           ///< built-in, then from stored CRDs
   std::map<std::string, std::map<std::string, json>> store_;  ///< qualified resource -> "ns/name" -> object
   uint64_t resource_version_ = 0;
   std::mt19937_64 rng_;

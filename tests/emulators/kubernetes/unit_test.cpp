@@ -95,7 +95,8 @@ TEST_CASE("server-side apply: conflicts name the other manager and the field; fo
   json less = quota;
   less["spec"]["hard"].erase("cpu");
   less["spec"]["hard"]["requests.nvidia.com/gpu"] = "2";
-  ApplyOutcome dropped = server_side_apply(forced.object, forced.managers, less, "plinth", "v1", false, "t4", kSpecOnly);
+  ApplyOutcome dropped =
+      server_side_apply(forced.object, forced.managers, less, "plinth", "v1", false, "t4", kSpecOnly);
   REQUIRE(dropped.conflicts.empty());
   CHECK_FALSE(dropped.object["spec"]["hard"].contains("cpu"));
   CHECK(dropped.object["spec"]["hard"]["requests.nvidia.com/gpu"] == "2");

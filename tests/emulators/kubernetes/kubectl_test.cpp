@@ -505,3 +505,47 @@ TEST_CASE("control endpoints dump objects and count requests; SIGTERM exits 0; b
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "kube-apiserver-emulator: --nodes needs a whole number from 0 to 100000, got 'x'\n");
 }
+
+TEST_CASE("a created CRD is served at once; quota usage is written through the status subresource") {
+  Cluster k;
+  const char* crd = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: nvidiadrivers.nvidia.com
+spec:
+  group: nvidia.com
+  scope: Cluster
+  names: {kind: NVIDIADriver, listKind: NVIDIADriverList, plural: nvidiadrivers, singular: nvidiadriver, shortNames: [nvd]}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+)";
+  CHECK(k.ok({"apply", "--server-side", "-f", "-"}, crd) ==
+        "customresourcedefinition.apiextensions.k8s.io/nvidiadrivers.nvidia.com serverside-applied\n");
+  json established = k.json_of({"get", "crd", "nvidiadrivers.nvidia.com"});
+  CHECK(established["status"]["conditions"][1]["type"] == "Established");
+  CHECK(k.ok({"apply", "--server-side", "-f", "-"},
+             "apiVersion: nvidia.com/v1alpha1\nkind: NVIDIADriver\nmetadata: {name: h100}\nspec: {version: "
+             "550.90.07}\n") == "nvidiadriver.nvidia.com/h100 serverside-applied\n");
+  CHECK(k.json_of({"get", "nvd", "h100"})["spec"]["version"] == "550.90.07");
+  CHECK(lines(k.ok({"get", "nvidiadrivers"}))[0].find("AGE") != std::string::npos);
+  k.ok({"delete", "crd", "nvidiadrivers.nvidia.com"});
+  CHECK(k.kubectl({"get", "--raw", "/apis/nvidia.com/v1alpha1/nvidiadrivers"}).exit_code == 1);
+
+  k.ok({"apply", "--server-side", "-f", "-"}, kManifest);
+  CHECK(k.ok({"patch", "quota", "gpu-quota", "-n", "team-a", "--subresource=status", "--type=merge", "-p",
+              R"({"status":{"used":{"requests.nvidia.com/gpu":"3"}}})"}) == "resourcequota/gpu-quota patched\n");
+  json q = k.json_of({"get", "quota", "gpu-quota", "-n", "team-a"});
+  CHECK(q["status"]["used"]["requests.nvidia.com/gpu"] == "3");
+  CHECK(q["metadata"]["generation"] == 1);  // status is not spec
+  CHECK(k.ok({"get", "quota", "-n", "team-a"}).find("requests.nvidia.com/gpu: 3/8") != std::string::npos);
+  // A spec write keeps the usage.
+  k.ok({"patch", "quota", "gpu-quota", "-n", "team-a", "--type=merge", "-p",
+        R"({"spec":{"hard":{"requests.nvidia.com/gpu":"4"}}})"});
+  q = k.json_of({"get", "quota", "gpu-quota", "-n", "team-a"});
+  CHECK(q["status"]["used"]["requests.nvidia.com/gpu"] == "3");
+  CHECK(q["status"]["hard"]["requests.nvidia.com/gpu"] == "4");
+}

@@ -491,9 +491,8 @@ json ApiServer::commit(const ResourceType& type, const json* old, json obj, bool
     json stored = json::array();
     for (const auto& v : obj.value("spec", json::object()).value("versions", json::array()))
       if (v.value("storage", false)) stored.push_back(v.value("name", ""));
-    std::string t = old && (*old)["status"].contains("conditions")
-                        ? (*old)["status"]["conditions"][0].value("lastTransitionTime", now())
-                        : now();
+    json conditions = old ? old->value("status", json::object()).value("conditions", json::array()) : json::array();
+    std::string t = conditions.empty() ? now() : conditions[0].value("lastTransitionTime", now());
     obj["status"] = {{"acceptedNames", names},
                      {"conditions",
                       {{{"type", "NamesAccepted"},

@@ -104,7 +104,7 @@ std::vector<std::string> apply_args(const std::string& bp, const std::string& st
 
 }  // namespace
 
-TEST_CASE("apply creates a 50-node pool from empty; re-plan shows no changes; a BIOS change updates every node; drift is reported",
+TEST_CASE("apply creates a 50-node pool from empty, re-plan shows no changes, a BIOS change updates every node, drift is reported",
           "[e2e][apply]") {
   Emulator emu(emulator_args(50));
   TempDir dir;

@@ -230,7 +230,7 @@ TEST_CASE("validation warnings are findings in the SARIF and JSON reports", "[e2
   CHECK(net007);
 }
 
-TEST_CASE("plan -lock=false plans from a read-only directory; without it the error names the lock file",
+TEST_CASE("plan -lock=false plans from a read-only directory, without it the error names the lock file",
           "[e2e][defects][lock]") {
   TempDir dir;
   dir.write("ro/bp.yaml", logical_blueprint(2));
@@ -259,7 +259,7 @@ TEST_CASE("plan -lock=false plans from a read-only directory; without it the err
   chmod((dir.path() + "/ro").c_str(), 0755);
 }
 
-TEST_CASE("YAML merge keys share a pool's settings; a bad merge says why", "[e2e][defects][yaml]") {
+TEST_CASE("YAML merge keys share a pool's settings, a bad merge says why", "[e2e][defects][yaml]") {
   TempDir dir;
   dir.write("bp.yaml", R"(apiVersion: plinth/v1
 kind: Blueprint

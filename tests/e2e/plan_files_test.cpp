@@ -69,7 +69,7 @@ TEST_CASE("plan -out writes a plan file bound to the blueprint, policies, state 
   CHECK_FALSE(pf->signature.has_value());
 }
 
-TEST_CASE("a signed plan verifies with its key and is refused with another; tampering is detected") {
+TEST_CASE("a signed plan verifies with its key and is refused with another, tampering is detected") {
   Workspace w;
   std::string key = w.dir.write("plan.key", std::string(64, 'a') + "\n");
   std::string other = w.dir.write("other.key", std::string(64, 'b') + "\n");

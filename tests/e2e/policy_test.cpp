@@ -60,7 +60,7 @@ access:
                      "1 passed, 1 failed\n");
 }
 
-TEST_CASE("plinth policy list shows severity, enforcement, controls and file; --markdown is docs/policies.md") {
+TEST_CASE("plinth policy list shows severity, enforcement, controls and file, --markdown is docs/policies.md") {
   auto r = run_plinth({"policy", "list"});
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "SOC2-ENC-001   high     mandatory Storage tiers encrypt data at rest with AES-256, LUKS2 or SED\n"
@@ -85,7 +85,7 @@ TEST_CASE("plan exits 1 on a mandatory policy failure and names the policy, addr
                         "error(s); 13 not selected by metadata.compliance\n"));
 }
 
-TEST_CASE("advisory failures warn without failing plan; the regulated example is clean") {
+TEST_CASE("advisory failures warn without failing plan, the regulated example is clean") {
   TempDir dir;
   auto ml = run_plinth({"plan", "blueprints/invalid/policy-ml-hygiene.yaml", "--state", dir.path() + "/a.json"});
   CHECK(ml.exit_code == 0);
@@ -141,7 +141,7 @@ TEST_CASE("waivers.yaml beside the blueprint waives failures until it expires") 
                              "'storage.tier.nothing' matches no failure\n"));
 }
 
-TEST_CASE("a policy that escapes the sandbox or loops errors; the others still run and plan exits 1") {
+TEST_CASE("a policy that escapes the sandbox or loops errors, the others still run and plan exits 1") {
   TempDir dir;
   dir.write("extra/escape.lua", R"(policy {
   id = "X-ESCAPE", title = "tries os.execute", severity = "low", enforcement = "mandatory",

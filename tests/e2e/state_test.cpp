@@ -210,7 +210,7 @@ TEST_CASE("e2e: plinth state history and restore bring back an old version as a 
   CHECK(r.err == "plinth state: 'latest' is not a serial number; 'plinth state history' lists the saved serials\n");
 }
 
-TEST_CASE("e2e: a second plinth is told who holds the lock; unlock removes only a dead holder's lock", "[state]") {
+TEST_CASE("e2e: a second plinth is told who holds the lock, unlock removes only a dead holder's lock", "[state]") {
   TempDir dir;
   dir.write("s.json.d/history/1.json", state_text(1, lab_resources()));
   std::string path = dir.write("s.json", state_text(1, lab_resources()));

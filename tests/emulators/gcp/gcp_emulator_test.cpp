@@ -456,7 +456,7 @@ TEST_CASE("google-api-python-client: a preempted Spot VM is TERMINATED or delete
   CHECK(control(em, "preempt", {{"zone", "us-east4-a"}, {"instance", "nope"}}).status == 404);
 }
 
-TEST_CASE("google-api-python-client: lost insert answers, throttling and 503s; requestId keeps it to one instance") {
+TEST_CASE("google-api-python-client: lost insert answers, throttling and 503s, requestId keeps it to one instance") {
   Emulator em({"--operation-ms", "0"});
   json out = em.client("faults");
   CHECK(out["retried_op"] == "DONE");
@@ -490,7 +490,7 @@ TEST_CASE("google-api-python-client: lost insert answers, throttling and 503s; r
   CHECK(lost_lines == 3);
 }
 
-TEST_CASE("google-auth: a deleted key, an expired assertion and no scope are refused; an expired token is refreshed") {
+TEST_CASE("google-auth: a deleted key, an expired assertion and no scope are refused, an expired token is refreshed") {
   Emulator em({"--operation-ms", "0", "--extra-keys"});
   json out = em.client("oauth");
   CHECK(out["revoked"] == "invalid_grant: Invalid JWT Signature.");

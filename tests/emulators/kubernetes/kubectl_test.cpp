@@ -481,7 +481,7 @@ TEST_CASE("faults: 429 from an empty token bucket, 500s from a seed, and lost re
   }
 }
 
-TEST_CASE("control endpoints dump objects and count requests; SIGTERM exits 0; bad flags exit 2") {
+TEST_CASE("control endpoints dump objects and count requests, SIGTERM exits 0, bad flags exit 2") {
   Cluster k;
   k.ok({"apply", "--server-side", "-f", "-"}, kManifest);
   json dump = json::parse(k.ok({"get", "--raw", "/__emulator/objects"}));
@@ -506,7 +506,7 @@ TEST_CASE("control endpoints dump objects and count requests; SIGTERM exits 0; b
   CHECK(bad.err == "kube-apiserver-emulator: --nodes needs a whole number from 0 to 100000, got 'x'\n");
 }
 
-TEST_CASE("a created CRD is served at once; quota usage is written through the status subresource") {
+TEST_CASE("a created CRD is served at once, quota usage is written through the status subresource") {
   Cluster k;
   const char* crd = R"(apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

@@ -62,7 +62,7 @@ TEST_CASE("FieldsV1 round trip: owned objects with owned children get a \".\" en
   CHECK(path_string({"spec", "hard", "requests.nvidia.com/gpu"}) == ".spec.hard.requests.nvidia.com/gpu");
 }
 
-TEST_CASE("server-side apply: conflicts name the other manager and the field; force moves ownership") {
+TEST_CASE("server-side apply: conflicts name the other manager and the field, force moves ownership") {
   json quota = json::parse(R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","namespace":"a"},
                                "spec":{"hard":{"requests.nvidia.com/gpu":"8","cpu":"64"}}})");
   ApplyOutcome first = server_side_apply(nullptr, {}, quota, "plinth", "v1", false, "t1", kSpecOnly);

@@ -367,7 +367,7 @@ node_pools:
   CHECK(codes == std::vector<std::string>{"BP002@3", "BP004@5", "BP003@7", "BP007@7", "BP006@8", "BP005@8"});
 }
 
-TEST_CASE("several files merge into one blueprint; duplicates across files name the first file",
+TEST_CASE("several files merge into one blueprint, duplicates across files name the first file",
           "[blueprint][loader]") {
   const std::string h = kHeader;
   auto r = bp::load_strings({
@@ -484,7 +484,7 @@ TEST_CASE("a quoted '<<' is a key like any other, and unknown", "[blueprint][loa
   CHECK(r.diagnostics[0].code == "BP002");
 }
 
-TEST_CASE("integers above their limit name the limit; huge ones too", "[blueprint][loader][limits]") {
+TEST_CASE("integers above their limit name the limit, huge ones too", "[blueprint][loader][limits]") {
   for (const char* n : {"100001", "2147483648", "99999999999999999999999"}) {
     auto r = bp::load_string(std::string("apiVersion: plinth/v1\nkind: Blueprint\nburst_pools:\n"
                                          "  - {name: b, provider: aws, region: r, instance_type: t, stack: s, desired: ") +

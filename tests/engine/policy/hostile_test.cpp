@@ -55,7 +55,7 @@ TEST_CASE("next(ctx, k) walks ctx's fields instead of crashing the process") {
   CHECK(only_verdict(e, "AFTER").message == "still running");
 }
 
-TEST_CASE("policy{} inside a check is an error of that check; it declares nothing and forges nothing") {
+TEST_CASE("policy{} inside a check is an error of that check, it declares nothing and forges nothing") {
   TempDir dir;
   auto e = run_policies(dir, {{"a.lua", policy_with("INNER", R"(
     for i = 1, 50 do
@@ -292,7 +292,7 @@ TEST_CASE("invalid UTF-8 and terminal escapes in what a policy reports are made 
   CHECK(f.message == "bad \xef\xbf\xbd\xef\xbf\xbd bytes and \\x1b[2J\\x1b]8;;http://x\\x07 escapes");
 }
 
-TEST_CASE("plinth policy test: a test whose policy gets stuck fails with the policy named; the next test still runs") {
+TEST_CASE("plinth policy test: a test whose policy gets stuck fails with the policy named, the next test still runs") {
   TempDir dir;
   dir.write("p/fixtures/small.yaml", kSmallBlueprint);
   dir.write("p/stuck.lua", R"(policy {

@@ -54,7 +54,7 @@ TEST_CASE("string methods cannot reach string.dump or the string metatable") {
   CHECK(only_verdict(e, "META").outcome == Outcome::Pass);
 }
 
-TEST_CASE("an endless loop hits the instruction limit; pcall cannot swallow it") {
+TEST_CASE("an endless loop hits the instruction limit, pcall cannot swallow it") {
   TempDir dir;
   policy::Options opt;
   opt.limits.instructions = 200'000;
@@ -180,7 +180,7 @@ TEST_CASE("broken policy files are reported with file:line and the good ones sti
   CHECK(e.blocked());
 }
 
-TEST_CASE("metadata.compliance selects framework packs; other packs always run") {
+TEST_CASE("metadata.compliance selects framework packs, other packs always run") {
   TempDir dir;
   auto pol = [](const std::string& id, const std::string& fw) {
     return "policy { id = '" + id + "', title = 't', severity = 'low', enforcement = 'advisory', controls = { " + fw +

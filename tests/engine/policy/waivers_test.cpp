@@ -36,7 +36,7 @@ TEST_CASE("address patterns: * and ? glob, brackets are literal") {
   CHECK_FALSE(policy::address_glob("storage.tier.hot", "storage.tier.hotter"));
 }
 
-TEST_CASE("a live waiver turns a matching failure into waived; others stand") {
+TEST_CASE("a live waiver turns a matching failure into waived, others stand") {
   auto e = two_failures();
   policy::apply_waivers({waiver("storage.tier.*", "2099-12-31")}, "2026-12-02", e);
   CHECK(e.verdicts[0].outcome == Outcome::Waived);
@@ -65,7 +65,7 @@ TEST_CASE("a waiver holds through its expiry day and fails the day after") {
   CHECK(d.loc.str() == "waivers.yaml:2:5");
 }
 
-TEST_CASE("an expired waiver fails even when nothing matches; an unused live one warns") {
+TEST_CASE("an expired waiver fails even when nothing matches, an unused live one warns") {
   auto e = two_failures();
   policy::apply_waivers({waiver("storage.tier.cold", "2020-01-01"), waiver("storage.tier.cold", "2099-01-01"),
                          {"NOPE", "*", "j", "a", "2099-01-01", {"waivers.yaml", 9, 5}}},

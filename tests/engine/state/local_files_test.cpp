@@ -56,7 +56,7 @@ TEST_CASE("local backend: a symbolic link at the lock file is refused, and the f
   CHECK_FALSE(fs::exists(path));
 }
 
-TEST_CASE("local backend: a linked state file is read and written through its link; lock and history sit by the target") {
+TEST_CASE("local backend: a linked state file is read and written through its link, lock and history sit by the target") {
   test::TempDir dir;
   fs::create_directories(dir.path() + "/shared");
   const std::string target = dir.path() + "/shared/prod.json";

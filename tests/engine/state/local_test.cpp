@@ -104,7 +104,7 @@ StateDocument save_version(Backend& b, const StateDocument& base, uint64_t seria
 
 }  // namespace
 
-TEST_CASE("local backend: no file means no state yet; save then load round-trips") {
+TEST_CASE("local backend: no file means no state yet, save then load round-trips") {
   test::TempDir dir;
   std::string path = dir.path() + "/plinth.state.json";
   auto b = open_local(path);

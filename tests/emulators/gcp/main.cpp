@@ -1,12 +1,8 @@
 // gcp-emulator: Google's OAuth 2.0 token endpoint and a Compute Engine v1
 // subset over HTTPS, with fault injection, a request log and /__emulator/
 // control endpoints. docs/emulators.md describes it.
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <openssl/rand.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +18,7 @@
 
 #include "providers/gcp/jwt.h"
 #include "providers/gcp/service_account.h"
+#include "tests/emulators/common/connection.h"
 #include "tests/emulators/common/tls.h"
 #include "tests/emulators/gcp/catalog.h"
 #include "tests/emulators/gcp/compute.h"
@@ -42,33 +39,6 @@ std::condition_variable g_stop_cv;
 void nap(int ms) {
   std::unique_lock<std::mutex> lock(g_stop_mu);
   g_stop_cv.wait_for(lock, std::chrono::milliseconds(ms), [] { return g_stop.load(); });
-}
-
-/// Closes the connection a request arrived on without answering. httplib does
-/// not expose the socket, so it is found by the request's two ports (the same
-/// technique as redfish-emulator; a shared helper belongs in tests/emulators/common).
-void drop_connection(const httplib::Request& req) {
-  DIR* d = opendir("/proc/self/fd");
-  if (!d) return;
-  while (dirent* e = readdir(d)) {
-    int fd = std::atoi(e->d_name);
-    if (fd <= 2) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t ll = sizeof local, pl = sizeof peer;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 ||
-        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0)
-      continue;
-    auto port = [](const sockaddr_storage& a) {
-      return a.ss_family == AF_INET    ? ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port)
-             : a.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port)
-                                       : 0;
-    };
-    if (port(local) == req.local_port && port(peer) == req.remote_port) {
-      shutdown(fd, SHUT_RDWR);
-      break;
-    }
-  }
-  closedir(d);
 }
 
 std::string now_iso_ms() {
@@ -223,7 +193,7 @@ int main(int argc, char** argv) {
     }
     if (out.latency_ms > 0) nap(out.latency_ms);
     if (out.action != ge::Reply::Action::Answer) {
-      drop_connection(req);
+      plinth::emulator::drop_connection(req.local_port, req.remote_port);
       res.set_header("Connection", "close");
     } else {
       res.status = out.status;

@@ -1,13 +1,9 @@
 // kube-apiserver-emulator: a Kubernetes API server for tests, over HTTPS with
 // client certificates and bearer tokens, fault injection and a request log.
 // docs/emulators.md describes it.
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-#include <sys/socket.h>
 #include <yaml-cpp/yaml.h>
 
 #include <atomic>
@@ -20,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "tests/emulators/common/connection.h"
 #include "tests/emulators/common/tls.h"
 #include "tests/emulators/kubernetes/options.h"
 #include "tests/emulators/kubernetes/server.h"
@@ -36,34 +33,6 @@ std::condition_variable g_stop_cv;
 void nap(int ms) {
   std::unique_lock<std::mutex> lock(g_stop_mu);
   g_stop_cv.wait_for(lock, std::chrono::milliseconds(ms), [] { return g_stop.load(); });
-}
-
-/// The accepted socket a request arrived on, found by its two ports (httplib
-/// does not expose it; losing a response needs it).
-int socket_of(const httplib::Request& req) {
-  DIR* d = opendir("/proc/self/fd");
-  if (!d) return -1;
-  int found = -1;
-  while (dirent* e = readdir(d)) {
-    int fd = std::atoi(e->d_name);
-    if (fd <= 2) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t ll = sizeof local, pl = sizeof peer;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 ||
-        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0)
-      continue;
-    auto port = [](const sockaddr_storage& a) {
-      return a.ss_family == AF_INET    ? ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port)
-             : a.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port)
-                                       : 0;
-    };
-    if (port(local) == req.local_port && port(peer) == req.remote_port) {
-      found = fd;
-      break;
-    }
-  }
-  closedir(d);
-  return found;
 }
 
 std::string now_millis() {
@@ -279,7 +248,7 @@ struct Emulator {
     }
     if (out.wrote && lose_roll < options.lose_response_rate) {
       // The write happened; the client never hears about it.
-      if (int fd = socket_of(req); fd >= 0) shutdown(fd, SHUT_RDWR);
+      plinth::emulator::drop_connection(req.local_port, req.remote_port);
       return record(req, out, std::nullopt, "lost", start);
     }
     reply(res, out);

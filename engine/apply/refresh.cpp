@@ -6,6 +6,8 @@
 
 #include "engine/core/duration.h"
 
+#include "engine/core/strings.h"
+
 namespace plinth::apply {
 
 namespace {
@@ -140,7 +142,8 @@ std::string drift_text(const std::vector<Drift>& drift) {
     }
     out += "  ~ " + d.address + "\n";
     for (const auto& c : d.changes)
-      out += "      " + c.path + ": " + value_text(c.before, c.sensitive) + " -> " + value_text(c.after, c.sensitive) +
+      out += "      " + safe_text(c.path) + ": " + value_text(c.before, c.sensitive) + " -> " +
+             value_text(c.after, c.sensitive) +
              "\n";
   }
   return out;

@@ -185,12 +185,14 @@ void from_json(const Json& j, AttributeSpec& a) {
 
 void to_json(Json& j, const ResourceType& t) {
   j = {{"type", t.type}, {"description", t.description}, {"attributes", t.attributes}};
+  if (!t.import_id.empty()) j["import_id"] = t.import_id;
 }
 
 void from_json(const Json& j, ResourceType& t) {
   t.type = j.at("type").get<std::string>();
   t.description = j.value("description", "");
   t.attributes = j.value("attributes", std::vector<AttributeSpec>{});
+  t.import_id = j.value("import_id", "");
 }
 
 void to_json(Json& j, const OptionSpec& o) {

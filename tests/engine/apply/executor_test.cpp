@@ -327,7 +327,7 @@ TEST_CASE("apply: Stop lets in-flight operations finish, starts nothing new, and
   CHECK(backend.saved().back().resources.size() == 12);
 }
 
-TEST_CASE("apply: Now cancels in-flight operations through Provider::stop; they are not journaled", "[apply]") {
+TEST_CASE("apply: Now cancels in-flight operations through Provider::stop, they are not journaled", "[apply]") {
   FakeProvider p;
   p.set_latency(5s);
   MemoryBackend backend;

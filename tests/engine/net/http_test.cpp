@@ -54,7 +54,7 @@ int closed_port() {
 
 }  // namespace
 
-TEST_CASE("net: requests carry method, headers and body; response headers are case-insensitive") {
+TEST_CASE("net: requests carry method, headers and body, response headers are case-insensitive") {
   LocalServer srv;
   srv.server.Patch("/thing", [](const httplib::Request& req, httplib::Response& res) {
     res.set_header("ETag", "\"v2\"");
@@ -186,7 +186,7 @@ TEST_CASE("net: insecure is refused for non-loopback hosts") {
   CHECK_FALSE(is_loopback_host("::2"));
 }
 
-TEST_CASE("net: a request is sent once; a request still running at the deadline ends with DeadlineExceeded") {
+TEST_CASE("net: a request is sent once, a request still running at the deadline ends with DeadlineExceeded") {
   LocalServer srv;
   std::atomic<int> hits{0};
   srv.server.Get("/slow", [&](const httplib::Request&, httplib::Response& res) {

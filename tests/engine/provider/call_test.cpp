@@ -9,7 +9,7 @@ namespace {
 RetryPolicy instant(int attempts) { return {attempts, std::chrono::milliseconds(0), std::chrono::milliseconds(0)}; }
 }  // namespace
 
-TEST_CASE("call: the attempt budget bounds failures in a row; progress starts a new run") {
+TEST_CASE("call: the attempt budget bounds failures in a row, progress starts a new run") {
   Call call(Deadline::never(), instant(3));
   const Error blip = Error::retryable_error("HTTP 503");
   CHECK(call.retry(blip));

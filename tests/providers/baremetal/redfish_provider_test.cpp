@@ -394,7 +394,7 @@ TEST_CASE("errors: a BMC without a Processors collection") {
             "BMC firmware (it must list GPUs as Processors with ProcessorType GPU)");
 }
 
-TEST_CASE("errors: TLS is verified; insecure only for loopback") {
+TEST_CASE("errors: TLS is verified, insecure only for loopback") {
   Emulator em({"--gpus", "8"});
   setenv(kCredsVar, "admin:admin", 1);
   auto o = options(em);
@@ -419,7 +419,7 @@ TEST_CASE("errors: TLS is verified; insecure only for loopback") {
       "baremetal.node.train-a[0]: GET https://bmc-0.dc1.example/redfish/v1/: refusing to turn TLS verification off"));
 }
 
-TEST_CASE("faults: 20% of answers are 503 with Retry-After; the engine's retries make create and read succeed") {
+TEST_CASE("faults: 20% of answers are 503 with Retry-After, the engine's retries make create and read succeed") {
   Emulator em({"--bmcs", "4", "--gpus", "8", "--memory-gib", "2048", "--power-state", "Off", "--power-delay-ms",
                "50", "--rate-503", "0.2"});
   auto p = provider(em);

@@ -13,6 +13,8 @@
 #include "engine/blueprint/loader.h"
 #include "engine/cli/planning.h"
 #include "engine/core/strings.h"
+#include "engine/provider/call.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::cli {
 namespace {
@@ -40,12 +42,12 @@ int run_import(const Args& args, Io& io) {
     else msg += " (add it to the blueprint first; plinth plan lists the addresses)";
     return fail(io, "import", msg);
   }
-  const ResourceType* type = find_resource_type(want->type);
-  if (want->provider == "plinth")
-    return fail(io, "import", address + " is a logical resource (" + want->type +
-                                  "): it has nothing outside Plinth to adopt; plinth apply records it");
+  const ResourceType* type = find_resource_type(want->type, want->provider);
   if (!type || type->import_id.empty())
-    return fail(io, "import", "resources of type " + want->type + " cannot be imported yet");
+    return fail(io, "import", address + " (" + want->type + ", provider " + want->provider +
+                                  ") cannot be imported: its provider declares no identity to adopt it by "
+                                  "(plinth providers --json shows each type's import_id); plinth apply creates or "
+                                  "records it");
 
   if (type->import_id == "bmc_endpoint")
     if (auto problem = bp::bmc_endpoint_problem(id); !problem.empty()) return fail(io, "import", problem);
@@ -64,7 +66,9 @@ int run_import(const Args& args, Io& io) {
   if (auto st = providers.open({want->provider}); !st) return fail(io, "import", st.error().message);
   Provider* p = providers.get(want->provider);
   if (!p) return fail(io, "import", "no provider '" + want->provider + "' in this build");
-  auto results = p->read({probe});
+  const apply::ProviderLimits limits = providers.limits_lookup()(want->provider);
+  Call call(Deadline::after(limits.deadlines.read), limits.retry);
+  auto results = p->read({probe}, call);
   if (results.size() != 1) return fail(io, "import", "provider " + want->provider + " returned no answer for " + address);
   ReadResult& r = results.front();
   print_diagnostics(r.diagnostics, io);

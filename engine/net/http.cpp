@@ -410,7 +410,7 @@ Result<Response> Client::send(const Request& req) {
   impl_->release(std::move(h));
   if (code == CURLE_OK) return resp;
   if (progress.cancelled) return Error{Error::Kind::Cancelled, req.method + " " + req.url + ": cancelled", 0};
-  if (progress.expired || (code == CURLE_OPERATION_TIMEDOUT && cut_by_deadline && req.deadline.passed()))
+  if (progress.expired || (code == CURLE_OPERATION_TIMEDOUT && cut_by_deadline))
     return Error{Error::Kind::DeadlineExceeded,
                  req.method + " " + req.url + ": no answer before the operation's deadline of " +
                      format_ms(req.deadline.budget().count()) + " passed",

@@ -62,6 +62,7 @@ ProviderSchema build_schema() {
                 T::String),
        }},
   };
+  s.resource_types[0].import_id = "bmc_endpoint";  // plinth import ADDRESS https://bmc...
   s.sections = {{"node_pools", "baremetal.node", true, {}}};
   s.options = {
       {"ca_bundle", T::String, "", {}, "CA bundle (PEM) for BMCs whose pool sets no bmc.ca_bundle; empty: the system store."},

@@ -280,7 +280,7 @@ TEST_CASE("import adopts an existing server after reading it through its provide
   CHECK(contains(gone.err, "; nothing was imported\n"));
   CHECK(state_list(dir) == "baremetal.node.gpu[1]\n");
   auto logical = run_plinth({"import", "plinth.stack.train", "x", "bp.yaml"}, dir.path());
-  CHECK(contains(logical.err, "is a logical resource"));
+  CHECK(contains(logical.err, "plinth.stack.train (plinth.stack, provider plinth) cannot be imported: its provider declares no identity"));
 }
 
 TEST_CASE("validate --json reports every diagnostic as one document, valid or not", "[e2e][habits][validate]") {

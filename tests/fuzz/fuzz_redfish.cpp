@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/provider/options.h"
 #include "providers/baremetal/redfish_provider.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -57,17 +58,18 @@ FakeBmc& bmc() {
 }
 
 std::unique_ptr<baremetal::RedfishProvider> provider() {
-  auto opts = baremetal::parse_options({{"retry_attempts", "1"},
-                                        {"retry_base_ms", "0"},
-                                        {"retry_max_ms", "0"},
-                                        {"timeout_ms", "2000"},
-                                        {"connect_timeout_ms", "200"},
-                                        {"power_timeout_ms", "5"},
-                                        {"poll_ms", "1"},
-                                        {"parallelism", "1"}});
-  if (!opts) fuzz::violated("provider options: " + opts.error().message);
-  return std::make_unique<baremetal::RedfishProvider>(*opts);
+  std::vector<std::string> flags;
+  for (const char* kv : {"timeout_ms=2000", "connect_timeout_ms=200", "power_timeout_ms=5", "poll_ms=1", "parallelism=1"})
+    flags.push_back(std::string("baremetal.") + kv);
+  auto config = parse_provider_config(baremetal::schema(), {}, {}, flags);
+  if (!config) fuzz::violated("provider options: " + config.error().message);
+  auto p = std::make_unique<baremetal::RedfishProvider>();
+  if (auto st = p->configure(*config); !st) fuzz::violated("provider configure: " + st.error().message);
+  return p;
 }
+
+/// One attempt per request: retrying is the engine's, not what is fuzzed here.
+Call once() { return Call(Deadline::never(), RetryPolicy{1}); }
 
 Resource node() {
   Resource r;
@@ -104,23 +106,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Resource r = node();
   {
     auto p = provider();  // a fresh provider: sessions and the service root are cached per provider
-    for (const auto& res : p->read({r}))
+    Call call = once();
+    for (const auto& res : p->read({r}, call))
       if (!res.error && !res.current) fuzz::violated("read returned neither a resource nor an error");
   }
   {
     auto p = provider();
-    (void)p->create(r);
+    Call call = once();
+    (void)p->create(r, call);
   }
   {
     auto p = provider();
     Resource changed = r;
     changed.attributes["bios"]["SriovEnable"] = "Disabled";
     changed.attributes["boot_method"] = "uefi-http";
-    (void)p->update(r, changed);
+    Call call = once();
+    (void)p->update(r, changed, call);
   }
   {
     auto p = provider();
-    (void)p->remove(r);
+    Call call = once();
+    (void)p->remove(r, call);
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include "engine/core/strings.h"
 #include "engine/plan/target.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::cli {
 
@@ -44,12 +45,14 @@ std::set<std::string> providers_of(const std::vector<Resource>& desired, const s
 }
 
 std::optional<apply::RefreshResult> refresh_state(StateSession& session, ProviderSet& providers, Io& io,
-                                                  const std::string& command, FILE* drift_out) {
+                                                  const std::string& command, FILE* drift_out,
+                                                  const std::set<std::string>& rechecked) {
   if (auto st = providers.open(providers_of({}, session.doc.resources)); !st) {
     fail(io, command, st.error().message);
     return std::nullopt;
   }
   apply::RefreshResult r = apply::refresh(session.doc.resources, providers.lookup(), providers.limits_lookup());
+  std::erase_if(r.diagnostics, [&](const Diagnostic& d) { return rechecked.count(d.address) > 0; });
   print_diagnostics(r.diagnostics, io);
   for (const auto& f : r.failures) {
     // Provider errors usually start with the address already: say it once.
@@ -71,6 +74,29 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
   }
   session.doc.resources = r.resources;
   return r;
+}
+
+bool check_inventory(const std::vector<Resource>& desired, ProviderSet& providers, Io& io,
+                     const std::string& command) {
+  if (desired.empty()) return true;
+  if (auto st = providers.open(providers_of(desired, {})); !st) {
+    fail(io, command, st.error().message);
+    return false;
+  }
+  apply::RefreshResult r = apply::refresh(desired, providers.lookup(), providers.limits_lookup());
+  print_diagnostics(r.diagnostics, io);
+  for (const auto& f : r.failures) {
+    const std::string& m = f.error.message;
+    const bool named = m.rfind(f.address + ":", 0) == 0;
+    std::fprintf(io.err, "plinth %s: warning: cannot check the inventory of %s\n", command.c_str(),
+                 safe_text(named ? m : f.address + ": " + m).c_str());
+  }
+  if (!has_errors(r.diagnostics)) return true;
+  std::fprintf(io.err,
+               "plinth %s: the inventory of %zu server(s) differs from the blueprint (errors above); nothing was "
+               "changed. Fix the pools' hardware declarations or the servers, then plan again.\n",
+               command.c_str(), count(r.diagnostics, Severity::Error));
+  return false;
 }
 
 std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& command, ProviderSet& providers,
@@ -101,10 +127,18 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
     return std::nullopt;
   }
 
-  // 4. refresh
+  // 4. refresh (servers the blueprint declares are checked against it below)
+  std::vector<Resource> inventory;
+  std::set<std::string> rechecked;
+  if (!destroy && args.flag("refresh", true))
+    for (const auto& r : desired->resources)
+      if (const ResourceType* t = find_resource_type(r.type, r.provider); t && t->inventory) {
+        inventory.push_back(r);
+        rechecked.insert(r.address);
+      }
   std::vector<apply::Drift> drift;
   if (args.flag("refresh", true) && !session->doc.resources.empty()) {
-    auto r = refresh_state(*session, providers, io, command, io.err);
+    auto r = refresh_state(*session, providers, io, command, io.err, rechecked);
     if (!r) return std::nullopt;
     drift = std::move(r->drift);
   }
@@ -126,6 +160,13 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
                  t->changes_left_out);
     p = std::move(t->plan);
   }
+
+  // 6. the servers the plan touches or keeps, checked against the blueprint
+  std::set<std::string> planned;
+  for (const auto& c : p.changes)
+    if (c.action != plan::Action::Delete) planned.insert(c.address);
+  std::erase_if(inventory, [&](const Resource& r) { return !planned.count(r.address); });
+  if (!check_inventory(inventory, providers, io, command)) return std::nullopt;
   return Planned{std::move(*loaded), std::move(*desired), std::move(*session), std::move(p), std::move(drift)};
 }
 

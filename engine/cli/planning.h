@@ -4,6 +4,7 @@
 // Each step prints its own errors; callers add policy, output and execution.
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "engine/apply/refresh.h"
@@ -35,8 +36,19 @@ Result<StateSession> open_state(const Args& args, const std::string& operation);
 /// all) under a heading. Read failures and provider diagnostics of error
 /// severity are errors, printed to io.err naming each address; returns
 /// nullopt then (the state is left as it was).
+/// Diagnostics of addresses in `rechecked` are left out (plan checks those
+/// against the blueprint instead: check_inventory).
 std::optional<apply::RefreshResult> refresh_state(StateSession& session, ProviderSet& providers, Io& io,
-                                                  const std::string& command, FILE* drift_out);
+                                                  const std::string& command, FILE* drift_out,
+                                                  const std::set<std::string>& rechecked = {});
+
+/// Reads `desired` (resources of types whose schema sets `inventory`)
+/// through their providers and prints what they find: the real objects
+/// checked against the blueprint, before anything changes. False when a
+/// check found an error (a server whose GPUs differ from its pool's); a
+/// resource that cannot be read is a warning (apply will fail it).
+bool check_inventory(const std::vector<Resource>& desired, ProviderSet& providers, Io& io,
+                     const std::string& command);
 
 /// Everything a plan needs, and the plan.
 struct Planned {

@@ -186,6 +186,7 @@ void from_json(const Json& j, AttributeSpec& a) {
 void to_json(Json& j, const ResourceType& t) {
   j = {{"type", t.type}, {"description", t.description}, {"attributes", t.attributes}};
   if (!t.import_id.empty()) j["import_id"] = t.import_id;
+  if (t.inventory) j["inventory"] = true;
 }
 
 void from_json(const Json& j, ResourceType& t) {
@@ -193,6 +194,7 @@ void from_json(const Json& j, ResourceType& t) {
   t.description = j.value("description", "");
   t.attributes = j.value("attributes", std::vector<AttributeSpec>{});
   t.import_id = j.value("import_id", "");
+  t.inventory = j.value("inventory", false);
 }
 
 void to_json(Json& j, const OptionSpec& o) {

@@ -42,6 +42,12 @@ struct ResourceType {
   /// resource through its provider ("bmc_endpoint"); "" when the type cannot
   /// be imported.
   std::string import_id;
+  /// The real object exists before Plinth manages it (a server behind a
+  /// BMC): read() of a *desired* resource checks it against the blueprint
+  /// and reports mismatches as diagnostics. The engine then reads every
+  /// desired resource of this type during plan, creates included, and an
+  /// error diagnostic stops the plan before anything changes.
+  bool inventory = false;
 
   const AttributeSpec* find(const std::string& attr) const;
   bool operator==(const ResourceType&) const = default;

@@ -63,6 +63,7 @@ ProviderSchema build_schema() {
        }},
   };
   s.resource_types[0].import_id = "bmc_endpoint";  // plinth import ADDRESS https://bmc...
+  s.resource_types[0].inventory = true;            // servers exist before Plinth: check them at plan
   s.sections = {{"node_pools", "baremetal.node", true, {}}};
   s.options = {
       {"ca_bundle", T::String, "", {}, "CA bundle (PEM) for BMCs whose pool sets no bmc.ca_bundle; empty: the system store."},

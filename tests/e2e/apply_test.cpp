@@ -300,20 +300,59 @@ TEST_CASE("apply refuses without a terminal unless --auto-approve, before touchi
   CHECK(p.err.find("plinth apply: --parallelism '0' must be a whole number from 1 to 1000\n") != std::string::npos);
 }
 
-TEST_CASE("a BMC reporting fewer GPUs than the pool declares is a plan error naming the node", "[e2e][apply]") {
-  Emulator emu(emulator_args(2, {"--override", "1:gpus=7"}));
+/// Requests that change a server: PATCH, and POST other than logging in.
+size_t changing_requests(const Emulator& emu) {
+  size_t n = 0;
+  std::istringstream in(emu.log());
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j["method"].is_string()) continue;
+    const std::string method = j["method"], path = j["path"].is_string() ? j["path"].get<std::string>() : "";
+    if (method == "PATCH" || (method == "POST" && path.find("/Sessions") == std::string::npos)) ++n;
+  }
+  return n;
+}
+
+TEST_CASE("inventory: servers with fewer GPUs than the pool declares stop the first apply before any change",
+          "[e2e][apply][inventory]") {
+  Emulator emu(emulator_args(3, {"--override", "1:gpus=4"}));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 2, emu.ca()));
-  auto applied = run_plinth(apply_args(bp, st), "", kEnv);
-  INFO(applied.out << applied.err);
-  // Plan (refreshing the created nodes) reports the mismatch on node 1 only and fails.
+  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 3, emu.ca()));
+  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("error[BM002]: BMC reports 4 × NVIDIA H100 80GB HBM3, pool declares 8 (baremetal.node.train-a[1])") !=
+        std::string::npos);
+  CHECK(count_of(r.err, "error[BM002]") == 1);
+  CHECK(r.err.find("the inventory of 1 server(s) differs from the blueprint (errors above); nothing was changed") !=
+        std::string::npos);
+  CHECK(changing_requests(emu) == 0);  // no PATCH, no Reset on any server
+  CHECK(nodes_in_state(st).empty());
+}
+
+TEST_CASE("inventory: a pool declaring fewer GPUs than its servers hold is an error, not a replace",
+          "[e2e][apply][inventory]") {
+  Emulator emu(emulator_args(2));
+  TempDir dir;
+  const std::string st = dir.path() + "/plinth.state.json";
+  std::string text = blueprint("\"" + emu.base() + "/bmc/{index}\"", 2, emu.ca());
+  std::string bp = dir.write("bp.yaml", text);
+  REQUIRE(run_plinth(apply_args(bp, st), "", kEnv).exit_code == 0);
+  const size_t before = changing_requests(emu);
+  text.replace(text.find("gpus_per_node: 8"), 16, "gpus_per_node: 4");
+  dir.write("bp.yaml", text);
   auto r = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find("error[BM002]: BMC reports 7 × NVIDIA H100 80GB HBM3, pool declares 8 (baremetal.node.train-a[1])") !=
+  CHECK(r.err.find("error[BM002]: BMC reports 8 × NVIDIA H100 80GB HBM3, pool declares 4 (baremetal.node.train-a[0])") !=
         std::string::npos);
-  CHECK(count_of(r.err, "error[BM002]") == 1);
+  CHECK(r.out.find("replace") == std::string::npos);
+  auto a = run_plinth(apply_args(bp, st), "", kEnv);
+  CHECK(a.exit_code == 1);
+  CHECK(changing_requests(emu) == before);
+  CHECK(nodes_in_state(st) == std::set<int>{0, 1});
 }
 
 TEST_CASE("a failing mandatory policy refuses apply before any provider call", "[e2e][apply]") {

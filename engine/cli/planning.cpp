@@ -83,14 +83,28 @@ bool check_inventory(const std::vector<Resource>& desired, ProviderSet& provider
     fail(io, command, st.error().message);
     return false;
   }
-  apply::RefreshResult r = apply::refresh(desired, providers.lookup(), providers.limits_lookup());
+  // One attempt each: a server that cannot be read now is reported, and its
+  // create (with the provider's retries) fails or succeeds in apply.
+  auto limits = [base = providers.limits_lookup()](const std::string& name) {
+    apply::ProviderLimits l = base(name);
+    l.retry.max_attempts = 1;
+    return l;
+  };
+  apply::RefreshResult r = apply::refresh(desired, providers.lookup(), limits);
   print_diagnostics(r.diagnostics, io);
-  for (const auto& f : r.failures) {
+  constexpr size_t kShown = 3;
+  for (size_t i = 0; i < r.failures.size() && i < kShown; ++i) {
+    const auto& f = r.failures[i];
     const std::string& m = f.error.message;
     const bool named = m.rfind(f.address + ":", 0) == 0;
     std::fprintf(io.err, "plinth %s: warning: cannot check the inventory of %s\n", command.c_str(),
                  safe_text(named ? m : f.address + ": " + m).c_str());
   }
+  if (r.failures.size() > kShown)
+    std::fprintf(io.err,
+                 "plinth %s: warning: ... and of %zu more server(s); plan with --refresh=false where the BMCs are "
+                 "out of reach\n",
+                 command.c_str(), r.failures.size() - kShown);
   if (!has_errors(r.diagnostics)) return true;
   std::fprintf(io.err,
                "plinth %s: the inventory of %zu server(s) differs from the blueprint (errors above); nothing was "

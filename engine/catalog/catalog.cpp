@@ -429,6 +429,15 @@ struct CatalogParser {
           r.fail(ct["default"], "the default container toolkit " + cat.toolkit_default_ + " is affected by " + a.id +
                                     " (fixed in " + a.fixed_in + "); default to a fixed release");
     }
+    const YAML::Node doca = root["doca"];
+    if (!doca || !r.keys(doca, "doca", {"version", "source"})) {
+      if (!doca) r.fail(root, "the file has no 'doca'");
+    } else {
+      cat.doca_version_ = r.str(doca, "version", "doca");
+      r.source(doca, "doca", sources);
+      if (!cat.doca_version_.empty() && !is_version(cat.doca_version_, 0))
+        r.fail(doca["version"], "the DOCA version must look like \"2.9.2\"");
+    }
     const YAML::Node dcgm = root["dcgm_exporter"];
     if (!dcgm || !r.keys(dcgm, "dcgm_exporter", {"image", "source"})) {
       if (!dcgm) r.fail(root, "the file has no 'dcgm_exporter'");
@@ -511,7 +520,7 @@ Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std
           std::vector<std::string> keys = {"version", "sources"};
           if (base == "gpus.yaml") keys.insert(keys.end(), {"architectures", "gpus"});
           else if (base == "cuda.yaml") keys.insert(keys.end(), {"toolkits", "minor_version_compat", "forward_compat"});
-          else if (base == "software.yaml") keys.insert(keys.end(), {"fabric_manager", "container_toolkit", "dcgm_exporter"});
+          else if (base == "software.yaml") keys.insert(keys.end(), {"fabric_manager", "container_toolkit", "dcgm_exporter", "doca"});
           else keys.push_back("instance_types");
           r.keys(root, "the file", keys);
           std::set<std::string> sources;
@@ -590,6 +599,16 @@ std::optional<std::string> Catalog::resolve_cuda(const std::string& cuda) const 
   auto ga = cuda_ga_.find(cuda);
   if (ga != cuda_ga_.end()) return ga->second;
   return std::nullopt;
+}
+
+std::optional<std::string> Catalog::installed_cuda(const std::string& cuda) const {
+  auto full = resolve_cuda(cuda);
+  if (!full) return std::nullopt;
+  const std::string minor = full->substr(0, full->rfind('.'));
+  std::string best = *full;
+  for (const auto& [v, d] : cuda_min_driver_)
+    if (v.rfind(minor + ".", 0) == 0 && compare_versions(v, best) > 0) best = v;
+  return best;
 }
 
 std::optional<std::string> Catalog::min_driver_for_cuda(const std::string& cuda) const {
@@ -799,6 +818,15 @@ MigPlacement place_mig(const GpuModel& gpu, const std::vector<std::pair<std::str
   }
   out.fits = true;
   return out;
+}
+
+std::string effective_kernel_modules(const Catalog& catalog, const GpuModel* gpu, const std::string& chosen,
+                                     const std::string& driver) {
+  if (!chosen.empty()) return chosen;
+  const std::string flavours = gpu ? catalog.kernel_modules(*gpu) : "both";
+  if (flavours != "both") return flavours;
+  const std::string branch = driver.substr(0, driver.find('.'));
+  return compare_versions(branch, "560") >= 0 ? "open" : "proprietary";
 }
 
 Result<const Catalog*> default_catalog() {

@@ -132,6 +132,11 @@ class Catalog {
   /// The full toolkit version a pin means ("12.4" -> "12.4.0", "11.0" ->
   /// "11.0.2", the GA release); nullopt for an unknown version.
   std::optional<std::string> resolve_cuda(const std::string& cuda) const;
+  /// What a pin installs: cuda-toolkit-X-Y's components resolve to the newest
+  /// X.Y.z release, so "12.4" and "12.4.0" install 12.4.1 components. The
+  /// newest catalog release of the pin's major.minor at or after the pin;
+  /// nullopt for an unknown version.
+  std::optional<std::string> installed_cuda(const std::string& cuda) const;
   /// The oldest driver that runs every toolkit of CUDA major `major` through
   /// minor-version compatibility ("525" for 12.x); nullopt when not listed.
   std::optional<std::string> minor_compat_min_driver(int major) const;
@@ -149,6 +154,8 @@ class Catalog {
   const std::vector<Advisory>& all_container_toolkit_advisories() const { return advisories_; }
   /// The DCGM exporter image (pinned by digest) run when a stack names none.
   const std::string& dcgm_exporter_image() const { return dcgm_image_; }
+  /// The NVIDIA DOCA-Host release whose doca-ofed Plinth installs for RDMA fabrics.
+  const std::string& doca_version() const { return doca_version_; }
   /// The kernel module flavours `gpu` runs: "both", "open" or "proprietary".
   std::string kernel_modules(const GpuModel& gpu) const;
 
@@ -185,6 +192,7 @@ class Catalog {
   std::string toolkit_default_;
   std::vector<Advisory> advisories_;
   std::string dcgm_image_;
+  std::string doca_version_;
   std::map<std::string, std::map<std::string, std::string>> sources_;
 };
 
@@ -196,6 +204,13 @@ class Catalog {
 /// max_count of a profile. Searches every placement (the GPU has at most 8
 /// slices, so this is cheap).
 MigPlacement place_mig(const GpuModel& gpu, const std::vector<std::pair<std::string, int>>& layout);
+
+/// The kernel module flavour a node runs: `chosen` ("open" / "proprietary")
+/// when set, else the only flavour `gpu` runs, else NVIDIA's default for the
+/// driver's branch (the open modules from R560; Driver Installation Guide,
+/// "Kernel Modules"). `gpu` may be nullptr (unknown model).
+std::string effective_kernel_modules(const Catalog& catalog, const GpuModel* gpu, const std::string& chosen,
+                                     const std::string& driver);
 
 /// The catalog every command uses: PLINTH_CATALOG_DIR's files when set, else
 /// the embedded data; loaded once per process (thread-safe).

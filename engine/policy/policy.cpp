@@ -9,6 +9,7 @@ namespace plinth::policy {
 
 PolicySet load_policies(const std::vector<std::string>& dirs, const Limits& limits) {
   Runtime rt(limits);
+  for (const auto& d : dirs) rt.load_settings(d);
   for (const auto& d : dirs) rt.load_dir(d);
   return {rt.infos(), rt.files(), rt.hashes(), rt.diagnostics()};
 }
@@ -44,6 +45,7 @@ bool Evaluation::blocked() const {
 
 Evaluation evaluate(const std::vector<std::string>& dirs, const Input& input, const Options& options) {
   Runtime rt(options.limits);
+  for (const auto& d : dirs) rt.load_settings(d);
   for (const auto& d : dirs) rt.load_dir(d);
   Evaluation eval;
   eval.diagnostics = rt.diagnostics();

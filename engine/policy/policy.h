@@ -46,7 +46,9 @@ struct Verdict {
 
 /// Every policy found in a set of directories. Files are `*.lua` found
 /// recursively (sorted), except `*_test.lua`; a file may declare several
-/// policies. Broken files and bad declarations are diagnostics (POL001...)
+/// policies. A pack's settings (`<dir>/<pack>/settings.yaml`, a map of names to
+/// scalars; a later directory's file overrides an earlier one's names) are
+/// read first, so policy files see them through `setting(name, default)`. Broken files and bad declarations are diagnostics (POL001...)
 /// with file:line; the good policies still load.
 struct PolicySet {
   std::vector<PolicyInfo> policies;           ///< in file order
@@ -73,6 +75,9 @@ struct Input {
   Json blueprint_json = Json::object();
   const std::vector<Resource>* resources = nullptr;
   const plan::Plan* plan = nullptr;
+  /// ctx.catalog: the GPU / instance-type facts (catalog::Catalog::to_json);
+  /// null means the default catalog's.
+  Json catalog;
 };
 
 struct Options {

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <lua.hpp>
+#include <yaml-cpp/yaml.h>
 #include <cstring>
 #include <set>
 
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/catalog/catalog.h"
 #include "engine/core/strings.h"
 
 namespace fs = std::filesystem;
@@ -32,6 +34,14 @@ int lua_fail(lua_State* L) {
 int lua_pass(lua_State* L) {
   runtime(L)->report(L, Outcome::Pass);
   return 0;
+}
+// setting(name, default): the pack's setting, else `default`.
+int lua_setting(lua_State* L) {
+  const char* name = luaL_checkstring(L, 1);
+  if (!runtime(L)->loading())
+    return luaL_error(L, "setting('%s') reads the pack's settings while its file loads; call it at the top of the file", name);
+  if (!runtime(L)->push_setting(L, name)) lua_pushvalue(L, 2);
+  return 1;
 }
 
 /// Pushes `j` as Lua values; containers become read-only views. JSON null
@@ -137,6 +147,15 @@ Json plan_json(const plan::Plan& p) {
             {"noop", s.noop}}}};
 }
 
+/// ctx.catalog when the input brings none: the default catalog's facts, built once.
+const Json& default_catalog_json() {
+  static const Json j = [] {
+    auto cat = catalog::default_catalog();
+    return cat ? (*cat)->to_json() : Json::object();
+  }();
+  return j;
+}
+
 bool address_matches(const char* address, const char* prefix) {
   size_t n = std::strlen(prefix);
   if (n == 0) return true;
@@ -190,7 +209,7 @@ int ctx_index(lua_State* L) {
   const char* key = lua_tostring(L, 2);
   if (!key) return 0;
   std::string k = key;
-  if (k != "blueprint" && k != "plan") return 0;
+  if (k != "blueprint" && k != "plan" && k != "catalog") return 0;
   runtime(L)->push_lazy(L, k);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, -2);
@@ -243,6 +262,51 @@ std::vector<PolicyInfo> Runtime::infos() const {
   return out;
 }
 
+void Runtime::load_settings(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return;  // load_dir reports it
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_directory() && fs::is_regular_file(e.path() / "settings.yaml")) files.push_back(e.path() / "settings.yaml");
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const std::string pack = f.parent_path().filename().string();
+    const std::string shown = display_path(f.string());
+    try {
+      YAML::Node doc = YAML::LoadFile(f.string());
+      if (!doc.IsMap()) {
+        diags_.push_back({"POL001", Severity::Error, "pack settings must be a map of names to values", {shown, 1, 0}, "",
+                          "write one 'name: value' per line, e.g. transport_baseline: advisory"});
+        continue;
+      }
+      for (const auto& kv : doc) {
+        if (!kv.second.IsScalar()) {
+          diags_.push_back({"POL001", Severity::Error,
+                            "pack setting '" + kv.first.as<std::string>() + "' must be a single value",
+                            {shown, kv.first.Mark().line + 1, kv.first.Mark().column + 1}, "",
+                            "write name: value (a string, number or true/false)"});
+          continue;
+        }
+        settings_[pack][kv.first.as<std::string>()] = kv.second.as<std::string>();
+      }
+    } catch (const YAML::Exception& e) {
+      diags_.push_back({"POL001", Severity::Error, "cannot read pack settings: " + e.msg, {shown, e.mark.line + 1, 0}, "",
+                        "fix the YAML; the packs run with their default settings"});
+    }
+  }
+}
+
+bool Runtime::push_setting(lua_State* L, const std::string& name) {
+  auto pack = settings_.find(loading_pack_);
+  if (pack == settings_.end()) return false;
+  auto it = pack->second.find(name);
+  if (it == pack->second.end()) return false;
+  const std::string& v = it->second;
+  if (v == "true" || v == "false") lua_pushboolean(L, v == "true");
+  else if (lua_stringtonumber(L, v.c_str()) == 0) lua_pushlstring(L, v.data(), v.size());
+  return true;
+}
+
 void Runtime::load_dir(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -269,15 +333,19 @@ void Runtime::load_file(const std::string& path, const std::string& pack) {
   hashes_[shown] = sha256_hex(*text);
   lua_State* L = sb_.L();
   sb_.push_env();
-  const std::pair<const char*, lua_CFunction> fns[] = {{"policy", lua_policy}, {"fail", lua_fail}, {"pass", lua_pass}};
+  const std::pair<const char*, lua_CFunction> fns[] = {
+      {"policy", lua_policy}, {"fail", lua_fail}, {"pass", lua_pass}, {"setting", lua_setting}};
   for (auto [name, fn] : fns) {
     lua_pushlightuserdata(L, this);
     lua_pushcclosure(L, fn, 1);
     lua_setfield(L, -2, name);
   }
   loading_pack_ = pack;
+  loading_ = true;
   LuaError err;
-  if (!sb_.run_chunk(*text, shown, -1, limits_, err)) {
+  bool loaded = sb_.run_chunk(*text, shown, -1, limits_, err);
+  loading_ = false;
+  if (!loaded) {
     diags_.push_back({"POL001", Severity::Error, "policy file failed to load: " + err.message,
                       err.loc.known() ? err.loc : SourceLoc{shown, 0, 0}, "",
                       "fix the Lua error; the other policy files still load"});
@@ -467,6 +535,7 @@ void Runtime::push_lazy(lua_State* L, const std::string& key) {
   // Built once for every policy: not charged to the policy that asked first.
   sb_.uncounted([&] {
     if (key == "blueprint") push_json(L, input_ ? input_->blueprint_json : Json::object());
+    else if (key == "catalog") push_json(L, input_ && !input_->catalog.is_null() ? input_->catalog : default_catalog_json());
     else if (input_ && input_->plan) push_json(L, plan_json(*input_->plan));
     else push_json(L, plan_json(plan::Plan{}));
   });

@@ -26,6 +26,9 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
+  /// Reads `dir`/<pack>/settings.yaml of every pack below `dir`; names
+  /// override those read before. Call for every directory before load_dir.
+  void load_settings(const std::string& dir);
   /// Loads every policy file below `dir`; the pack of a file is its first
   /// directory below `dir`.
   void load_dir(const std::string& dir);
@@ -54,6 +57,9 @@ class Runtime {
   void declare(lua_State* L);
   void report(lua_State* L, Outcome outcome);
   void push_lazy(lua_State* L, const std::string& key);
+  /// The loading pack's setting `name` pushed as a Lua value; false when unset.
+  bool push_setting(lua_State* L, const std::string& name);
+  bool loading() const { return loading_; }  ///< a policy file's top level is running
   SourceLoc locate(const std::string& address) const;
 
  private:
@@ -68,6 +74,8 @@ class Runtime {
   std::map<std::string, std::string> hashes_;
   Diagnostics diags_;
   std::string loading_pack_;
+  bool loading_ = false;
+  std::map<std::string, std::map<std::string, std::string>> settings_;  ///< pack -> name -> value
   const Input* input_ = nullptr;
   std::unordered_map<std::string, SourceLoc> sources_;
   int ctx_ref_ = 0;

@@ -101,10 +101,11 @@ TEST_CASE("each blueprints/invalid/policy-*.yaml fails exactly its policies") {
         "SOC2-TLS-001 access.transport.default", "SOC2-TLS-002 access.transport.default",
         "SOC2-AUD-003 access.audit_logging.default"}},
       {"policy-gdpr-residency.yaml",
-       {"GDPR-RES-001 storage.tier.datasets", "GDPR-RES-002 aws.instance.aws-us", "GDPR-RET-001 storage.tier.datasets"}},
+       {"GDPR-RES-001 storage.tier.datasets", "GDPR-RES-002 aws.instance.aws-us", "GDPR-RET-001 storage.tier.datasets",
+        "GDPR-SEC-002 storage.tier.datasets"}},
       {"policy-hipaa-gaps.yaml",
        {"HIPAA-AUD-002 access.audit_logging.default", "HIPAA-BAK-001 storage.tier.records",
-        "HIPAA-TLS-001 storage.tier.records"}},
+        "HIPAA-INT-001 storage.tier.records", "HIPAA-TLS-001 storage.tier.records"}},
       {"policy-ml-hygiene.yaml",
        {"ML-MON-001 plinth.monitoring.default", "ML-NET-001 baremetal.node.lab-l40s",
         "ML-QUOTA-001 access.namespace.lab"}},
@@ -124,11 +125,74 @@ TEST_CASE("a failure's position is the blueprint line that declares the resource
     if (v.policy == "GDPR-RES-001" && v.outcome == Outcome::Fail) {
       CHECK(v.loc.str() == "blueprints/invalid/policy-gdpr-residency.yaml:22:7");
       CHECK(v.message ==
-            "tier 'datasets' holds pii data in region 'us-east-1', outside the EU/EEA; move it to an EU/EEA region");
+            "tier 'datasets' holds pii data: region 'us-east-1' is outside the EU/EEA and no transfer basis is declared (Art. 44)");
     }
     if (v.policy == "GDPR-RES-002" && v.outcome == Outcome::Fail)
       CHECK(v.loc.str() == "blueprints/invalid/policy-gdpr-residency.yaml:39:5");  // the burst pool
   }
+}
+
+TEST_CASE("every verdict the packs give names its evidence or its failure") {
+  for (const char* f : {"blueprints/examples/regulated.yaml", "blueprints/examples/cluster.yaml", "blueprints/examples/lab.yaml",
+                        "policies/fixtures/compliant.yaml", "blueprints/invalid/policy-unencrypted-tier.yaml",
+                        "blueprints/invalid/policy-weak-access.yaml", "blueprints/invalid/policy-gdpr-residency.yaml",
+                        "blueprints/invalid/policy-hipaa-gaps.yaml", "blueprints/invalid/policy-ml-hygiene.yaml"}) {
+    INFO(f);
+    auto e = evaluate_file(f);
+    std::set<std::string> reported;
+    for (const auto& v : e.verdicts) {
+      INFO(v.policy << " " << v.address);
+      CHECK_FALSE(v.message.empty());
+      reported.insert(v.policy);
+    }
+    // Every policy that ran said something, also when nothing applied to this blueprint.
+    for (const auto& p : e.policies) {
+      INFO(p.id);
+      CHECK(reported.count(p.id) == 1);
+    }
+  }
+}
+
+TEST_CASE("pack settings make house baselines advisory, and a later policy directory overrides them") {
+  auto defaults = policy::load_policies({"policies"});
+  auto enforcement = [](const policy::PolicySet& set, const std::string& id) {
+    for (const auto& p : set.policies)
+      if (p.id == id) return p.enforcement;
+    return std::string("missing");
+  };
+  for (const char* id : {"SOC2-TLS-001", "SOC2-TLS-002", "HIPAA-TLS-002", "GDPR-TLS-001"}) CHECK(enforcement(defaults, id) == "mandatory");
+  test::TempDir dir;
+  dir.write("soc2/settings.yaml", "transport_baseline: advisory\n");
+  dir.write("hipaa/settings.yaml", "transport_baseline: advisory\naudit_log_retention_days: 365\n");
+  auto relaxed = policy::load_policies({"policies", dir.path()});
+  for (const auto& d : relaxed.diagnostics) UNSCOPED_INFO(format_diagnostic(d));
+  CHECK(relaxed.diagnostics.empty());
+  CHECK(enforcement(relaxed, "SOC2-TLS-001") == "advisory");
+  CHECK(enforcement(relaxed, "HIPAA-TLS-002") == "advisory");
+  CHECK(enforcement(relaxed, "GDPR-TLS-001") == "mandatory");  // the gdpr pack keeps its own
+  // Legal minimums are not settings.
+  CHECK(enforcement(relaxed, "HIPAA-TLS-001") == "mandatory");
+  // The retention setting changes what HIPAA-AUD-002 accepts: one year now passes.
+  auto loaded = bp::load_files({"blueprints/invalid/policy-hipaa-gaps.yaml"});
+  REQUIRE(loaded.ok());
+  auto graph = graph::expand(loaded.blueprint);
+  REQUIRE(graph.ok());
+  plan::Plan plan = plan::diff(graph->resources, {});
+  policy::Input in;
+  in.blueprint = &loaded.blueprint;
+  in.blueprint_json = bp::to_json(loaded.blueprint);
+  in.resources = &graph->resources;
+  in.plan = &plan;
+  CHECK(failures(policy::evaluate({"policies"}, in)).count("HIPAA-AUD-002 access.audit_logging.default") == 1);
+  CHECK(failures(policy::evaluate({"policies", dir.path()}, in)).count("HIPAA-AUD-002 access.audit_logging.default") == 0);
+}
+
+TEST_CASE("a settings file that is not a map of scalars is an error naming it") {
+  test::TempDir dir;
+  dir.write("soc2/settings.yaml", "transport_baseline: [advisory]\n");
+  auto set = policy::load_policies({"policies", dir.path()});
+  REQUIRE_FALSE(set.diagnostics.empty());
+  CHECK(format_diagnostic(set.diagnostics[0]).find(dir.path() + "/soc2/settings.yaml") != std::string::npos);
 }
 
 TEST_CASE("docs/policies.md is generated from the packs and up to date") {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <map>
 #include <set>
 
 #include "engine/blueprint/json.h"
@@ -150,6 +151,50 @@ TEST_CASE("every verdict the packs give names its evidence or its failure") {
       INFO(p.id);
       CHECK(reported.count(p.id) == 1);
     }
+  }
+}
+
+TEST_CASE("the corrected citations: each policy cites the controls the regulation's text supports") {
+  // Each row was wrong before issue 14: GDPR-RES-* cited only Art. 44 (and RES-003 Art. 32(1)(c)),
+  // HIPAA-AUD-002 cited 164.316(b)(2)(i) (documentation retention), ML-QUOTA-001 CC6.1,
+  // ML-NET-001 only CC6.6, SOC2-ENC-001 (at rest) CC6.7 (data in transmission).
+  auto set = policy::load_policies({"policies"});
+  std::map<std::string, const policy::PolicyInfo*> by_id;
+  for (const auto& p : set.policies) by_id[p.id] = &p;
+  using Controls = std::map<std::string, std::vector<std::string>>;
+  const std::map<std::string, Controls> want = {
+      {"GDPR-RES-001", {{"gdpr", {"Art.44", "Art.45", "Art.46"}}}},
+      {"GDPR-RES-002", {{"gdpr", {"Art.44", "Art.45", "Art.46"}}}},
+      {"GDPR-RES-003", {{"gdpr", {"Art.44", "Art.46"}}}},
+      {"HIPAA-AUD-002", {{"hipaa", {"164.312(b)", "164.308(a)(1)(ii)(D)"}}}},
+      {"ML-QUOTA-001", {{"soc2", {"A1.1"}}}},
+      {"ML-NET-001", {{"gdpr", {"Art.32(1)(b)"}}, {"soc2", {"CC6.1", "CC6.6"}}}},
+      {"SOC2-ENC-001", {{"gdpr", {"Art.32(1)(a)"}}, {"hipaa", {"164.312(a)(2)(iv)"}}, {"soc2", {"CC6.1"}}}},
+      // Controls no policy covered before.
+      {"HIPAA-INT-001", {{"hipaa", {"164.312(c)(1)", "164.312(c)(2)"}}}},
+      {"GDPR-SEC-002", {{"gdpr", {"Art.32(1)(c)"}}}},
+      {"GDPR-SEC-003", {{"gdpr", {"Art.32(1)(d)", "Art.32(1)(c)"}}}},
+      {"GDPR-REC-001", {{"gdpr", {"Art.30"}}}},
+      {"GDPR-BRE-001", {{"gdpr", {"Art.33"}}}},
+  };
+  for (const auto& [id, controls] : want) {
+    INFO(id);
+    CHECK(by_id.count(id) == 1);
+    if (by_id.count(id)) CHECK(by_id[id]->controls == controls);
+  }
+  // No policy cites the old wrong paragraphs for these purposes any more.
+  for (const auto& p : set.policies) {
+    INFO(p.id);
+    for (const auto& [fw, ids] : p.controls)
+      for (const auto& c : ids) CHECK_FALSE((fw == "hipaa" && c == "164.316(b)(2)(i)"));
+  }
+  // Stronger-than-required transport rules stay, and say they are the house baseline.
+  for (const char* id : {"SOC2-TLS-001", "SOC2-TLS-002", "HIPAA-TLS-002", "GDPR-TLS-001"}) {
+    INFO(id);
+    CHECK(by_id.count(id) == 1);
+    if (!by_id.count(id)) continue;
+    CHECK(by_id[id]->title.rfind("House baseline: ", 0) == 0);
+    CHECK(by_id[id]->description.find("house baseline") != std::string::npos);
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "engine/core/strings.h"
+
 namespace plinth::apply {
 
 RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers) {
@@ -74,7 +76,8 @@ std::string drift_text(const std::vector<Drift>& drift) {
     }
     out += "  ~ " + d.address + "\n";
     for (const auto& c : d.changes)
-      out += "      " + c.path + ": " + value_text(c.before, c.sensitive) + " -> " + value_text(c.after, c.sensitive) +
+      out += "      " + safe_text(c.path) + ": " + value_text(c.before, c.sensitive) + " -> " +
+             value_text(c.after, c.sensitive) +
              "\n";
   }
   return out;

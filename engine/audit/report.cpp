@@ -10,6 +10,9 @@
 #include <fstream>
 #include <set>
 
+#include "engine/core/files.h"
+#include "engine/core/strings.h"
+
 namespace fs = std::filesystem;
 
 namespace plinth::audit {
@@ -39,16 +42,15 @@ Result<std::vector<FrameworkCatalog>> load_frameworks(const std::vector<std::str
   std::vector<FrameworkCatalog> out;
   for (const auto& dir : policy_dirs) {
     fs::path folder = fs::path(dir) / "frameworks";
-    std::error_code ec;
-    if (!fs::is_directory(folder, ec)) continue;
     std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(folder, ec))
-      if (e.path().extension() == ".yaml") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
+    for (const auto& f : list_files(folder.string()))  // also the compiled-in packs (engine/core/embedded.h)
+      if (fs::path(f).extension() == ".yaml" && fs::path(f).parent_path() == folder) files.push_back(f);
     for (const auto& f : files) {
       FrameworkCatalog fw;
       try {
-        YAML::Node doc = YAML::LoadFile(f.string());
+        auto text = read_file(f.string());
+        if (!text) return text.error();
+        YAML::Node doc = YAML::Load(*text);
         fw.name = doc["framework"].as<std::string>("");
         fw.title = doc["title"].as<std::string>("");
         if (fw.name.empty())
@@ -395,6 +397,18 @@ nlohmann::json to_json(const Report& r) {
                      {"hint", d.hint},
                      {"location", loc_json(r, d.loc)}});
   j["diagnostics"] = diags;
+  nlohmann::json vdiags = nlohmann::json::array();
+  for (const auto& d : r.validation)
+    vdiags.push_back({{"code", d.code},
+                      {"severity", plinth::to_string(d.severity)},
+                      {"message", d.message},
+                      {"address", d.address},
+                      {"hint", d.hint},
+                      {"location", loc_json(r, d.loc)}});
+  j["validation"] = {{"valid", r.blueprint_valid()},
+                     {"errors", count(r.validation, Severity::Error)},
+                     {"warnings", count(r.validation, Severity::Warning)},
+                     {"diagnostics", vdiags}};
   nlohmann::json fws = nlohmann::json::array();
   for (const auto& f : r.frameworks) {
     nlohmann::json controls = nlohmann::json::array();
@@ -423,9 +437,32 @@ const std::vector<std::string>& formats() {
   return f;
 }
 
+namespace {
+
+/// Every string in `j` (keys too) through safe_text: text from files Plinth
+/// does not control (waivers, policy messages, paths) may be malformed UTF-8,
+/// which would make dump() throw, or carry terminal escapes a reader's
+/// `jq -r` would print raw.
+nlohmann::json safe_strings(const nlohmann::json& j) {
+  if (j.is_string()) return safe_text(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : j) out.push_back(safe_strings(v));
+    return out;
+  }
+  if (j.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) out[safe_text(it.key())] = safe_strings(it.value());
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
 Result<std::string> render(const Report& r, const std::string& format) {
-  if (format == "json") return to_json(r).dump(2) + "\n";
-  if (format == "sarif") return to_sarif(r).dump(2) + "\n";
+  if (format == "json") return safe_strings(to_json(r)).dump(2) + "\n";
+  if (format == "sarif") return safe_strings(to_sarif(r)).dump(2) + "\n";
   if (format == "junit") return to_junit(r);
   if (format == "markdown" || format == "md") return to_markdown(r);
   if (format == "html") return to_html(r);
@@ -446,6 +483,8 @@ Result<Report> collect_report(const RunInput& in) {
   std::vector<std::string> files;
   if (in.blueprint)
     for (const auto& f : in.blueprint->files) files.push_back(f.path);
+  else
+    for (const auto& f : in.files) files.push_back(f.path);
   if (!files.empty()) {
     auto prov = record_provenance(files);
     if (!prov) return Error::invalid("git provenance: " + prov.error().message);
@@ -455,7 +494,11 @@ Result<Report> collect_report(const RunInput& in) {
   if (!catalogs) return catalogs.error();
   ri.catalogs = std::move(*catalogs);
   if (!in.waivers_path.empty()) ri.waivers = policy::load_waivers(in.waivers_path).waivers;
-  return build_report(ri);
+  Report r = build_report(ri);
+  r.validation = in.validation;
+  if (!in.blueprint) r.files = in.files;
+  if (!r.blueprint_valid()) r.blocked = true;
+  return r;
 }
 
 Result<ReportTarget> parse_report_target(const std::string& spec) {

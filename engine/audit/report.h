@@ -98,11 +98,17 @@ struct Report {
   std::vector<policy::Verdict> verdicts;
   std::vector<WaiverUse> waivers;
   Diagnostics diagnostics;  ///< policy load errors, waiver problems
+  /// The blueprint's own diagnostics (loader and domain rules): its warnings
+  /// when it is valid; its errors too when it is not, and then no policy
+  /// ran. Reported as findings (SARIF results, JUnit failures).
+  Diagnostics validation;
   std::vector<FrameworkView> frameworks;
   std::string framework_filter;  ///< set by restrict_to_framework
   bool blocked = false;          ///< a mandatory policy failed or errored, or a waiver expired
 
   const policy::PolicyInfo* find(const std::string& id) const;
+  /// False when the blueprint did not pass validation (no policy ran).
+  bool blueprint_valid() const { return !has_errors(validation); }
   /// Verdict counts by outcome ("pass", "fail", "waived", "error").
   std::map<std::string, int> counts() const;
   /// Policy counts by outcome, each policy counted once at its worst verdict
@@ -137,6 +143,10 @@ struct RunInput {
   std::string state_path;
   std::vector<std::string> policy_dirs;  ///< where frameworks/*.yaml are looked for
   std::string waivers_path;              ///< the waivers.yaml the run applied
+  /// The blueprint's diagnostics. With errors, `blueprint` and `evaluation`
+  /// may be null (it did not load or validate) and `files` names what was read.
+  Diagnostics validation;
+  std::vector<bp::SourceFile> files;     ///< blueprint files, when `blueprint` is null
 };
 
 /// build_report() with the blueprint files' git provenance, the framework
@@ -165,7 +175,8 @@ plinth::Status restrict_to_framework(Report& r, const std::string& name);
 nlohmann::json to_json(const Report& r);
 
 /// SARIF 2.1.0: one rule per policy, one result per failed, errored or
-/// waived verdict (waived as suppressed), locations relative to %SRCROOT%.
+/// waived verdict (waived as suppressed), locations relative to %SRCROOT%;
+/// blueprint validation errors and warnings are results too (rule = code).
 nlohmann::json to_sarif(const Report& r);
 
 /// JUnit XML: a testsuite per pack, a testcase per policy x resource.
@@ -183,8 +194,10 @@ const std::vector<std::string>& formats();
 /// Renders `r` in `format` (one of formats()), text ending in a newline.
 Result<std::string> render(const Report& r, const std::string& format);
 
-/// Escapes text for XML and HTML content and attributes (&, <, >, ", ');
-/// drops characters XML 1.0 does not allow (control characters but tab, CR, LF).
+/// Escapes text for XML and HTML content and attributes (&, <, >, ", ')
+/// after safe_text (engine/core/strings.h): malformed UTF-8 becomes U+FFFD and
+/// control characters (but tab and LF), which XML 1.0 does not allow or which
+/// are terminal escapes, become visible escapes ("\x1b").
 std::string xml_escape(const std::string& text);
 
 /// "2026-12-02T13:04:05Z" now.

@@ -48,9 +48,21 @@ std::string to_html(const Report& r) {
   h += "<div class=\"meta\" id=\"provenance\">Blueprint <b>" + e(r.blueprint_name) + "</b> · " +
        e(describe(r.provenance)) + " · plinth " + e(r.plinth_version) + " · generated " + e(r.generated_at) +
        "</div>\n";
-  h += r.blocked ? "<div class=\"banner blocked\">Blocked: " + std::to_string(r.mandatory_failures()) +
-                       " mandatory failure(s)</div>\n"
-                 : std::string("<div class=\"banner ok\">No mandatory failures</div>\n");
+  h += !r.blueprint_valid()
+           ? "<div class=\"banner blocked\">Blocked: the blueprint is invalid (" +
+                 std::to_string(count(r.validation, Severity::Error)) + " error(s)); no policy was evaluated</div>\n"
+       : r.blocked ? "<div class=\"banner blocked\">Blocked: " + std::to_string(r.mandatory_failures()) +
+                         " mandatory failure(s)</div>\n"
+                   : std::string("<div class=\"banner ok\">No mandatory failures</div>\n");
+  if (!r.validation.empty()) {
+    h += "<h2>Blueprint validation</h2>\n<table id=\"validation\"><tr><th>Severity</th><th>Rule</th><th>Where</th>"
+         "<th>Finding</th></tr>\n";
+    for (const auto& d : r.validation)
+      h += "<tr><td class=\"st\">" + e(to_string(d.severity)) + "</td><td><code>" + e(d.code) + "</code></td><td><code>" +
+           e(d.loc.known() ? where(r, d.loc) : d.address) + "</code></td><td>" + e(d.message) +
+           (d.hint.empty() ? "" : "<br><i>hint: " + e(d.hint) + "</i>") + "</td></tr>\n";
+    h += "</table>\n";
+  }
   // Policies and verdicts are counted on separate rows: a policy is counted once, at its
   // worst verdict; a verdict is one finding (a policy can report many).
   auto po = r.policy_outcomes();

@@ -2,23 +2,25 @@
 #include <map>
 
 #include "engine/audit/report.h"
+#include "engine/core/strings.h"
 
 namespace plinth::audit {
 
 std::string xml_escape(const std::string& text) {
+  // safe_text first: malformed UTF-8 would make the document malformed, and
+  // control characters (not allowed in XML 1.0, or terminal escapes) become
+  // visible escapes such as "\x1b".
+  const std::string safe = safe_text(text);
   std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    unsigned char c = static_cast<unsigned char>(ch);
+  out.reserve(safe.size());
+  for (char ch : safe) {
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default:
-        if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;  // not allowed in XML 1.0
-        out += ch;
+      default: out += ch;
     }
   }
   return out;
@@ -66,6 +68,30 @@ std::string to_junit(const Report& r) {
         break;
     }
     suites[pack].push_back(std::move(c));
+  }
+
+  // The blueprint's validation findings as a suite of its own: each error a
+  // failing testcase at its file:line, each warning a passing one with the
+  // finding in system-out.
+  for (const auto& d : r.validation) {
+    Case c;
+    std::string name = d.code + (d.address.empty() ? "" : " " + d.address) +
+                       (d.loc.known() ? " " + r.repo_path(d.loc.file) + ":" + std::to_string(d.loc.line) : "");
+    c.xml = "    <testcase classname=\"" + xml_escape("validation." + d.code) + "\" name=\"" + xml_escape(name) +
+            "\" time=\"0\"";
+    if (d.loc.known())
+      c.xml += " file=\"" + xml_escape(r.repo_path(d.loc.file)) + "\" line=\"" + std::to_string(d.loc.line) + "\"";
+    std::string detail = d.message + (d.hint.empty() ? "" : "\nhint: " + d.hint) +
+                         (d.loc.known() ? "\nat " + d.loc.str() : "");
+    if (d.severity == Severity::Error) {
+      c.failure = true;
+      c.xml += ">\n      <failure message=\"" + xml_escape(d.message) + "\" type=\"" + xml_escape(d.code) + "\">" +
+               xml_escape(detail) + "</failure>\n    </testcase>\n";
+    } else {
+      c.xml += ">\n      <system-out>" + xml_escape(std::string(to_string(d.severity)) + ": " + detail) +
+               "</system-out>\n    </testcase>\n";
+    }
+    suites["validation"].push_back(std::move(c));
   }
 
   int tests = 0, failures = 0, errors = 0, skipped = 0;

@@ -3,12 +3,15 @@
 #include <algorithm>
 
 #include "engine/audit/report.h"
+#include "engine/core/strings.h"
 
 namespace plinth::audit {
 namespace {
 
-/// Escapes characters that would break a Markdown table cell.
-std::string cell(const std::string& s) {
+/// Escapes characters that would break a Markdown table cell; control
+/// characters (terminal escapes) and malformed UTF-8 become visible escapes.
+std::string cell(const std::string& text) {
+  const std::string s = safe_text(text);
   std::string out;
   for (char c : s) {
     if (c == '|') out += "\\|";
@@ -21,7 +24,7 @@ std::string cell(const std::string& s) {
 }
 
 std::string where(const Report& r, const SourceLoc& loc) {
-  return loc.known() ? "`" + r.repo_path(loc.file) + ":" + std::to_string(loc.line) + "`" : "";
+  return loc.known() ? "`" + cell(r.repo_path(loc.file)) + ":" + std::to_string(loc.line) + "`" : "";
 }
 
 std::string provenance_line(const Report& r) {
@@ -90,8 +93,19 @@ std::string to_markdown(const Report& r) {
 
   for (const auto& d : r.diagnostics)
     md += "> **" + std::string(to_string(d.severity)) + " " + d.code + "** " + cell(d.message) +
-          (d.loc.known() ? " (" + where(r, d.loc) + ")" : "") + "\n";
+          (d.loc.known() ? " (" + where(r, d.loc) + ")" : "") + (d.hint.empty() ? "" : " — " + cell(d.hint)) +
+          "\n";
   if (!r.diagnostics.empty()) md += "\n";
+  if (!r.validation.empty()) {
+    md += std::string("### Blueprint validation: ") +
+          (r.blueprint_valid() ? "valid" : "invalid, no policy was evaluated") +
+          "\n\n| | Rule | Where | Finding |\n|---|---|---|---|\n";
+    for (const auto& d : r.validation)
+      md += "| " + std::string(d.severity == Severity::Error ? "❌" : "⚠️") + " " + to_string(d.severity) + " | " +
+            cell(d.code) + " | " + (d.loc.known() ? where(r, d.loc) : cell(d.address)) + " | " + cell(d.message) +
+            (d.hint.empty() ? "" : "<br>hint: " + cell(d.hint)) + " |\n";
+    md += "\n";
+  }
 
   if (!r.framework_filter.empty() && !r.frameworks.empty()) {
     const auto& f = r.frameworks.front();

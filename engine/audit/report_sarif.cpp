@@ -105,7 +105,32 @@ nlohmann::json to_sarif(const Report& r) {
                                                                             : level_for(p.severity)}}}});
   }
 
+  // Blueprint validation findings: one rule per code (docs/rules.md), one
+  // result per diagnostic, at its file:line:column.
+  std::map<std::string, int> validation_rule;
+  for (const auto& d : r.validation) {
+    if (validation_rule.count(d.code)) continue;
+    validation_rule[d.code] = static_cast<int>(rules.size());
+    rules.push_back({{"id", d.code},
+                     {"name", rule_name("Blueprint " + d.code)},
+                     {"shortDescription", {{"text", "Blueprint validation rule " + d.code + "."}}},
+                     {"helpUri", std::string(kDocsUri) + "rules.md"},
+                     {"defaultConfiguration", {{"level", d.severity == Severity::Error ? "error" : "warning"}}},
+                     {"properties", {{"tags", nlohmann::json::array({"blueprint", "validation"})}}}});
+  }
   nlohmann::json results = nlohmann::json::array();
+  for (const auto& d : r.validation) {
+    std::string text = (d.address.empty() ? "" : d.address + ": ") + d.message;
+    nlohmann::json res = {
+        {"ruleId", d.code},
+        {"ruleIndex", validation_rule[d.code]},
+        {"kind", "fail"},
+        {"level", d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "note"},
+        {"message", {{"text", sentence(text) + (d.hint.empty() ? "" : " " + sentence("Hint: " + d.hint))}}},
+        {"locations", nlohmann::json::array({location(r, d.loc, d.address)})},
+        {"partialFingerprints", {{"plinthFinding/v1", sha256_hex(d.code + "\n" + d.address + "\n" + d.message)}}}};
+    results.push_back(std::move(res));
+  }
   nlohmann::json notifications = nlohmann::json::array();
   for (const auto& v : r.verdicts) {
     const auto* p = r.find(v.policy);
@@ -138,7 +163,8 @@ nlohmann::json to_sarif(const Report& r) {
   for (const auto& d : r.diagnostics) {
     nlohmann::json n = {{"level", d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning"
                                                                                                           : "note"},
-                        {"message", {{"text", sentence(d.code + ": " + d.message)}}},
+                        {"message", {{"text", sentence(d.code + ": " + d.message) +
+                                                  (d.hint.empty() ? "" : " " + sentence("Hint: " + d.hint))}}},
                         {"descriptor", {{"id", d.code}}}};
     if (d.loc.known()) n["locations"] = nlohmann::json::array({location(r, d.loc, d.address)});
     notifications.push_back(std::move(n));

@@ -18,6 +18,7 @@
 #include <climits>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <filesystem>
 #include <sstream>
 #include <unordered_map>
@@ -95,18 +96,34 @@ class TreeBuilder : public YAML::EventHandler {
  public:
   explicit TreeBuilder(std::deque<Raw>& arena) : arena_(arena) {}
   std::vector<Node> docs;
+  std::vector<YAML::Mark> bad_utf8;  ///< scalars (keys and values) that are not valid UTF-8
+  std::optional<YAML::Mark> stalled;  ///< where the parser stopped making progress
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& m) override {
+    // yaml-cpp 0.7 can start document after empty document at the same
+    // position forever (", x" at the top level): stop at the second.
+    if (!docs.empty() && m.pos == last_start_) stalled = m;
+    last_start_ = m.pos;
     open_.clear();
     root_ = Node();
+    root_map_ = nullptr;
   }
-  void OnDocumentEnd() override { docs.push_back(root_); }
+  void OnDocumentEnd() override {
+    // Top-level keys starting with "x-" are extension fields, ignored: a
+    // place for anchors that pools merge in (docs/blueprint.md).
+    if (root_map_)
+      std::erase_if(root_map_->entries, [](const std::pair<Node, Node>& e) {
+        return e.first.IsScalar() && !e.first.quoted() && e.first.Scalar().rfind("x-", 0) == 0;
+      });
+    docs.push_back(root_);
+  }
   void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { attach(make(Raw::Null, m), a); }
   void OnAlias(const YAML::Mark&, YAML::anchor_t a) override {
     auto it = anchors_.find(a);
     attach(it == anchors_.end() ? Node() : it->second, 0);
   }
   void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t a, const std::string& value) override {
+    if (!valid_utf8(value)) bad_utf8.push_back(m);
     Raw& r = make(Raw::Scalar, m);
     r.text = value;
     r.quoted = tag == "!";
@@ -120,10 +137,14 @@ class TreeBuilder : public YAML::EventHandler {
   void OnSequenceEnd() override { open_.pop_back(); }
   void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
     Raw& r = make(Raw::Map, m);
+    if (open_.empty()) root_map_ = &r;
     attach(r, a);
     open_.push_back(&r);
   }
-  void OnMapEnd() override { open_.pop_back(); }
+  void OnMapEnd() override {
+    merge_keys(*open_.back());
+    open_.pop_back();
+  }
 
  private:
   Raw& make(Raw::Kind k, const YAML::Mark& m) {
@@ -154,10 +175,42 @@ class TreeBuilder : public YAML::EventHandler {
     }
   }
 
+  /// YAML merge keys (`<<: *base`, `<<: [*a, *b]`, yaml.org/type/merge):
+  /// the entries of the merged maps that the map does not set itself are
+  /// added to it (earlier maps in a list win), keeping their own positions.
+  /// A `<<` whose value is not a map or a list of maps stays, and the loader
+  /// reports it.
+  static void merge_keys(Raw& map) {
+    auto is_merge = [](const std::pair<Node, Node>& e) {
+      if (!e.first.IsScalar() || e.first.quoted() || e.first.Scalar() != "<<") return false;
+      if (e.second.IsMap()) return true;
+      if (!e.second.IsSequence() || e.second.size() == 0) return false;
+      return std::all_of(e.second.begin(), e.second.end(), [](const Node& n) { return n.IsMap(); });
+    };
+    if (std::none_of(map.entries.begin(), map.entries.end(), is_merge)) return;
+    std::vector<std::pair<Node, Node>> own, sources;
+    for (const auto& e : map.entries) (is_merge(e) ? sources : own).push_back(e);
+    std::unordered_map<std::string, bool> taken;
+    for (const auto& e : own)
+      if (e.first.IsScalar()) taken[e.first.Scalar()] = true;
+    std::vector<std::pair<Node, Node>> merged = own;
+    for (const auto& src : sources) {
+      std::vector<Node> maps;
+      if (src.second.IsMap()) maps.push_back(src.second);
+      else maps.assign(src.second.begin(), src.second.end());
+      for (const Node& m : maps)
+        for (const auto& e : m.pairs())
+          if (e.first.IsScalar() && taken.emplace(e.first.Scalar(), true).second) merged.push_back(e);
+    }
+    map.entries = std::move(merged);
+  }
+
   std::deque<Raw>& arena_;
+  int last_start_ = -1;
   std::vector<Raw*> open_;
   std::unordered_map<YAML::anchor_t, Node> anchors_;
   Node root_;
+  Raw* root_map_ = nullptr;  ///< the document's root when it is a map
 };
 
 // Allowed keys per section, in the order docs/blueprint.md lists them.
@@ -222,6 +275,16 @@ const Keys kTransferBases{"adequacy", "scc", "bcr", "derogation"};
 const Keys kMigLayouts{"all-balanced"};
 
 constexpr int kNoMin = INT_MIN;
+constexpr int kMaxInteger = INT_MAX;
+// Limits on sizes that become resources, loops or memory (docs/blueprint.md,
+// "Limits"): a typo such as `count: 2000000000` is an error naming the limit,
+// not an out-of-memory abort in plan.
+constexpr int kMaxPoolNodes = 100000;     // nodes in a node pool; instances (desired, max) in a burst pool
+constexpr int kMaxGpusPerNode = 64;
+constexpr int kMaxRdmaNics = 64;          // per node
+constexpr int kMaxCpuCores = 16384;
+constexpr int kMaxMemoryGb = 1048576;     // 1 PiB
+constexpr int kMaxMigInstances = 64;      // per GPU; the catalog's profiles allow at most 7
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -251,10 +314,13 @@ bool valid_env_name(std::string_view s) {
 // Quoted scalars are strings: `count: "2"` is not an integer.
 bool plain_scalar(const Node& n) { return n.IsScalar() && !n.quoted(); }
 
-std::optional<long long> parse_int(const std::string& s) {
+/// A whole number; `*too_large` is set when it is one but does not fit.
+std::optional<long long> parse_int(const std::string& s, bool* too_large = nullptr) {
   long long v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range && p == s.data() + s.size() && too_large && s[0] != '-') *too_large = true;
   if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  if (v > INT_MAX && too_large) *too_large = true;
   return v;
 }
 
@@ -323,6 +389,7 @@ class Obj {
     Node value;
     SourceLoc key_loc;
     SourceLoc value_loc;
+    bool merge = false;  ///< a plain `<<` left unmerged (its value is not a map)
   };
 
   /// `where` is the map's position (a fallback when the node has none).
@@ -345,6 +412,7 @@ class Obj {
     for (const auto& [k, v] : node.pairs()) {
       Entry e;
       e.key = k.Scalar();
+      e.merge = e.key == "<<" && !k.quoted();
       e.value = v;
       e.key_loc = c_->loc(k);
       // A null value (`key:`) has no useful mark of its own: point at the key.
@@ -362,6 +430,11 @@ class Obj {
   void check_keys() const {
     for (size_t i = 0; i < entries_.size(); ++i) {
       const Entry& e = entries_[i];
+      if (e.merge) {  // a merge key TreeBuilder could not merge
+        c_->error("BP003", e.key_loc, "the YAML merge key '<<' in " + label_ + " must name a map, not " + describe(e.value),
+                  "write '<<: *name' where '&name' marks a map (or '<<: [*a, *b]'); see docs/blueprint.md");
+        continue;
+      }
       if (std::find(keys_->begin(), keys_->end(), e.key) == keys_->end()) {
         c_->error("BP002", e.key_loc, "unknown key '" + path(e.key) + "' in " + label_, suggest(e.key, *keys_));
         continue;
@@ -441,12 +514,20 @@ class Obj {
     return true;
   }
 
-  bool integer(std::string_view key, int& out, bool required = false, int min = 0) const {
+  /// An integer from `min` to `max` (kMaxInteger: anything an int holds).
+  bool integer(std::string_view key, int& out, bool required = false, int min = 0, int max = kMaxInteger) const {
     const Entry* e = get(key, required);
     if (!e) return false;
     std::optional<long long> v;
-    if (plain_scalar(e->value)) v = parse_int(e->value.Scalar());
-    if (!v || *v > INT_MAX || *v < INT_MIN) {
+    bool huge = false;
+    if (plain_scalar(e->value)) v = parse_int(e->value.Scalar(), &huge);
+    if (huge || (v && *v > max)) {
+      invalid(*e, "'" + path(key) + "' in " + label_ + " is " + e->value.Scalar() + ", more than the limit of " +
+                      std::to_string(max),
+              max == kMaxInteger ? "use a smaller number" : "use at most " + std::to_string(max) + " (docs/blueprint.md, \"Limits\")");
+      return false;
+    }
+    if (!v || *v < INT_MIN) {
       wrong_type(*e, "an integer");
       return false;
     }
@@ -615,6 +696,54 @@ struct NameTable {
   }
 };
 
+/// What is wrong with a BMC endpoint URL: {code, message, hint}, or nullopt.
+/// Anything but https:// would send the password in clear text (BP011), as
+/// would a URL without a scheme or host (BP011); a user or password in the
+/// URL (BP008) would land in plans and state, and is never repeated.
+struct EndpointProblem {
+  const char* code;
+  std::string message, hint;
+  bool secret = false;  ///< the URL holds a secret: show neither it nor its source line
+};
+std::optional<EndpointProblem> endpoint_problem(const std::string& url) {
+  const size_t sep = url.find("://");
+  std::string scheme = sep == std::string::npos ? "" : url.substr(0, sep);
+  for (char& ch : scheme) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string rest = sep == std::string::npos ? url : url.substr(sep + 3);
+  const std::string authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (authority.find('@') != std::string::npos)
+    return EndpointProblem{"BP008",
+                           "holds a user name or password in the URL (USER:PASSWORD@HOST); it would be shown in "
+                           "plans and stored in state",
+                           "remove it from the URL; the BMC user and password come from bmc.credentials (env:NAME "
+                           "or file:PATH)",
+                           true};
+  if (scheme == "https") {
+    if (authority.empty() || authority[0] == ':')
+      return EndpointProblem{"BP011", "has no host",
+                             "write https://HOST[:PORT][/PATH], e.g. https://bmc-{index}.dc1.example"};
+    return std::nullopt;
+  }
+  if (scheme == "http")
+    return EndpointProblem{"BP011",
+                           "uses plain http: the BMC user and password would be sent in clear text",
+                           "use https:// (Redfish services speak TLS; for a private CA set bmc.ca_bundle); plain "
+                           "http is never accepted"};
+  if (sep == std::string::npos)
+    return EndpointProblem{"BP011", "has no scheme", "write it as a URL: https://" + url};
+  return EndpointProblem{"BP011", "uses scheme '" + scheme + "'",
+                         "BMCs are reached over Redfish: write https://HOST[:PORT][/PATH]"};
+}
+
+void check_bmc_endpoint(const Ctx& c, const std::string& url, const SourceLoc& at, const std::string& who) {
+  auto p = endpoint_problem(url);
+  if (!p) return;
+  c.error(p->code, at,
+          (p->secret ? "'bmc.endpoints' in " + who + " " : "BMC endpoint '" + url + "' in " + who + " ") + p->message,
+          p->hint);
+  if (p->secret) c.diags->back().show_source = false;  // the excerpt would print the password
+}
+
 class Loader {
  public:
   Loader(Blueprint& bp, Diagnostics& diags) : bp_(bp), diags_(diags) {}
@@ -658,12 +787,30 @@ class Loader {
 
 void Loader::load_text(const std::string& file, const std::string& text) {
   Ctx c{file, &diags_};
+  // YAML text is Unicode; a byte that is not UTF-8 would reach plans, state
+  // and reports as invalid JSON text. Refused here, where the position is
+  // known. (UTF-16/32 files, which start with a byte order mark, are left to
+  // yaml-cpp, which converts them.)
+  const bool wide_bom = text.size() >= 2 && ((text[0] == '\xFE' && text[1] == '\xFF') ||
+                                              (text[0] == '\xFF' && text[1] == '\xFE') || text[0] == '\0');
+  if (auto bad = wide_bom ? std::nullopt : invalid_utf8_offset(text)) {
+    int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(*bad), '\n'));
+    size_t line_start = text.rfind('\n', *bad == 0 ? 0 : *bad - 1);
+    line_start = *bad == 0 || line_start == std::string::npos ? 0 : line_start + 1;
+    static const char* hex = "0123456789abcdef";
+    auto byte = static_cast<unsigned char>(text[*bad]);
+    c.error("BP001", {file, line, static_cast<int>(*bad - line_start) + 1},
+            std::string("the file is not valid UTF-8: byte 0x") + hex[byte >> 4] + hex[byte & 0xf] +
+                " is not part of a valid UTF-8 sequence",
+            "save the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8), or remove the stray bytes");
+    return;
+  }
   std::deque<Raw> arena;
   TreeBuilder builder(arena);
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
-    while (parser.HandleNextDocument(builder)) {
+    while (parser.HandleNextDocument(builder) && !builder.stalled) {
     }
   } catch (const YAML::Exception& e) {
     SourceLoc at = e.mark.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, e.mark.line + 1, e.mark.column + 1};
@@ -671,6 +818,22 @@ void Loader::load_text(const std::string& file, const std::string& text) {
             "fix the YAML near here (indentation, an unclosed quote or bracket, a missing ':')");
     return;
   }
+  if (builder.stalled) {
+    c.error("BP001", {file, builder.stalled->line + 1, builder.stalled->column + 1},
+            "YAML syntax error: the parser cannot read past this point",
+            "fix the YAML near here (a stray ',', ']' or '}' outside a flow collection?)");
+    return;
+  }
+  // A value that is not valid UTF-8 cannot be shown, stored in JSON state or
+  // handed to policies, so it stops the load here. The check of the whole
+  // text above finds raw bytes in UTF-8 files; this one is the net for what
+  // yaml-cpp decodes itself (files that start like UTF-16/32).
+  for (const YAML::Mark& m : builder.bad_utf8)
+    c.error("BP001", m.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, m.line + 1, m.column + 1},
+            "this value is not valid UTF-8 text",
+            "save the file as UTF-8 (iconv -f LATIN1 -t UTF-8), or write the character as an escape such as "
+            "\"\\u00e9\"");
+  if (!builder.bad_utf8.empty()) return;
   const std::vector<Node>& docs = builder.docs;
   if (docs.empty()) {
     c.error("BP004", {file, 1, 1}, "the file is empty: missing required fields 'apiVersion' and 'kind'",
@@ -932,14 +1095,14 @@ void Loader::load_node_pools(const Obj& top) {
     o.enumeration("provider", p.provider, kNodeProviders, false,
                   cloud ? "node pools are bare-metal machines (provider: baremetal); put cloud capacity under burst_pools"
                         : "");
-    o.integer("count", p.count, true);
+    o.integer("count", p.count, true, 0, kMaxPoolNodes);
     o.enumeration("role", p.role, kRoles);
     if (auto h = o.sub("hardware", kHardwareKeys, true)) {
       h->str("gpu", p.hardware.gpu, true);
-      h->integer("gpus_per_node", p.hardware.gpus_per_node, true);
-      h->integer("cpu_cores", p.hardware.cpu_cores);
-      h->integer("memory_gb", p.hardware.memory_gb);
-      h->integer("rdma_nics", p.hardware.rdma_nics);
+      h->integer("gpus_per_node", p.hardware.gpus_per_node, true, 0, kMaxGpusPerNode);
+      h->integer("cpu_cores", p.hardware.cpu_cores, false, 0, kMaxCpuCores);
+      h->integer("memory_gb", p.hardware.memory_gb, false, 0, kMaxMemoryGb);
+      h->integer("rdma_nics", p.hardware.rdma_nics, false, 0, kMaxRdmaNics);
     }
     double largest = 0;
     if (o.number("largest_model_gb", largest)) p.largest_model_gb = largest;
@@ -992,19 +1155,29 @@ void Loader::load_node_pools(const Obj& top) {
         if (ep->value.IsScalar()) {
           bmc.endpoints = {ep->value.Scalar()};
           b->record("endpoints", ep->value_loc);
+          check_bmc_endpoint(c, bmc.endpoints[0], ep->value_loc, o.label());
           if (bmc.endpoints[0].find("{index}") == std::string::npos)
             b->invalid(*ep,
                        "'bmc.endpoints' in " + o.label() + " is one endpoint without '{index}' for a pool of nodes",
                        "use a template such as \"https://bmc-{index}.dc1.example\" or list one endpoint per node");
-        } else if (b->str_list("endpoints", bmc.endpoints) && static_cast<int>(bmc.endpoints.size()) != p.count &&
-                   p.count > 0) {
-          b->invalid(*ep,
-                     "'bmc.endpoints' in " + o.label() + " lists " + std::to_string(bmc.endpoints.size()) +
-                         " endpoint(s) for " + std::to_string(p.count) + " node(s)",
-                     "list exactly one endpoint per node, or use a template with {index}");
+        } else if (b->str_list("endpoints", bmc.endpoints)) {
+          for (size_t k = 0; k < bmc.endpoints.size(); ++k)
+            check_bmc_endpoint(c, bmc.endpoints[k], p.origin.at("bmc.endpoints." + std::to_string(k)), o.label());
+          if (static_cast<int>(bmc.endpoints.size()) != p.count && p.count > 0)
+            b->invalid(*ep,
+                       "'bmc.endpoints' in " + o.label() + " lists " + std::to_string(bmc.endpoints.size()) +
+                           " endpoint(s) for " + std::to_string(p.count) + " node(s)",
+                       "list exactly one endpoint per node, or use a template with {index}");
         }
       }
-      if (b->str("credentials", bmc.credentials, true)) {
+      if (const Obj::Entry* ce_map = b->get("credentials"); ce_map && !ce_map->value.IsScalar()) {
+        // A map or list here is usually {user: ..., password: ...}: report
+        // the type without the source line, which would print the password.
+        b->wrong_type(*ce_map, "a string");
+        c.diags->back().show_source = false;
+        c.diags->back().hint = "write credentials: env:NAME or file:PATH; the user and password go in that "
+                               "variable or file as \"user:password\", never in the blueprint";
+      } else if (b->str("credentials", bmc.credentials, true)) {
         const std::string& cr = bmc.credentials;
         const Obj::Entry* ce = b->get("credentials");
         if (starts_with(cr, "env:")) {
@@ -1034,7 +1207,7 @@ void Loader::load_node_pools(const Obj& top) {
     if (auto m = o.sub("mig", kMigKeys)) {
       const bool mixed = m->get("layout") || m->get("profiles");
       m->str("profile", p.mig.profile, !mixed);
-      m->integer("instances", p.mig.instances);
+      m->integer("instances", p.mig.instances, false, 0, kMaxMigInstances);
       m->enumeration("layout", p.mig.layout, kMigLayouts);
       if (const Obj::Entry* prof = m->get("profiles")) {
         if (!prof->value.IsMap()) {
@@ -1044,7 +1217,7 @@ void Loader::load_node_pools(const Obj& top) {
           for (const auto& [k, v] : prof->value.pairs()) {
             std::optional<long long> n;
             if (plain_scalar(v)) n = parse_int(v.Scalar());
-            if (!n || *n < 1 || *n > 64) {
+            if (!n || *n < 1 || *n > kMaxMigInstances) {
               c.error("BP003", c.loc(v.IsNull() ? k : v),
                       "'mig.profiles." + k.Scalar() + "' in " + o.label() + " must be a count of instances per GPU, not " +
                           describe(v),
@@ -1088,8 +1261,8 @@ void Loader::load_burst_pools(const Obj& top) {
       o.invalid(*o.get("resource_group"), "'resource_group' in " + o.label() + " applies only to azure burst pools",
                 "remove it, or set provider: azure");
     o.str("instance_type", p.instance_type, true);
-    bool has_desired = o.integer("desired", p.desired);
-    bool has_max = o.integer("max", p.max);
+    bool has_desired = o.integer("desired", p.desired, false, 0, kMaxPoolNodes);
+    bool has_max = o.integer("max", p.max, false, 0, kMaxPoolNodes);
     if (has_desired && has_max && p.desired > p.max)
       o.invalid(*o.get("desired"),
                 "'desired' (" + std::to_string(p.desired) + ") exceeds 'max' (" + std::to_string(p.max) + ") in " +
@@ -1308,6 +1481,13 @@ LoadResult load_strings(const std::vector<std::pair<std::string, std::string>>& 
   loader.check_references();
   sort_diagnostics(r.diagnostics);
   return r;
+}
+
+std::string bmc_endpoint_problem(const std::string& url) {
+  auto p = endpoint_problem(url);
+  if (!p) return "";
+  return (p->secret ? std::string("the BMC endpoint URL ") : "the BMC endpoint '" + url + "' ") + p->message + "; " +
+         p->hint;
 }
 
 LoadResult load_string(const std::string& text, const std::string& name) { return load_strings({{name, text}}); }

@@ -30,6 +30,12 @@ std::vector<std::string> collect_blueprint_files(const std::vector<std::string>&
 /// Never throws.
 LoadResult load_files(const std::vector<std::string>& files);
 
+/// Why `url` cannot be a BMC endpoint, or "" when it can: it must be
+/// https:// with a host and no user or password in it (BMC passwords never
+/// cross the network in clear text, and never sit in a blueprint). The text
+/// never repeats a password.
+std::string bmc_endpoint_problem(const std::string& url);
+
 /// Loads from text already in memory (tests, `plan --against`); `name` is used
 /// as the file name in locations.
 LoadResult load_string(const std::string& text, const std::string& name);

@@ -43,6 +43,9 @@ bool check_clean(const Args& args, Io& io, const std::vector<std::string>& files
 /// policy hashes, state lineage and serial, git commit, plinth version, and
 /// the signature with --verify-key) and executes exactly the saved plan.
 int apply_planfile(const Args& args, Io& io, const std::string& path) {
+  if (args.has("target"))
+    return fail(io, "apply", "-target selects resources while planning; a saved plan runs as it was saved (make it "
+                             "with plinth plan -target ADDRESS -out PLANFILE)");
   std::optional<plan::PlanKey> key;
   if (auto key_path = args.get("verify-key")) {
     auto k = plan::PlanKey::load(*key_path);
@@ -61,6 +64,9 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
   Args from_plan = args;
   from_plan.positional = files;
   from_plan.set("refresh", "false");
+  // Saving the plan after reviewing it was the approval (Terraform asks no
+  // question for a saved plan either); what runs is exactly what was shown.
+  from_plan.set("auto-approve", "true");
   ProviderSet providers(from_plan);
   auto planned = build_plan(from_plan, io, "apply", providers);
   if (!planned) return kExitFailure;
@@ -80,10 +86,11 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
 }
 
 int run_apply(const Args& args, Io& io) {
+  if (is_planfile(args.positional)) return apply_planfile(args, io, args.positional.front());
   if (!args.flag("auto-approve") && !io.in_tty)
     return fail(io, "apply", "stdin is not a terminal, so there is no one to confirm the changes; review them with "
-                             "'plinth plan' and re-run with --auto-approve");
-  if (is_planfile(args.positional)) return apply_planfile(args, io, args.positional.front());
+                             "'plinth plan -out PLANFILE' and apply that file (no question is asked for a saved "
+                             "plan), or re-run with --auto-approve");
   if (args.has("verify-key"))
     return fail(io, "apply", "--verify-key applies to a saved plan file: plinth apply PLANFILE --verify-key KEY");
   Diagnostics diags;
@@ -100,17 +107,22 @@ std::vector<FlagSpec> apply_flags() {
   flags.push_back({"verify-key", "KEY",
                    "With a saved plan: refuse it unless it is signed by this Ed25519 public key or HMAC secret."});
   flags.push_back({"allow-dirty", "", "Apply blueprint files that have uncommitted git changes."});
+  flags.push_back({"target", "ADDRESS",
+                   "Apply only ADDRESS (or every node of TYPE.POOL) and what it depends on; for exceptional "
+                   "situations (docs/apply.md).",
+                   true});
   return flags;
 }
 
 const Register reg({
     "apply",
     "plinth apply PATH...|PLANFILE [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] "
-    "[--refresh=false] [--verify-key KEY] [--allow-dirty]",
+    "[--refresh=false] [--verify-key KEY] [--allow-dirty] [-target ADDRESS]...",
     "Create, update, replace or destroy resources so they match the blueprint.",
     "Plans as 'plinth plan' does (refreshing state through the providers first unless\n"
     "--refresh=false), prints the plan, runs the policy gate, asks for confirmation on a\n"
-    "terminal (only 'yes' approves; without a terminal --auto-approve is required), then\n"
+    "terminal (only 'yes' approves; without a terminal --auto-approve is required; a saved\n"
+    "plan file is applied without a question: saving it was the approval), then\n"
     "carries out the changes in dependency order, --parallelism at a time, retrying\n"
     "throttled and retryable errors. The state is saved after every completed operation.\n"
     "SIGINT/SIGTERM stop starting new operations and wait for those in flight; a second\n"

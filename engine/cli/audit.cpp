@@ -20,7 +20,26 @@ int run_audit(const Args& args, Io& io) {
       format != "md")
     return fail(io, "audit", "--format " + format + ": use one of json, sarif, junit, markdown, html");
 
-  auto loaded = load_blueprint(args.positional, io);
+  const std::string output = args.get_or("output", "-");
+  const std::string fmt = format == "md" ? "markdown" : format;
+  // An invalid blueprint still gets its report, with the validation errors
+  // as findings: CI uploads it either way (docs/ci.md).
+  auto loaded = load_blueprint(args.positional, io, [&](const Checked& c) {
+    audit::RunInput in;
+    in.files = c.files;
+    in.validation = c.diagnostics;
+    in.policy_dirs = policy_dirs(args);
+    auto report = audit::collect_report(in);
+    if (!report) {
+      fail(io, "audit", report.error().message);
+      return;
+    }
+    if (output != "-") std::fflush(io.out);
+    if (auto st = audit::write_report(*report, fmt, output); !st) fail(io, "audit", st.error().message);
+    else if (output != "-")
+      std::fprintf(io.err, "wrote %s report to %s (the blueprint is invalid: no policy was evaluated)\n",
+                   format.c_str(), output.c_str());
+  });
   if (!loaded) return kExitFailure;
   auto desired = graph::expand(loaded->blueprint);
   if (!desired) return fail(io, "audit", desired.error().message);
@@ -43,15 +62,15 @@ int run_audit(const Args& args, Io& io) {
   in.state_path = state_path;
   in.policy_dirs = dirs;
   in.waivers_path = (std::filesystem::path(bp_dir) / "waivers.yaml").string();
+  in.validation = loaded->diagnostics;  // warnings (NET007, ...) are findings too
   auto report = audit::collect_report(in);
   if (!report) return fail(io, "audit", report.error().message);
   if (auto fw = args.get("framework")) {
     if (auto st = audit::restrict_to_framework(*report, *fw); !st) return fail(io, "audit", st.error().message);
   }
 
-  const std::string output = args.get_or("output", "-");
   if (output != "-") std::fflush(io.out);
-  if (auto st = audit::write_report(*report, format == "md" ? "markdown" : format, output); !st)
+  if (auto st = audit::write_report(*report, fmt, output); !st)
     return fail(io, "audit", st.error().message);
   if (output != "-") std::fprintf(io.err, "wrote %s report to %s\n", format.c_str(), output.c_str());
 
@@ -74,7 +93,8 @@ const Register reg({
     "--framework: one of that framework's), a waiver expired or a pack is broken, unless\n"
     "--soft-fail. docs/audit.md describes every format.",
     {
-        {"format", "F", "json (default), sarif, junit, markdown or html."},
+        {"format", "F", "json (default), sarif, junit, markdown or html.", false,
+         {"json", "sarif", "junit", "markdown", "html"}},
         {"output", "FILE", "Write the report to FILE instead of stdout."},
         {"framework", "F", "Only this framework's policies, with its full control list (hipaa, soc2, gdpr)."},
         {"state", "FILE", "State file to plan against (default: plinth.state.json beside the first blueprint)."},

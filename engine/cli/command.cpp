@@ -12,14 +12,6 @@ std::vector<Command>& registry() {
   return r;
 }
 
-const std::vector<FlagSpec>& common_flags() {
-  static const std::vector<FlagSpec> f = {
-      {"help", "", "Show this help."},
-      {"no-color", "", "Never colour the output (also NO_COLOR=1)."},
-  };
-  return f;
-}
-
 const FlagSpec* find_flag(const Command& cmd, const std::string& name) {
   for (const auto& f : cmd.flags)
     if (f.name == name) return &f;
@@ -28,6 +20,14 @@ const FlagSpec* find_flag(const Command& cmd, const std::string& name) {
   return nullptr;
 }
 }  // namespace
+
+const std::vector<FlagSpec>& common_flags() {
+  static const std::vector<FlagSpec> f = {
+      {"help", "", "Show this help."},
+      {"no-color", "", "Never colour the output (also NO_COLOR=1)."},
+  };
+  return f;
+}
 
 Register::Register(Command c) { registry().push_back(std::move(c)); }
 
@@ -122,7 +122,9 @@ std::string command_help(const Command& cmd) {
       std::string left = "  --" + f.name + (f.value_name.empty() ? "" : " " + f.value_name);
       if (left.size() < 30) left.resize(30, ' ');
       else left += "\n" + std::string(30, ' ');
-      out += left + f.help + (f.repeatable ? " (repeatable)" : "") + "\n";
+      // Say "(repeatable)" once, whether or not the help text already does.
+      const bool says = f.help.find("(repeatable") != std::string::npos;
+      out += left + f.help + (f.repeatable && !says ? " (repeatable)" : "") + "\n";
     }
   };
   out += "\nFlags:\n";

@@ -21,6 +21,7 @@ struct FlagSpec {
   std::string value_name;  ///< "" for a boolean flag ("--x", "--x=true|false")
   std::string help;
   bool repeatable = false;
+  std::vector<std::string> choices;  ///< the values it takes, when it is a fixed set (shell completion)
 };
 
 /// Parsed command line of one command. Flags may be written `--flag`,
@@ -62,6 +63,7 @@ struct Command {
   std::vector<FlagSpec> flags;
   RunFn run = nullptr;
   int order = 100;  ///< position in `plinth help`
+  std::vector<std::string> subcommands;  ///< "state list|show|...": the first argument's words (shell completion)
 };
 
 /// All registered commands, sorted by `order` then name.
@@ -75,6 +77,9 @@ struct Register {
 /// Parses argv (after the command name) against `cmd.flags`. Flags common to
 /// every command (--help, --no-color, --chdir) are added automatically.
 Result<Args> parse_args(const Command& cmd, const std::vector<std::string>& argv);
+
+/// The flags every command accepts (--help, --no-color), after its own.
+const std::vector<FlagSpec>& common_flags();
 
 /// The text of `plinth help NAME`.
 std::string command_help(const Command& cmd);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "engine/blueprint/loader.h"
+#include "engine/core/hash.h"
 #include "engine/core/strings.h"
 #include "engine/validate/validate.h"
 
@@ -21,45 +22,65 @@ void print_diagnostics(const Diagnostics& ds, Io& io) {
 }
 
 int fail(Io& io, const std::string& command, const std::string& message) {
-  std::fprintf(io.err, "plinth %s: %s\n", command.c_str(), message.c_str());
+  // Messages quote user input (paths, values): never let it drive the terminal.
+  std::fprintf(io.err, "plinth %s: %s\n", command.c_str(), safe_text(message).c_str());
   return kExitFailure;
 }
 
-std::optional<Loaded> load_blueprint(const std::vector<std::string>& paths, Io& io) {
+Checked check_blueprint(const std::vector<std::string>& paths) {
+  Checked out;
   if (paths.empty()) {
-    std::fprintf(io.err, "plinth: no blueprint given; pass blueprint files or directories (e.g. blueprints/examples/lab.yaml)\n");
-    return std::nullopt;
+    out.fatal = "no blueprint given; pass blueprint files or directories (e.g. blueprints/examples/lab.yaml)";
+    return out;
   }
-  Diagnostics diags;
+  Diagnostics& diags = out.diagnostics;
   auto files = bp::collect_blueprint_files(paths, diags);
+  for (const auto& f : files) out.files.push_back({f, sha256_file(f)});
   if (has_errors(diags) || files.empty()) {
     if (files.empty() && !has_errors(diags))
       diags.push_back({"BP000", Severity::Error, "no blueprint files (*.yaml, *.yml) found in " + join(paths, ", "), {}, "", ""});
-    print_diagnostics(diags, io);
-    return std::nullopt;
+    out.failed_at = Checked::Stage::Files;
+    return out;
   }
   auto loaded = bp::load_files(files);
+  diags = loaded.diagnostics;
   if (!loaded.ok()) {
-    print_diagnostics(loaded.diagnostics, io);
-    std::fprintf(io.err, "%zu error(s); fix them and run again.\n", count(loaded.diagnostics, Severity::Error));
-    return std::nullopt;
+    out.failed_at = Checked::Stage::Load;
+    return out;
   }
   auto cat = load_catalog();
   if (!cat) {
-    std::fprintf(io.err, "plinth: cannot load the catalog: %s\n", cat.error().message.c_str());
-    return std::nullopt;
+    out.fatal = "cannot load the catalog: " + cat.error().message;
+    return out;
   }
-  Diagnostics all = loaded.diagnostics;
   Diagnostics domain = validate::validate(loaded.blueprint, *cat);
-  all.insert(all.end(), domain.begin(), domain.end());
-  sort_diagnostics(all);
-  print_diagnostics(all, io);
-  if (has_errors(all)) {
-    std::fprintf(io.err, "%zu error(s), %zu warning(s); fix the errors and run again.\n", count(all, Severity::Error),
-                 count(all, Severity::Warning));
+  diags.insert(diags.end(), domain.begin(), domain.end());
+  sort_diagnostics(diags);
+  if (has_errors(diags)) return out;
+  out.loaded = Loaded{std::move(loaded.blueprint), std::move(*cat), diags};
+  return out;
+}
+
+std::optional<Loaded> load_blueprint(const std::vector<std::string>& paths, Io& io,
+                                     const std::function<void(const Checked&)>& report) {
+  Checked c = check_blueprint(paths);
+  if (!c.fatal.empty()) {
+    print_diagnostics(c.diagnostics, io);
+    std::fprintf(io.err, "plinth: %s\n", safe_text(c.fatal).c_str());
     return std::nullopt;
   }
-  return Loaded{std::move(loaded.blueprint), std::move(*cat), std::move(all)};
+  print_diagnostics(c.diagnostics, io);
+  if (c.loaded) return std::move(c.loaded);
+  const size_t errors = count(c.diagnostics, Severity::Error), warnings = count(c.diagnostics, Severity::Warning);
+  if (c.failed_at == Checked::Stage::Load) std::fprintf(io.err, "%zu error(s); fix them and run again.\n", errors);
+  if (c.failed_at == Checked::Stage::Rules)
+    std::fprintf(io.err, "%zu error(s), %zu warning(s); fix the errors and run again.\n", errors, warnings);
+  if (report) report(c);
+  return std::nullopt;
+}
+
+std::optional<Loaded> load_blueprint(const std::vector<std::string>& paths, Io& io) {
+  return load_blueprint(paths, io, nullptr);
 }
 
 }  // namespace plinth::cli

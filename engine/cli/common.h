@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,9 +22,27 @@ struct Loaded {
 /// The catalog: PLINTH_CATALOG_DIR when set, else the one built in.
 Result<catalog::Catalog> load_catalog();
 
-/// Loads PATH... (files or directories), runs the domain rules, prints every
-/// diagnostic to io.err, and returns nullopt when there was any error.
+/// What checking a blueprint found, printed nowhere yet.
+struct Checked {
+  std::optional<Loaded> loaded;      ///< set when it loaded and validated (warnings allowed)
+  Diagnostics diagnostics;           ///< every loader and domain-rule diagnostic, sorted
+  std::vector<bp::SourceFile> files;  ///< the blueprint files read, with sha256 (also when invalid)
+  std::string fatal;                 ///< a problem that is no diagnostic (the catalog cannot be read)
+  enum class Stage { Files, Load, Rules } failed_at = Stage::Rules;  ///< where an invalid blueprint stopped
+};
+
+/// Loads PATH... (files or directories) and runs the domain rules.
+Checked check_blueprint(const std::vector<std::string>& paths);
+
+/// check_blueprint, printing every diagnostic (and the error count) to
+/// io.err; nullopt when there was any error.
 std::optional<Loaded> load_blueprint(const std::vector<std::string>& paths, Io& io);
+
+/// load_blueprint for commands that write reports (audit, plan --report):
+/// when the blueprint is invalid, `report` is called with what was found
+/// (before returning nullopt), so CI still gets a report.
+std::optional<Loaded> load_blueprint(const std::vector<std::string>& paths, Io& io,
+                                     const std::function<void(const Checked&)>& report);
 
 /// Prints diagnostics (errors and warnings) to io.err with source excerpts.
 void print_diagnostics(const Diagnostics& ds, Io& io);

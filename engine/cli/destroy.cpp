@@ -14,16 +14,23 @@ int run_destroy(const Args& args, Io& io) {
   return execute_plan(args, io, "destroy", *planned, providers);
 }
 
+std::vector<FlagSpec> destroy_flags() {
+  auto flags = execute_flags();
+  flags.push_back({"target", "ADDRESS",
+                   "Destroy only ADDRESS (or every node of TYPE.POOL) and what depends on it.", true});
+  return flags;
+}
+
 const Register reg({
     "destroy",
-    "plinth destroy PATH... [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D]",
+    "plinth destroy PATH... [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] [-target ADDRESS]...",
     "Destroy every resource recorded in state.",
     "Plans a delete for every resource in the state of PATH... (refreshed first unless\n"
     "--refresh=false), dependents before what they depend on, and carries it out like\n"
     "apply: confirmation, policy gate, parallelism, retries, a state save after every\n"
     "deletion, signals. Bare-metal nodes are powered off and their boot override cleared;\n"
     "disks are never wiped. Exit codes: 0 everything was destroyed, 1 otherwise.",
-    execute_flags(),
+    destroy_flags(),
     run_destroy,
     32,
 });

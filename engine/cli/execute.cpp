@@ -9,6 +9,7 @@
 
 #include "engine/apply/executor.h"
 #include "engine/cli/policy_gate.h"
+#include "engine/core/strings.h"
 #include "engine/plan/format.h"
 
 namespace plinth::cli {
@@ -90,7 +91,7 @@ class Progress {
     }
     if (!line.empty()) {
       clear_bar();
-      std::fprintf(io_.out, "%s\n", line.c_str());
+      std::fprintf(io_.out, "%s\n", safe_text(line).c_str());  // provider errors quote BMC answers
       std::fflush(io_.out);
     }
     draw_bar();
@@ -254,7 +255,9 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
     heading[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(heading[0])));
     std::fprintf(io.out, "%s:\n", heading.c_str());
     for (const auto& o : report.outcomes)
-      if (o.status == s) std::fprintf(io.out, "  %s (%s): %s\n", o.address.c_str(), plan::to_string(o.action), o.error.c_str());
+      if (o.status == s)
+        std::fprintf(io.out, "  %s (%s): %s\n", o.address.c_str(), plan::to_string(o.action),
+                     safe_text(o.error).c_str());
   }
   std::fflush(io.out);
   if (!report.journal_error.empty())

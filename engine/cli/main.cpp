@@ -42,10 +42,7 @@ int main(int argc, char** argv) {
       print_overview(stdout);
       return kExitSuccess;
     }
-    if (name == "--version" || name == "-version" || name == "version") {
-      std::printf("plinth %s\n", PLINTH_VERSION);
-      return kExitSuccess;
-    }
+    if (name == "--version" || name == "-version") name = "version";
     if (name == "help") {
       if (rest.empty()) {
         print_overview(stdout);
@@ -58,14 +55,14 @@ int main(int argc, char** argv) {
     if (!cmd) {
       std::vector<std::string> names;
       for (const Command* c : commands()) names.push_back(c->name);
-      std::fprintf(stderr, "plinth: unknown command '%s'", name.c_str());
+      std::fprintf(stderr, "plinth: unknown command '%s'", plinth::safe_text(name).c_str());
       if (auto m = plinth::closest_match(name, names)) std::fprintf(stderr, "; did you mean '%s'?", m->c_str());
       std::fprintf(stderr, "\nRun 'plinth help' for the list of commands.\n");
       return kExitFailure;
     }
     auto args = parse_args(*cmd, rest);
     if (!args) {
-      std::fprintf(stderr, "%s\n", args.error().message.c_str());
+      std::fprintf(stderr, "%s\n", plinth::safe_text(args.error().message).c_str());
       return kExitFailure;
     }
     if (args->flag("help")) {
@@ -81,7 +78,7 @@ int main(int argc, char** argv) {
     return cmd->run(*args, io);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "plinth: internal error: %s\nThis is a bug; please report it with the command line.\n",
-                 e.what());
+                 plinth::safe_text(e.what()).c_str());
     return kExitFailure;
   }
 }

@@ -53,7 +53,9 @@ int print_against(const Args& args, Io& io, const Planned& planned, const Policy
   in.blueprint_json = bp::to_json(base.blueprint);
   in.resources = &base_graph->resources;
   in.plan = &base_plan;
-  policy::Evaluation base_eval = policy::evaluate(policy_dirs(args), in);
+  policy::Options options;
+  options.limits = policy_limits(io);
+  policy::Evaluation base_eval = policy::evaluate(policy_dirs(args), in, options);
   const std::string bp_dir = blueprint_dir(args.positional);
   auto waivers = policy::load_waivers((std::filesystem::path(bp_dir) / "waivers.yaml").string());
   policy::apply_waivers(waivers.waivers, policy::today_utc(), base_eval);
@@ -78,6 +80,7 @@ int write_outputs(const Args& args, Io& io, const Planned& planned, const Policy
     in.state_path = planned.state.path;
     in.policy_dirs = policy_dirs(args);
     in.waivers_path = (std::filesystem::path(blueprint_dir(args.positional)) / "waivers.yaml").string();
+    in.validation = planned.loaded.diagnostics;
     auto report = audit::collect_report(in);
     if (!report) return fail(io, "plan", report.error().message);
     for (const auto& spec : args.all("report")) {
@@ -116,11 +119,39 @@ int write_outputs(const Args& args, Io& io, const Planned& planned, const Policy
   return kExitSuccess;
 }
 
+/// --report FORMAT:FILE for a blueprint that did not load or validate: the
+/// reports hold its diagnostics, so CI's always-run upload steps find them.
+void write_invalid_reports(const Args& args, Io& io, const Checked& checked) {
+  if (args.all("report").empty()) return;
+  audit::RunInput in;
+  in.files = checked.files;
+  in.validation = checked.diagnostics;
+  in.policy_dirs = policy_dirs(args);
+  auto report = audit::collect_report(in);
+  if (!report) {
+    fail(io, "plan", report.error().message);
+    return;
+  }
+  for (const auto& spec : args.all("report")) {
+    auto target = audit::parse_report_target(spec);
+    if (!target) {
+      fail(io, "plan", target.error().message);
+      continue;
+    }
+    if (auto st = audit::write_report(*report, target->format, target->path); !st)
+      fail(io, "plan", st.error().message);
+    else if (target->path != "-")
+      std::fprintf(io.err, "wrote %s report to %s (the blueprint is invalid: no policy was evaluated)\n",
+                   target->format.c_str(), target->path.c_str());
+  }
+}
+
 int run_plan(const Args& args, Io& io) {
   // 1-4. load, expand, state, refresh, diff (the state lock is released when
   // `planned` dies: plan never writes state)
   ProviderSet providers(args);
-  auto planned = build_plan(args, io, "plan", providers);
+  auto planned = build_plan(args, io, "plan", providers, args.flag("destroy"),
+                            [&](const Checked& c) { write_invalid_reports(args, io, c); });
   if (!planned) return kExitFailure;
   const Loaded* loaded = &planned->loaded;
   const state::StateDocument* prior = &planned->state.doc;
@@ -154,8 +185,8 @@ int run_plan(const Args& args, Io& io) {
 
 const Register reg({
     "plan",
-    "plinth plan PATH... [--state FILE] [--json] [--detailed-exitcode] [--lock-timeout D] [--report FORMAT:FILE]... "
-    "[-out PLANFILE [--sign-key KEY]] [--against REF]",
+    "plinth plan PATH... [--state FILE] [--json] [--detailed-exitcode] [--lock-timeout D] [-lock=false] "
+    "[--report FORMAT:FILE]... [-out PLANFILE [--sign-key KEY]] [--against REF] [-target ADDRESS]... [-destroy]",
     "Show what apply would create, update, replace or destroy.",
     "Loads and validates the blueprint, expands it into resources, reads the prior state\n"
     "(locked while it is read) and prints each resource's action with attribute-level\n"
@@ -172,6 +203,8 @@ const Register reg({
         {"json", "", "Print the plan as JSON (format in docs/plan.md)."},
         {"detailed-exitcode", "", "Exit 2 when the plan has changes, 0 when it has none."},
         {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
+        {"lock", "", "Lock the state while reading it (default true); -lock=false plans without writing the lock "
+                     "file, e.g. from a read-only checkout. Another run may change the state meanwhile."},
         {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable; docs/policy-authoring.md).", true},
         {"refresh", "", "Read the resources in state through their providers first (default true; --refresh=false skips it)."},
         provider_option_flag(),
@@ -179,6 +212,9 @@ const Register reg({
         {"out", "PLANFILE", "Save the plan, bound to its inputs, for plinth apply PLANFILE (docs/plan-files.md)."},
         {"sign-key", "KEY", "Sign the saved plan with an Ed25519 private key or HMAC secret file."},
         {"against", "REF", "Also show what the change since git REF does to resources and policy verdicts."},
+        {"target", "ADDRESS", "Plan only ADDRESS (or every node of TYPE.POOL) and what it depends on; for "
+                              "exceptional situations (docs/plan.md).", true},
+        {"destroy", "", "Plan to destroy everything in state (save it with -out, apply it like any plan)."},
     },
     run_plan,
     20,

@@ -1,18 +1,32 @@
 #include "engine/cli/planning.h"
 
+#include "engine/core/strings.h"
+#include "engine/plan/target.h"
+
 namespace plinth::cli {
 
 Result<StateSession> open_state(const Args& args, const std::string& operation) {
   StateSession s;
   const std::string location = state::resolve_state_path(args.get("state"), args.positional);
   s.path = state::redact_location(location);
-  auto fail = [&](const std::string& m) { return Error::invalid("state " + s.path + ": " + m); };
+  // Backend messages usually name the state already ("state P is locked
+  // by ..."); say it once.
+  auto fail = [&](const std::string& m) {
+    return Error::invalid(m.rfind("state " + s.path, 0) == 0 ? m : "state " + s.path + ": " + m);
+  };
   auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
   if (!timeout) return fail("--lock-timeout: " + timeout.error().message);
   s.backend = state::open_backend(location);
-  auto guard = state::LockGuard::acquire(*s.backend, operation, *timeout);
-  if (!guard) return fail(guard.error().message);
-  s.lock.emplace(std::move(*guard));
+  if (args.flag("lock", true)) {  // -lock=false: a read-only plan (Terraform's flag)
+    auto guard = state::LockGuard::acquire(*s.backend, operation, *timeout);
+    if (!guard) {
+      std::string m = guard.error().message;
+      if (operation == "plinth plan" && m.find("cannot open the lock file") != std::string::npos)
+        m += "; to plan without writing anything, pass -lock=false";
+      return fail(m);
+    }
+    s.lock.emplace(std::move(*guard));
+  }
   auto doc = s.backend->load();
   if (!doc) return fail(doc.error().message);
   if (*doc) {
@@ -38,8 +52,13 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
   }
   apply::RefreshResult r = apply::refresh(session.doc.resources, providers.lookup());
   print_diagnostics(r.diagnostics, io);
-  for (const auto& f : r.failures)
-    std::fprintf(io.err, "plinth %s: refresh %s: %s\n", command.c_str(), f.address.c_str(), f.error.message.c_str());
+  for (const auto& f : r.failures) {
+    // Provider errors usually start with the address already: say it once.
+    const std::string& m = f.error.message;
+    const bool named = m.rfind(f.address + ":", 0) == 0;
+    std::fprintf(io.err, "plinth %s: refresh %s\n", command.c_str(),
+                 safe_text(named ? m : f.address + ": " + m).c_str());
+  }
   if (!r.failures.empty() || has_errors(r.diagnostics)) {
     std::fprintf(io.err,
                  "plinth %s: refresh failed for %zu resource(s); nothing was changed and the state %s is as it was. "
@@ -56,9 +75,9 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
 }
 
 std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& command, ProviderSet& providers,
-                                  bool destroy) {
+                                  bool destroy, const std::function<void(const Checked&)>& on_invalid) {
   // 1. load
-  auto loaded = load_blueprint(args.positional, io);
+  auto loaded = load_blueprint(args.positional, io, on_invalid);
   if (!loaded) return std::nullopt;
 
   // 2. expand
@@ -83,8 +102,23 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
     drift = std::move(r->drift);
   }
 
-  // 5. diff
+  // 5. diff (-target: only some resources and what they need)
   plan::Plan p = plan::diff(destroy ? std::vector<Resource>{} : desired->resources, session->doc.resources);
+  if (const auto targets = args.all("target"); !targets.empty()) {
+    auto t = plan::restrict_to_targets(p, targets);
+    if (!t) {
+      fail(io, command, t.error().message);
+      return std::nullopt;
+    }
+    std::fprintf(io.err,
+                 "warning: resource targeting is in effect: this plan holds only the changes of %s%s; %d other "
+                 "change(s) the blueprint needs are left out.\n  -target is for exceptional situations, such as "
+                 "recovering from an error; run a full plan afterwards so nothing is forgotten.\n",
+                 join(targets, ", ").c_str(),
+                 t->added.empty() ? "" : (" and what they need (" + join(t->added, ", ") + ")").c_str(),
+                 t->changes_left_out);
+    p = std::move(t->plan);
+  }
   return Planned{std::move(*loaded), std::move(*desired), std::move(*session), std::move(p), std::move(drift)};
 }
 

@@ -50,9 +50,11 @@ struct Planned {
 /// load -> expand -> state -> refresh (unless --refresh=false; nothing to do
 /// without state) -> diff. With `destroy`, the desired set is empty so every
 /// resource in state is planned for deletion. Prints what went wrong and
-/// returns nullopt on any failure. Drift goes to io.err.
+/// returns nullopt on any failure. Drift goes to io.err. `on_invalid` is
+/// called with the diagnostics of an invalid blueprint (plan --report).
 std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& command, ProviderSet& providers,
-                                  bool destroy = false);
+                                  bool destroy = false,
+                                  const std::function<void(const Checked&)>& on_invalid = nullptr);
 
 /// Providers named by the resources of `desired` and `state`.
 std::set<std::string> providers_of(const std::vector<Resource>& desired, const std::vector<Resource>& state);

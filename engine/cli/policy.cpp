@@ -2,7 +2,9 @@
 #include <filesystem>
 
 #include "engine/cli/common.h"
+#include "engine/core/files.h"
 #include "engine/cli/policy_gate.h"
+#include "engine/core/strings.h"
 #include "engine/policy/listing.h"
 #include "engine/policy/policy.h"
 #include "engine/policy/testing.h"
@@ -12,7 +14,7 @@ namespace {
 
 int run_list(const Args& args, Io& io) {
   if (args.positional.size() > 1) return fail(io, "policy list", "unexpected argument '" + args.positional[1] + "'; use --policy-dir DIR to add a directory");
-  auto set = policy::load_policies(policy_dirs(args));
+  auto set = policy::load_policies(policy_dirs(args), policy_limits(io));
   print_diagnostics(set.diagnostics, io);
   if (args.flag("markdown")) {
     std::string md = policy::policies_markdown(set.policies);
@@ -22,7 +24,7 @@ int run_list(const Args& args, Io& io) {
       std::fprintf(io.out, "%-14s %-8s %-9s %s\n", p.id.c_str(), p.severity.c_str(), p.enforcement.c_str(),
                    p.title.c_str());
       std::fprintf(io.out, "%-14s controls: %s\n", "", policy::controls_text(p).c_str());
-      std::fprintf(io.out, "%-14s file: %s:%d\n", "", p.loc.file.c_str(), p.loc.line);
+      std::fprintf(io.out, "%-14s file: %s:%d\n", "", safe_text(p.loc.file).c_str(), p.loc.line);
     }
     std::fprintf(io.out, "%zu policies\n", set.policies.size());
   }
@@ -32,10 +34,9 @@ int run_list(const Args& args, Io& io) {
 int run_test(const Args& args, Io& io) {
   if (args.positional.size() > 2) return fail(io, "policy test", "give at most one directory");
   std::string dir = args.positional.size() == 2 ? args.positional[1] : builtin_policy_dir();
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
+  if (!is_directory_path(dir))
     return fail(io, "policy test", "'" + dir + "' is not a directory; pass the folder that holds the *_test.lua files");
-  auto run = policy::run_policy_tests(dir);
+  auto run = policy::run_policy_tests(dir, policy_limits(io));
   for (const auto& r : run.results) {
     std::fprintf(io.out, "%s %s: %s%s\n", r.passed ? "PASS" : "FAIL", r.loc.str().c_str(), r.name.c_str(),
                  r.passed ? "" : (":\n  " + r.detail).c_str());
@@ -65,14 +66,16 @@ const Register reg({
     "enforcement, the controls it evidences and its file:line; --markdown prints\n"
     "docs/policies.md. test: runs every *_test.lua below DIR (default: the built-in packs),\n"
     "one PASS/FAIL line per test and a summary 'N passed, M failed'; exits 1 when a test\n"
-    "fails. The built-in packs are found through $PLINTH_POLICY_DIR, else next to the\n"
-    "executable, else ./policies. Writing policies and tests: docs/policy-authoring.md.",
+    "fails. The built-in packs are compiled into plinth (their tests too: 'plinth policy\n"
+    "test' checks them); $PLINTH_POLICY_DIR (colon-separated) and --policy-dir add packs.\n"
+    "Writing policies and tests: docs/policy-authoring.md.",
     {
         {"policy-dir", "DIR", "Also load the policies in DIR (repeatable).", true},
         {"markdown", "", "list: print the Markdown reference (docs/policies.md)."},
     },
     run_policy,
     60,
+    {"list", "test"},
 });
 
 }  // namespace

@@ -6,30 +6,44 @@
 #include <filesystem>
 
 #include "engine/blueprint/json.h"
+#include "engine/core/embedded.h"
 #include "engine/policy/listing.h"
 #include "engine/policy/waivers.h"
+#include "engine/state/state.h"
 
 namespace fs = std::filesystem;
 
 namespace plinth::cli {
 
-std::string builtin_policy_dir() {
-  if (const char* env = std::getenv("PLINTH_POLICY_DIR"); env && *env) return env;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (const fs::path& candidate : {exe.parent_path() / ".." / ".." / "policies",
-                                      exe.parent_path() / ".." / "share" / "plinth" / "policies"}) {
-      if (fs::is_directory(candidate, ec)) return candidate.lexically_normal().string();
-    }
-  }
-  return "policies";
-}
+std::string builtin_policy_dir() { return std::string(kBuiltinPolicyDir); }
 
 std::vector<std::string> policy_dirs(const Args& args) {
   std::vector<std::string> dirs = {builtin_policy_dir()};
+  if (const char* env = std::getenv("PLINTH_POLICY_DIR"); env && *env) {
+    std::string list = env;
+    for (size_t start = 0; start <= list.size();) {
+      size_t colon = list.find(':', start);
+      if (colon == std::string::npos) colon = list.size();
+      if (colon > start) dirs.push_back(list.substr(start, colon - start));
+      start = colon + 1;
+    }
+  }
   for (const auto& d : args.all("policy-dir")) dirs.push_back(d);
   return dirs;
+}
+
+policy::Limits policy_limits(Io& io) {
+  policy::Limits limits;
+  if (const char* env = std::getenv("PLINTH_POLICY_TIMEOUT"); env && *env) {
+    auto d = state::parse_duration(env);
+    if (d && d->count() > 0)
+      limits.deadline = *d;
+    else
+      std::fprintf(io.err, "warning: ignoring PLINTH_POLICY_TIMEOUT='%s': %s; policies keep the %s limit\n", env,
+                   d ? "it must be more than 0" : d.error().message.c_str(),
+                   policy::duration_text(limits.deadline).c_str());
+  }
+  return limits;
 }
 
 std::string blueprint_dir(const std::vector<std::string>& paths) {
@@ -58,7 +72,9 @@ PolicyOutcome run_policies(const Loaded& loaded, const graph::ResourceGraph& gra
   in.resources = &graph.resources;
   in.plan = &plan;
   PolicyOutcome out;
-  out.evaluation = policy::evaluate(policy_dirs, in);
+  policy::Options options;
+  options.limits = policy_limits(io);
+  out.evaluation = policy::evaluate(policy_dirs, in, options);
   policy::Evaluation& eval = out.evaluation;
 
   auto waivers = policy::load_waivers((fs::path(blueprint_dir) / "waivers.yaml").string());
@@ -103,10 +119,14 @@ PolicyOutcome run_policies(const Loaded& loaded, const graph::ResourceGraph& gra
                eval.skipped.empty()
                    ? ""
                    : ("; " + std::to_string(eval.skipped.size()) + " not selected by metadata.compliance").c_str());
-  if (out.blocked)
+  // A waiver accepts a policy's failure; it cannot fix a broken pack or
+  // waivers file, so it is only offered when a policy failed.
+  if (out.blocked && mandatory > 0)
     std::fprintf(io.err,
                  "policy check failed: fix the errors above, or accept a failure with a waiver in %s\n",
                  (fs::path(blueprint_dir) / "waivers.yaml").string().c_str());
+  else if (out.blocked)
+    std::fprintf(io.err, "policy check failed: fix the errors above (docs/policy-authoring.md)\n");
   return out;
 }
 

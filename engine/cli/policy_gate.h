@@ -11,13 +11,20 @@
 
 namespace plinth::cli {
 
-/// The built-in packs: $PLINTH_POLICY_DIR when set; else, relative to the
-/// running executable, <exe>/../../policies (a build tree: build/engine/plinth)
-/// or <exe>/../share/plinth/policies (an install prefix); else ./policies.
+/// The built-in packs: compiled into the binary (engine/core/embedded.h), so
+/// they are there wherever plinth runs; "<builtin>/policies".
 std::string builtin_policy_dir();
 
-/// The built-in pack directory followed by every --policy-dir.
+/// The built-in packs, then each directory of $PLINTH_POLICY_DIR (a
+/// colon-separated list), then every --policy-dir: all of them are loaded;
+/// none is required.
 std::vector<std::string> policy_dirs(const Args& args);
+
+/// The sandbox limits for policy runs: the defaults, with the wall-clock
+/// limit per check and per policy file from $PLINTH_POLICY_TIMEOUT ("30s",
+/// "500ms"; docs/policy-authoring.md) when set. A value that does not parse
+/// is a warning on io.err and the default stays.
+policy::Limits policy_limits(Io& io);
 
 /// Where waivers.yaml is looked for: the first PATH when it is a directory,
 /// else the directory of the first blueprint file.

@@ -1,6 +1,7 @@
 // plinth render PATH... --pool NAME: a pool's cloud-init user-data (or network config).
 #include "engine/cli/common.h"
 #include "engine/core/files.h"
+#include "engine/core/hash.h"
 #include "engine/render/render.h"
 
 namespace plinth::cli {
@@ -24,8 +25,11 @@ int run_render(const Args& args, Io& io) {
   if (auto output = args.get("output")) {
     if (auto st = write_file_atomic(*output, text); !st)
       return fail(io, "render", "cannot write " + *output + ": " + st.error().message);
-    std::fprintf(io.err, "Wrote %s for pool %s (sha256 %s) to %s\n", network ? "network config" : "user-data",
-                 pool->c_str(), rendered->hash.c_str(), output->c_str());
+    // The file's own digest, then the pool's user_data_hash (a digest of
+    // user-data and network config together, which is what plans compare).
+    std::fprintf(io.err, "Wrote %s for pool %s to %s (sha256 %s); the pool's user_data_hash is %s\n",
+                 network ? "network config" : "user-data", pool->c_str(), output->c_str(), sha256_hex(text).c_str(),
+                 rendered->hash.c_str());
   } else {
     std::fputs(text.c_str(), io.out);
   }

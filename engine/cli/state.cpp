@@ -2,6 +2,9 @@
 // file (engine/state/state.h; docs/state.md).
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <map>
+#include <set>
 
 #include "engine/cli/common.h"
 #include "engine/core/strings.h"
@@ -10,7 +13,7 @@
 namespace plinth::cli {
 namespace {
 
-const std::vector<std::string> kSubcommands = {"list", "show", "history", "restore", "unlock"};
+const std::vector<std::string> kSubcommands = {"list", "show", "history", "restore", "unlock", "rm", "mv"};
 
 /// Loads the state at `path`; nullopt (after printing why) when it is
 /// missing and `required`, or damaged.
@@ -38,14 +41,14 @@ std::optional<state::StateDocument> load_state(state::Backend& backend, const st
 /// Prints attributes as "key = json", nested objects as dotted keys.
 void print_values(const Json& obj, const std::string& prefix, const ResourceType* type, Io& io) {
   for (const auto& [k, v] : obj.items()) {
-    std::string key = prefix.empty() ? k : prefix + "." + k;
+    std::string key = safe_text(prefix.empty() ? k : prefix + "." + k);  // keys come from blueprints and BMCs
     const AttributeSpec* spec = type && prefix.empty() ? type->find(k) : nullptr;
     if (spec && spec->sensitive) {
       std::fprintf(io.out, "  %s = (sensitive)\n", key.c_str());
     } else if (v.is_object() && !v.empty()) {
       print_values(v, key, nullptr, io);
     } else {
-      std::fprintf(io.out, "  %s = %s\n", key.c_str(), v.dump().c_str());
+      std::fprintf(io.out, "  %s = %s\n", key.c_str(), v.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
     }
   }
 }
@@ -90,12 +93,119 @@ int history(state::Backend& backend, const std::string& path, Io& io) {
   std::fprintf(io.out, "%8s  %-20s  %9s\n", "SERIAL", "SAVED (UTC)", "RESOURCES");
   for (const auto& e : *h) {
     std::string note = e.damaged ? "  (damaged)" : current && *current == e.serial ? "  (current)" : "";
+    if (e.run_start && !e.damaged) note += "  (before a run; kept)";
     std::string count = e.damaged ? "-" : std::to_string(e.resources);
     std::fprintf(io.out, "%8llu  %-20s  %9s%s\n", static_cast<unsigned long long>(e.serial), e.saved_at.c_str(),
                  count.c_str(), note.c_str());
   }
   if (!cur) std::fprintf(io.err, "plinth state: %s\n", cur.error().message.c_str());
   return kExitSuccess;
+}
+
+/// The state's addresses that `pattern` names: the address itself, or every
+/// index of a counted resource written without one ("baremetal.node.a").
+std::vector<std::string> matching(const state::StateDocument& doc, const std::string& pattern) {
+  std::vector<std::string> out;
+  for (const auto& r : doc.resources)
+    if (r.address == pattern || (r.index >= 0 && r.type + "." + r.name == pattern)) out.push_back(r.address);
+  return out;
+}
+
+std::string not_in_state(const state::StateDocument& doc, const std::string& path, const std::string& address) {
+  std::vector<std::string> addresses;
+  for (const auto& x : doc.resources) addresses.push_back(x.address);
+  std::string msg = "no resource '" + address + "' in state " + path;
+  if (auto m = closest_match(address, addresses)) msg += "; did you mean '" + *m + "'?";
+  else msg += " ('plinth state list' lists the addresses)";
+  return msg;
+}
+
+/// Locks, loads (the state must exist), lets `change` edit the document,
+/// and saves it as the next serial unless --dry-run. `change` returns the
+/// lines to print, or an error (nothing is written then).
+int edit_state(const Args& args, Io& io, state::Backend& backend, const std::string& path, const std::string& what,
+               const std::function<Result<std::vector<std::string>>(state::StateDocument&)>& change) {
+  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+  if (!timeout) return fail(io, "state", timeout.error().message);
+  auto guard = state::LockGuard::acquire(backend, "plinth state " + what, *timeout);
+  if (!guard) return fail(io, "state", guard.error().message);
+  int status = kExitSuccess;
+  auto doc = load_state(backend, path, true, io, status);
+  if (!doc) return status;
+  state::StateDocument next = *doc;
+  auto lines = change(next);
+  if (!lines) return fail(io, "state", lines.error().message);
+  const bool dry = args.flag("dry-run");
+  for (const auto& l : *lines) std::fprintf(io.out, "%s%s\n", dry ? "would be " : "", l.c_str());
+  if (dry) {
+    std::fprintf(io.out, "Dry run: state %s was not changed.\n", path.c_str());
+    return kExitSuccess;
+  }
+  next.serial = doc->serial + 1;
+  if (auto st = backend.save(next); !st) return fail(io, "state", st.error().message);
+  std::fprintf(io.out,
+               "Saved state %s as serial %llu. No infrastructure was changed; serial %llu stays restorable "
+               "(plinth state restore %llu).\n",
+               path.c_str(), static_cast<unsigned long long>(next.serial), static_cast<unsigned long long>(doc->serial),
+               static_cast<unsigned long long>(doc->serial));
+  return kExitSuccess;
+}
+
+/// state rm ADDRESS...: Plinth forgets the resources; they keep running.
+Result<std::vector<std::string>> remove_resources(state::StateDocument& doc, const std::string& path,
+                                                  const std::vector<std::string>& patterns) {
+  std::set<std::string> gone;
+  for (const auto& p : patterns) {
+    auto m = matching(doc, p);
+    if (m.empty()) return Error::invalid(not_in_state(doc, path, p) + "; nothing was removed");
+    gone.insert(m.begin(), m.end());
+  }
+  std::vector<std::string> lines;
+  std::erase_if(doc.resources, [&](const Resource& r) { return gone.count(r.address) > 0; });
+  for (const auto& a : gone) lines.push_back("removed " + a + " from state (it still exists; Plinth no longer manages it)");
+  return lines;
+}
+
+/// state mv SRC DST: the same resource under another address (a renamed
+/// pool keeps its servers instead of deleting and re-creating them).
+Result<std::vector<std::string>> move_resources(state::StateDocument& doc, const std::string& path,
+                                                const std::string& src, const std::string& dst) {
+  auto from = matching(doc, src);
+  if (from.empty()) return Error::invalid(not_in_state(doc, path, src) + "; nothing was moved");
+  auto to = parse_address(dst);
+  if (!to) return Error::invalid("'" + dst + "' is not an address: write TYPE.NAME or TYPE.NAME[INDEX]");
+  const bool whole = from.size() > 1 || (from.front() != src);  // every index of SRC
+  if (whole && to->index >= 0)
+    return Error::invalid("'" + src + "' names every index of a pool; move it to a pool address without an index, "
+                          "e.g. " + to->type + "." + to->name);
+  std::map<std::string, std::string> renamed;  // old address -> new
+  for (auto& r : doc.resources) {
+    if (std::find(from.begin(), from.end(), r.address) == from.end()) continue;
+    if (to->type != r.type)
+      return Error::invalid("cannot move " + r.address + " (a " + r.type + ") to " + dst + " (a " + to->type +
+                            "): a resource keeps its type");
+    const int index = whole ? r.index : to->index;
+    const std::string address = make_address(r.type, to->name, index);
+    if (doc.find(address))
+      return Error::invalid("cannot move " + r.address + " to " + address + ": the state already has " + address +
+                            "; remove it first (plinth state rm) if it is stale");
+    renamed[r.address] = address;
+  }
+  std::vector<std::string> lines;
+  for (auto& r : doc.resources) {
+    if (auto it = renamed.find(r.address); it != renamed.end()) {
+      auto parts = parse_address(it->second);
+      r.address = it->second;
+      r.name = parts->name;
+      r.index = parts->index;
+    }
+    for (auto& d : r.depends_on)
+      if (auto it = renamed.find(d); it != renamed.end()) d = it->second;
+  }
+  std::sort(doc.resources.begin(), doc.resources.end(),
+            [](const Resource& a, const Resource& b) { return a.address < b.address; });
+  for (const auto& [a, b] : renamed) lines.push_back("moved " + a + " to " + b);
+  return lines;
 }
 
 int run_state(const Args& args, Io& io) {
@@ -106,10 +216,13 @@ int run_state(const Args& args, Io& io) {
   const std::vector<std::string> rest(args.positional.begin() + 1, args.positional.end());
   if (std::find(kSubcommands.begin(), kSubcommands.end(), sub) == kSubcommands.end())
     return fail(io, "state", "unknown subcommand '" + sub + "'; " + did_you_mean(sub, kSubcommands));
-  const size_t want = sub == "show" || sub == "restore" ? 1 : 0;
-  if (rest.size() != want) {
-    std::string usage = sub == "show" ? "plinth state show ADDRESS" : sub == "restore" ? "plinth state restore SERIAL"
-                                                                                        : "plinth state " + sub;
+  const size_t want = sub == "show" || sub == "restore" || sub == "rm" ? 1 : sub == "mv" ? 2 : 0;
+  if (rest.size() < want || (rest.size() > want && sub != "rm")) {
+    std::string usage = sub == "show"      ? "plinth state show ADDRESS"
+                        : sub == "restore" ? "plinth state restore SERIAL"
+                        : sub == "rm"      ? "plinth state rm ADDRESS..."
+                        : sub == "mv"      ? "plinth state mv SOURCE DESTINATION"
+                                           : "plinth state " + sub;
     return fail(io, "state", (rest.size() < want ? "missing argument" : "unexpected argument '" + rest[want] + "'") +
                                  "; usage: " + usage + " [--state FILE]");
   }
@@ -130,6 +243,12 @@ int run_state(const Args& args, Io& io) {
     return show(*doc, path, rest[0], io);
   }
   if (sub == "history") return history(*backend, path, io);
+  if (sub == "rm")
+    return edit_state(args, io, *backend, path, "rm",
+                      [&](state::StateDocument& d) { return remove_resources(d, path, rest); });
+  if (sub == "mv")
+    return edit_state(args, io, *backend, path, "mv",
+                      [&](state::StateDocument& d) { return move_resources(d, path, rest[0], rest[1]); });
   if (sub == "unlock") {
     auto r = backend->break_lock(args.flag("force"));
     if (!r) return fail(io, "state", r.error().message);
@@ -154,25 +273,34 @@ int run_state(const Args& args, Io& io) {
 
 const Register reg({
     "state",
-    "plinth state list|show ADDRESS|history|restore SERIAL|unlock [flags]",
-    "Inspect the state file, list or restore its saved versions, remove a stale lock.",
+    "plinth state list|show ADDRESS|history|restore SERIAL|unlock|rm ADDRESS...|mv SOURCE DESTINATION [flags]",
+    "Inspect the state, list or restore its saved versions, forget or rename resources, remove a stale lock.",
     "  list             every resource address in the state, sorted, one per line\n"
     "  show ADDRESS     one resource: where it is declared, its attributes and the values\n"
     "                   the provider reported (sensitive attributes are not shown)\n"
-    "  history          the saved versions (the last 20) with their serials\n"
+    "  history          the saved versions with their serials: the last 20, and for good the\n"
+    "                   version before every run (marked 'before a run')\n"
     "  restore SERIAL   save an old version again as a new serial (same lineage); a damaged\n"
     "                   state file is kept beside it as PATH.damaged-TIME\n"
     "  unlock           remove the lock of a plinth run that is gone (--force: even if it\n"
-    "                   still runs)\n\n"
+    "                   still runs)\n"
+    "  rm ADDRESS...    forget resources (TYPE.POOL: every node of the pool); they keep running\n"
+    "                   and the next plan creates them again unless they leave the blueprint\n"
+    "  mv SRC DST       record a resource (or every node of a pool) under a new address, so\n"
+    "                   the plan changes it in place instead of deleting and creating it\n"
+    "rm and mv take the lock, save a new serial (the old one stays restorable) and accept\n"
+    "--dry-run.\n\n"
     "The state file is --state, else $PLINTH_STATE, else plinth.state.json in the current\n"
     "directory. Format, locking and recovery are described in docs/state.md.",
     {
         {"state", "FILE", "State file (default: $PLINTH_STATE, else plinth.state.json)."},
-        {"lock-timeout", "D", "restore: how long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
+        {"lock-timeout", "D", "restore, rm, mv: how long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
         {"force", "", "unlock: remove the lock even if its holder still runs."},
+        {"dry-run", "", "rm, mv: print what would change and write nothing."},
     },
     run_state,
     60,
+    kSubcommands,
 });
 
 }  // namespace

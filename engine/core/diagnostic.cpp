@@ -1,10 +1,13 @@
 #include "engine/core/diagnostic.h"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <mutex>
+
+#include "engine/core/files.h"
+#include "engine/core/strings.h"
 
 namespace plinth {
 
@@ -43,13 +46,21 @@ std::string source_line(const std::string& file, int n) {
   auto it = cache.find(file);
   if (it == cache.end()) {
     std::vector<std::string> lines;
-    std::ifstream in(file);
-    std::string l;
-    while (in && std::getline(in, l)) lines.push_back(l);
+    if (auto text = read_file(file)) {  // also the files compiled into the binary (engine/core/embedded.h)
+      std::istringstream in(*text);
+      std::string l;
+      while (std::getline(in, l)) lines.push_back(l);
+    }
     it = cache.emplace(file, std::move(lines)).first;
   }
   if (n <= 0 || static_cast<size_t>(n) > it->second.size()) return "";
   return it->second[static_cast<size_t>(n) - 1];
+}
+
+/// The terminal cells valid UTF-8 text takes: one a code point.
+size_t cells(std::string_view s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char b) { return (static_cast<unsigned char>(b) & 0xC0) != 0x80; }));
 }
 
 }  // namespace
@@ -58,30 +69,44 @@ std::string format_diagnostic(const Diagnostic& d, bool color) {
   const char* sev_color = d.severity == Severity::Error ? "\033[1;31m"
                           : d.severity == Severity::Warning ? "\033[1;33m" : "\033[1;36m";
   auto c = [&](const char* code) { return color ? std::string(code) : std::string(); };
+  // Messages, addresses and source lines may carry text from hostile input
+  // (a policy's message, a blueprint value): never hand the terminal raw
+  // control characters (ANSI escapes) or malformed UTF-8. Positions,
+  // addresses and codes stay on one line.
+  auto safe = [](std::string_view s) { return safe_text(s, false); };
   std::string out;
-  if (d.loc.known()) out += c("\033[1m") + d.loc.str() + ": " + c("\033[0m");
-  else if (!d.address.empty()) out += c("\033[1m") + d.address + ": " + c("\033[0m");
+  if (d.loc.known()) out += c("\033[1m") + safe(d.loc.str()) + ": " + c("\033[0m");
+  else if (!d.address.empty()) out += c("\033[1m") + safe(d.address) + ": " + c("\033[0m");
   out += c(sev_color) + to_string(d.severity);
-  if (!d.code.empty()) out += "[" + d.code + "]";
-  out += ":" + c("\033[0m") + " " + d.message;
-  if (d.loc.known() && !d.address.empty()) out += " (" + d.address + ")";
+  if (!d.code.empty()) out += "[" + safe(d.code) + "]";
+  out += ":" + c("\033[0m") + " " + safe_text(d.message);
+  if (d.loc.known() && !d.address.empty()) out += " (" + safe(d.address) + ")";
   out += "\n";
   if (d.show_source && d.loc.known() && d.loc.line > 0) {
     std::string text = source_line(d.loc.file, d.loc.line);
     if (!text.empty()) {
       std::string num = std::to_string(d.loc.line);
-      out += " " + num + " | " + text + "\n";
-      out += " " + std::string(num.size(), ' ') + " | ";
-      if (d.loc.column > 0) {
-        // Keep tabs so the caret lines up under the column.
-        for (int i = 0; i < d.loc.column - 1 && static_cast<size_t>(i) < text.size(); ++i)
-          out += text[static_cast<size_t>(i)] == '\t' ? '\t' : ' ';
-        out += c("\033[1;32m") + "^" + c("\033[0m");
+      // Made safe character by character so the caret stays under its column
+      // (columns count bytes, as yaml-cpp's do; a character is one cell wide,
+      // so is the U+FFFD that replaces a bad byte, an escape one cell per
+      // character, a tab stays a tab).
+      std::string shown, pad;
+      const size_t caret = d.loc.column > 0 ? static_cast<size_t>(d.loc.column - 1) : 0;
+      for (size_t i = 0; i < text.size();) {
+        const std::string_view rest = std::string_view(text).substr(i);
+        const std::string_view ch = rest.substr(0, std::max<size_t>(1, utf8_sequence_length(rest)));
+        std::string piece = ch == "\t" ? std::string("\t") : safe_text(ch);
+        shown += piece;
+        if (i < caret) pad += piece == "\t" ? std::string("\t") : std::string(cells(piece), ' ');
+        i += ch.size();
       }
+      out += " " + num + " | " + shown + "\n";
+      out += " " + std::string(num.size(), ' ') + " | ";
+      if (d.loc.column > 0) out += pad + c("\033[1;32m") + "^" + c("\033[0m");
       out += "\n";
     }
   }
-  if (!d.hint.empty()) out += "  hint: " + d.hint + "\n";
+  if (!d.hint.empty()) out += "  hint: " + safe_text(d.hint) + "\n";
   return out;
 }
 

@@ -4,21 +4,70 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/embedded.h"
+
 namespace plinth {
 
 Result<std::string> read_file(const std::string& path) {
+  if (is_embedded_path(path)) {
+    if (const EmbeddedFile* f = find_embedded(path)) return std::string(f->text);
+    return Error::fatal("cannot read " + path + ": no such file is built into this plinth");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error::fatal("cannot read " + path + ": " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return Error::fatal("cannot read " + path + ": " + std::strerror(errno));
   return ss.str();
+}
+
+namespace {
+std::string embedded_prefix(const std::string& dir) {
+  std::string p = dir;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p + "/";
+}
+}  // namespace
+
+bool is_directory_path(const std::string& path) {
+  if (is_embedded_path(path)) {
+    const std::string prefix = embedded_prefix(path);
+    for (const auto& f : embedded_files())
+      if (f.path.substr(0, prefix.size()) == prefix) return true;
+    return false;
+  }
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+bool is_file_path(const std::string& path) {
+  if (is_embedded_path(path)) return find_embedded(path) != nullptr;
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
+std::vector<std::string> list_files(const std::string& dir) {
+  std::vector<std::string> out;
+  if (is_embedded_path(dir)) {
+    const std::string prefix = embedded_prefix(dir);
+    for (const auto& f : embedded_files())
+      if (f.path.substr(0, prefix.size()) == prefix) out.emplace_back(f.path);
+    return out;  // already sorted
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) out.push_back(it->path().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Status write_file_atomic(const std::string& path, const std::string& data, int mode) {

@@ -1,12 +1,26 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "engine/core/result.h"
 
 namespace plinth {
 
-/// Reads a whole file. The error names the path and the OS reason.
+/// Reads a whole file. The error names the path and the OS reason. A path
+/// under "<builtin>/" is read from the files compiled into the binary
+/// (engine/core/embedded.h).
 Result<std::string> read_file(const std::string& path);
+
+/// True for a directory on disk, or a directory of the compiled-in tree.
+bool is_directory_path(const std::string& path);
+
+/// True for a regular file on disk, or a compiled-in file.
+bool is_file_path(const std::string& path);
+
+/// Every regular file below `dir` (recursively), as `dir` + "/" + relative
+/// path, sorted; works for compiled-in directories too. Empty when `dir` is
+/// not a directory.
+std::vector<std::string> list_files(const std::string& dir);
 
 /// Writes `data` to `path` atomically: a temp file in the same directory,
 /// fsync, rename over `path`, fsync of the directory. On failure (full disk,

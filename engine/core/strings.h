@@ -25,4 +25,34 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 /// ("550.54.15" < "550.100"); non-numeric parts compare as strings.
 int compare_versions(std::string_view a, std::string_view b);
 
+/// The length of the well-formed UTF-8 sequence at the start of `s` (1-4),
+/// or 0 when `s` does not start with one (a stray continuation byte, an
+/// overlong form, a surrogate, a code point above U+10FFFF, a cut sequence).
+size_t utf8_sequence_length(std::string_view s);
+
+/// Where the first byte that is not part of a well-formed UTF-8 sequence is
+/// (see utf8_sequence_length): its byte offset, or nullopt when all of `s`
+/// is valid UTF-8.
+std::optional<size_t> invalid_utf8_offset(std::string_view s);
+
+/// True when `s` is well-formed UTF-8 throughout.
+bool valid_utf8(std::string_view s);
+
+/// `s` with every byte that is not part of a well-formed UTF-8 sequence
+/// replaced by U+FFFD; valid text comes back unchanged.
+std::string to_valid_utf8(std::string_view s);
+
+/// Text from an untrusted source (a policy's message, a blueprint value, a
+/// file name, a BMC's answer) made safe for terminals, logs, JSON, XML and
+/// Markdown: valid UTF-8 (see to_valid_utf8), and every control character
+/// (C0, DEL, C1, so also ESC and the CSI that start ANSI escape sequences)
+/// but tab and newline when `keep_tab_newline`, the bidirectional overrides
+/// (U+202A-U+202E, U+2066-U+2069) and the non-characters U+FFFE/U+FFFF
+/// written out as visible escapes: "\x1b", "\u009b", "\u202e"; so an ANSI
+/// escape sequence in a blueprint prints as `\x1b[31m` instead of colouring
+/// the terminal. Pass keep_tab_newline = false for text that must stay on one
+/// line (a position, an address, a map key). Idempotent:
+/// safe_text(safe_text(s, k), k) == safe_text(s, k).
+std::string safe_text(std::string_view s, bool keep_tab_newline = true);
+
 }  // namespace plinth

@@ -1,6 +1,8 @@
 // Plan output: the human text and the versioned JSON document.
 #include "engine/plan/format.h"
 
+#include "engine/core/strings.h"
+
 namespace plinth::plan {
 
 namespace {
@@ -63,7 +65,7 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
       for (const auto& c : rc.changes) {
         if (!c.forces_replacement) continue;
         if (!first) out += ", ";
-        out += c.path;
+        out += safe_text(c.path);  // keys come from the blueprint (bios names)
         first = false;
       }
     }
@@ -71,7 +73,7 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
     if (rc.action == Action::Delete) continue;
     for (const auto& c : rc.changes) {
       out += "      ";
-      out += c.path;
+      out += safe_text(c.path);
       out += ": ";
       if (rc.action == Action::Create) {
         append_value(out, c.after, c.sensitive);

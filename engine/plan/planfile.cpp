@@ -426,6 +426,8 @@ Result<PlanFile> parse_planfile(const std::string& text, const std::string& sour
     std::string why = e.byte >= text.size() ? "ends early (truncated at byte " + std::to_string(text.size()) + ")"
                                             : "is not valid JSON (error at byte " + std::to_string(e.byte) + ")";
     return Error::invalid("plan file " + source + " " + why + again);
+  } catch (const Json::exception& e) {  // out_of_range.406: a number too large for a double (1e400)
+    return Error::invalid("plan file " + source + " is not valid JSON (" + e.what() + ")" + again);
   }
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kDocumentKind)
     return Error::invalid(source + " is not a plinth plan file (no \"format\": \"" + kDocumentKind + "\")");

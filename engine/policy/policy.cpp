@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/policy/isolation.h"
 #include "engine/policy/runtime.h"
 
 namespace plinth::policy {
 
 PolicySet load_policies(const std::vector<std::string>& dirs, const Limits& limits) {
-  Runtime rt(limits);
+  RemoteRuntime rt(limits, nullptr);
   for (const auto& d : dirs) rt.load_settings(d);
   for (const auto& d : dirs) rt.load_dir(d);
   return {rt.infos(), rt.files(), rt.hashes(), rt.diagnostics()};
@@ -44,19 +45,17 @@ bool Evaluation::blocked() const {
 }
 
 Evaluation evaluate(const std::vector<std::string>& dirs, const Input& input, const Options& options) {
-  Runtime rt(options.limits);
+  RemoteRuntime rt(options.limits, &input);
   for (const auto& d : dirs) rt.load_settings(d);
   for (const auto& d : dirs) rt.load_dir(d);
   Evaluation eval;
-  eval.diagnostics = rt.diagnostics();
   eval.hashes = rt.hashes();
-  auto all = rt.infos();
+  const auto& all = rt.infos();
   auto frameworks = framework_names(all);
   std::vector<std::string> compliance;
   if (input.blueprint) compliance = input.blueprint->metadata.compliance;
-  rt.set_context(input);
-  for (size_t i = 0; i < rt.size(); ++i) {
-    const PolicyInfo& info = rt.info(i);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const PolicyInfo& info = all[i];
     if (!options.all_packs && !pack_applies(info.pack, frameworks, compliance)) {
       eval.skipped.push_back(info);
       continue;
@@ -65,6 +64,7 @@ Evaluation evaluate(const std::vector<std::string>& dirs, const Input& input, co
     auto vs = rt.run(i);
     eval.verdicts.insert(eval.verdicts.end(), vs.begin(), vs.end());
   }
+  eval.diagnostics = rt.diagnostics();  // with any file that stopped loading after a sandbox restart
   return eval;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "engine/core/embedded.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/catalog/catalog.h"
@@ -23,26 +24,17 @@ const std::vector<std::string> kEnforcements = {"advisory", "mandatory"};
 
 Runtime* runtime(lua_State* L) { return static_cast<Runtime*>(lua_touserdata(L, lua_upvalueindex(1))); }
 
-int lua_policy(lua_State* L) {
-  runtime(L)->declare(L);
-  return 0;
+int lua_policy(lua_State* L) { return runtime(L)->declare(L); }
+int lua_fail(lua_State* L) { return runtime(L)->report(L, Outcome::Fail); }
+int lua_pass(lua_State* L) { return runtime(L)->report(L, Outcome::Pass); }
+
+/// Pushes t[key] without metamethods (no policy code runs).
+int rawfield(lua_State* L, int t, const char* key) {
+  lua_pushstring(L, key);
+  return lua_rawget(L, t);
 }
-int lua_fail(lua_State* L) {
-  runtime(L)->report(L, Outcome::Fail);
-  return 0;
-}
-int lua_pass(lua_State* L) {
-  runtime(L)->report(L, Outcome::Pass);
-  return 0;
-}
-// setting(name, default): the pack's setting, else `default`.
-int lua_setting(lua_State* L) {
-  const char* name = luaL_checkstring(L, 1);
-  if (!runtime(L)->loading())
-    return luaL_error(L, "setting('%s') reads the pack's settings while its file loads; call it at the top of the file", name);
-  if (!runtime(L)->push_setting(L, name)) lua_pushvalue(L, 2);
-  return 1;
-}
+// setting(name, default): the loading pack's setting, else `default`.
+int lua_setting(lua_State* L) { return runtime(L)->setting(L); }
 
 /// Pushes `j` as Lua values; containers become read-only views. JSON null
 /// becomes nil (absent).
@@ -231,19 +223,18 @@ const char* to_string(Outcome o) {
 
 std::vector<std::string> lua_files(const std::string& dir, bool tests) {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (!it->is_regular_file() || it->path().extension() != ".lua") continue;
-    std::string name = it->path().filename().string();
+  for (const auto& file : list_files(dir)) {  // real or compiled-in (engine/core/embedded.h)
+    fs::path p(file);
+    if (p.extension() != ".lua") continue;
+    std::string name = p.filename().string();
     bool is_test = name.size() > 9 && name.compare(name.size() - 9, 9, "_test.lua") == 0;
-    if (is_test == tests) out.push_back(it->path().string());
+    if (is_test == tests) out.push_back(file);
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
 std::string display_path(const std::string& path) {
+  if (is_embedded_path(path)) return path;
   std::error_code ec;
   fs::path abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
   if (ec) return path;
@@ -254,7 +245,13 @@ std::string display_path(const std::string& path) {
   return rel.string();
 }
 
-Runtime::Runtime(const Limits& limits) : limits_(limits) {}
+Runtime::Runtime(const Limits& limits) : sb_(limits) {}
+
+size_t Runtime::find(const std::string& id) const {
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].info.id == id) return i;
+  return entries_.size();
+}
 
 std::vector<PolicyInfo> Runtime::infos() const {
   std::vector<PolicyInfo> out;
@@ -262,64 +259,77 @@ std::vector<PolicyInfo> Runtime::infos() const {
   return out;
 }
 
-void Runtime::load_settings(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return;  // load_dir reports it
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_directory() && fs::is_regular_file(e.path() / "settings.yaml")) files.push_back(e.path() / "settings.yaml");
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
-    const std::string pack = f.parent_path().filename().string();
-    const std::string shown = display_path(f.string());
+void read_pack_settings(const std::string& dir, std::map<std::string, PackSettings>& settings, Diagnostics& diags) {
+  if (!is_directory_path(dir)) return;  // policy_files reports it
+  const fs::path root = fs::path(dir).lexically_normal();
+  for (const auto& file : list_files(dir)) {  // real or compiled-in (engine/core/embedded.h), sorted
+    const fs::path rel = fs::path(file).lexically_normal().lexically_relative(root);
+    if (std::distance(rel.begin(), rel.end()) != 2 || rel.filename() != "settings.yaml") continue;
+    const std::string pack = rel.begin()->string();
+    const std::string shown = display_path(file);
+    auto bad = [&](const std::string& msg, SourceLoc loc, const std::string& hint) {
+      diags.push_back({"POL001", Severity::Error, msg, std::move(loc), "", hint});
+    };
+    auto text = read_file(file);
+    if (!text) {
+      bad("cannot read pack settings: " + text.error().message, {shown, 0, 0}, "the packs run with their default settings");
+      continue;
+    }
+    // Settings travel to the policy sandbox as JSON, which holds UTF-8 only.
+    if (auto at = invalid_utf8_offset(*text)) {
+      bad("pack settings are not valid UTF-8: byte " + std::to_string(*at) + " is not part of a valid UTF-8 sequence",
+          {shown, 0, 0}, "save the file as UTF-8; the pack runs with its default settings");
+      continue;
+    }
+    YAML::Node doc;
     try {
-      YAML::Node doc = YAML::LoadFile(f.string());
-      if (!doc.IsMap()) {
-        diags_.push_back({"POL001", Severity::Error, "pack settings must be a map of names to values", {shown, 1, 0}, "",
-                          "write one 'name: value' per line, e.g. transport_baseline: advisory"});
+      doc = YAML::Load(*text);
+    } catch (const YAML::Exception& e) {
+      bad("cannot read pack settings: " + e.msg, {shown, e.mark.line + 1, e.mark.column + 1},
+          "fix the YAML; the pack runs with its default settings");
+      continue;
+    }
+    if (doc.IsNull()) continue;  // only comments
+    if (!doc.IsMap()) {
+      bad("pack settings must be a map of names to values", {shown, doc.Mark().line + 1, doc.Mark().column + 1},
+          "write one 'name: value' per line, e.g. transport_baseline: advisory");
+      continue;
+    }
+    for (const auto& kv : doc) {
+      const SourceLoc at{shown, kv.first.Mark().line + 1, kv.first.Mark().column + 1};
+      if (!kv.first.IsScalar()) {
+        bad("a pack setting's name must be a single word", at, "write name: value");
         continue;
       }
-      for (const auto& kv : doc) {
-        if (!kv.second.IsScalar()) {
-          diags_.push_back({"POL001", Severity::Error,
-                            "pack setting '" + kv.first.as<std::string>() + "' must be a single value",
-                            {shown, kv.first.Mark().line + 1, kv.first.Mark().column + 1}, "",
-                            "write name: value (a string, number or true/false)"});
-          continue;
-        }
-        settings_[pack][kv.first.as<std::string>()] = kv.second.as<std::string>();
+      const std::string name = kv.first.Scalar();
+      if (!kv.second.IsScalar()) {
+        bad("pack setting '" + safe_text(name) + "' must be a single value", at,
+            "write name: value (a string, number or true/false)");
+        continue;
       }
-    } catch (const YAML::Exception& e) {
-      diags_.push_back({"POL001", Severity::Error, "cannot read pack settings: " + e.msg, {shown, e.mark.line + 1, 0}, "",
-                        "fix the YAML; the packs run with their default settings"});
+      settings[pack][name] = kv.second.Scalar();
     }
   }
 }
 
-bool Runtime::push_setting(lua_State* L, const std::string& name) {
-  auto pack = settings_.find(loading_pack_);
-  if (pack == settings_.end()) return false;
-  auto it = pack->second.find(name);
-  if (it == pack->second.end()) return false;
-  const std::string& v = it->second;
-  if (v == "true" || v == "false") lua_pushboolean(L, v == "true");
-  else if (lua_stringtonumber(L, v.c_str()) == 0) lua_pushlstring(L, v.data(), v.size());
-  return true;
-}
-
-void Runtime::load_dir(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    diags_.push_back({"POL001", Severity::Error, "policy directory '" + dir + "' does not exist", {}, "",
-                      "pass an existing directory to --policy-dir, or set PLINTH_POLICY_DIR"});
-    return;
+std::vector<PackFile> policy_files(const std::string& dir, Diagnostics& diags) {
+  if (!is_directory_path(dir)) {
+    diags.push_back({"POL001", Severity::Error, "policy directory '" + dir + "' does not exist", {}, "",
+                     "pass an existing directory to --policy-dir (or in PLINTH_POLICY_DIR); the built-in packs "
+                     "need neither"});
+    return {};
   }
+  std::vector<PackFile> out;
   fs::path root = fs::path(dir).lexically_normal();
   for (const auto& file : lua_files(dir, false)) {
     fs::path rel = fs::path(file).lexically_normal().lexically_relative(root);
-    std::string pack = std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : "";
-    load_file(file, pack);
+    out.push_back({file, std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : ""});
   }
+  return out;
+}
+
+void Runtime::load_dir(const std::string& dir) {
+  for (const auto& [file, pack] : policy_files(dir, diags_)) load_file(file, pack);
 }
 
 void Runtime::load_file(const std::string& path, const std::string& pack) {
@@ -329,40 +339,73 @@ void Runtime::load_file(const std::string& path, const std::string& pack) {
     diags_.push_back({"POL001", Severity::Error, text.error().message, {shown, 0, 0}, "", ""});
     return;
   }
+  const size_t file = files_.size();
   files_.push_back(shown);
   hashes_[shown] = sha256_hex(*text);
   lua_State* L = sb_.L();
   sb_.push_env();
+  // Each function knows its file, so a check's findings are bound to it.
   const std::pair<const char*, lua_CFunction> fns[] = {
       {"policy", lua_policy}, {"fail", lua_fail}, {"pass", lua_pass}, {"setting", lua_setting}};
   for (auto [name, fn] : fns) {
     lua_pushlightuserdata(L, this);
-    lua_pushcclosure(L, fn, 1);
+    lua_pushinteger(L, static_cast<lua_Integer>(file));
+    lua_pushcclosure(L, fn, 2);
     lua_setfield(L, -2, name);
   }
   loading_pack_ = pack;
-  loading_ = true;
+  loading_file_ = file;
   LuaError err;
-  bool loaded = sb_.run_chunk(*text, shown, -1, limits_, err);
-  loading_ = false;
-  if (!loaded) {
-    diags_.push_back({"POL001", Severity::Error, "policy file failed to load: " + err.message,
+  bool ok = sb_.run_chunk(*text, shown, -1, err);
+  loading_file_ = kNone;
+  if (!ok) {
+    diags_.push_back({"POL001", Severity::Error, "policy file failed to load: " + safe_text(err.message),
                       err.loc.known() ? err.loc : SourceLoc{shown, 0, 0}, "",
                       "fix the Lua error; the other policy files still load"});
   }
   lua_pop(L, 1);
 }
 
-void Runtime::declare(lua_State* L) {
+int Runtime::declare(lua_State* L) {
+  if (loading_file_ == kNone || static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != loading_file_)
+    return luaL_error(L, "policy{} can only be called while its policy file loads, not inside a check");
+  // Raw reads only and no memory limit: no policy code runs and nothing
+  // raises an error while the C++ objects below are alive.
+  sb_.uncounted([&] { declare_table(L); });
+  return 0;
+}
+
+int Runtime::setting(lua_State* L) {
+  const char* name = luaL_checkstring(L, 1);
+  if (loading_file_ == kNone || static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != loading_file_)
+    return luaL_error(L,
+                      "setting('%s') reads the pack's settings while its policy file loads; call it at the top of "
+                      "the file, not inside a check",
+                      name);
+  // Only iterators below (nothing to destroy if a push raises an error).
+  auto pack = settings_.find(loading_pack_);
+  auto it = pack == settings_.end() ? PackSettings::const_iterator{} : pack->second.find(std::string_view(name));
+  if (pack == settings_.end() || it == pack->second.end()) {
+    lua_settop(L, 2);  // the default; nil when none was given
+    return 1;
+  }
+  const std::string& v = it->second;
+  if (v == "true" || v == "false") lua_pushboolean(L, v == "true");
+  else if (lua_stringtonumber(L, v.c_str()) == 0) lua_pushlstring(L, v.data(), v.size());
+  return 1;
+}
+
+void Runtime::declare_table(lua_State* L) {
   lua_Debug ar;
   SourceLoc loc;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
-    loc = {ar.source[0] == '@' ? std::string(ar.source + 1) : std::string(ar.short_src), ar.currentline, 0};
+    loc = {safe_text(ar.source[0] == '@' ? std::string(ar.source + 1) : std::string(ar.short_src)), ar.currentline, 0};
   }
   auto bad = [&](const std::string& msg, const std::string& hint = "") {
     diags_.push_back({"POL002", Severity::Error, msg, loc, "", hint});
   };
   if (!lua_istable(L, 1)) return bad("policy{} expects a table, got a " + std::string(luaL_typename(L, 1)));
+  lua_settop(L, 1);
   PolicyInfo info;
   info.pack = loading_pack_;
   info.loc = loc;
@@ -371,13 +414,13 @@ void Runtime::declare(lua_State* L) {
   while (lua_next(L, 1)) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING) continue;
-    std::string key = lua_tostring(L, -1);
+    std::string key = safe_text(lua_tostring(L, -1));
     if (std::find(known.begin(), known.end(), key) == known.end()) bad("unknown policy field '" + key + "'",
                                                                        did_you_mean(key, known));
   }
   auto str_field = [&](const char* key, std::string& out, bool required) {
-    lua_getfield(L, 1, key);
-    if (lua_type(L, -1) == LUA_TSTRING) out = lua_tostring(L, -1);
+    rawfield(L, 1, key);
+    if (lua_type(L, -1) == LUA_TSTRING) out = safe_text(lua_tostring(L, -1));
     else if (!lua_isnil(L, -1) || required)
       bad(std::string("policy field '") + key + "' must be a string" + (info.id.empty() ? "" : " (in " + info.id + ")"));
     lua_pop(L, 1);
@@ -396,17 +439,17 @@ void Runtime::declare(lua_State* L) {
       std::find(kEnforcements.begin(), kEnforcements.end(), info.enforcement) == kEnforcements.end())
     bad("policy " + info.id + ": enforcement '" + info.enforcement + "' is not one of advisory, mandatory",
         did_you_mean(info.enforcement, kEnforcements));
-  lua_getfield(L, 1, "controls");
+  rawfield(L, 1, "controls");
   if (lua_istable(L, -1)) {
     lua_pushnil(L);
     while (lua_next(L, -2)) {
       if (lua_type(L, -2) != LUA_TSTRING) {
         bad("policy " + info.id + ": controls keys must be framework names such as soc2");
       } else {
-        std::string fw = lua_tostring(L, -2);
+        std::string fw = safe_text(lua_tostring(L, -2));
         auto& ids = info.controls[fw];
         if (lua_type(L, -1) == LUA_TSTRING) {
-          ids.push_back(lua_tostring(L, -1));
+          ids.push_back(safe_text(lua_tostring(L, -1)));
         } else if (lua_istable(L, -1)) {
           for (lua_Integer i = 1;; ++i) {
             int t = lua_rawgeti(L, -1, i);
@@ -414,7 +457,7 @@ void Runtime::declare(lua_State* L) {
               lua_pop(L, 1);
               break;
             }
-            if (t == LUA_TSTRING) ids.push_back(lua_tostring(L, -1));
+            if (t == LUA_TSTRING) ids.push_back(safe_text(lua_tostring(L, -1)));
             else bad("policy " + info.id + ": controls." + fw + " must list control IDs as strings");
             lua_pop(L, 1);
           }
@@ -432,7 +475,7 @@ void Runtime::declare(lua_State* L) {
     if (e.info.id == info.id)
       bad("duplicate policy ID '" + info.id + "' (first declared at " + e.info.loc.str() + ")",
           "give every policy a unique id");
-  lua_getfield(L, 1, "check");
+  rawfield(L, 1, "check");
   if (!lua_isfunction(L, -1)) {
     lua_pop(L, 1);
     bad("policy " + info.id + ": 'check' must be a function(ctx)");
@@ -442,30 +485,60 @@ void Runtime::declare(lua_State* L) {
     return;
   }
   int ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  entries_.push_back({std::move(info), ref});
+  entries_.push_back({std::move(info), ref, loading_file_});
 }
 
-void Runtime::report(lua_State* L, Outcome outcome) {
-  // Argument errors are raised before any C++ object is alive: lua_error
-  // unwinds with longjmp.
-  bool fail = outcome == Outcome::Fail;
+int Runtime::report(lua_State* L, Outcome outcome) {
+  // Every Lua call and every error is here, before any C++ object exists:
+  // lua_error unwinds with longjmp.
+  const bool fail = outcome == Outcome::Fail;
   const char* fn = fail ? "fail" : "pass";
   const char* what = fail ? "message" : "evidence";
-  if (!current_) luaL_error(L, "%s() can only be called while a check runs", fn);
+  if (!current_ || running_ == kNone) return luaL_error(L, "%s() can only be called while a check runs", fn);
+  if (static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != entries_[running_].file)
+    return luaL_error(L, "%s() of another policy file was called while policy %s runs; a check reports only its own "
+                         "findings", fn, entries_[running_].info.id.c_str());
+  if (current_->size() >= sb_.limits().verdicts) {
+    sb_.stop_call();
+    return luaL_error(L, "limit of %I findings for one check exceeded; report per pool or for the whole blueprint "
+                         "rather than per node, or raise the limit", static_cast<lua_Integer>(sb_.limits().verdicts));
+  }
   if (lua_istable(L, 1)) {  // a resource view: take its address
     lua_getfield(L, 1, "address");
     lua_replace(L, 1);
   }
   if (lua_type(L, 1) != LUA_TSTRING && !lua_isnil(L, 1))
-    luaL_error(L, "%s(address, %s): address must be a string, a resource or nil, got a %s", fn, what,
-               luaL_typename(L, 1));
+    return luaL_error(L, "%s(address, %s): address must be a string, a resource or nil, got a %s", fn, what,
+                      luaL_typename(L, 1));
   bool has_message = lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER;
   if (!has_message && (fail || !lua_isnil(L, 2)))
-    luaL_error(L, "%s(address, %s): %s must be a string, got %s", fn, what, what,
-               lua_isnone(L, 2) ? "nothing" : lua_pushfstring(L, "a %s", luaL_typename(L, 2)));
-  std::string address = lua_isnil(L, 1) ? "" : lua_tostring(L, 1);
-  std::string message = has_message ? lua_tostring(L, 2) : "";
-  current_->push_back({current_info_->id, outcome, address, message, locate(address), "", "", {}});
+    return luaL_error(L, "%s(address, %s): %s must be a string, got %s", fn, what, what,
+                      lua_isnone(L, 2) ? "nothing" : lua_pushfstring(L, "a %s", luaL_typename(L, 2)));
+  size_t address_len = 0, message_len = 0;
+  const char* address = lua_isnil(L, 1) ? "" : lua_tolstring(L, 1, &address_len);
+  const char* message = has_message ? lua_tolstring(L, 2, &message_len) : "";  // both stay on the stack
+  const size_t kept = std::min(message_len, sb_.limits().message_bytes);
+  if (!sb_.charge(verdict_cost(entries_[running_].info.id.size(), address_len, kept)))
+    return luaL_error(L, "run-wide memory limit exceeded by findings");
+  add_verdict(outcome, address, address_len, message, message_len);
+  return 0;
+}
+
+void Runtime::add_verdict(Outcome outcome, const char* address, size_t address_len, const char* message,
+                          size_t message_len) {
+  const size_t limit = sb_.limits().message_bytes;
+  std::string text;
+  if (message_len > limit) {
+    size_t cut = limit;
+    while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    text = safe_text(std::string_view(message, cut)) + " [... message cut: " + std::to_string(message_len - cut) +
+           " more bytes; the limit is " + std::to_string(limit) + "]";
+  } else {
+    text = safe_text(std::string_view(message, message_len));
+  }
+  std::string addr = safe_text(std::string_view(address, address_len));
+  SourceLoc loc = locate(addr);
+  current_->push_back({entries_[running_].info.id, outcome, std::move(addr), std::move(text), std::move(loc), "", "", {}});
 }
 
 SourceLoc Runtime::locate(const std::string& address) const {
@@ -490,6 +563,21 @@ void Runtime::set_context(const Input& input) {
   input_ = &input;
   lua_State* L = sb_.L();
   sources_.clear();
+  // The previous context becomes garbage; collect it before measuring the
+  // new one, which (like the lazy views) is not charged to the policies.
+  if (ctx_ref_) luaL_unref(L, LUA_REGISTRYINDEX, ctx_ref_);
+  ctx_ref_ = 0;
+  for (const char* key : {kAllKey, kByAddressKey, kCacheKey}) {
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, key);
+  }
+  lua_gc(L, LUA_GCCOLLECT);
+  sb_.reset_uncounted();
+  sb_.uncounted([&] { build_context(input); });
+}
+
+void Runtime::build_context(const Input& input) {
+  lua_State* L = sb_.L();
   static const std::vector<Resource> kNone;
   const auto& resources = input.resources ? *input.resources : kNone;
   lua_createtable(L, static_cast<int>(resources.size()), 0);
@@ -526,7 +614,6 @@ void Runtime::set_context(const Input& input) {
   lua_pushcclosure(L, ctx_index, 2);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
-  if (ctx_ref_) luaL_unref(L, LUA_REGISTRYINDEX, ctx_ref_);
   ctx_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pop(L, 1);  // data
 }
@@ -545,14 +632,14 @@ std::vector<Verdict> Runtime::run(size_t i) {
   const Entry& e = entries_[i];
   std::vector<Verdict> out;
   current_ = &out;
-  current_info_ = &e.info;
+  running_ = i;
   lua_State* L = sb_.L();
   lua_rawgeti(L, LUA_REGISTRYINDEX, e.check_ref);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ctx_ref_);
   LuaError err;
-  bool ok = sb_.call(1, 1, limits_, err);
+  bool ok = sb_.call(1, 1, err);
   current_ = nullptr;
-  current_info_ = nullptr;
+  running_ = kNone;
   if (ok) {
     int t = lua_type(L, -1);
     bool fine = t == LUA_TNIL || (t == LUA_TBOOLEAN && lua_toboolean(L, -1));
@@ -566,7 +653,7 @@ std::vector<Verdict> Runtime::run(size_t i) {
   } else {
     err = Sandbox::split_position(err.message, e.info.loc.file);
   }
-  return {{e.info.id, Outcome::Error, "", err.message, err.loc.known() ? err.loc : e.info.loc, "", "", {}}};
+  return {{e.info.id, Outcome::Error, "", safe_text(err.message), err.loc.known() ? err.loc : e.info.loc, "", "", {}}};
 }
 
 }  // namespace plinth::policy

@@ -16,9 +16,36 @@ namespace plinth::policy {
 /// `tests` is false, or only those when true.
 std::vector<std::string> lua_files(const std::string& dir, bool tests);
 
+/// A policy file to load and its pack: the first folder below the policy
+/// directory, "" for a file directly in it.
+struct PackFile {
+  std::string file;
+  std::string pack;
+};
+
+/// The policy files below `dir` (lua_files, tests excluded) with their packs;
+/// `dir` may be on disk or compiled in (engine/core/embedded.h). When it is
+/// not a directory, a POL001 in `diags` and nothing else.
+std::vector<PackFile> policy_files(const std::string& dir, Diagnostics& diags);
+
+/// A pack's settings: name -> the value as written (a YAML scalar).
+using PackSettings = std::map<std::string, std::string, std::less<>>;
+
+/// Reads `dir`/<pack>/settings.yaml of every pack below `dir` (on disk or
+/// compiled in, like policy_files) into `settings` (pack -> settings); a name
+/// read before is overridden, the others kept. A file that cannot be read or
+/// is not UTF-8 YAML holding a map is a POL001 in `diags` and sets nothing; a
+/// value that is not a single scalar is a POL001 at its name and is skipped.
+void read_pack_settings(const std::string& dir, std::map<std::string, PackSettings>& settings, Diagnostics& diags);
+
 /// `path` relative to the working directory when it lies below it, so
 /// positions stay short ("policies/soc2/encryption.lua:12").
 std::string display_path(const std::string& path);
+
+/// What one finding is charged against the run-wide memory limit.
+inline size_t verdict_cost(size_t id_len, size_t address_len, size_t message_len) {
+  return sizeof(Verdict) + id_len + address_len + message_len + 64;
+}
 
 class Runtime {
  public:
@@ -26,9 +53,9 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  /// Reads `dir`/<pack>/settings.yaml of every pack below `dir`; names
-  /// override those read before. Call for every directory before load_dir.
-  void load_settings(const std::string& dir);
+  /// The settings `setting(name, default)` returns to `pack`'s files from now
+  /// on (read_pack_settings); replaces what that pack had.
+  void set_settings(const std::string& pack, PackSettings settings) { settings_[pack] = std::move(settings); }
   /// Loads every policy file below `dir`; the pack of a file is its first
   /// directory below `dir`.
   void load_dir(const std::string& dir);
@@ -37,6 +64,8 @@ class Runtime {
 
   size_t size() const { return entries_.size(); }
   const PolicyInfo& info(size_t i) const { return entries_[i].info; }
+  /// The index of the policy with `id`, or size() when none has it.
+  size_t find(const std::string& id) const;
   std::vector<PolicyInfo> infos() const;
   Diagnostics& diagnostics() { return diags_; }
   const std::vector<std::string>& files() const { return files_; }
@@ -48,39 +77,47 @@ class Runtime {
   /// first use.
   void set_context(const Input& input);
 
-  /// Runs policy `i`'s check against the current context.
+  /// Runs policy `i`'s check against the current context. Every verdict
+  /// is the running policy's: fail()/pass() of another file, or outside a
+  /// check, raise an error; text is made safe (safe_text) and messages are
+  /// cut at the message limit.
   std::vector<Verdict> run(size_t i);
 
   Sandbox& sandbox() { return sb_; }
 
-  // Called from the Lua C functions.
-  void declare(lua_State* L);
-  void report(lua_State* L, Outcome outcome);
+  // Called from the Lua C functions (lua_error unwinds them with longjmp:
+  // each raises its errors before it creates any C++ object).
+  int declare(lua_State* L);
+  int report(lua_State* L, Outcome outcome);
   void push_lazy(lua_State* L, const std::string& key);
-  /// The loading pack's setting `name` pushed as a Lua value; false when unset.
-  bool push_setting(lua_State* L, const std::string& name);
-  bool loading() const { return loading_; }  ///< a policy file's top level is running
+  int setting(lua_State* L);
   SourceLoc locate(const std::string& address) const;
 
  private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
   struct Entry {
     PolicyInfo info;
     int check_ref = 0;
+    size_t file = 0;  ///< index into files_ of the file that declared it
   };
+  void declare_table(lua_State* L);
+  void build_context(const Input& input);
+  void add_verdict(Outcome outcome, const char* address, size_t address_len, const char* message,
+                   size_t message_len);
+
   Sandbox sb_;  // first: the Lua state outlives every reference below
-  Limits limits_;
   std::vector<Entry> entries_;
   std::vector<std::string> files_;
   std::map<std::string, std::string> hashes_;
   Diagnostics diags_;
   std::string loading_pack_;
-  bool loading_ = false;
-  std::map<std::string, std::map<std::string, std::string>> settings_;  ///< pack -> name -> value
+  size_t loading_file_ = kNone;  ///< set while a policy file's chunk runs: policy{} is allowed
+  std::map<std::string, PackSettings> settings_;  ///< pack -> its settings (set_settings)
   const Input* input_ = nullptr;
   std::unordered_map<std::string, SourceLoc> sources_;
   int ctx_ref_ = 0;
   std::vector<Verdict>* current_ = nullptr;  ///< set while a check runs
-  const PolicyInfo* current_info_ = nullptr;
+  size_t running_ = kNone;                   ///< the entry whose check runs
 };
 
 }  // namespace plinth::policy

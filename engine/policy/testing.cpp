@@ -7,9 +7,12 @@
 
 #include "engine/blueprint/json.h"
 #include "engine/blueprint/loader.h"
+#include "engine/core/embedded.h"
 #include "engine/core/files.h"
 #include "engine/graph/expand.h"
 #include "engine/plan/plan.h"
+#include "engine/core/strings.h"
+#include "engine/policy/isolation.h"
 #include "engine/policy/runtime.h"
 
 namespace fs = std::filesystem;
@@ -56,10 +59,9 @@ int lua_test(lua_State* L) {
 
 /// fixtures/NAME.yaml in the test file's folder or the nearest parent that has one; "" when none.
 std::string find_fixture(const Collector& c, const std::string& name) {
-  for (fs::path d = c.test_dir;; d = d.parent_path()) {
+  for (fs::path d = c.test_dir; !d.empty(); d = d.parent_path()) {
     fs::path f = d / "fixtures" / (name + ".yaml");
-    std::error_code ec;
-    if (fs::is_regular_file(f, ec)) return f.string();
+    if (is_file_path(f.string())) return f.string();
     if (d == d.parent_path()) break;
   }
   return "";
@@ -82,12 +84,21 @@ int lua_fixture(lua_State* L) {
   return 1;
 }
 
+/// Pushes t[key] without metamethods: no test-file code runs outside a check's limits.
+int rawfield(lua_State* L, int t, const char* key) {
+  lua_pushstring(L, key);
+  return lua_rawget(L, t);
+}
+
 std::string str_field(lua_State* L, int t, const char* key) {
-  lua_getfield(L, t, key);
+  rawfield(L, t, key);
   std::string s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
   lua_pop(L, 1);
   return s;
 }
+
+/// A string from the test file that ends up on the terminal (test names, expectations).
+std::string shown_field(lua_State* L, int t, const char* key) { return safe_text(str_field(L, t, key)); }
 
 using Finding = std::pair<std::string, std::string>;  // policy, address
 
@@ -97,25 +108,26 @@ std::string describe(const std::multiset<Finding>& fs) {
   return out;
 }
 
-/// Runs one test table (on the stack top) against the loaded policies.
-TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc) {
+/// Runs one test table (on the stack top) against the loaded policies,
+/// each policy's check as a step the parent times.
+TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& progress) {
   TestResult r;
   r.file = loc.file;
   r.loc = loc;
   int t = lua_gettop(L);
-  r.name = str_field(L, t, "name");
+  r.name = shown_field(L, t, "name");
   if (r.name.empty()) r.name = "test at line " + std::to_string(loc.line);
   std::string yaml = str_field(L, t, "blueprint");
   std::multiset<Finding> expected;
   std::set<std::string> only;
   std::string problem;
-  lua_getfield(L, t, "expect");
+  rawfield(L, t, "expect");
   if (lua_istable(L, -1)) {
     for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; ++i) {
       lua_rawgeti(L, -1, 1);
       lua_rawgeti(L, -2, 2);
-      std::string id = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-      std::string addr = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      std::string id = lua_type(L, -2) == LUA_TSTRING ? safe_text(lua_tostring(L, -2)) : "";
+      std::string addr = lua_type(L, -1) == LUA_TSTRING ? safe_text(lua_tostring(L, -1)) : "";
       lua_pop(L, 3);
       if (id.empty()) problem = "each expect entry is {POLICY_ID, ADDRESS}";
       expected.insert({id, addr});
@@ -125,10 +137,10 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc) {
     problem = "the test has no 'expect' list (use expect = {} for a blueprint that passes)";
   }
   lua_pop(L, 1);
-  lua_getfield(L, t, "policies");
+  rawfield(L, t, "policies");
   if (lua_istable(L, -1)) {
     for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; ++i) {
-      only.insert(lua_tostring(L, -1));
+      only.insert(safe_text(lua_tostring(L, -1)));
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -162,7 +174,11 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc) {
   std::string errors;
   for (size_t i = 0; i < rt.size(); ++i) {
     if (!only.empty() && !only.count(rt.info(i).id)) continue;
-    for (const auto& v : rt.run(i)) {
+    progress.begin("policy " + rt.info(i).id + " (" + rt.info(i).loc.str() + ") in test '" + r.name + "'",
+                   rt.sandbox().limits().deadline);
+    auto verdicts = rt.run(i);
+    progress.end();
+    for (const auto& v : verdicts) {
       if (v.outcome == Outcome::Fail) got.insert({v.policy, v.address});
       if (v.outcome == Outcome::Error) errors += "\n    " + v.policy + " errored: " + v.loc.str() + ": " + v.message;
     }
@@ -179,45 +195,109 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc) {
   return r;
 }
 
+/// The child side of one test file: loads the policy file and the test
+/// file once ("file"), then runs the tests one at a time ("test").
+struct TestServer {
+  Limits limits;
+  std::shared_ptr<Runtime> rt;
+  std::shared_ptr<Collector> c;
+
+  Json operator()(const Json& req, Progress& progress) {
+    const std::string op = req.value("op", "");
+    if (op == "file") return load(req.value("file", ""), progress);
+    if (op == "test") {
+      size_t k = req.value("k", size_t{0});
+      if (!rt || !c || k >= c->refs.size()) return {{"exception", "no such test"}};
+      lua_State* L = rt->sandbox().L();
+      lua_rawgeti(L, LUA_REGISTRYINDEX, c->refs[k]);
+      TestResult r = run_one(*rt, L, c->locs[k], progress);
+      lua_pop(L, 1);
+      return to_json(r);
+    }
+    return {{"exception", "unknown request '" + op + "'"}};
+  }
+
+  Json load(const std::string& test_file, Progress& progress) {
+    std::string shown = display_path(test_file);
+    std::string policy_file = test_file.substr(0, test_file.size() - 9) + ".lua";
+    rt = std::make_shared<Runtime>(limits);
+    progress.begin("policy file " + display_path(policy_file), limits.deadline);
+    rt->load_file(policy_file, "");
+    progress.end();
+    if (!rt->diagnostics().empty()) {
+      std::string why = "the policy file does not load:";
+      for (const auto& d : rt->diagnostics()) why += "\n    " + d.loc.str() + ": " + d.message;
+      return {{"error", why}};
+    }
+    auto text = read_file(test_file);
+    if (!text) return {{"error", text.error().message}};
+    Sandbox& sb = rt->sandbox();
+    lua_State* L = sb.L();
+    std::error_code ec;
+    // The compiled-in packs (engine/core/embedded.h) have no absolute path.
+    fs::path where = is_embedded_path(test_file) ? fs::path(test_file) : fs::absolute(test_file, ec);
+    c = std::make_shared<Collector>(Collector{{}, {}, shown, where.lexically_normal().parent_path()});
+    sb.push_env();
+    lua_pushlightuserdata(L, c.get());
+    lua_pushcclosure(L, lua_test, 1);
+    lua_setfield(L, -2, "test");
+    lua_pushlightuserdata(L, c.get());
+    lua_pushcclosure(L, lua_fixture, 1);
+    lua_setfield(L, -2, "fixture");
+    LuaError err;
+    progress.begin("test file " + shown, limits.deadline);
+    bool ok = sb.run_chunk(kHelpers, "plinth-test-helpers", -1, err) && sb.run_chunk(*text, shown, -1, err);
+    progress.end();
+    lua_pop(L, 1);
+    if (!ok)
+      return {{"error", "the test file does not run: " + (err.loc.known() ? err.loc.str() + ": " : "") +
+                            safe_text(err.message)}};
+    if (c->refs.empty()) return {{"error", "no test { ... } in the file"}};
+    Json tests = Json::array();
+    for (const auto& loc : c->locs) tests.push_back(to_json(loc));
+    return {{"tests", tests}};
+  }
+};
+
 void run_file(const std::string& test_file, const Limits& limits, TestRun& run) {
   std::string shown = display_path(test_file);
   std::string policy_file = test_file.substr(0, test_file.size() - 9) + ".lua";
   auto fail_file = [&](const std::string& why) {
     run.results.push_back({shown, "(file)", {shown, 0, 0}, false, why});
   };
-  std::error_code ec;
-  if (!fs::is_regular_file(policy_file, ec)) return fail_file("no policy file " + display_path(policy_file) + " beside the test");
-  Runtime rt(limits);
-  rt.load_file(policy_file, "");
-  if (!rt.diagnostics().empty()) {
-    std::string why = "the policy file does not load:";
-    for (const auto& d : rt.diagnostics()) why += "\n    " + d.loc.str() + ": " + d.message;
-    return fail_file(why);
-  }
-  auto text = read_file(test_file);
-  if (!text) return fail_file(text.error().message);
-  Sandbox& sb = rt.sandbox();
-  lua_State* L = sb.L();
-  Collector c{{}, {}, shown, fs::absolute(test_file, ec).lexically_normal().parent_path()};
-  sb.push_env();
-  lua_pushlightuserdata(L, &c);
-  lua_pushcclosure(L, lua_test, 1);
-  lua_setfield(L, -2, "test");
-  lua_pushlightuserdata(L, &c);
-  lua_pushcclosure(L, lua_fixture, 1);
-  lua_setfield(L, -2, "fixture");
-  LuaError err;
-  if (!sb.run_chunk(kHelpers, "plinth-test-helpers", -1, limits, err) ||
-      !sb.run_chunk(*text, shown, -1, limits, err)) {
-    lua_pop(L, 1);
-    return fail_file("the test file does not run: " + (err.loc.known() ? err.loc.str() + ": " : "") + err.message);
-  }
-  lua_pop(L, 1);
-  if (c.refs.empty()) return fail_file("no test { ... } in the file");
-  for (size_t i = 0; i < c.refs.size(); ++i) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c.refs[i]);
-    run.results.push_back(run_one(rt, L, c.locs[i]));
-    lua_pop(L, 1);
+  if (!is_file_path(policy_file)) return fail_file("no policy file " + display_path(policy_file) + " beside the test");
+  // No step is open while a test's blueprint loads and expands (Plinth's own code).
+  const auto idle = std::max<std::chrono::milliseconds>(std::chrono::minutes(1), limits.deadline * 6);
+  Isolated child(TestServer{limits, nullptr, nullptr}, idle,
+                 limits.run_memory_bytes * 2 + (size_t{16} << 20));
+  const Json load = {{"op", "file"}, {"file", test_file}};
+  auto file = child.call(load);
+  if (!file.value) return fail_file((file.failure.step.empty() ? "" : file.failure.step + ": ") + "it " + file.failure.why);
+  if (file.value->contains("error")) return fail_file(file.value->value("error", ""));
+  if (file.value->contains("exception")) return fail_file("internal error: " + file.value->value("exception", ""));
+  const Json tests = file.value->value("tests", Json::array());
+  for (size_t k = 0; k < tests.size(); ++k) {
+    const SourceLoc loc = loc_from_json(tests[k]);
+    auto failed = [&](const std::string& why) {
+      run.results.push_back({shown, "test at line " + std::to_string(loc.line), loc, false, why});
+    };
+    if (child.fresh()) {  // the previous test stopped the sandbox: load the files again
+      auto again = child.call(load);
+      if (!again.value || !again.value->contains("tests")) {
+        failed("the policy sandbox could not load the files again after the previous test stopped it");
+        continue;
+      }
+    }
+    auto r = child.call({{"op", "test"}, {"k", k}});
+    if (!r.value) {
+      failed((r.failure.step.empty() ? "the test" : r.failure.step) + " " + r.failure.why);
+      continue;
+    }
+    if (r.value->contains("exception")) {
+      failed("internal error: " + r.value->value("exception", ""));
+      continue;
+    }
+    run.results.push_back(test_result_from_json(*r.value));
   }
 }
 

@@ -1,10 +1,13 @@
 #include "engine/policy/waivers.h"
 
+#include <algorithm>
+
 #include <yaml-cpp/yaml.h>
 
 #include <ctime>
 #include <filesystem>
 
+#include "engine/core/files.h"
 #include "engine/core/strings.h"
 
 namespace plinth::policy {
@@ -62,15 +65,21 @@ std::string today_utc() {
 }
 
 WaiverFile load_waivers(const std::string& path) {
-  WaiverFile out;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return out;
+  if (!std::filesystem::exists(path, ec)) return {};
+  auto text = read_file(path);
+  if (!text) return {{}, {{"POL020", Severity::Error, "cannot read waivers file: " + text.error().message, {path, 0, 0}, "", ""}}};
+  return parse_waivers(*text, path);
+}
+
+WaiverFile parse_waivers(const std::string& text, const std::string& path) {
+  WaiverFile out;
   auto bad = [&](const std::string& msg, SourceLoc loc, const std::string& hint = "") {
     out.diagnostics.push_back({"POL020", Severity::Error, msg, std::move(loc), "", hint});
   };
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     bad("waivers file is not valid YAML: " + e.msg, {path, e.mark.line + 1, e.mark.column + 1});
     return out;
@@ -97,6 +106,7 @@ WaiverFile load_waivers(const std::string& path) {
     Waiver w;
     w.loc = loc;
     bool ok = true;
+    std::vector<std::string> misspelled;  // fields an unknown key was meant to be: not also "missing"
     for (const auto& kv : item) {
       std::string key = kv.first.as<std::string>("");
       auto field = [&]() -> std::string* {
@@ -109,6 +119,7 @@ WaiverFile load_waivers(const std::string& path) {
       }();
       if (!field) {
         bad("unknown waiver field '" + key + "'", loc_of(path, kv.first), did_you_mean(key, kKeys));
+        if (auto m = closest_match(key, kKeys)) misspelled.push_back(*m);
         ok = false;
       } else if (!kv.second.IsScalar()) {
         bad("waiver field '" + key + "' must be a string", loc_of(path, kv.second));
@@ -118,7 +129,7 @@ WaiverFile load_waivers(const std::string& path) {
       }
     }
     for (const auto& key : kKeys) {
-      if (!item[key]) {
+      if (!item[key] && std::find(misspelled.begin(), misspelled.end(), key) == misspelled.end()) {
         bad("waiver is missing '" + key + "'", loc,
             key == "expires" ? "every waiver expires: add expires: YYYY-MM-DD" : "");
         ok = false;

@@ -27,6 +27,9 @@ struct WaiverFile {
 /// expires}, ... ]`). A missing file is no waivers and no diagnostics.
 WaiverFile load_waivers(const std::string& path);
 
+/// The same from text in memory; `path` names it in diagnostics. Never throws.
+WaiverFile parse_waivers(const std::string& text, const std::string& path);
+
 /// True when `address` matches the waiver pattern (`*`, `?`; brackets are literal).
 bool address_glob(const std::string& pattern, const std::string& address);
 

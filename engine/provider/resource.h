@@ -59,6 +59,10 @@ struct ResourceType {
   std::string provider;
   std::string description;
   std::vector<AttributeSpec> attributes;
+  /// The attribute `plinth import ADDRESS ID` sets to ID before reading the
+  /// resource through its provider ("bmc_endpoint"); "" when the type cannot
+  /// be imported.
+  std::string import_id;
 
   const AttributeSpec* find(const std::string& attr) const;
 };

@@ -188,6 +188,10 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
     if (auto p = reason.find("syntax error while parsing "); p != std::string::npos) reason = reason.substr(p + 27);
     if (auto p = reason.find("; last read"); p != std::string::npos) reason = reason.substr(0, p);
     return Error::invalid("state file " + where + " is not valid JSON (" + reason + ")." + recovery_hint(source));
+  } catch (const Json::exception& e) {  // out_of_range.406: a number too large for a double (1e400)
+    std::string reason = e.what();
+    if (auto p = reason.find("] "); p != std::string::npos) reason = reason.substr(p + 2);
+    return Error::invalid("state file " + source + " is not valid JSON (" + reason + ")." + recovery_hint(source));
   }
   if (!j.is_object()) return damaged(source, "is not a JSON object");
 

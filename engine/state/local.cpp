@@ -1,6 +1,13 @@
 // The local-file backend: PATH written atomically (engine/core/files.h),
 // PATH.lock held with flock(2) so the kernel releases it when the holder
 // dies, and every saved version kept in PATH.d/history/SERIAL.json.
+//
+// Symbolic links (docs/state.md): when PATH is a link it is resolved once,
+// deliberately, and the state lives at the link's target: the target is
+// read and replaced (the link stays a link), and the lock and history sit
+// beside the target, so two links to one state share one lock. The lock
+// file itself is never followed (O_NOFOLLOW): a link planted at PATH.lock
+// would otherwise make plinth truncate the file it points to.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -13,9 +20,11 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "engine/core/files.h"
+#include "engine/state/checks.h"
 #include "engine/state/lock_error.h"
 #include "engine/state/state.h"
 
@@ -46,10 +55,40 @@ struct LockInfo {
   std::string host, time, operation;
 };
 
+/// Opens the lock file without following a link at its path and checks it
+/// is a regular file. -1 with errno set (ELOOP for a link, EINVAL for
+/// another kind of file) on failure.
+int open_lock_file(const std::string& lock_path, int flags) {
+  int fd = ::open(lock_path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
+std::string lock_open_error(const std::string& lock_path, int err) {
+  if (err == ELOOP)
+    return "the lock file " + lock_path +
+           " is a symbolic link; plinth never follows it (writing the lock through it would overwrite the file it "
+           "points to). Remove the link and run again";
+  if (err == EINVAL)
+    return "the lock file " + lock_path + " is not a regular file; remove it and run again";
+  return "cannot open the lock file " + lock_path + ": " + std::strerror(err) +
+         "; check that its directory exists and is writable";
+}
+
 std::optional<LockInfo> read_lock_info(const std::string& lock_path) {
-  auto text = read_file(lock_path);
-  if (!text) return std::nullopt;
-  Json j = Json::parse(*text, nullptr, false);
+  int fd = open_lock_file(lock_path, O_RDONLY);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 && text.size() < 65536;) text.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  Json j = Json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("pid") || !j["pid"].is_number_integer()) return std::nullopt;
   LockInfo info;
   info.pid = j["pid"].get<long>();
@@ -82,21 +121,31 @@ std::optional<uint64_t> serial_of(const fs::path& p) {
 
 class LocalBackend final : public Backend {
  public:
-  explicit LocalBackend(std::string path)
-      : path_(std::move(path)), lock_path_(path_ + ".lock"), state_dir_(path_ + ".d"),
-        history_dir_(state_dir_ + "/history") {}
+  explicit LocalBackend(std::string path) : given_(std::move(path)) {
+    auto resolved = resolve_state_link(given_);
+    if (resolved) {
+      path_ = *resolved;
+    } else {
+      path_ = given_;
+      resolve_error_ = resolved.error();
+    }
+    lock_path_ = path_ + ".lock";
+    state_dir_ = path_ + ".d";
+    history_dir_ = state_dir_ + "/history";
+  }
   ~LocalBackend() override { unlock(); }
 
-  std::string describe() const override { return "local file " + path_; }
+  std::string describe() const override {
+    return "local file " + given_ + (path_ != given_ ? " (a link to " + path_ + ")" : "");
+  }
 
   Status lock(const std::string& operation, milliseconds timeout) override {
     if (lock_fd_ >= 0) return {};
+    if (resolve_error_) return *resolve_error_;
     const auto deadline = steady_clock::now() + timeout;
     for (;;) {
-      int fd = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-      if (fd < 0)
-        return Error::fatal("cannot open the lock file " + lock_path_ + ": " + std::strerror(errno) +
-                            "; check that its directory exists and is writable");
+      int fd = open_lock_file(lock_path_, O_RDWR | O_CREAT);
+      if (fd < 0) return Error::fatal(lock_open_error(lock_path_, errno));
       if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
         // The holder before us unlinks the file before releasing it; if we
         // locked an unlinked file, start again on the new one.
@@ -116,6 +165,7 @@ class LocalBackend final : public Backend {
           return Error::fatal("cannot write the lock file " + lock_path_ + ": " + std::strerror(e));
         }
         lock_fd_ = fd;
+        run_started_ = false;  // a new run: its first save marks what it started from
         return {};
       }
       int e = errno;
@@ -126,12 +176,6 @@ class LocalBackend final : public Backend {
       if (now >= deadline) {
         std::string who = holder_text(read_lock_info(lock_path_), lock_path_);
         return lock_held_error(path_, who, timeout);
-        return Error{Error::Kind::Conflict,
-                     "state " + path_ + " is still locked by " + who + " after waiting " +
-                         format_duration(timeout) +
-                         "; wait for it to finish, or pass a longer --lock-timeout, or run 'plinth state unlock' if "
-                         "that process is gone",
-                     0};
       }
       std::this_thread::sleep_for(std::min<steady_clock::duration>(milliseconds(100), deadline - now));
     }
@@ -148,15 +192,24 @@ class LocalBackend final : public Backend {
   }
 
   Result<std::optional<StateDocument>> load() override {
-    std::error_code ec;
-    if (!fs::exists(path_, ec)) {
-      if (ec) return Error::fatal("cannot access state file " + path_ + ": " + ec.message());
-      return std::optional<StateDocument>{};
+    if (resolve_error_) return *resolve_error_;
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) {
+      if (errno == ENOENT) return std::optional<StateDocument>{};
+      return Error::fatal("cannot access state file " + path_ + ": " + std::strerror(errno));
     }
+    if (S_ISDIR(st.st_mode))
+      return Error::invalid("the state path " + path_ +
+                            " is a directory, not a state file; pass the file's path with --state (for example " +
+                            (fs::path(path_) / "plinth.state.json").string() + ")");
+    if (!S_ISREG(st.st_mode))
+      return Error::invalid("the state path " + path_ +
+                            " is not a regular file (a device, FIFO or socket); pass a state file's path with --state");
     auto text = read_file(path_);
     if (!text) return text.error();
     auto doc = parse(*text, path_);
     if (!doc) return doc.error();
+    if (auto st2 = check_serial_room(doc->serial, path_); !st2) return st2.error();
     return std::optional<StateDocument>{std::move(*doc)};
   }
 
@@ -177,6 +230,7 @@ class LocalBackend final : public Backend {
     for (const auto& [serial, file] : history_files()) {
       HistoryEntry e;
       e.serial = serial;
+      e.run_start = is_run_start(serial);
       struct stat sb {};
       if (stat(file.c_str(), &sb) == 0) e.saved_at = utc_iso8601(sb.st_mtim.tv_sec);
       auto text = read_file(file.string());
@@ -207,10 +261,10 @@ class LocalBackend final : public Backend {
       unlock();
       return "released this process's lock on state " + path_;
     }
-    int fd = ::open(lock_path_.c_str(), O_RDWR | O_CLOEXEC);
+    int fd = open_lock_file(lock_path_, O_RDWR);
     if (fd < 0) {
       if (errno == ENOENT) return "state " + path_ + " is not locked; nothing to do";
-      return Error::fatal("cannot open the lock file " + lock_path_ + ": " + std::strerror(errno));
+      return Error::fatal(lock_open_error(lock_path_, errno));
     }
     auto info = read_lock_info(lock_path_);
     std::string who = holder_text(info, lock_path_);
@@ -259,10 +313,19 @@ class LocalBackend final : public Backend {
   }
 
   std::string history_file(uint64_t serial) const { return history_dir_ + "/" + std::to_string(serial) + ".json"; }
+  /// The marker of a run start (state.h, kHistoryKeep): history/SERIAL.run-start.
+  std::string run_start_marker(uint64_t serial) const {
+    return history_dir_ + "/" + std::to_string(serial) + ".run-start";
+  }
+  bool is_run_start(uint64_t serial) const {
+    std::error_code ec;
+    return fs::exists(run_start_marker(serial), ec);
+  }
 
   Status save_locked(const StateDocument& doc) {
     auto stored = load();
     if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+    std::optional<uint64_t> run_start;  // the stored version this run started from, on its first save
     if (*stored) {
       const StateDocument& cur = **stored;
       if (cur.lineage != doc.lineage)
@@ -277,6 +340,7 @@ class LocalBackend final : public Backend {
                          " but this run tried to write serial " + std::to_string(doc.serial) +
                          "; nothing was written. Plan again against the current state",
                      0};
+      if (!run_started_) run_start = cur.serial;
     }
     StateDocument out = doc;
     out.plinth_version = PLINTH_VERSION;
@@ -290,6 +354,15 @@ class LocalBackend final : public Backend {
                             " (the stored state is unchanged)");
       fs::permissions(dir, fs::perms::owner_all, ec);
     }
+    // Keep what this run started from for good (state.h, kHistoryKeep). A
+    // state written before history existed gets its history copy now.
+    if (run_start) {
+      if (!fs::exists(history_file(*run_start), ec)) {
+        if (auto old_text = read_file(path_); old_text) (void)write_file_atomic(history_file(*run_start), *old_text, 0600);
+      }
+      if (auto st = write_file_atomic(run_start_marker(*run_start), "", 0600); !st)
+        return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
+    }
     // The history copy first: if the state file cannot be written, the
     // history must not claim a version that never became current.
     std::string hist = history_file(out.serial);
@@ -299,8 +372,11 @@ class LocalBackend final : public Backend {
       ::unlink(hist.c_str());
       return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
     }
+    run_started_ = true;
+    // Journal saves beyond the newest kHistoryKeep go; run starts stay.
     auto files = history_files();
-    for (size_t i = 0; i + kHistoryKeep < files.size(); ++i) fs::remove(files[i].second, ec);
+    for (size_t i = 0; i + kHistoryKeep < files.size(); ++i)
+      if (!is_run_start(files[i].first)) fs::remove(files[i].second, ec);
     return {};
   }
 
@@ -321,6 +397,7 @@ class LocalBackend final : public Backend {
     auto old = parse(*text, it->second.string());
     if (!old) return old.error();
 
+    if (auto room = check_serial_room(files.back().first, history_file(files.back().first)); !room) return room.error();
     uint64_t next = files.back().first + 1;
     std::string note;
     auto cur = load();
@@ -347,8 +424,12 @@ class LocalBackend final : public Backend {
            std::to_string(next) + " (" + std::to_string(doc.resources.size()) + " resources)" + note;
   }
 
-  std::string path_, lock_path_, state_dir_, history_dir_;
+  std::string given_;  ///< the path as given (--state, PLINTH_STATE or the default)
+  std::string path_;   ///< where the state is: given_, or the target when given_ is a link
+  std::string lock_path_, state_dir_, history_dir_;
+  std::optional<Error> resolve_error_;  ///< given_ is a link that cannot be resolved
   int lock_fd_ = -1;
+  bool run_started_ = false;  ///< this lock hold has saved (its run start is marked)
 };
 
 }  // namespace

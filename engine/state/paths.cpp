@@ -1,8 +1,15 @@
-// Where the state file is, and the --lock-timeout duration syntax.
+// Where the state file is (and what a link there points to), the
+// --lock-timeout duration syntax, and the serial's upper bound.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 
+#include "engine/state/checks.h"
 #include "engine/state/lock_error.h"
 #include "engine/state/state.h"
 
@@ -24,6 +31,33 @@ std::string resolve_state_path(const std::optional<std::string>& flag, const std
   if (flag && !flag->empty()) return *flag;
   if (const char* env = std::getenv("PLINTH_STATE"); env && *env) return env;
   return default_state_path(blueprint_paths);
+}
+
+Result<std::string> resolve_state_link(const std::string& path) {
+  fs::path p(path);
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p.string();
+    std::string target(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
+    ssize_t n = ::readlink(p.c_str(), target.data(), target.size());
+    if (n < 0)
+      return Error::fatal("cannot read the symbolic link " + p.string() + " (the state path " + path +
+                          "): " + std::strerror(errno));
+    target.resize(static_cast<size_t>(n));
+    fs::path t(target);
+    p = (t.is_absolute() ? t : p.parent_path() / t).lexically_normal();
+  }
+  return Error::invalid("the state path " + path +
+                        " is a symbolic link that never reaches a file (more than 40 links, a loop?); point it at the "
+                        "state file, or pass the file's own path with --state");
+}
+
+Status check_serial_room(uint64_t serial, const std::string& source) {
+  if (serial != UINT64_MAX) return {};
+  return Error::invalid("state file " + source + " is at serial " + std::to_string(serial) +
+                        ", the largest a serial can be, so it can never be saved again (the next serial would wrap to "
+                        "0); it was edited by hand or damaged. Restore a good version with 'plinth state history' and "
+                        "'plinth state restore SERIAL'");
 }
 
 Result<milliseconds> parse_duration(const std::string& text) {

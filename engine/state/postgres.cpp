@@ -48,6 +48,12 @@ CREATE TABLE IF NOT EXISTS plinth_state_history (
   document  text NOT NULL,
   saved_at  timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (workspace, serial));
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'plinth_state_history'::regclass
+                 AND attname = 'run_start' AND NOT attisdropped) THEN
+    ALTER TABLE plinth_state_history ADD COLUMN run_start boolean NOT NULL DEFAULT false;
+  END IF;
+END $$;
 CREATE TABLE IF NOT EXISTS plinth_state_lock (
   workspace   text PRIMARY KEY,
   pid         bigint NOT NULL,
@@ -181,6 +187,7 @@ class PostgresBackend final : public Backend {
           return rec.error();
         }
         locked_ = true;
+        run_started_ = false;  // a new run: its first save marks what it started from
         return {};
       }
       auto now = steady_clock::now();
@@ -234,7 +241,7 @@ class PostgresBackend final : public Backend {
   Result<std::vector<HistoryEntry>> history() override {
     if (auto st = connect(); !st) return st.error();
     auto r = exec(
-        "SELECT serial, to_char(saved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), document "
+        "SELECT serial, to_char(saved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), document, run_start "
         "FROM plinth_state_history WHERE workspace = $1 ORDER BY serial",
         {workspace_});
     if (!r) return r.error();
@@ -243,6 +250,7 @@ class PostgresBackend final : public Backend {
       HistoryEntry e;
       e.serial = std::strtoull(PQgetvalue(r->get(), i, 0), nullptr, 10);
       e.saved_at = value(*r, i, 1);
+      e.run_start = value(*r, i, 3) == "t";
       auto doc = parse(value(*r, i, 2), source_ + " history serial " + std::to_string(e.serial));
       if (doc) {
         e.lineage = doc->lineage;
@@ -393,6 +401,7 @@ class PostgresBackend final : public Backend {
     Transaction txn{*this};
     auto cur = exec("SELECT document FROM plinth_state WHERE workspace = $1 FOR UPDATE", {workspace_});
     if (!cur) return cur.error();
+    std::optional<std::pair<uint64_t, std::string>> run_start;  // what this run started from, on its first save
     if (PQntuples(cur->get()) > 0) {
       auto stored = parse(value(*cur, 0, 0), source_);
       if (!stored && !set_aside_damaged)
@@ -415,6 +424,16 @@ class PostgresBackend final : public Backend {
                          std::to_string(doc.serial) + "; nothing was written. Plan again against the current state",
                      0};
       }
+      if (stored && !run_started_) run_start.emplace(stored->serial, value(*cur, 0, 0));
+    }
+    // Kept for good (state.h, kHistoryKeep); a version from before history
+    // existed gets its history row now.
+    if (run_start) {
+      auto mark = exec(
+          "INSERT INTO plinth_state_history (workspace, serial, document, run_start) VALUES ($1, $2::bigint, $3, true) "
+          "ON CONFLICT (workspace, serial) DO UPDATE SET run_start = true",
+          {workspace_, std::to_string(run_start->first), run_start->second});
+      if (!mark) return Error::fatal("cannot save state " + source_ + ": " + mark.error().message + " (the stored state is unchanged)");
     }
     StateDocument out = doc;
     out.plinth_version = PLINTH_VERSION;
@@ -428,7 +447,7 @@ class PostgresBackend final : public Backend {
              {"INSERT INTO plinth_state_history (workspace, serial, document) VALUES ($1, $2::bigint, $3) "
               "ON CONFLICT (workspace, serial) DO UPDATE SET document = EXCLUDED.document, saved_at = now()",
               {workspace_, serial, text}},
-             {"DELETE FROM plinth_state_history WHERE workspace = $1 AND serial NOT IN "
+             {"DELETE FROM plinth_state_history WHERE workspace = $1 AND NOT run_start AND serial NOT IN "
               "(SELECT serial FROM plinth_state_history WHERE workspace = $1 ORDER BY serial DESC LIMIT $2::integer)",
               {workspace_, std::to_string(kHistoryKeep)}},
          }) {
@@ -438,6 +457,7 @@ class PostgresBackend final : public Backend {
     if (auto c = exec("COMMIT", {}); !c)
       return Error::fatal("cannot save state " + source_ + ": " + c.error().message);
     txn.done = true;
+    run_started_ = true;
     return {};
   }
 
@@ -489,6 +509,7 @@ class PostgresBackend final : public Backend {
   std::string shown_, source_, conninfo_, workspace_ = "default", key_, key_high_, key_low_;
   Conn conn_;
   bool locked_ = false;
+  bool run_started_ = false;  ///< this lock hold has saved (its run start is marked)
 };
 
 }  // namespace

@@ -53,6 +53,7 @@ struct HistoryEntry {
   std::string saved_at;  ///< UTC ISO 8601, "2026-12-02T13:04:05Z"
   size_t resources = 0;
   bool damaged = false;  ///< the saved file no longer parses; it cannot be restored
+  bool run_start = false;  ///< the state before a run changed it: kept for good (see kHistoryKeep)
   bool operator==(const HistoryEntry&) const = default;
 };
 
@@ -78,7 +79,7 @@ class Backend {
   /// otherwise the error says the state was changed by another run. A stored
   /// file that does not parse is never overwritten. Takes the lock for the
   /// write when it is not already held. Every saved version is also kept in
-  /// the history (the last kHistoryKeep).
+  /// the history; see kHistoryKeep for how long.
   virtual Status save(const StateDocument& doc) = 0;
   /// Saved versions, oldest first.
   virtual Result<std::vector<HistoryEntry>> history() = 0;
@@ -92,7 +93,13 @@ class Backend {
   virtual Result<std::string> break_lock(bool force) = 0;
 };
 
-/// How many versions a backend's history keeps.
+/// History retention, per run. A run is everything saved while one lock is
+/// held (one apply journals after every operation; a refresh, restore,
+/// `state rm`, `state mv` or `import` saves once). The first save of a run
+/// marks the version stored before it as a run start, and run starts are
+/// kept for good: the state before every run stays restorable however many
+/// operations later runs journal. Besides them the newest kHistoryKeep
+/// versions are kept; older journal saves are removed.
 inline constexpr size_t kHistoryKeep = 20;
 
 /// The local-file backend: PATH, with PATH.lock beside it and the history in

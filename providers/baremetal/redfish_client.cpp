@@ -71,6 +71,11 @@ Result<Json> parse_json(const std::string& method, const std::string& url, const
     return Error::fatal(method + " " + url + ": the BMC answered malformed JSON (parse error at byte " +
                         std::to_string(e.byte) + " of " + std::to_string(body.size()) +
                         "); check the BMC firmware or its Redfish service");
+  } catch (const Json::exception& e) {  // out_of_range.406: a number too large for a double (2e308)
+    std::string reason = e.what();
+    if (auto p = reason.find("] "); p != std::string::npos) reason = reason.substr(p + 2);
+    return Error::fatal(method + " " + url + ": the BMC answered malformed JSON (" + reason +
+                        "); check the BMC firmware or its Redfish service");
   }
 }
 

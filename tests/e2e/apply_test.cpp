@@ -104,7 +104,7 @@ std::vector<std::string> apply_args(const std::string& bp, const std::string& st
 
 }  // namespace
 
-TEST_CASE("apply creates a 50-node pool from empty; re-plan shows no changes; a BIOS change updates every node; drift is reported",
+TEST_CASE("apply creates a 50-node pool from empty, re-plan shows no changes, a BIOS change updates every node, drift is reported",
           "[e2e][apply]") {
   Emulator emu(emulator_args(50));
   TempDir dir;
@@ -264,7 +264,8 @@ TEST_CASE("apply refuses without a terminal unless --auto-approve, before touchi
   CHECK(r.exit_code == 1);
   CHECK(r.err ==
         "plinth apply: stdin is not a terminal, so there is no one to confirm the changes; review them with 'plinth "
-        "plan' and re-run with --auto-approve\n");
+        "plan -out PLANFILE' and apply that file (no question is asked for a saved plan), or re-run with "
+        "--auto-approve\n");
   CHECK(slurp(dir.path() + "/s.json").empty());
   auto p = run_plinth({"apply", bp, "--auto-approve", "--parallelism", "0"}, "", kEnv);
   CHECK(p.exit_code == 1);

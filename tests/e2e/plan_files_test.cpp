@@ -59,6 +59,8 @@ TEST_CASE("plan -out writes a plan file bound to the blueprint, policies, state 
   }
   CHECK(policy_files > 0);
   CHECK(pf->bindings.policies.size() == policy_files);
+  // They are bound by the names they have inside plinth (docs/plan-files.md).
+  CHECK(pf->bindings.policies.count("<builtin>/policies/soc2/encryption.lua") == 1);
   CHECK(pf->bindings.git_commit == w.commit);
   CHECK_FALSE(pf->bindings.git_dirty);
   CHECK(pf->bindings.state_serial == 0);
@@ -67,7 +69,7 @@ TEST_CASE("plan -out writes a plan file bound to the blueprint, policies, state 
   CHECK_FALSE(pf->signature.has_value());
 }
 
-TEST_CASE("a signed plan verifies with its key and is refused with another; tampering is detected") {
+TEST_CASE("a signed plan verifies with its key and is refused with another, tampering is detected") {
   Workspace w;
   std::string key = w.dir.write("plan.key", std::string(64, 'a') + "\n");
   std::string other = w.dir.write("other.key", std::string(64, 'b') + "\n");

@@ -40,7 +40,7 @@ std::string write_state_of(const TempDir& dir, const std::string& blueprint_path
 
 }  // namespace
 
-TEST_CASE("plan of the lab from an empty state creates everything; --detailed-exitcode exits 2") {
+TEST_CASE("plan of the lab from an empty state creates everything, --detailed-exitcode exits 2") {
   TempDir dir;
   auto r = run_plinth({"plan", kLab, "--state", dir.path() + "/plinth.state.json", "--detailed-exitcode"});
   INFO(r.err);

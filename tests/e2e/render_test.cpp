@@ -1,6 +1,7 @@
 // plinth render as a user runs it.
 #include <catch2/catch.hpp>
 
+#include "engine/core/hash.h"
 #include "tests/support/run.h"
 
 using plinth::test::run_plinth;
@@ -82,7 +83,8 @@ TEST_CASE("plinth render --network-config prints the VLANs and --output writes a
   REQUIRE(w.exit_code == 0);
   CHECK(w.out.empty());
   CHECK(slurp(out).rfind("#cloud-config\n", 0) == 0);
-  CHECK(contains(w.err, "Wrote user-data for pool aws-p5 (sha256 "));
+  CHECK(contains(w.err, "Wrote user-data for pool aws-p5 to " + out + " (sha256 " + plinth::sha256_hex(slurp(out)) +
+                           "); the pool's user_data_hash is "));
 
   auto none = run_plinth({"render", "blueprints/examples/cluster.yaml", "--pool", "aws-p5", "--network-config"});
   CHECK(none.exit_code == 1);

@@ -210,7 +210,7 @@ TEST_CASE("e2e: plinth state history and restore bring back an old version as a 
   CHECK(r.err == "plinth state: 'latest' is not a serial number; 'plinth state history' lists the saved serials\n");
 }
 
-TEST_CASE("e2e: a second plinth is told who holds the lock; unlock removes only a dead holder's lock", "[state]") {
+TEST_CASE("e2e: a second plinth is told who holds the lock, unlock removes only a dead holder's lock", "[state]") {
   TempDir dir;
   dir.write("s.json.d/history/1.json", state_text(1, lab_resources()));
   std::string path = dir.write("s.json", state_text(1, lab_resources()));
@@ -251,8 +251,8 @@ TEST_CASE("e2e: plinth state with a wrong subcommand or argument says what to us
   CHECK(r.exit_code == 1);
   CHECK(r.err == "plinth state: unknown subcommand 'lst'; did you mean 'list'?\n");
   r = run_plinth({"state"});
-  CHECK(r.err == "plinth state: missing subcommand; use one of: list, show, history, restore, unlock (see 'plinth help "
-                 "state')\n");
+  CHECK(r.err == "plinth state: missing subcommand; use one of: list, show, history, restore, unlock, rm, mv (see "
+                 "'plinth help state')\n");
   r = run_plinth({"state", "show"});
   CHECK(r.err == "plinth state: missing argument; usage: plinth state show ADDRESS [--state FILE]\n");
   r = run_plinth({"state", "list", "extra"});

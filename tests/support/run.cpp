@@ -17,6 +17,11 @@ namespace plinth::test {
 std::string source_dir() { return PLINTH_SOURCE_DIR; }
 std::string testdata_dir() { return PLINTH_TESTDATA_DIR; }
 
+std::string plinth_binary() {
+  const char* other = std::getenv("PLINTH_TEST_BINARY");
+  return other && *other ? other : PLINTH_BINARY;
+}
+
 RunResult run_program(const std::vector<std::string>& argv, const std::string& cwd,
                       const std::map<std::string, std::string>& env, const std::string& stdin_text) {
   int out_pipe[2], err_pipe[2], in_pipe[2];
@@ -76,7 +81,7 @@ RunResult run_program(const std::vector<std::string>& argv, const std::string& c
 
 RunResult run_plinth(const std::vector<std::string>& args, const std::string& cwd,
                      const std::map<std::string, std::string>& env) {
-  std::vector<std::string> argv{PLINTH_BINARY};
+  std::vector<std::string> argv{plinth_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   auto e = env;
   e.emplace("NO_COLOR", "1");

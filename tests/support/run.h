@@ -16,8 +16,13 @@ struct RunResult {
   std::string err;
 };
 
-/// Runs the built `plinth` binary with `args` in `cwd` (default: the repo
-/// root) with extra environment `env`, capturing stdout and stderr.
+/// The plinth under test: $PLINTH_TEST_BINARY when set (an installed
+/// /usr/bin/plinth in CI, or an older build to show a test fails there),
+/// else the one this build made.
+std::string plinth_binary();
+
+/// Runs plinth_binary() with `args` in `cwd` (default: the repo root) with
+/// extra environment `env`, capturing stdout and stderr.
 RunResult run_plinth(const std::vector<std::string>& args, const std::string& cwd = "",
                      const std::map<std::string, std::string>& env = {});
 

@@ -1,8 +1,10 @@
 #include "tests/emulators/common/tls.h"
 
 #include <arpa/inet.h>
+#include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/x509v3.h>
 
 #include <cstdio>
@@ -100,6 +102,60 @@ std::string write_pki(const TestPki& pki, const std::string& dir) {
       return PEM_write_PrivateKey(f, pki.server_key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
     });
   return err;
+}
+
+std::string make_client_cert(const TestPki& pki, const std::string& common_name,
+                             const std::vector<std::string>& organizations, ClientCert& out) {
+  if (!pki.ca_cert || !pki.ca_key) return "make_client_cert needs a CA (call make_test_pki first)";
+  out.key.reset(EVP_EC_gen("P-256"));
+  if (!out.key) return ssl_error("cannot generate a client key");
+  out.cert.reset(X509_new());
+  X509* c = out.cert.get();
+  X509_set_version(c, 2);
+  unsigned char serial[16];
+  RAND_bytes(serial, sizeof serial);
+  serial[0] &= 0x7f;
+  std::unique_ptr<BIGNUM, void (*)(BIGNUM*)> bn(BN_bin2bn(serial, sizeof serial, nullptr), BN_free);
+  if (!bn || !BN_to_ASN1_INTEGER(bn.get(), X509_get_serialNumber(c))) return ssl_error("cannot set a serial number");
+  X509_gmtime_adj(X509_getm_notBefore(c), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(c), 30L * 24 * 3600);
+  X509_set_pubkey(c, out.key.get());
+  X509_NAME* name = X509_get_subject_name(c);
+  for (const auto& o : organizations)
+    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(o.c_str()), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(common_name.c_str()), -1,
+                             -1, 0);
+  X509* ca = pki.ca_cert.get();
+  X509_set_issuer_name(c, X509_get_subject_name(ca));
+  if (!add_ext(c, ca, NID_basic_constraints, "critical,CA:FALSE") ||
+      !add_ext(c, ca, NID_key_usage, "critical,digitalSignature") || !add_ext(c, ca, NID_ext_key_usage, "clientAuth") ||
+      !add_ext(c, ca, NID_authority_key_identifier, "keyid:always"))
+    return ssl_error("cannot add client certificate extensions");
+  if (X509_sign(c, pki.ca_key.get(), EVP_sha256()) == 0) return ssl_error("cannot sign the client certificate");
+  return "";
+}
+
+namespace {
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+/// Runs `write` on a memory BIO and returns what it wrote ("" on failure).
+template <typename Write>
+std::string pem_text(Write&& write) {
+  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+  if (!bio || write(bio.get()) != 1) return "";
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio.get(), &data);
+  return n > 0 ? std::string(data, static_cast<size_t>(n)) : "";
+}
+}  // namespace
+
+std::string to_pem(const X509* cert) {
+  return pem_text([&](BIO* b) { return PEM_write_bio_X509(b, const_cast<X509*>(cert)); });
+}
+
+std::string to_pem(const EVP_PKEY* key) {
+  return pem_text([&](BIO* b) { return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr); });
 }
 
 }  // namespace plinth::emulator

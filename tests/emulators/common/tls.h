@@ -31,4 +31,22 @@ std::string make_test_pki(const std::vector<std::string>& names, TestPki& out);
 /// Writes ca.pem, server.pem and server-key.pem into `dir` (created if needed).
 std::string write_pki(const TestPki& pki, const std::string& dir);
 
+/// A client certificate (for mTLS) that the test CA signed, and its key.
+struct ClientCert {
+  std::unique_ptr<X509, X509Free> cert;
+  std::unique_ptr<EVP_PKEY, PkeyFree> key;
+};
+
+/// Issues a P-256 client certificate (extendedKeyUsage clientAuth, valid 30
+/// days) with subject CN=`common_name` and one O= per entry of
+/// `organizations`, in order: the way Kubernetes reads a user name and its
+/// groups from a client certificate. Returns "" or an error message.
+std::string make_client_cert(const TestPki& pki, const std::string& common_name,
+                             const std::vector<std::string>& organizations, ClientCert& out);
+
+/// The PEM text of a certificate, or of a private key (unencrypted PKCS#8);
+/// "" when OpenSSL cannot encode it.
+std::string to_pem(const X509* cert);
+std::string to_pem(const EVP_PKEY* key);
+
 }  // namespace plinth::emulator

@@ -21,6 +21,7 @@
 
 #include "tests/emulators/redfish/options.h"
 #include "tests/emulators/redfish/service.h"
+#include "tests/emulators/common/connection.h"
 #include "tests/emulators/common/tls.h"
 
 namespace re = plinth::redfish_emulator;
@@ -37,33 +38,8 @@ void nap(int ms) {
   g_stop_cv.wait_for(lock, std::chrono::milliseconds(ms), [] { return g_stop.load(); });
 }
 
-/// The accepted socket a request arrived on, found by its two ports.
-/// httplib does not expose it; dropping or hanging a connection needs it.
-int socket_of(const httplib::Request& req) {
-  DIR* d = opendir("/proc/self/fd");
-  if (!d) return -1;
-  int found = -1;
-  while (dirent* e = readdir(d)) {
-    int fd = std::atoi(e->d_name);
-    if (fd <= 2) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t ll = sizeof local, pl = sizeof peer;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0 ||
-        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0)
-      continue;
-    auto port = [](const sockaddr_storage& a) {
-      return a.ss_family == AF_INET    ? ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port)
-             : a.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port)
-                                       : 0;
-    };
-    if (port(local) == req.local_port && port(peer) == req.remote_port) {
-      found = fd;
-      break;
-    }
-  }
-  closedir(d);
-  return found;
-}
+/// The accepted socket a request arrived on (tests/emulators/common/connection.h).
+int socket_of(const httplib::Request& req) { return plinth::emulator::accepted_socket(req.local_port, req.remote_port); }
 
 class RequestLog {
  public:

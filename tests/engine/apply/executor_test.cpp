@@ -318,7 +318,7 @@ TEST_CASE("apply: Stop lets in-flight operations finish, starts nothing new, and
   CHECK(backend.saved().back().resources.size() == 12);
 }
 
-TEST_CASE("apply: Abandon stops waiting for in-flight operations; they are not journaled", "[apply]") {
+TEST_CASE("apply: Abandon stops waiting for in-flight operations, they are not journaled", "[apply]") {
   FakeProvider p;
   p.set_latency(400ms);
   MemoryBackend backend;

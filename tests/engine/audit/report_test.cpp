@@ -262,7 +262,7 @@ TEST_CASE("JUnit XML is well-formed with one testcase per policy and resource, e
   CHECK(res.out == "testsuites " + n + " 3 1 " + n +
                        " 3 1 ['hipaa', 'ml']\n"
                        "waived: NFS over a dedicated, isolated VLAN until Q1 <migration> (approved by ciso@example.com)\n");
-  CHECK(audit::xml_escape("a<b>&\"'\x01") == "a&lt;b&gt;&amp;&quot;&#39;");
+  CHECK(audit::xml_escape("a<b>&\"'\x01") == "a&lt;b&gt;&amp;&quot;&#39;\\x01");
 }
 
 TEST_CASE("Markdown for a PR comment: counts, failures first, passes collapsed, provenance") {

@@ -133,6 +133,28 @@ TEST_CASE("BP001: YAML syntax errors are diagnostics with a position", "[bluepri
   CHECK(tab.diagnostics[0].code == "BP001");
 }
 
+TEST_CASE("BP001: a value or key that is not valid UTF-8 stops the load at its first bad byte", "[blueprint][loader]") {
+  // Found by fuzz_blueprint (tests/fuzz/regressions/fuzz_blueprint): such a
+  // value used to load and then fail every plan with json type_error.316.
+  const std::string hint = "save the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8), or remove the stray bytes";
+  require_one(load("metadata: {name: caf\xe9, owner: x}\n"), "BP001", 3, 21,
+              "the file is not valid UTF-8: byte 0xe9 is not part of a valid UTF-8 sequence", hint);
+  require_one(load("metadata:\n  \xff\xfe: x\n"), "BP001", 4, 3,
+              "the file is not valid UTF-8: byte 0xff is not part of a valid UTF-8 sequence", hint);
+  auto escaped = load("metadata: {name: \"caf\\u00e9\", owner: x}\n");  // a valid escape is fine
+  for (const auto& d : escaped.diagnostics) CHECK(d.code != "BP001");
+}
+
+TEST_CASE("BP001: text yaml-cpp reads as endless empty documents stops at the first repeat", "[blueprint][loader]") {
+  // Found by fuzz_blueprint (regressions/fuzz_blueprint/endless-documents.yaml): the
+  // loader asked yaml-cpp for the next document forever, holding 1.5 GB after 10 s.
+  auto r = bp::load_string(", cidr# x\nnetworks:\n  vlans: []\n", "t.yaml");
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].code == "BP001");
+  CHECK(r.diagnostics[0].message == "YAML syntax error: the parser cannot read past this point");
+  CHECK(r.diagnostics[0].loc == SourceLoc{"t.yaml", 1, 1});
+}
+
 TEST_CASE("BP002: unknown keys with did-you-mean", "[blueprint][loader]") {
   require_one(load("stacks:\n  train:\n    driver: \"550.54.15\"\n    cuda_version: \"12.4\"\n"), "BP002", 6, 5,
               "unknown key 'cuda_version' in stack 'train'", "did you mean 'cuda'?");
@@ -345,7 +367,7 @@ node_pools:
   CHECK(codes == std::vector<std::string>{"BP002@3", "BP004@5", "BP003@7", "BP007@7", "BP006@8", "BP005@8"});
 }
 
-TEST_CASE("several files merge into one blueprint; duplicates across files name the first file",
+TEST_CASE("several files merge into one blueprint, duplicates across files name the first file",
           "[blueprint][loader]") {
   const std::string h = kHeader;
   auto r = bp::load_strings({
@@ -411,6 +433,9 @@ TEST_CASE("each blueprints/invalid/bp-*.yaml fails with its error class first", 
       {"bp-api-version.yaml", "BP009", 2, 13, "unsupported apiVersion 'plinth/v2'"},
       {"bp-duplicate-key.yaml", "BP010", 12, 5,
        "duplicate key 'count' in node pool 'train-a': the first is at blueprints/invalid/bp-duplicate-key.yaml:9:5"},
+      {"bp-bmc-endpoint.yaml", "BP011", 13, 18,
+       "BMC endpoint 'http://bmc-{index}.dc1.example' in node pool 'train-a' uses plain http: the BMC user and "
+       "password would be sent in clear text"},
   };
   std::set<std::string> listed;
   for (const Case& c : cases) {
@@ -536,4 +561,69 @@ TEST_CASE("the GPU-domain fields reject what cannot work", "[blueprint][loader]"
         "'mig.profiles.3g.40gb' in node pool 'a' must be a count of instances per GPU, not \"0\"");
   CHECK(msg(load(pool + "    os: debian-12\n")) ==
         "invalid os 'debian-12' in node pool 'a' (expected one of: ubuntu-22.04, ubuntu-24.04, rhel-8, rhel-9, rocky-8, rocky-9)");
+}
+
+TEST_CASE("YAML merge keys merge the named maps under the map's own keys", "[blueprint][loader][merge]") {
+  auto r = bp::load_string(R"(apiVersion: plinth/v1
+kind: Blueprint
+x-base: &base {driver: "550.54.15", cuda: "12.4"}
+x-more: &more {cuda: "12.2", cudnn: "9.1.0"}
+stacks:
+  a: {<<: *base}
+  b:
+    <<: [*base, *more]
+    driver: "560.35.03"
+)", "m.yaml");
+  INFO(dump(r.diagnostics));
+  REQUIRE(r.ok());
+  REQUIRE(r.blueprint.stacks.size() == 2);
+  CHECK(r.blueprint.stacks[0].cuda == "12.4");
+  CHECK(r.blueprint.stacks[1].driver == "560.35.03");  // its own key wins
+  CHECK(r.blueprint.stacks[1].cuda == "12.4");         // the first merged map wins over the second
+  CHECK(r.blueprint.stacks[1].cudnn == "9.1.0");
+  // A merged field keeps the position where it was written (the anchor's map).
+  CHECK(r.blueprint.stacks[0].origin.at("cuda") == SourceLoc{"m.yaml", 3, 43});
+}
+
+TEST_CASE("a quoted '<<' is a key like any other, and unknown", "[blueprint][loader][merge]") {
+  auto r = bp::load_string("apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: x, \"<<\": y}\n", "q.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.diagnostics[0].code == "BP002");
+}
+
+TEST_CASE("integers above their limit name the limit, huge ones too", "[blueprint][loader][limits]") {
+  for (const char* n : {"100001", "2147483648", "99999999999999999999999"}) {
+    auto r = bp::load_string(std::string("apiVersion: plinth/v1\nkind: Blueprint\nburst_pools:\n"
+                                         "  - {name: b, provider: aws, region: r, instance_type: t, stack: s, desired: ") +
+                                 n + "}\n",
+                             "l.yaml");
+    INFO(n << "\n" << dump(r.diagnostics));
+    REQUIRE_FALSE(r.ok());
+    bool found = false;
+    for (const auto& d : r.diagnostics)
+      if (d.code == "BP005" && d.message == std::string("'desired' in burst pool 'b' is ") + n +
+                                                ", more than the limit of 100000")
+        found = true;
+    CHECK(found);
+  }
+}
+
+TEST_CASE("a file that is not UTF-8 is refused at the first bad byte", "[blueprint][loader][utf8]") {
+  auto r = bp::load_string("apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: ok, owner: \"ab\xc3\x28\"}\n", "u.yaml");
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].code == "BP001");
+  CHECK(r.diagnostics[0].loc == SourceLoc{"u.yaml", 3, 32});
+  // UTF-8 itself is fine, of course.
+  CHECK(bp::load_string("apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: ok, owner: \"équipe ☃\"}\n", "u.yaml").ok());
+}
+
+TEST_CASE("bmc_endpoint_problem refuses what would leak the BMC password", "[blueprint][loader][bmc]") {
+  CHECK(bp::bmc_endpoint_problem("https://bmc-3.dc1.example") == "");
+  CHECK(bp::bmc_endpoint_problem("HTTPS://10.0.0.1:8443/redfish") == "");
+  CHECK(bp::bmc_endpoint_problem("http://10.0.0.1").find("uses plain http") != std::string::npos);
+  CHECK(bp::bmc_endpoint_problem("10.0.0.1").find("has no scheme") != std::string::npos);
+  CHECK(bp::bmc_endpoint_problem("https://:443").find("has no host") != std::string::npos);
+  std::string secret = bp::bmc_endpoint_problem("https://root:s3cret@10.0.0.1");
+  CHECK(secret.find("holds a user name or password") != std::string::npos);
+  CHECK(secret.find("s3cret") == std::string::npos);
 }

@@ -141,7 +141,7 @@ TEST_CASE("BMC endpoints come from the {index} template or the explicit list") {
         "containing {index}");
 }
 
-TEST_CASE("every node of a pool carries the pool's rendered user-data hash; a new driver pin changes it") {
+TEST_CASE("every node of a pool carries the pool's rendered user-data hash, a new driver pin changes it") {
   auto b = load(kBlueprint);
   auto g = expand_ok(b);
   auto rendered = render::render_pool(b, "gpu");
@@ -195,7 +195,7 @@ TEST_CASE("expand emits only attributes declared in the resource type table") {
   }
 }
 
-TEST_CASE("burst pools of every cloud expand to their instance types; desired 0 gives none") {
+TEST_CASE("burst pools of every cloud expand to their instance types, desired 0 gives none") {
   auto b = load(kBlueprint);
   b.burst_pools[0].provider = "gcp";
   b.burst_pools[0].zone = "us-central1-a";

@@ -55,7 +55,7 @@ int closed_port() {
 
 }  // namespace
 
-TEST_CASE("net: requests carry method, headers and body; response headers are case-insensitive") {
+TEST_CASE("net: requests carry method, headers and body, response headers are case-insensitive") {
   LocalServer srv;
   srv.server.Patch("/thing", [](const httplib::Request& req, httplib::Response& res) {
     res.set_header("ETag", "\"v2\"");

@@ -119,7 +119,7 @@ TEST_CASE("sensitive attributes are flagged on every kind of change") {
   for (const auto& a : change(p, "baremetal.node.train[1]").changes) CHECK(a.sensitive == (a.path == "bmc_credentials"));
 }
 
-TEST_CASE("removing a pool from the blueprint deletes its nodes; output is in address order") {
+TEST_CASE("removing a pool from the blueprint deletes its nodes, output is in address order") {
   std::vector<Resource> prior;
   for (int i = 0; i < 12; ++i) prior.push_back(node(i));
   prior.push_back(res("net.vlan", "v1", -1, {{"id", 100}}));
@@ -137,7 +137,7 @@ TEST_CASE("removing a pool from the blueprint deletes its nodes; output is in ad
   CHECK(p.summary() == plan::Summary{0, 0, 0, 12, 1});
 }
 
-TEST_CASE("every action in one plan; attributes of unknown types are never force-new") {
+TEST_CASE("every action in one plan, attributes of unknown types are never force-new") {
   auto p = plan::diff({node(0), node(1, {{"bios", {{"SriovEnable", "Disabled"}}}}), node(2, {{"bmc_endpoint", "x"}}),
                        res("custom.thing", "a", -1, {{"id", 2}})},
                       {node(1), node(2), node(3), res("custom.thing", "a", -1, {{"id", 1}})});

@@ -295,6 +295,11 @@ TEST_CASE("damaged plan files are refused with the reason") {
             "plinth plan -out");
   CHECK(parse_error(state::to_json_text(in.state)) ==
         "plan.out is not a plinth plan file (no \"format\": \"plinth-plan\")");
+  // A number too large for a double is nlohmann's out_of_range.406, not a
+  // parse_error: it used to escape parse_planfile and abort the process.
+  CHECK(parse_error(replace_once(text, "\"serial\": 5", "\"serial\": 1e400")) ==
+        "plan file plan.out is not valid JSON ([json.exception.out_of_range.406] number overflow parsing '1e400'); "
+        "make a new one with plinth plan -out");
   CHECK(parse_error(replace_once(text, "\"serial\": 5", "\"serial\": \"5\"")) ==
         "plan file plan.out is damaged: 'bindings.state.serial' is not a non-negative integer; make a new one with "
         "plinth plan -out");

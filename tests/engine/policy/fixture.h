@@ -88,6 +88,26 @@ inline policy::Evaluation run_policies(const TempDir& dir, const std::map<std::s
   return policy::evaluate({dir.path() + "/policies"}, in, options);
 }
 
+/// A policy file declaring `id` whose check body is `body` (line 3 of its file).
+inline std::string policy_with(const std::string& id, const std::string& body,
+                               const std::string& enforcement = "mandatory") {
+  return "policy {\n  id = \"" + id + "\", title = \"t\", severity = \"low\", enforcement = \"" + enforcement +
+         "\",\n  check = function(ctx) " + body + " end,\n}\n";
+}
+
+/// The one verdict of policy `id` (the test fails when there is none or more).
+inline const policy::Verdict& only_verdict(const policy::Evaluation& e, const std::string& id) {
+  const policy::Verdict* found = nullptr;
+  for (const auto& v : e.verdicts)
+    if (v.policy == id) {
+      REQUIRE(found == nullptr);
+      found = &v;
+    }
+  INFO("no verdict of " << id);
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
 /// "ID outcome address" per verdict, one per line, for exact comparisons.
 inline std::string summarize(const policy::Evaluation& eval) {
   std::string out;

@@ -8,30 +8,10 @@ using namespace plinth;
 using namespace plinth::test;
 using policy::Outcome;
 
-namespace {
-
-/// A mandatory policy whose check body is `body` (line 3 of its file).
-std::string policy_with(const std::string& id, const std::string& body) {
-  return "policy {\n  id = \"" + id + "\", title = \"t\", severity = \"low\", enforcement = \"mandatory\",\n" +
-         "  check = function(ctx) " + body + " end,\n}\n";
-}
-
-const policy::Verdict& only_verdict(const policy::Evaluation& e, const std::string& id) {
-  const policy::Verdict* found = nullptr;
-  for (const auto& v : e.verdicts)
-    if (v.policy == id) {
-      REQUIRE(found == nullptr);
-      found = &v;
-    }
-  REQUIRE(found != nullptr);
-  return *found;
-}
-
-}  // namespace
-
 TEST_CASE("sandbox escapes are refused with a clear error and the other policies still run") {
   TempDir dir;
-  const char* const allowed = "(allowed: base (without dofile, loadfile, load, rawset, print), string, table, math, utf8)";
+  const char* const allowed =
+      "(allowed: base (without dofile, loadfile, load, rawset, print, collectgarbage), string, table, math, utf8)";
   auto e = run_policies(dir, {
                                  {"a_os.lua", policy_with("OS", "os.execute('touch /tmp/pwned')")},
                                  {"b_io.lua", policy_with("IO", "io.open('/etc/passwd')")},
@@ -58,7 +38,7 @@ TEST_CASE("sandbox escapes are refused with a clear error and the other policies
   expect_error("LOAD", "e_load.lua", std::string("'load' is not available in the policy sandbox ") + allowed);
   expect_error("DOFILE", "f_dofile.lua", std::string("'dofile' is not available in the policy sandbox ") + allowed);
   expect_error("DEBUG", "g_debug.lua", std::string("'debug' is not available in the policy sandbox ") + allowed);
-  expect_error("GC", "h_gc.lua", "collectgarbage('stop') is not available in the policy sandbox; only 'count' is");
+  expect_error("GC", "h_gc.lua", std::string("'collectgarbage' is not available in the policy sandbox ") + allowed);
   CHECK(only_verdict(e, "OK").outcome == Outcome::Pass);
   CHECK(only_verdict(e, "OK").message == "fine");
   CHECK(e.blocked());
@@ -74,7 +54,7 @@ TEST_CASE("string methods cannot reach string.dump or the string metatable") {
   CHECK(only_verdict(e, "META").outcome == Outcome::Pass);
 }
 
-TEST_CASE("an endless loop hits the instruction limit; pcall cannot swallow it") {
+TEST_CASE("an endless loop hits the instruction limit, pcall cannot swallow it") {
   TempDir dir;
   policy::Options opt;
   opt.limits.instructions = 200'000;
@@ -200,7 +180,7 @@ TEST_CASE("broken policy files are reported with file:line and the good ones sti
   CHECK(e.blocked());
 }
 
-TEST_CASE("metadata.compliance selects framework packs; other packs always run") {
+TEST_CASE("metadata.compliance selects framework packs, other packs always run") {
   TempDir dir;
   auto pol = [](const std::string& id, const std::string& fw) {
     return "policy { id = '" + id + "', title = 't', severity = 'low', enforcement = 'advisory', controls = { " + fw +

@@ -256,7 +256,7 @@ TEST_CASE("Grace superchips use the sbsa repositories", "[render]") {
   CHECK(contains(ud, "\"kernel_modules\": \"open\""));  // GH200 runs only the open modules
 }
 
-TEST_CASE("only the named interfaces are bonded; RDMA rails stay apart; one default route; VRFs", "[render][network]") {
+TEST_CASE("only the named interfaces are bonded, RDMA rails stay apart, one default route, VRFs", "[render][network]") {
   const auto nc = render_ok(load(), "train").network_config;
   CHECK(contains(nc, "ethernets:\n  uplink0:\n    match:\n      name: \"eno1\"\n    mtu: 9000\n"
                      "  uplink1:\n    match:\n      name: \"eno2\"\n    mtu: 9000\n"));
@@ -361,7 +361,7 @@ TEST_CASE("NVMe tiers: LUKS2 AES-256-XTS when encrypted, plain XFS otherwise", "
   CHECK_FALSE(contains(render_ok(b, "aws-p5").user_data, "plinth-nvme"));
 }
 
-TEST_CASE("the container toolkit default has no known container escapes; a stack may pin its own", "[render][versions]") {
+TEST_CASE("the container toolkit default has no known container escapes, a stack may pin its own", "[render][versions]") {
   const auto& cat = **catalog::default_catalog();
   auto ud = render_ok(load(), "train").user_data;
   CHECK(contains(ud, "      Explanation: plinth: NVIDIA container toolkit 1.17.8\n"));
@@ -372,7 +372,7 @@ TEST_CASE("the container toolkit default has no known container escapes; a stack
   CHECK(contains(pinned.user_data, "      Pin: version 1.18.0-*\n"));
 }
 
-TEST_CASE("the DCGM exporter default is pinned by digest; a stack's own exporter image wins", "[render][versions]") {
+TEST_CASE("the DCGM exporter default is pinned by digest, a stack's own exporter image wins", "[render][versions]") {
   auto b = load();
   auto train = render_ok(b, "train").user_data;
   CHECK(contains(train, "--gpus all --cap-add SYS_ADMIN --publish 9400:9400 nvcr.io/nvidia/k8s/dcgm-exporter@sha256:"

@@ -113,6 +113,13 @@ TEST_CASE("invalid JSON is refused with its line and column") {
   CHECK(r.error().message == "state file s.json:3:15 is not valid JSON (value - invalid literal)." + kRecovery);
 }
 
+TEST_CASE("a number too large for a double is invalid JSON, not an abort") {
+  // Found by fuzz_state (tests/fuzz/regressions/fuzz_state/number-overflow.json).
+  auto r = parse("{\"format_version\": 1, \"serial\": 8e4328}", "s.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "state file s.json is not valid JSON (number overflow parsing '8e4328')." + kRecovery);
+}
+
 TEST_CASE("a truncated state file is refused as truncated") {
   std::string text = to_json_text(sample());
   // Cut inside a string and between tokens: both are truncation.

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
@@ -103,7 +104,7 @@ StateDocument save_version(Backend& b, const StateDocument& base, uint64_t seria
 
 }  // namespace
 
-TEST_CASE("local backend: no file means no state yet; save then load round-trips") {
+TEST_CASE("local backend: no file means no state yet, save then load round-trips") {
   test::TempDir dir;
   std::string path = dir.path() + "/plinth.state.json";
   auto b = open_local(path);
@@ -376,11 +377,48 @@ TEST_CASE("local backend: history keeps the last 20 versions and restore writes 
   CHECK(missing.error().message == "no saved version 42 of state " + path +
                                        " (kept: 1 to 4); 'plinth state history' lists them");
 
+  // One run (one lock hold) journals 21 saves: of its own saves the newest
+  // 20 are kept, and the versions before each run (1, 2, 3: the standalone
+  // saves and the restore above; 4: this run) are kept for good.
+  REQUIRE(b->lock("plinth apply", milliseconds(0)).ok());
   for (uint64_t s = 5; s <= 25; ++s) save_version(*b, base, s, 1);
+  b->unlock();
   h = b->history();
-  REQUIRE(h->size() == kHistoryKeep);
-  CHECK(h->front().serial == 6);
+  REQUIRE(h->size() == kHistoryKeep + 4);
+  std::vector<uint64_t> starts, serials;
+  for (const auto& e : *h) {
+    serials.push_back(e.serial);
+    if (e.run_start) starts.push_back(e.serial);
+  }
+  CHECK(starts == std::vector<uint64_t>{1, 2, 3, 4});
+  CHECK(serials[4] == 6);  // 5 was a journal save of the run, older than the newest 20
   CHECK(h->back().serial == 25);
+  CHECK(b->restore(4).ok());
+}
+
+TEST_CASE("local backend: the state before every run stays restorable after long runs") {
+  test::TempDir dir;
+  std::string path = dir.path() + "/s.json";
+  auto b = open_local(path);
+  StateDocument base = new_document();
+  uint64_t serial = 0;
+  std::vector<uint64_t> befores;
+  for (int run = 0; run < 3; ++run) {  // three applies of 30 operations each
+    if (serial) befores.push_back(serial);
+    REQUIRE(b->lock("plinth apply", milliseconds(0)).ok());
+    for (int op = 0; op < 30; ++op) save_version(*b, base, ++serial, run + 1);
+    b->unlock();
+  }
+  auto h = b->history();
+  REQUIRE(h.ok());
+  for (uint64_t before : befores) {
+    INFO("serial " << before);
+    auto it = std::find_if(h->begin(), h->end(), [&](const HistoryEntry& e) { return e.serial == before; });
+    REQUIRE(it != h->end());
+    CHECK(it->run_start);
+    CHECK(b->restore(before).ok());
+  }
+  CHECK(h->size() == kHistoryKeep + befores.size());
 }
 
 TEST_CASE("local backend: restore recovers from a damaged state file and keeps the damaged copy") {

@@ -109,7 +109,7 @@ Resource node(const FakeBmc& bmc) {
 
 }  // namespace
 
-TEST_CASE("fake BMC: basic auth when sessions are not supported; If-Match re-read once after a 412") {
+TEST_CASE("fake BMC: basic auth when sessions are not supported, If-Match re-read once after a 412") {
   FakeBmc bmc;
   setenv("PLINTH_TEST_FAKE_BMC", "admin:admin", 1);
   {

@@ -380,7 +380,7 @@ TEST_CASE("errors: a BMC without a Processors collection") {
             "BMC firmware (it must list GPUs as Processors with ProcessorType GPU)");
 }
 
-TEST_CASE("errors: TLS is verified; insecure only for loopback") {
+TEST_CASE("errors: TLS is verified, insecure only for loopback") {
   Emulator em({"--gpus", "8"});
   setenv(kCredsVar, "admin:admin", 1);
   auto o = options(em);

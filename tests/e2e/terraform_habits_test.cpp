@@ -1,0 +1,344 @@
+// The Terraform habits users reach for (issue 9): -target, plan -destroy,
+// show PLANFILE, state rm / mv, import, validate --json, and per-environment
+// values as merged blueprint directories; each through the built CLI from a
+// directory outside the source tree.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/state/state.h"
+#include "tests/providers/baremetal/emulator.h"
+#include "tests/support/run.h"
+
+using namespace plinth;
+using namespace plinth::test;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+/// Logical resources only (apply needs no provider): a stack, tiers t0..t2
+/// and a backup from t0 to t1, which depends on both.
+const char* kLogical = R"(apiVersion: plinth/v1
+kind: Blueprint
+metadata: {name: logical, owner: platform}
+stacks:
+  train: {driver: "550.54.15", cuda: "12.4"}
+storage:
+  tiers:
+    - {name: t0, kind: nvme, capacity_tb: 1, classification: internal, encryption: {at_rest: aes-256-xts}}
+    - {name: t1, kind: nvme, capacity_tb: 1, classification: internal, encryption: {at_rest: aes-256-xts}}
+    - {name: t2, kind: nvme, capacity_tb: 1, classification: internal, encryption: {at_rest: aes-256-xts}}
+  backups:
+    - {name: nightly, source: t0, target: t1, schedule: "0 2 * * *", retention_days: 30}
+)";
+
+std::string state_list(const TempDir& dir) { return run_plinth({"state", "list"}, dir.path()).out; }
+
+/// A pool of `count` L40S nodes named `pool` on the emulator's BMCs.
+std::string pool_blueprint(const Emulator& emu, const std::string& pool, int count) {
+  return "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: pools}\n"
+         "stacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\n"
+         "node_pools:\n"
+         "  - name: " + pool + "\n"
+         "    count: " + std::to_string(count) + "\n"
+         "    role: inference\n"
+         "    hardware: {gpu: L40S, gpus_per_node: 4}\n"
+         "    stack: train\n"
+         "    bmc:\n"
+         "      endpoints: \"" + emu.base() + "/bmc/{index}\"\n"
+         "      credentials: env:BMC_CREDENTIALS\n"
+         "      ca_bundle: " + emu.ca() + "\n";
+}
+
+const std::map<std::string, std::string> kBmcEnv = {{"BMC_CREDENTIALS", "admin:admin"}};
+
+std::vector<std::string> emulator_args(int bmcs) {
+  return {"--bmcs", std::to_string(bmcs), "--gpus", "4", "--gpu-model", "NVIDIA L40S", "--power-delay-ms", "20",
+          "--power-state", "Off"};
+}
+
+/// Requests that change a BMC (PATCH, or a POST other than logging in).
+int changing_requests(const Emulator& emu) {
+  int n = 0;
+  std::istringstream in(emu.log());
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    const std::string m = j.value("method", ""), path = j.value("path", "");
+    if (m == "PATCH" || (m == "POST" && path.find("SessionService") == std::string::npos)) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("targeting: plan and apply -target take one resource and what it depends on, with a warning", "[e2e][habits][target]") {
+  TempDir dir;
+  dir.write("bp.yaml", kLogical);
+  auto plan = run_plinth({"plan", "bp.yaml", "-target", "storage.backup.nightly"}, dir.path());
+  INFO(plan.err);
+  REQUIRE(plan.exit_code == 0);
+  CHECK(contains(plan.out, "Plan: 3 to create, 0 to update, 0 to replace, 0 to destroy."));
+  CHECK(contains(plan.out, "+ storage.tier.t0 (create)"));
+  CHECK_FALSE(contains(plan.out, "storage.tier.t2"));
+  CHECK(contains(plan.err, "warning: resource targeting is in effect: this plan holds only the changes of "
+                           "storage.backup.nightly and what they need (storage.tier.t0, storage.tier.t1); 2 other "
+                           "change(s) the blueprint needs are left out.\n"));
+
+  auto apply = run_plinth({"apply", "bp.yaml", "--auto-approve", "-target", "storage.backup.nightly"}, dir.path());
+  CHECK(apply.exit_code == 0);
+  CHECK(contains(apply.out, "Apply complete: 3 succeeded, 0 failed, 0 skipped."));
+  CHECK(state_list(dir) == "storage.backup.nightly\nstorage.tier.t0\nstorage.tier.t1\n");
+  auto rest = run_plinth({"plan", "bp.yaml"}, dir.path());
+  CHECK(contains(rest.out, "Plan: 2 to create, 0 to update, 0 to replace, 0 to destroy."));
+
+  // Destroying a tier takes what depends on it (the backup) with it.
+  auto destroy = run_plinth({"destroy", "bp.yaml", "--auto-approve", "-target", "storage.tier.t0"}, dir.path());
+  INFO(destroy.err);
+  CHECK(destroy.exit_code == 0);
+  CHECK(contains(destroy.out, "Destroy complete: 2 succeeded"));
+  CHECK(state_list(dir) == "storage.tier.t1\n");
+
+  auto typo = run_plinth({"plan", "bp.yaml", "-target", "storage.tier.t9"}, dir.path());
+  CHECK(typo.exit_code == 1);
+  CHECK(contains(typo.err, "plinth plan: -target storage.tier.t9 names no resource of the blueprint or the state; "
+                           "did you mean 'storage.tier.t0'?\n"));
+}
+
+TEST_CASE("plan -destroy saves a destroy plan that apply carries out", "[e2e][habits][destroy]") {
+  TempDir dir;
+  dir.write("bp.yaml", kLogical);
+  REQUIRE(run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path()).exit_code == 0);
+  auto plan = run_plinth({"plan", "bp.yaml", "-destroy", "-out", "destroy.plan", "--detailed-exitcode"}, dir.path());
+  INFO(plan.err);
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "Plan: 0 to create, 0 to update, 0 to replace, 5 to destroy."));
+  auto apply = run_plinth({"apply", "destroy.plan"}, dir.path());
+  INFO(apply.err);
+  CHECK(apply.exit_code == 0);
+  CHECK(contains(apply.out, "Apply complete: 5 succeeded"));
+  CHECK(state_list(dir) == "");
+}
+
+TEST_CASE("plinth show PLANFILE prints a saved plan, as text and JSON", "[e2e][habits][show]") {
+  TempDir dir;
+  dir.write("bp.yaml", kLogical);
+  REQUIRE(run_program({"openssl", "genpkey", "-algorithm", "ed25519", "-out", "plan.key"}, dir.path()).exit_code == 0);
+  REQUIRE(run_program({"openssl", "pkey", "-in", "plan.key", "-pubout", "-out", "plan.pub"}, dir.path()).exit_code == 0);
+  auto plan = run_plinth({"plan", "bp.yaml", "-out", "release.plan", "--sign-key", "plan.key"}, dir.path());
+  REQUIRE(plan.exit_code == 0);
+
+  auto show = run_plinth({"show", "release.plan"}, dir.path());
+  INFO(show.err);
+  REQUIRE(show.exit_code == 0);
+  CHECK(show.out.rfind("Saved plan release.plan, made ", 0) == 0);
+  CHECK(contains(show.out, "(signed, not verified (pass --verify-key), ed25519 key "));
+  CHECK(contains(show.out, "  blueprint bp.yaml (sha256 "));
+  CHECK(contains(show.out, "  apply it with: plinth apply release.plan\n"));
+  // The plan itself, exactly as plan printed it.
+  CHECK(contains(show.out, plan.out));
+
+  auto verified = run_plinth({"show", "release.plan", "--verify-key", "plan.pub"}, dir.path());
+  CHECK(contains(verified.out, "(signed and verified, ed25519 key "));
+
+  auto json = run_plinth({"show", "release.plan", "--json"}, dir.path());
+  auto j = nlohmann::json::parse(json.out, nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(j["format_version"] == "1.0");
+  CHECK(j["summary"]["create"] == 5);
+  CHECK(j["plan_file"]["blueprints"].contains("bp.yaml"));
+  CHECK(j["resource_changes"].size() == 5);
+
+  dir.write("other.key", "0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  auto wrong = run_plinth({"show", "release.plan", "--verify-key", "other.key"}, dir.path());
+  CHECK(wrong.exit_code == 1);
+  auto missing = run_plinth({"show"}, dir.path());
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "name a saved plan: plinth show PLANFILE"));
+}
+
+TEST_CASE("state rm forgets resources and keeps the old serial restorable", "[e2e][habits][state]") {
+  TempDir dir;
+  dir.write("bp.yaml", kLogical);
+  REQUIRE(run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path()).exit_code == 0);
+
+  auto dry = run_plinth({"state", "rm", "storage.tier.t2", "--dry-run"}, dir.path());
+  CHECK(dry.exit_code == 0);
+  CHECK(contains(dry.out, "would be removed storage.tier.t2 from state"));
+  CHECK(contains(state_list(dir), "storage.tier.t2\n"));
+
+  auto rm = run_plinth({"state", "rm", "storage.tier.t2", "plinth.stack.train"}, dir.path());
+  INFO(rm.err);
+  CHECK(rm.exit_code == 0);
+  CHECK(contains(rm.out, "removed plinth.stack.train from state (it still exists; Plinth no longer manages it)\n"));
+  CHECK(contains(rm.out, "Saved state plinth.state.json as serial 6. No infrastructure was changed; serial 5 stays "
+                         "restorable (plinth state restore 5).\n"));
+  CHECK(state_list(dir) == "storage.backup.nightly\nstorage.tier.t0\nstorage.tier.t1\n");
+  auto plan = run_plinth({"plan", "bp.yaml"}, dir.path());
+  CHECK(contains(plan.out, "Plan: 2 to create, 0 to update, 0 to replace, 0 to destroy."));
+
+  auto typo = run_plinth({"state", "rm", "storage.tier.t8"}, dir.path());
+  CHECK(typo.exit_code == 1);
+  CHECK(contains(typo.err, "no resource 'storage.tier.t8' in state plinth.state.json; did you mean 'storage.tier.t0'?; "
+                           "nothing was removed"));
+  REQUIRE(run_plinth({"state", "restore", "5"}, dir.path()).exit_code == 0);
+  CHECK(contains(state_list(dir), "storage.tier.t2\n"));
+}
+
+TEST_CASE("state mv records a resource under its new address instead of deleting and creating it",
+          "[e2e][habits][state]") {
+  TempDir dir;
+  dir.write("bp.yaml", kLogical);
+  REQUIRE(run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path()).exit_code == 0);
+  // Tier t2 is renamed to scratch in the blueprint: the same storage, a new name.
+  std::string renamed = kLogical;
+  renamed.replace(renamed.find("{name: t2,"), 10, "{name: scratch,");
+  dir.write("bp.yaml", renamed);
+  auto naive = run_plinth({"plan", "bp.yaml"}, dir.path());
+  CHECK(contains(naive.out, "Plan: 1 to create, 0 to update, 0 to replace, 1 to destroy."));
+
+  auto dry = run_plinth({"state", "mv", "storage.tier.t2", "storage.tier.scratch", "--dry-run"}, dir.path());
+  CHECK(contains(dry.out, "would be moved storage.tier.t2 to storage.tier.scratch\n"));
+  auto mv = run_plinth({"state", "mv", "storage.tier.t2", "storage.tier.scratch"}, dir.path());
+  INFO(mv.err);
+  CHECK(mv.exit_code == 0);
+  CHECK(contains(mv.out, "moved storage.tier.t2 to storage.tier.scratch\n"));
+  auto plan = run_plinth({"plan", "bp.yaml", "--detailed-exitcode"}, dir.path());
+  CHECK(plan.exit_code == 0);
+  CHECK(contains(plan.out, "No changes."));
+
+  auto clash = run_plinth({"state", "mv", "storage.tier.t0", "storage.tier.t1"}, dir.path());
+  CHECK(clash.exit_code == 1);
+  CHECK(contains(clash.err, "cannot move storage.tier.t0 to storage.tier.t1: the state already has storage.tier.t1"));
+  auto type = run_plinth({"state", "mv", "plinth.stack.train", "aws.instance.x[0]"}, dir.path());
+  CHECK(type.exit_code == 1);
+  CHECK(contains(type.err, "a resource keeps its type"));
+  auto typo = run_plinth({"state", "mv", "storage.tier.t9", "storage.tier.x"}, dir.path());
+  CHECK(contains(typo.err, "did you mean"));
+}
+
+TEST_CASE("state mv moves every node of a renamed pool: one replace each, in place", "[e2e][habits][state]") {
+  Emulator emu(emulator_args(2));
+  TempDir dir;
+  dir.write("bp.yaml", pool_blueprint(emu, "gpu", 2));
+  auto apply = run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path(), kBmcEnv);
+  INFO(apply.out << apply.err);
+  REQUIRE(apply.exit_code == 0);
+  dir.write("bp.yaml", pool_blueprint(emu, "inference", 2));
+  auto naive = run_plinth({"plan", "bp.yaml"}, dir.path(), kBmcEnv);
+  CHECK(contains(naive.out, "Plan: 2 to create, 0 to update, 0 to replace, 2 to destroy."));
+
+  auto mv = run_plinth({"state", "mv", "baremetal.node.gpu", "baremetal.node.inference"}, dir.path());
+  INFO(mv.err);
+  CHECK(mv.exit_code == 0);
+  CHECK(contains(mv.out, "moved baremetal.node.gpu[0] to baremetal.node.inference[0]\n"));
+  CHECK(contains(mv.out, "moved baremetal.node.gpu[1] to baremetal.node.inference[1]\n"));
+  // The pool's cloud-init names the pool, so its nodes are re-provisioned, but
+  // each in place (remove, then create, on the same address) rather than
+  // deleted under one address while being created under another.
+  auto plan = run_plinth({"plan", "bp.yaml"}, dir.path(), kBmcEnv);
+  INFO(plan.err);
+  CHECK(contains(plan.out, "Plan: 0 to create, 0 to update, 2 to replace, 0 to destroy."));
+  CHECK(contains(plan.out, "-/+ baremetal.node.inference[0] (replace, forced by: user_data_hash)"));
+}
+
+TEST_CASE("import adopts an existing server after reading it through its provider", "[e2e][habits][import]") {
+  Emulator emu(emulator_args(2));
+  TempDir dir;
+  dir.write("bp.yaml", pool_blueprint(emu, "gpu", 2));
+
+  auto r = run_plinth({"import", "baremetal.node.gpu[1]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "Imported baremetal.node.gpu[1] (bmc_endpoint " + emu.bmc(1) +
+                            ") into state plinth.state.json as serial 1.\n"));
+  CHECK(changing_requests(emu) == 0);  // reading only: no PATCH, no Reset
+  CHECK(state_list(dir) == "baremetal.node.gpu[1]\n");
+  auto doc = state::parse(slurp(dir.path() + "/plinth.state.json"), "state");
+  REQUIRE(doc.ok());
+  CHECK(doc->find("baremetal.node.gpu[1]")->computed.contains("serial_number"));
+
+  // The next plan creates only what is not there yet.
+  auto plan = run_plinth({"plan", "bp.yaml"}, dir.path(), kBmcEnv);
+  CHECK(contains(plan.out, "Plan: 2 to create, 0 to update, 0 to replace, 0 to destroy."));
+  CHECK_FALSE(contains(plan.out, "baremetal.node.gpu[1] (create)"));
+
+  auto again = run_plinth({"import", "baremetal.node.gpu[1]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv);
+  CHECK(again.exit_code == 1);
+  CHECK(contains(again.err, "baremetal.node.gpu[1] is already in state plinth.state.json"));
+  auto unknown = run_plinth({"import", "baremetal.node.gpu[7]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv);
+  CHECK(unknown.exit_code == 1);
+  CHECK(contains(unknown.err, "the blueprint declares no 'baremetal.node.gpu[7]'"));
+  auto plain = run_plinth({"import", "baremetal.node.gpu[0]", "http://127.0.0.1:9", "bp.yaml"}, dir.path(), kBmcEnv);
+  CHECK(plain.exit_code == 1);
+  CHECK(contains(plain.err, "uses plain http"));
+  auto gone = run_plinth({"import", "baremetal.node.gpu[0]", "https://127.0.0.1:9", "bp.yaml"}, dir.path(), kBmcEnv);
+  CHECK(gone.exit_code == 1);
+  CHECK(contains(gone.err, "plinth import: cannot read baremetal.node.gpu[0] (bmc_endpoint https://127.0.0.1:9): "));
+  CHECK(contains(gone.err, "; nothing was imported\n"));
+  CHECK(state_list(dir) == "baremetal.node.gpu[1]\n");
+  auto logical = run_plinth({"import", "plinth.stack.train", "x", "bp.yaml"}, dir.path());
+  CHECK(contains(logical.err, "is a logical resource"));
+}
+
+TEST_CASE("validate --json reports every diagnostic as one document, valid or not", "[e2e][habits][validate]") {
+  TempDir dir;
+  dir.write("ok.yaml", kLogical);
+  auto ok = run_plinth({"validate", "ok.yaml", "--json"}, dir.path());
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.err == "");
+  auto j = nlohmann::json::parse(ok.out, nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(j["format_version"] == "1.0");
+  CHECK(j["valid"] == true);
+  CHECK(j["blueprint"]["name"] == "logical");
+  CHECK(j["blueprint"]["files"][0]["path"] == "ok.yaml");
+  CHECK(j["summary"]["errors"] == 0);
+
+  std::string bad = kLogical;
+  bad.replace(bad.find("cuda: \"12.4\""), 12, "cuda_version: \"12.4\"");
+  dir.write("bad.yaml", bad);
+  auto r = run_plinth({"validate", "bad.yaml", "--json"}, dir.path());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "");
+  j = nlohmann::json::parse(r.out, nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(j["valid"] == false);
+  CHECK(j["summary"]["errors"] == 1);  // not also "missing 'cuda'": the unknown key was meant to be it
+  const auto& d = j["diagnostics"][0];
+  CHECK(d["code"] == "BP002");
+  CHECK(d["message"] == "unknown key 'cuda_version' in stack 'train'");
+  CHECK(d["hint"] == "did you mean 'cuda'?");
+  CHECK(d["location"] == nlohmann::json({{"file", "bad.yaml"}, {"line", 5}, {"column", 32}}));
+}
+
+TEST_CASE("per-environment values: shared files plus one directory per environment", "[e2e][habits][environments]") {
+  TempDir dir;
+  dir.write("common/base.yaml", R"(apiVersion: plinth/v1
+kind: Blueprint
+metadata: {name: site, owner: platform}
+stacks:
+  train: {driver: "550.54.15", cuda: "12.4"}
+)");
+  auto env = [&](const std::string& name, int count, const std::string& domain) {
+    dir.write("envs/" + name + "/pools.yaml",
+              "apiVersion: plinth/v1\nkind: Blueprint\nnode_pools:\n"
+              "  - name: gpu\n    count: " + std::to_string(count) +
+              "\n    role: inference\n    hardware: {gpu: L40S, gpus_per_node: 4}\n    stack: train\n"
+              "    bmc: {endpoints: \"https://bmc-{index}." + domain + "\", credentials: env:BMC}\n");
+  };
+  env("staging", 1, "staging.example");
+  env("prod", 3, "dc1.example");
+  auto prod = run_plinth({"plan", "common", "envs/prod", "--state", "prod.state.json", "--json"}, dir.path());
+  auto staging = run_plinth({"plan", "common", "envs/staging", "--state", "staging.state.json", "--json"}, dir.path());
+  INFO(prod.err << staging.err);
+  REQUIRE(prod.exit_code == 0);
+  REQUIRE(staging.exit_code == 0);
+  auto p = nlohmann::json::parse(prod.out), s = nlohmann::json::parse(staging.out);
+  CHECK(p["summary"]["create"] == 4);  // 3 nodes + the stack
+  CHECK(s["summary"]["create"] == 2);
+  CHECK(contains(prod.out, "https://bmc-2.dc1.example"));
+  CHECK(contains(staging.out, "https://bmc-0.staging.example"));
+}

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <lua.hpp>
 #include <yaml-cpp/yaml.h>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -277,8 +278,14 @@ void read_pack_settings(const std::string& dir, std::map<std::string, PackSettin
     }
     // Settings travel to the policy sandbox as JSON, which holds UTF-8 only.
     if (auto at = invalid_utf8_offset(*text)) {
-      bad("pack settings are not valid UTF-8: byte " + std::to_string(*at) + " is not part of a valid UTF-8 sequence",
-          {shown, 0, 0}, "save the file as UTF-8; the pack runs with its default settings");
+      const size_t nl = *at == 0 ? std::string::npos : text->rfind('\n', *at - 1);
+      const size_t line_start = nl == std::string::npos ? 0 : nl + 1;
+      const int line = 1 + static_cast<int>(std::count(text->begin(), text->begin() + static_cast<long>(line_start), '\n'));
+      const int column = static_cast<int>(*at - line_start) + 1;
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>((*text)[*at]));
+      bad(std::string("pack settings are not valid UTF-8: byte ") + byte + " is not part of a valid UTF-8 sequence",
+          {shown, line, column}, "save the file as UTF-8; the pack runs with its default settings");
       continue;
     }
     YAML::Node doc;

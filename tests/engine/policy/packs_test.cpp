@@ -240,6 +240,52 @@ TEST_CASE("a settings file that is not a map of scalars is an error naming it") 
   CHECK(format_diagnostic(set.diagnostics[0]).find(dir.path() + "/soc2/settings.yaml") != std::string::npos);
 }
 
+TEST_CASE("the compiled-in packs' settings are read, as the files in policies/ hold them") {
+  std::map<std::string, policy::PackSettings> builtin, on_disk;
+  Diagnostics diags;
+  policy::read_pack_settings("<builtin>/policies", builtin, diags);
+  policy::read_pack_settings("policies", on_disk, diags);
+  for (const auto& d : diags) UNSCOPED_INFO(format_diagnostic(d));
+  CHECK(diags.empty());
+  CHECK(builtin.count("soc2") == 1);
+  CHECK(builtin["gdpr"]["breach_log_retention_days"] == "365");
+  CHECK(builtin == on_disk);
+  // A setting from the compiled-in packs reaches the policy sandbox: a pack
+  // whose file returns its setting as its title.
+  test::TempDir dir;
+  dir.write("soc2/probe.lua", "policy { id = 'PROBE-001', title = tostring(setting('transport_baseline', 'unset')),\n"
+                              "  severity = 'low', enforcement = 'advisory', check = function(ctx) end }\n");
+  auto set = policy::load_policies({"<builtin>/policies", dir.path()});
+  const policy::PolicyInfo* probe = nullptr;
+  for (const auto& pi : set.policies)
+    if (pi.id == "PROBE-001") probe = &pi;
+  REQUIRE(probe);
+  CHECK(probe->title == "mandatory");
+}
+
+TEST_CASE("settings that are not UTF-8 are an error at the byte, and the pack keeps its defaults") {
+  test::TempDir dir;
+  dir.write("soc2/settings.yaml", "# fine\ntransport_baseline: adv\xffsory\n");
+  auto set = policy::load_policies({"policies", dir.path()});
+  REQUIRE(set.diagnostics.size() == 1);
+  CHECK(set.diagnostics[0].loc.line == 2);
+  CHECK(set.diagnostics[0].loc.column == 24);
+  CHECK(set.diagnostics[0].message.find("not valid UTF-8: byte 0xff") != std::string::npos);
+  for (const auto& p : set.policies)
+    if (p.id == "SOC2-TLS-001") CHECK(p.enforcement == "mandatory");
+}
+
+TEST_CASE("setting() inside a check is an error verdict, not a value") {
+  test::TempDir dir;
+  dir.write("x/late.lua", "policy { id = 'LATE-001', title = 't', severity = 'low', enforcement = 'advisory',\n"
+                          "  check = function(ctx) setting('a', 1) end }\n");
+  policy::Input in;
+  auto eval = policy::evaluate({dir.path()}, in);
+  REQUIRE(eval.verdicts.size() == 1);
+  CHECK(eval.verdicts[0].outcome == Outcome::Error);
+  CHECK(eval.verdicts[0].message.find("while its policy file loads") != std::string::npos);
+}
+
 TEST_CASE("docs/policies.md is generated from the packs and up to date") {
   auto set = policy::load_policies({"policies"});
   std::string want = policy::policies_markdown(set.policies);

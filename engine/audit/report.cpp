@@ -56,10 +56,16 @@ Result<std::vector<FrameworkCatalog>> load_frameworks(const std::vector<std::str
         if (fw.name.empty())
           return Error::invalid(f.string() + ": missing 'framework' (the name policies use in controls, e.g. hipaa)");
         for (const auto& c : doc["controls"]) {
-          FrameworkCatalog::Control ctl{c["id"].as<std::string>(""), c["title"].as<std::string>("")};
+          FrameworkCatalog::Control ctl{c["id"].as<std::string>(""), c["title"].as<std::string>(""), {}};
           if (ctl.id.empty())
             return Error::invalid(f.string() + ":" + std::to_string(c.Mark().line + 1) +
                                   ": a control needs an 'id' (e.g. id: \"164.312(a)(1)\")");
+          if (const YAML::Node cov = c["covers"]) {
+            if (!cov.IsSequence())
+              return Error::invalid(f.string() + ":" + std::to_string(cov.Mark().line + 1) + ": 'covers' of control " +
+                                    ctl.id + " must list paragraphs, e.g. covers: [\"164.312(a)\"]");
+            for (const auto& x : cov) ctl.covers.push_back(x.as<std::string>());
+          }
           fw.controls.push_back(std::move(ctl));
         }
       } catch (const YAML::Exception& e) {
@@ -75,12 +81,20 @@ Result<std::vector<FrameworkCatalog>> load_frameworks(const std::vector<std::str
 
 namespace {
 
-/// True when a policy citing `cited` covers catalog control `control`: the same
-/// ID, or a sub-paragraph of it ("164.312(a)(2)(iv)" under "164.312(a)").
-bool covers(const std::string& cited, const std::string& control) {
-  if (cited == control) return true;
-  return cited.size() > control.size() && cited.compare(0, control.size(), control) == 0 &&
-         (cited[control.size()] == '(' || cited[control.size()] == '.');
+/// True when `cited` is `paragraph` or one of its sub-paragraphs
+/// ("164.312(a)(2)(iv)" under "164.312(a)"; "Art.32(1)(c)" under "Art.32").
+bool under(const std::string& cited, const std::string& paragraph) {
+  if (cited == paragraph) return true;
+  return cited.size() > paragraph.size() && cited.compare(0, paragraph.size(), paragraph) == 0 &&
+         (cited[paragraph.size()] == '(' || cited[paragraph.size()] == '.');
+}
+
+/// True when a policy citing `cited` evidences catalog control `control`: the
+/// control itself, its sub-paragraphs, or a paragraph the control heads (a
+/// HIPAA standard numbered "(1)" covers its implementation specifications).
+bool covers(const std::string& cited, const FrameworkCatalog::Control& control) {
+  if (under(cited, control.id)) return true;
+  return std::any_of(control.covers.begin(), control.covers.end(), [&](const std::string& p) { return under(cited, p); });
 }
 
 ControlStatus worst(ControlStatus a, ControlStatus b) { return static_cast<int>(a) < static_cast<int>(b) ? a : b; }
@@ -129,8 +143,14 @@ std::vector<FrameworkView> framework_views(const Report& r, const std::vector<Fr
     auto cat = std::find_if(catalogs.begin(), catalogs.end(), [&](const auto& c) { return c.name == name; });
     if (cat != catalogs.end()) {
       view.title = cat->title;
-      for (const auto& c : cat->controls) view.controls.push_back({c.id, c.title, ControlStatus::NotCovered, {}, true});
+      for (const auto& c : cat->controls) view.controls.push_back({c.id, c.title, ControlStatus::NotCovered, {}, {}, true});
     }
+    auto catalog_control = [&](const std::string& id) -> const FrameworkCatalog::Control* {
+      if (cat == catalogs.end()) return nullptr;
+      for (const auto& c : cat->controls)
+        if (c.id == id) return &c;
+      return nullptr;
+    };
     // Cited controls that no catalog entry covers become controls of their own.
     std::set<std::string> extra;
     for (const auto* list : {&r.policies, &r.skipped})
@@ -138,29 +158,40 @@ std::vector<FrameworkView> framework_views(const Report& r, const std::vector<Fr
         auto it = p.controls.find(name);
         if (it == p.controls.end()) continue;
         for (const auto& id : it->second) {
-          bool known = std::any_of(view.controls.begin(), view.controls.end(),
-                                   [&](const ControlView& c) { return c.in_catalog && covers(id, c.id); });
+          bool known = std::any_of(view.controls.begin(), view.controls.end(), [&](const ControlView& c) {
+            const auto* cc = catalog_control(c.id);
+            return c.in_catalog && cc && covers(id, *cc);
+          });
           if (!known) extra.insert(id);
         }
       }
-    for (const auto& id : extra) view.controls.push_back({id, "", ControlStatus::NotCovered, {}, false});
+    for (const auto& id : extra) view.controls.push_back({id, "", ControlStatus::NotCovered, {}, {}, false});
 
     for (auto& c : view.controls) {
+      const FrameworkCatalog::Control own{c.id, c.title, {}};
+      const FrameworkCatalog::Control& match = c.in_catalog && catalog_control(c.id) ? *catalog_control(c.id) : own;
       bool any = false;
       ControlStatus st = ControlStatus::NotEvaluated;
       for (const auto* list : {&r.policies, &r.skipped})
         for (const auto& p : *list) {
           auto it = p.controls.find(name);
           if (it == p.controls.end()) continue;
-          if (!std::any_of(it->second.begin(), it->second.end(), [&](const auto& id) { return covers(id, c.id); }))
+          if (!std::any_of(it->second.begin(), it->second.end(), [&](const auto& id) { return covers(id, match); }))
             continue;
           c.policies.push_back(p.id);
+          if (list == &r.skipped) {
+            c.not_evaluated.push_back(p.id);
+            continue;
+          }
           auto ps = policy_status.find(p.id);
-          if (list == &r.policies && ps != policy_status.end()) {
+          if (ps != policy_status.end()) {
             st = any ? worst(st, ps->second) : ps->second;
             any = true;
           }
         }
+      // A covering policy that did not run leaves the control unproven: not evaluated,
+      // unless something that did run already failed, errored or was waived.
+      if (!c.not_evaluated.empty() && st == ControlStatus::Pass) st = ControlStatus::NotEvaluated;
       c.status = c.policies.empty() ? ControlStatus::NotCovered : st;
     }
     out.push_back(std::move(view));
@@ -179,6 +210,22 @@ const policy::PolicyInfo* Report::find(const std::string& id) const {
 std::map<std::string, int> Report::counts() const {
   std::map<std::string, int> c{{"pass", 0}, {"fail", 0}, {"waived", 0}, {"error", 0}};
   for (const auto& v : verdicts) c[policy::to_string(v.outcome)]++;
+  return c;
+}
+
+std::map<std::string, int> Report::policy_outcomes() const {
+  std::map<std::string, int> c{{"pass", 0}, {"fail", 0}, {"waived", 0}, {"error", 0}, {"not_evaluated", 0}};
+  std::map<std::string, ControlStatus> by_policy;
+  for (const auto& v : verdicts) {
+    auto it = by_policy.find(v.policy);
+    ControlStatus s = from_outcome(v.outcome);
+    by_policy[v.policy] = it == by_policy.end() ? s : worst(it->second, s);
+  }
+  for (const auto& p : policies) {
+    auto it = by_policy.find(p.id);
+    c[it == by_policy.end() ? "not_evaluated" : to_string(it->second)]++;
+  }
+  c["not_evaluated"] += static_cast<int>(skipped.size());
   return c;
 }
 
@@ -299,7 +346,7 @@ nlohmann::json to_json(const Report& r) {
                   {"verdicts", r.verdicts.size()},   {"pass", counts["pass"]},
                   {"fail", counts["fail"]},          {"waived", counts["waived"]},
                   {"error", counts["error"]},        {"mandatory_failures", r.mandatory_failures()},
-                  {"blocked", r.blocked}};
+                  {"blocked", r.blocked},            {"policy_outcomes", r.policy_outcomes()}};
   j["framework_filter"] = r.framework_filter.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.framework_filter);
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& p : r.policies) policies.push_back(policy_json(r, p));
@@ -372,6 +419,7 @@ nlohmann::json to_json(const Report& r) {
                           {"title", c.title},
                           {"status", to_string(c.status)},
                           {"policies", c.policies},
+                          {"not_evaluated", c.not_evaluated},
                           {"in_catalog", c.in_catalog}});
     }
     fws.push_back({{"name", f.name},

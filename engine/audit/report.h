@@ -33,6 +33,10 @@ struct FrameworkCatalog {
   struct Control {
     std::string id;     ///< "164.312(a)(1)"
     std::string title;  ///< "Access control"
+    /// Paragraphs this control heads besides its own sub-paragraphs: the HIPAA
+    /// standard 164.312(a)(1) covers its implementation specifications
+    /// 164.312(a)(2)(i)-(iv), so it lists "164.312(a)".
+    std::vector<std::string> covers;
     bool operator==(const Control&) const = default;
   };
   std::vector<Control> controls;
@@ -53,8 +57,12 @@ struct ControlView {
   std::string title;  ///< from the catalog; "" for a control only the policies name
   ControlStatus status = ControlStatus::NotCovered;
   /// Policies citing this control or one of its sub-paragraphs
-  /// ("164.312(a)(2)(iv)" is under "164.312(a)"), in load order.
+  /// ("164.312(a)(2)(iv)" is under "164.312(a)(1)", which covers "164.312(a)"),
+  /// in load order.
   std::vector<std::string> policies;
+  /// Those of `policies` that did not run (their pack is not selected by
+  /// metadata.compliance): the control is at best not evaluated, never pass.
+  std::vector<std::string> not_evaluated;
   bool in_catalog = false;  ///< listed in the framework's data file
   bool operator==(const ControlView&) const = default;
 };
@@ -103,6 +111,9 @@ struct Report {
   bool blueprint_valid() const { return !has_errors(validation); }
   /// Verdict counts by outcome ("pass", "fail", "waived", "error").
   std::map<std::string, int> counts() const;
+  /// Policy counts by outcome, each policy counted once at its worst verdict
+  /// ("pass", "fail", "waived", "error"), plus "not_evaluated" (skipped packs).
+  std::map<std::string, int> policy_outcomes() const;
   /// Failed or errored verdicts of mandatory policies.
   int mandatory_failures() const;
   /// `path` relative to the repository root when the blueprint is in a

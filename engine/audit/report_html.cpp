@@ -1,6 +1,8 @@
 // HTML writer: one self-contained page (inline CSS, no script, no fetches)
 // with the framework x control matrix, per-control evidence, failures and
 // provenance.
+#include <algorithm>
+
 #include "engine/audit/report.h"
 
 namespace plinth::audit {
@@ -61,10 +63,16 @@ std::string to_html(const Report& r) {
            (d.hint.empty() ? "" : "<br><i>hint: " + e(d.hint) + "</i>") + "</td></tr>\n";
     h += "</table>\n";
   }
-  h += "<table class=\"counts\"><tr><th>Policies</th><th>Pass</th><th>Fail</th><th>Waived</th><th>Error</th></tr><tr><td>" +
-       std::to_string(r.policies.size()) + "</td><td>" + std::to_string(c["pass"]) + "</td><td>" +
-       std::to_string(c["fail"]) + "</td><td>" + std::to_string(c["waived"]) + "</td><td>" +
-       std::to_string(c["error"]) + "</td></tr></table>\n";
+  // Policies and verdicts are counted on separate rows: a policy is counted once, at its
+  // worst verdict; a verdict is one finding (a policy can report many).
+  auto po = r.policy_outcomes();
+  auto num = [](int n) { return "<td>" + std::to_string(n) + "</td>"; };
+  h += "<table class=\"counts\" id=\"summary\"><tr><th></th><th>Total</th><th>Pass</th><th>Fail</th><th>Waived</th>"
+       "<th>Error</th><th>Not evaluated</th></tr>\n";
+  h += "<tr><th>Policies</th>" + num(static_cast<int>(r.policies.size() + r.skipped.size())) + num(po["pass"]) + num(po["fail"]) +
+       num(po["waived"]) + num(po["error"]) + num(po["not_evaluated"]) + "</tr>\n";
+  h += "<tr><th>Verdicts</th>" + num(static_cast<int>(r.verdicts.size())) + num(c["pass"]) + num(c["fail"]) + num(c["waived"]) +
+       num(c["error"]) + "<td>-</td></tr></table>\n";
 
   h += "<h2>Controls by framework</h2>\n<div class=\"legend\">";
   for (const char* s : {"pass", "fail", "waived", "error", "not_evaluated", "not_covered"}) h += badge(s);
@@ -101,24 +109,36 @@ std::string to_html(const Report& r) {
     for (const auto& ctl : f.controls) {
       std::string rows;
       int n = 0;
-      for (const auto& id : ctl.policies)
+      for (const auto& id : ctl.policies) {
+        if (std::find(ctl.not_evaluated.begin(), ctl.not_evaluated.end(), id) != ctl.not_evaluated.end()) {
+          n++;
+          std::string pack;
+          for (const auto& p : r.skipped)
+            if (p.id == id) pack = p.pack;
+          rows += "<td>" + badge("not_evaluated") + " <code>" + e(id) + "</code></td><td></td><td></td><td>" +
+                  e("not evaluated: the " + (pack.empty() ? std::string("policy's") : pack) +
+                    " pack is not selected by metadata.compliance, so this policy did not run") +
+                  "</td></tr>\n";
+          continue;
+        }
         for (const auto& v : r.verdicts) {
           if (v.policy != id) continue;
           n++;
+          std::string evidence = v.message.empty() ? "(the policy reported no evidence)" : v.message;
           rows += "<td>" + badge(policy::to_string(v.outcome)) + " <code>" + e(id) + "</code></td><td><code>" +
-                  e(v.address) + "</code></td><td><code>" + e(where(r, v.loc)) + "</code></td><td>" +
+                  e(v.address.empty() ? "(blueprint)" : v.address) + "</code></td><td><code>" + e(where(r, v.loc)) +
+                  "</code></td><td>" +
                   e(v.outcome == policy::Outcome::Waived
-                        ? v.message + " — waived: " + v.waiver_justification + " (" + v.waiver_approver + ")"
-                        : v.message) +
+                        ? evidence + " — waived: " + v.waiver_justification + " (" + v.waiver_approver + ")"
+                        : evidence) +
                   "</td></tr>\n";
         }
+      }
       std::string head = "<tr><td rowspan=\"" + std::to_string(std::max(n, 1)) + "\"><b>" + e(ctl.id) + "</b> " +
                          e(ctl.title) + "</td><td rowspan=\"" + std::to_string(std::max(n, 1)) + "\">" +
                          badge(to_string(ctl.status)) + "</td>";
       if (n == 0) {
-        h += head + "<td colspan=\"4\">" +
-             e(ctl.policies.empty() ? "No policy covers this control." : "Covering policies were not selected.") +
-             "</td></tr>\n";
+        h += head + "<td colspan=\"4\">" + e("No policy covers this control.") + "</td></tr>\n";
       } else {
         // The first evidence row shares the control's <tr>.
         size_t cut = rows.find("</tr>\n") + 6;

@@ -1,5 +1,7 @@
 // Markdown writer, sized for a pull-request comment (GitHub caps them at
 // 65536 characters): counts, failures first, passes collapsed.
+#include <algorithm>
+
 #include "engine/audit/report.h"
 #include "engine/core/strings.h"
 
@@ -45,9 +47,13 @@ std::string to_markdown(const Report& r) {
   md += (r.blocked ? "❌ **Blocked**: " + std::to_string(r.mandatory_failures()) + " mandatory failure(s)"
                    : std::string("✅ **No mandatory failures**")) +
         "\n\n";
-  md += "| Policies | Pass | Fail | Waived | Error |\n|---:|---:|---:|---:|---:|\n| " + std::to_string(r.policies.size()) +
-        " | " + std::to_string(c["pass"]) + " | " + std::to_string(c["fail"]) + " | " + std::to_string(c["waived"]) +
-        " | " + std::to_string(c["error"]) + " |\n\n";
+  auto po = r.policy_outcomes();
+  md += "| | Total | Pass | Fail | Waived | Error | Not evaluated |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  md += "| Policies | " + std::to_string(r.policies.size() + r.skipped.size()) + " | " + std::to_string(po["pass"]) + " | " +
+        std::to_string(po["fail"]) + " | " + std::to_string(po["waived"]) + " | " + std::to_string(po["error"]) + " | " +
+        std::to_string(po["not_evaluated"]) + " |\n";
+  md += "| Verdicts | " + std::to_string(r.verdicts.size()) + " | " + std::to_string(c["pass"]) + " | " +
+        std::to_string(c["fail"]) + " | " + std::to_string(c["waived"]) + " | " + std::to_string(c["error"]) + " | - |\n\n";
 
   std::string failures;
   size_t rows = 0, more = 0;
@@ -106,7 +112,10 @@ std::string to_markdown(const Report& r) {
     md += "### " + cell(f.title.empty() ? f.name : f.title) + "\n\n| Control | Title | Status | Policies |\n|---|---|---|---|\n";
     for (const auto& ctl : f.controls) {
       std::string pols;
-      for (const auto& id : ctl.policies) pols += (pols.empty() ? "`" : ", `") + id + "`";
+      for (const auto& id : ctl.policies) {
+        bool skipped = std::find(ctl.not_evaluated.begin(), ctl.not_evaluated.end(), id) != ctl.not_evaluated.end();
+        pols += (pols.empty() ? "`" : ", `") + id + "`" + (skipped ? " (not evaluated)" : "");
+      }
       md += "| " + cell(ctl.id) + " | " + cell(ctl.title) + " | " + to_string(ctl.status) + " | " + pols + " |\n";
     }
     md += "\n";

@@ -1,6 +1,9 @@
 #include "engine/blueprint/blueprint.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
+#include <vector>
 
 namespace plinth::bp {
 
@@ -19,5 +22,62 @@ const StorageTier* Blueprint::find_tier(const std::string& n) const { return fin
 const NodePool* Blueprint::find_node_pool(const std::string& n) const { return find_named(node_pools, n); }
 const BurstPool* Blueprint::find_burst_pool(const std::string& n) const { return find_named(burst_pools, n); }
 const ProviderDecl* Blueprint::find_provider(const std::string& n) const { return find_named(providers, n); }
+
+namespace {
+
+// The OS one path component names ("rocky-9.4-ml.iso" -> "rocky-9"), or "".
+std::string os_in(const std::string& part) {
+  auto major_after = [&](std::string_view word) -> std::string {
+    size_t at = part.find(word);
+    if (at == std::string::npos) return "";
+    for (size_t i = at + word.size(); i < part.size(); ++i)
+      if (std::isdigit(static_cast<unsigned char>(part[i]))) return std::string(1, part[i]);
+    return "";
+  };
+  for (std::string_view family : {"rocky", "rhel", "redhat", "red-hat"}) {
+    std::string major = major_after(family);
+    if (major == "8" || major == "9") return (family == "rocky" ? "rocky-" : "rhel-") + major;
+  }
+  if (part.find("24.04") != std::string::npos || part.find("noble") != std::string::npos) return "ubuntu-24.04";
+  if (part.find("22.04") != std::string::npos || part.find("jammy") != std::string::npos) return "ubuntu-22.04";
+  return "";
+}
+
+}  // namespace
+
+std::string os_from_image(std::string image) {
+  std::transform(image.begin(), image.end(), image.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // Only the path names the image: skip "scheme://host".
+  if (size_t scheme = image.find("://"); scheme != std::string::npos) {
+    size_t path = image.find('/', scheme + 3);
+    image = path == std::string::npos ? "" : image.substr(path);
+  }
+  // The last component that names an OS: ".../ubuntu-24.04/", ".../rocky-9.4/vmlinuz".
+  std::vector<std::string> parts;
+  for (size_t start = 0; start <= image.size();) {
+    size_t end = image.find('/', start);
+    if (end == std::string::npos) end = image.size();
+    parts.push_back(image.substr(start, end - start));
+    start = end + 1;
+  }
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+    if (std::string os = os_in(*it); !os.empty()) return os;
+  return "";
+}
+
+std::string operating_system(const NodePool& p) {
+  if (!p.os.empty()) return p.os;
+  std::string from_image = p.boot ? os_from_image(p.boot->image) : "";
+  return from_image.empty() ? "ubuntu-22.04" : from_image;
+}
+
+std::string operating_system(const BurstPool& p) { return p.os.empty() ? "ubuntu-22.04" : p.os; }
+
+bool rhel_family(const std::string& os) { return os.rfind("rhel-", 0) == 0 || os.rfind("rocky-", 0) == 0; }
+
+std::string rdma_stack(const Fabric& f, const std::string& os) {
+  if (!f.rdma_stack.empty()) return f.rdma_stack;
+  return rhel_family(os) ? "inbox" : "doca-ofed";
+}
 
 }  // namespace plinth::bp

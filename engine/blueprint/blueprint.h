@@ -2,6 +2,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,14 @@ struct Stack {
   std::string cudnn;
   std::map<std::string, std::string> frameworks;  ///< pytorch: "2.3.1"
   std::vector<std::string> images;                ///< container images, ideally by digest
+  /// NVIDIA kernel module flavour: open | proprietary ("" = NVIDIA's default for
+  /// the driver branch and GPU: open from R560 on Turing and newer).
+  std::string kernel_modules;
+  std::string container_toolkit;  ///< NVIDIA Container Toolkit release ("" = the catalog's default)
+  /// CUDA forward compatibility: run a CUDA newer than the driver through the
+  /// cuda-compat package (data-center GPUs, listed driver branches only).
+  bool cuda_compat = false;
+  std::string precision;  ///< numeric format the workloads use: fp32 | tf32 | bf16 | fp16 | fp8 | int8 | int4 | fp4 ("" = not declared)
   Origin origin;
   bool operator==(const Stack&) const = default;
 };
@@ -64,6 +73,9 @@ struct Fabric {
   std::string oversubscription;  ///< "1:1", "2:1"
   std::optional<bool> pfc;       ///< RoCE: priority flow control
   std::optional<bool> ecn;       ///< RoCE: explicit congestion notification
+  /// Host RDMA stack: doca-ofed (NVIDIA DOCA-OFED, loads nvidia-peermem) | inbox
+  /// (the distribution's rdma-core; GPUDirect RDMA through dma-buf) ("" = doca-ofed).
+  std::string rdma_stack;
   Origin origin;
   bool operator==(const Fabric&) const = default;
 };
@@ -82,6 +94,15 @@ struct Lifecycle {
   bool operator==(const Lifecycle&) const = default;
 };
 
+/// The GDPR Chapter V basis for storing or processing personal data outside
+/// the EU/EEA (Art. 45 adequacy decision, Art. 46 safeguards, Art. 47 binding
+/// corporate rules, Art. 49 derogations).
+struct Transfer {
+  std::string basis;      ///< adequacy | scc | bcr | derogation
+  std::string reference;  ///< where it is documented, e.g. "SCC module 2, signed 2026-03-01"
+  bool operator==(const Transfer&) const = default;
+};
+
 struct StorageTier {
   std::string name;
   std::string kind;  ///< nvme | parallel-fs | nfs | object
@@ -91,6 +112,11 @@ struct StorageTier {
   std::string classification;  ///< public | internal | confidential | pii | phi
   std::optional<Encryption> encryption;
   std::optional<Lifecycle> lifecycle;
+  /// What nodes mount (YAML key `export`): nfs "server:/path"; lustre "mgs@o2ib:/fsname";
+  /// gpfs the file system device ("fs1"); weka "backend/fs". "" = not mounted by Plinth.
+  std::string remote;
+  std::string mount_point;  ///< "" = /mnt/<name>
+  std::optional<Transfer> transfer;  ///< GDPR transfer basis for a region outside the EU/EEA
   Origin origin;
   bool operator==(const StorageTier&) const = default;
 };
@@ -111,6 +137,7 @@ struct Hardware {
   int gpus_per_node = 0;
   int cpu_cores = 0;
   int memory_gb = 0;
+  int rdma_nics = 0;  ///< NICs on the RDMA fabric per node (0 = not declared)
   bool operator==(const Hardware&) const = default;
 };
 
@@ -131,7 +158,28 @@ struct Bmc {
 struct Mig {
   std::string profile = "none";  ///< "none" or a catalog profile such as "3g.40gb"
   int instances = 0;             ///< per GPU
+  std::string layout;            ///< a named mixed layout: "all-balanced" (mig-parted's)
+  /// A mixed layout: profile -> instances per GPU, in file order.
+  std::vector<std::pair<std::string, int>> profiles;
+  /// True when the pool partitions its GPUs (a profile other than "none", a layout or profiles).
+  bool enabled() const { return (!profile.empty() && profile != "none") || !layout.empty() || !profiles.empty(); }
   bool operator==(const Mig&) const = default;
+};
+
+/// The largest model a pool runs, by size and numeric format, so memory can
+/// be estimated per role (training needs optimizer state, inference a KV cache).
+struct ModelSize {
+  double params_b = 0;    ///< billions of parameters
+  std::string precision;  ///< fp32 | tf32 | bf16 | fp16 | fp8 | int8 | int4 | fp4
+  std::string training = "full";  ///< training pools: full | lora (fine-tuning adapters on a frozen model)
+  bool operator==(const ModelSize&) const = default;
+};
+
+/// Which network interfaces of a node do what (names or netplan globs).
+struct Interfaces {
+  std::vector<std::string> bond;  ///< bonded into bond0 for the VLANs (default: ["eno*"], the on-board ports)
+  std::vector<std::string> rdma;  ///< the RDMA rails, never bonded (default per fabric: "ib*" or none)
+  bool operator==(const Interfaces&) const = default;
 };
 
 struct NodePool {
@@ -143,6 +191,7 @@ struct NodePool {
   std::string role = "training";  ///< training | inference | preprocessing
   Hardware hardware;
   std::optional<double> largest_model_gb;
+  std::optional<ModelSize> largest_model;
   std::string stack;
   std::string fabric;  ///< "" = none
   std::optional<Boot> boot;
@@ -154,6 +203,10 @@ struct NodePool {
   /// Keys the pool's provider declares for node pools (SectionSpec::settings),
   /// checked against its schema; positions are in origin.fields.
   nlohmann::json settings = nlohmann::json::object();
+  std::optional<Interfaces> interfaces;
+  /// Operating system: ubuntu-22.04 | ubuntu-24.04 | rhel-8 | rhel-9 | rocky-8 | rocky-9
+  /// ("" = from the boot image's name, else ubuntu-22.04).
+  std::string os;
   Origin origin;
   bool operator==(const NodePool&) const = default;
 };
@@ -180,6 +233,8 @@ struct BurstPool {
   /// Keys the pool's provider declares for burst pools (e.g. AWS `image`,
   /// `subnets`; Azure `resource_group`), checked against its schema.
   nlohmann::json settings = nlohmann::json::object();
+  std::string os;  ///< as NodePool::os ("" = ubuntu-22.04)
+  std::optional<Transfer> transfer;  ///< GDPR transfer basis when it reaches personal data outside the EU/EEA
   Origin origin;
   bool operator==(const BurstPool&) const = default;
 };
@@ -281,5 +336,17 @@ struct Blueprint {
 
   bool operator==(const Blueprint&) const = default;
 };
+
+/// The OS a boot image's file name announces ("rocky-9.4-ml.iso" -> "rocky-9",
+/// "ubuntu-24.04.iso" / "noble" -> "ubuntu-24.04"); "" when it does not say.
+std::string os_from_image(std::string image);
+/// The OS a pool's nodes run: its `os`, else its boot image's, else "ubuntu-22.04".
+std::string operating_system(const NodePool& p);
+std::string operating_system(const BurstPool& p);
+/// True for rhel-* and rocky-*.
+bool rhel_family(const std::string& os);
+/// The host RDMA stack of fabric `f` on `os`: its rdma_stack, else doca-ofed
+/// on Ubuntu and inbox (rdma-core) on RHEL-family systems.
+std::string rdma_stack(const Fabric& f, const std::string& os);
 
 }  // namespace plinth::bp

@@ -30,6 +30,10 @@ Json stack(const Stack& s) {
   put(j, "cudnn", s.cudnn);
   j["frameworks"] = string_map(s.frameworks);
   j["images"] = strings(s.images);
+  put(j, "kernel_modules", s.kernel_modules);
+  put(j, "container_toolkit", s.container_toolkit);
+  j["cuda_compat"] = s.cuda_compat;
+  put(j, "precision", s.precision);
   return j;
 }
 
@@ -51,6 +55,14 @@ Json fabric(const Fabric& f) {
   put(j, "oversubscription", f.oversubscription);
   if (f.pfc) j["pfc"] = *f.pfc;
   if (f.ecn) j["ecn"] = *f.ecn;
+  put(j, "rdma_stack", f.rdma_stack);
+  return j;
+}
+
+Json transfer(const Transfer& t) {
+  Json j = Json::object();
+  put(j, "basis", t.basis);
+  put(j, "reference", t.reference);
   return j;
 }
 
@@ -75,6 +87,9 @@ Json tier(const StorageTier& t) {
     l["expire_days"] = t.lifecycle->expire_days;
     j["lifecycle"] = std::move(l);
   }
+  put(j, "export", t.remote);
+  put(j, "mount_point", t.mount_point);
+  if (t.transfer) j["transfer"] = transfer(*t.transfer);
   return j;
 }
 
@@ -98,8 +113,15 @@ Json node_pool(const NodePool& p) {
   h["gpus_per_node"] = p.hardware.gpus_per_node;
   h["cpu_cores"] = p.hardware.cpu_cores;
   h["memory_gb"] = p.hardware.memory_gb;
+  h["rdma_nics"] = p.hardware.rdma_nics;
   j["hardware"] = std::move(h);
   if (p.largest_model_gb) j["largest_model_gb"] = *p.largest_model_gb;
+  if (p.largest_model)
+    j["largest_model"] = {{"params_b", p.largest_model->params_b},
+                          {"precision", p.largest_model->precision},
+                          {"training", p.largest_model->training}};
+  if (p.interfaces) j["interfaces"] = {{"bond", strings(p.interfaces->bond)}, {"rdma", strings(p.interfaces->rdma)}};
+  put(j, "os", p.os);
   put(j, "stack", p.stack);
   put(j, "fabric", p.fabric);
   if (p.boot) {
@@ -119,6 +141,12 @@ Json node_pool(const NodePool& p) {
     j["bmc"] = std::move(b);
   }
   j["mig"] = {{"profile", p.mig.profile}, {"instances", p.mig.instances}};
+  if (!p.mig.layout.empty()) j["mig"]["layout"] = p.mig.layout;
+  if (!p.mig.profiles.empty()) {
+    Json m = Json::object();
+    for (const auto& [name, n] : p.mig.profiles) m[name] = n;
+    j["mig"]["profiles"] = std::move(m);
+  }
   for (const auto& [k, v] : p.settings.items())
     if (!j.contains(k)) j[k] = v;
   return j;
@@ -142,6 +170,8 @@ Json burst_pool(const BurstPool& p) {
   }
   j["networks"] = strings(p.networks);
   j["storage"] = strings(p.storage);
+  put(j, "os", p.os);
+  if (p.transfer) j["transfer"] = transfer(*p.transfer);
   for (const auto& [k, v] : p.settings.items())
     if (!j.contains(k)) j[k] = v;
   return j;

@@ -220,25 +220,30 @@ const Keys kTopKeys{"apiVersion", "kind",       "metadata",    "stacks", "networ
                     "node_pools", "burst_pools", "access", "monitoring", "providers"};
 const Keys kProviderDeclKeys{"exec", "sha256", "options"};
 const Keys kMetadataKeys{"name", "owner", "compliance", "labels"};
-const Keys kStackKeys{"driver", "cuda", "cudnn", "frameworks", "images"};
+const Keys kStackKeys{"driver", "cuda", "cudnn", "frameworks", "images", "kernel_modules", "container_toolkit", "cuda_compat",
+                       "precision"};
 const Keys kNetworksKeys{"vlans", "fabrics"};
 const Keys kVlanKeys{"name", "id", "cidr", "vrf", "purpose", "mtu"};
-const Keys kFabricKeys{"name", "kind", "speed_gbps", "topology", "oversubscription", "pfc", "ecn"};
+const Keys kFabricKeys{"name", "kind", "speed_gbps", "topology", "oversubscription", "pfc", "ecn", "rdma_stack"};
 const Keys kStorageKeys{"tiers", "backups"};
 const Keys kTierKeys{"name",           "kind",       "capacity_tb", "backend", "region",
-                     "classification", "encryption", "lifecycle"};
+                     "classification", "encryption", "lifecycle",   "export",  "mount_point",
+                     "transfer"};
+const Keys kTransferKeys{"basis", "reference"};
 const Keys kEncryptionKeys{"at_rest", "in_transit", "kms_key"};
 const Keys kLifecycleKeys{"transition_from", "after_days", "expire_days"};
 const Keys kBackupKeys{"name", "source", "target", "schedule", "retention_days", "dr_test_interval_days"};
 const Keys kNodePoolKeys{"name",  "provider", "count", "role",     "hardware", "largest_model_gb",
                          "stack", "fabric",   "boot",  "bios",     "networks", "storage",
-                         "bmc",   "mig"};
-const Keys kHardwareKeys{"gpu", "gpus_per_node", "cpu_cores", "memory_gb"};
+                         "bmc",   "mig",      "largest_model", "interfaces", "os"};
+const Keys kModelKeys{"params_b", "precision", "training"};
+const Keys kInterfacesKeys{"bond", "rdma"};
+const Keys kHardwareKeys{"gpu", "gpus_per_node", "cpu_cores", "memory_gb", "rdma_nics"};
 const Keys kBootKeys{"method", "image"};
 const Keys kBmcKeys{"endpoints", "credentials", "ca_bundle"};
-const Keys kMigKeys{"profile", "instances"};
-const Keys kBurstPoolKeys{"name", "provider", "region", "zone",          "instance_type", "desired",
-                          "max",  "spot",     "stack",  "checkpointing", "networks",      "storage"};
+const Keys kMigKeys{"profile", "instances", "layout", "profiles"};
+const Keys kBurstPoolKeys{"name",    "provider", "region",        "zone",     "instance_type", "desired", "max",
+                          "spot",    "stack",    "checkpointing", "networks", "storage",       "os",      "transfer"};
 const Keys kCheckpointingKeys{"interval_minutes", "target"};
 const Keys kAccessKeys{"namespaces", "roles", "audit_logging", "transport"};
 const Keys kNamespaceKeys{"name", "quota", "service_accounts"};
@@ -261,6 +266,13 @@ const Keys kFabricKinds{"infiniband", "roce-v2", "ethernet"};
 const Keys kTopologies{"spine-leaf", "fat-tree", "rail-optimized", "dragonfly"};
 const Keys kTlsVersions{"1.2", "1.3"};
 const Keys kSubjectKinds{"group", "user", "serviceaccount"};
+const Keys kKernelModules{"open", "proprietary"};
+const Keys kPrecisions{"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"};
+const Keys kTrainingMethods{"full", "lora"};
+const Keys kRdmaStacks{"doca-ofed", "inbox"};
+const Keys kOperatingSystems{"ubuntu-22.04", "ubuntu-24.04", "rhel-8", "rhel-9", "rocky-8", "rocky-9"};
+const Keys kTransferBases{"adequacy", "scc", "bcr", "derogation"};
+const Keys kMigLayouts{"all-balanced"};
 
 constexpr int kNoMin = INT_MIN;
 constexpr int kMaxInteger = INT_MAX;
@@ -269,6 +281,7 @@ constexpr int kMaxInteger = INT_MAX;
 // not an out-of-memory abort in plan.
 constexpr int kMaxPoolNodes = 100000;     // nodes in a node pool; instances (desired, max) in a burst pool
 constexpr int kMaxGpusPerNode = 64;
+constexpr int kMaxRdmaNics = 64;          // per node
 constexpr int kMaxCpuCores = 16384;
 constexpr int kMaxMemoryGb = 1048576;     // 1 PiB
 constexpr int kMaxMigInstances = 64;      // per GPU; the catalog's profiles allow at most 7
@@ -1003,6 +1016,10 @@ void Loader::load_stacks(const Obj& top) {
     o.str("cudnn", s.cudnn);
     o.str_map("frameworks", s.frameworks);
     o.str_list("images", s.images);
+    o.enumeration("kernel_modules", s.kernel_modules, kKernelModules);
+    o.str("container_toolkit", s.container_toolkit);
+    o.boolean("cuda_compat", s.cuda_compat);
+    o.enumeration("precision", s.precision, kPrecisions);
     if (stacks_.claim(c, s.name, s.origin.loc, "stack")) bp_.stacks.push_back(std::move(s));
   }
 }
@@ -1048,6 +1065,9 @@ void Loader::load_networks(const Obj& top) {
       }
       o.opt_bool("pfc", f.pfc);
       o.opt_bool("ecn", f.ecn);
+      if (o.enumeration("rdma_stack", f.rdma_stack, kRdmaStacks) && f.kind == "ethernet")
+        o.invalid(*o.get("rdma_stack"), "'rdma_stack' in " + o.label() + " applies to infiniband and roce-v2 fabrics",
+                  "remove it, or set kind: infiniband or roce-v2");
       if (named) bp_.fabrics.push_back(std::move(f));
     }
   }
@@ -1091,6 +1111,18 @@ void Loader::load_storage(const Obj& top) {
         lc->integer("after_days", l.after_days, true);
         lc->integer("expire_days", l.expire_days);
         t.lifecycle = l;
+      }
+      if (o.str("export", t.remote) && (t.kind == "nvme" || t.kind == "object"))
+        o.invalid(*o.get("export"), "'export' in " + o.label() + " applies to nfs and parallel-fs tiers, not " + t.kind,
+                  "remove it; " + t.kind + " tiers are not mounted from a server");
+      if (o.str("mount_point", t.mount_point) && (t.mount_point.empty() || t.mount_point[0] != '/'))
+        o.invalid(*o.get("mount_point"), "'mount_point' in " + o.label() + " must be an absolute path, not '" + t.mount_point + "'",
+                  "write e.g. mount_point: /mnt/" + t.name);
+      if (auto tr = o.sub("transfer", kTransferKeys)) {
+        Transfer x;
+        tr->enumeration("basis", x.basis, kTransferBases, true);
+        tr->str("reference", x.reference);
+        t.transfer = x;
       }
       if (named) bp_.tiers.push_back(std::move(t));
     }
@@ -1147,9 +1179,42 @@ void Loader::load_node_pools(const Obj& top) {
       h->integer("gpus_per_node", p.hardware.gpus_per_node, true, 0, kMaxGpusPerNode);
       h->integer("cpu_cores", p.hardware.cpu_cores, false, 0, kMaxCpuCores);
       h->integer("memory_gb", p.hardware.memory_gb, false, 0, kMaxMemoryGb);
+      h->integer("rdma_nics", p.hardware.rdma_nics, false, 0, kMaxRdmaNics);
     }
     double largest = 0;
     if (o.number("largest_model_gb", largest)) p.largest_model_gb = largest;
+    if (auto m = o.sub("largest_model", kModelKeys)) {
+      ModelSize ms;
+      if (m->number("params_b", ms.params_b, true) && ms.params_b <= 0)
+        m->invalid(*m->get("params_b"), "'largest_model.params_b' in " + o.label() + " must be above 0",
+                   "give the model's size in billions of parameters, e.g. params_b: 70");
+      m->enumeration("precision", ms.precision, kPrecisions, true);
+      m->enumeration("training", ms.training, kTrainingMethods);
+      p.largest_model = ms;
+      if (p.largest_model_gb)
+        o.invalid(*o.get("largest_model"), "node pool '" + p.name + "' sets both largest_model and largest_model_gb",
+                  "keep largest_model (size and precision); largest_model_gb is the older, raw-weights form");
+    }
+    if (auto ifs = o.sub("interfaces", kInterfacesKeys)) {
+      Interfaces x;
+      ifs->str_list("bond", x.bond);
+      ifs->str_list("rdma", x.rdma);
+      for (const auto* list : {&x.bond, &x.rdma})
+        for (const auto& name : *list)
+          if (name.empty() || !std::all_of(name.begin(), name.end(), [](char ch) {
+                return std::isalnum(static_cast<unsigned char>(ch)) || ch == '*' || ch == '?' || ch == '-' || ch == '_' ||
+                       ch == '.' || ch == '[' || ch == ']';
+              }))
+            ifs->invalid(*ifs->get(list == &x.bond ? "bond" : "rdma"),
+                         "interface '" + name + "' in " + o.label() + " is not an interface name or glob",
+                         "use a name such as eno1 or a glob such as \"ens1f*\"");
+      for (const auto& b : x.bond)
+        if (std::find(x.rdma.begin(), x.rdma.end(), b) != x.rdma.end())
+          ifs->invalid(*ifs->get("bond"), "interface '" + b + "' of " + o.label() + " is both bonded and an RDMA rail",
+                       "RDMA rails keep their own interfaces; list it under one of bond or rdma");
+      p.interfaces = x;
+    }
+    o.enumeration("os", p.os, kOperatingSystems);
     o.str("stack", p.stack, true);
     o.str("fabric", p.fabric);
     if (auto b = o.sub("boot", kBootKeys)) {
@@ -1217,8 +1282,35 @@ void Loader::load_node_pools(const Obj& top) {
       p.bmc = bmc;
     }
     if (auto m = o.sub("mig", kMigKeys)) {
-      m->str("profile", p.mig.profile, true);
+      const bool mixed = m->get("layout") || m->get("profiles");
+      m->str("profile", p.mig.profile, !mixed);
       m->integer("instances", p.mig.instances, false, 0, kMaxMigInstances);
+      m->enumeration("layout", p.mig.layout, kMigLayouts);
+      if (const Obj::Entry* prof = m->get("profiles")) {
+        if (!prof->value.IsMap()) {
+          m->wrong_type(*prof, "a map");
+        } else {
+          m->record("profiles", prof->value_loc);
+          for (const auto& [k, v] : prof->value.pairs()) {
+            std::optional<long long> n;
+            if (plain_scalar(v)) n = parse_int(v.Scalar());
+            if (!n || *n < 1 || *n > kMaxMigInstances) {
+              c.error("BP003", c.loc(v.IsNull() ? k : v),
+                      "'mig.profiles." + k.Scalar() + "' in " + o.label() + " must be a count of instances per GPU, not " +
+                          describe(v),
+                      "write profile: count, e.g. \"1g.10gb\": 2");
+              continue;
+            }
+            p.mig.profiles.emplace_back(k.Scalar(), static_cast<int>(*n));
+            m->record("profiles." + k.Scalar(), c.loc(v));
+          }
+        }
+      }
+      int forms = (m->get("profile") && p.mig.profile != "none" ? 1 : 0) + (m->get("layout") ? 1 : 0) + (m->get("profiles") ? 1 : 0);
+      if (forms > 1)
+        m->invalid(*m->get(m->get("layout") ? "layout" : "profiles"),
+                   "'mig' in " + o.label() + " sets more than one of profile, layout and profiles",
+                   "use profile + instances for one profile, layout: all-balanced, or profiles: {PROFILE: COUNT, ...}");
     }
     if (named) {
       bp_.node_pools.push_back(std::move(p));
@@ -1261,6 +1353,13 @@ void Loader::load_burst_pools(const Obj& top) {
     }
     o.str_list("networks", p.networks);
     o.str_list("storage", p.storage);
+    o.enumeration("os", p.os, kOperatingSystems);
+    if (auto tr = o.sub("transfer", kTransferKeys)) {
+      Transfer x;
+      tr->enumeration("basis", x.basis, kTransferBases, true);
+      tr->str("reference", x.reference);
+      p.transfer = x;
+    }
     if (named) {
       bp_.burst_pools.push_back(std::move(p));
       keep_extras("burst_pools", bp_.burst_pools.size() - 1, o, extras);

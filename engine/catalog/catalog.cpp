@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <tuple>
 #include <filesystem>
 #include <set>
 
@@ -27,7 +29,7 @@ std::vector<std::string> GpuModel::mig_profile_names() const {
 
 namespace {
 
-const std::vector<std::string> kFiles = {"cuda.yaml", "gpus.yaml", "instance_types.yaml"};
+const std::vector<std::string> kFiles = {"cuda.yaml", "gpus.yaml", "instance_types.yaml", "software.yaml"};
 
 // Reads one data file strictly, collecting every problem as "file:line: message".
 class Reader {
@@ -69,10 +71,10 @@ class Reader {
     return n.as<std::string>();
   }
 
-  int integer(const YAML::Node& map, const std::string& key, const std::string& what) {
+  int integer(const YAML::Node& map, const std::string& key, const std::string& what, bool required = true) {
     const YAML::Node n = map[key];
     if (!n) {
-      fail(map, what + " has no '" + key + "'");
+      if (required) fail(map, what + " has no '" + key + "'");
       return 0;
     }
     try {
@@ -84,10 +86,10 @@ class Reader {
     return 0;
   }
 
-  bool boolean(const YAML::Node& map, const std::string& key, const std::string& what) {
+  bool boolean(const YAML::Node& map, const std::string& key, const std::string& what, bool required = true) {
     const YAML::Node n = map[key];
     if (!n) {
-      fail(map, what + " has no '" + key + "'");
+      if (required) fail(map, what + " has no '" + key + "'");
       return false;
     }
     try {
@@ -96,6 +98,17 @@ class Reader {
       fail(n, "'" + key + "' of " + what + " must be true or false");
       return false;
     }
+  }
+
+  /// An optional string that must be one of `allowed` ("" when absent).
+  std::string one_of(const YAML::Node& map, const std::string& key, const std::string& what,
+                     const std::vector<std::string>& allowed, bool required = false) {
+    std::string v = str(map, key, what, required);
+    if (!v.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+      fail(map[key], "'" + key + "' of " + what + " must be one of " + join(allowed, ", ") + ", not '" + v + "'");
+      return "";
+    }
+    return v;
   }
 
   std::vector<std::string> strings(const YAML::Node& map, const std::string& key, const std::string& what) {
@@ -114,13 +127,16 @@ class Reader {
   }
 
   // The file header: `version:` and `sources:` (a map of source id -> citation).
-  std::string header(const YAML::Node& root, std::set<std::string>& sources) {
+  std::string header(const YAML::Node& root, std::set<std::string>& sources, std::map<std::string, std::string>& texts) {
     std::string version = str(root, "version", "the file");
     const YAML::Node s = root["sources"];
     if (!s || !s.IsMap() || s.size() == 0) {
       fail(s ? s : root, "'sources' must map each source id to its citation");
     } else {
-      for (const auto& kv : s) sources.insert(kv.first.as<std::string>());
+      for (const auto& kv : s) {
+        sources.insert(kv.first.as<std::string>());
+        texts[kv.first.as<std::string>()] = kv.second.IsScalar() ? kv.second.as<std::string>() : "";
+      }
     }
     return version;
   }
@@ -162,24 +178,59 @@ bool is_version(const std::string& v, int parts) {
 struct CatalogParser {
   Catalog& cat;
   std::vector<std::string> errors;
-  // Instance type rows name GPUs; they are checked once every file is read.
-  struct GpuRef {
+  // Rows that name other rows (instance type -> GPU, GPU -> architecture) are
+  // checked once every file is read.
+  struct Ref {
     std::string file;
     int line;
-    std::string gpu;
-    std::string instance;
+    std::string name;
+    std::string who;
   };
-  std::vector<GpuRef> gpu_refs;
+  std::vector<Ref> gpu_refs;
+  std::vector<Ref> architecture_refs;
 
-  void parse_gpus(Reader& r, const YAML::Node& root, const std::set<std::string>& sources) {
+  void parse_architectures(Reader& r, const YAML::Node& list, const std::set<std::string>& sources) {
+    if (!list) return;
+    if (!list.IsSequence()) {
+      r.fail(list, "'architectures' must be a list of GPU architectures");
+      return;
+    }
+    for (const auto& row : list) {
+      if (!r.keys(row, "an architecture",
+                  {"name", "bf16", "kernel_modules", "last_driver_branch", "cuda_dropped_in", "source"}))
+        continue;
+      Architecture a;
+      a.name = r.str(row, "name", "an architecture");
+      std::string what = "architecture '" + a.name + "'";
+      a.bf16 = r.boolean(row, "bf16", what);
+      a.kernel_modules = r.one_of(row, "kernel_modules", what, {"both", "open", "proprietary"}, true);
+      a.last_driver_branch = r.str(row, "last_driver_branch", what, false);
+      a.cuda_dropped_in = r.str(row, "cuda_dropped_in", what, false);
+      if (!a.cuda_dropped_in.empty() && !is_version(a.cuda_dropped_in, 2))
+        r.fail(row["cuda_dropped_in"], "'cuda_dropped_in' of " + what + " must look like \"13.0\"");
+      a.source = r.source(row, what, sources);
+      if (a.name.empty()) continue;
+      if (cat.architectures_.count(a.name)) {
+        r.fail(row, "duplicate " + what);
+        continue;
+      }
+      cat.architecture_order_.push_back(a.name);
+      cat.architectures_[a.name] = std::move(a);
+    }
+  }
+
+  void parse_gpus(Reader& r, const std::string& file, const YAML::Node& root, const std::set<std::string>& sources) {
+    parse_architectures(r, root["architectures"], sources);
     const YAML::Node list = root["gpus"];
     if (!list || !list.IsSequence()) {
       r.fail(list ? list : root, "'gpus' must be a list of GPU models");
       return;
     }
     for (const auto& row : list) {
-      if (!r.keys(row, "a GPU model", {"name", "product_name", "aliases", "architecture", "compute_capability", "min_cuda",
-                                        "memory_gb", "ecc", "nvlink", "source", "mig"}))
+      if (!r.keys(row, "a GPU model",
+                  {"name", "product_name", "aliases", "architecture", "compute_capability", "form_factor", "datacenter",
+                   "min_cuda", "min_driver", "kernel_modules", "nvswitch_min_gpus", "fabric_manager", "memory_gb", "ecc",
+                   "nvlink", "source", "mig"}))
         continue;
       GpuModel g;
       g.name = r.str(row, "name", "a GPU model");
@@ -188,14 +239,25 @@ struct CatalogParser {
       g.aliases = r.strings(row, "aliases", what);
       g.architecture = r.str(row, "architecture", what);
       g.compute_capability = r.str(row, "compute_capability", what);
+      g.form_factor = r.one_of(row, "form_factor", what, {"sxm", "pcie", "superchip"}, true);
+      g.datacenter = r.boolean(row, "datacenter", what);
       g.min_cuda = r.str(row, "min_cuda", what);
       if (!g.min_cuda.empty() && !is_version(g.min_cuda, 2)) r.fail(row["min_cuda"], "'min_cuda' of " + what + " must look like \"11.8\"");
+      g.min_driver = r.str(row, "min_driver", what, false);
+      if (!g.min_driver.empty() && !is_version(g.min_driver, 0))
+        r.fail(row["min_driver"], "'min_driver' of " + what + " must look like \"570.133.20\"");
+      g.kernel_modules = r.one_of(row, "kernel_modules", what, {"both", "open", "proprietary"});
+      g.nvswitch_min_gpus = r.integer(row, "nvswitch_min_gpus", what, false);
+      g.fabric_manager = r.one_of(row, "fabric_manager", what, {"node", "switch-tray"});
+      if ((g.nvswitch_min_gpus > 0) != !g.fabric_manager.empty())
+        r.fail(row, what + " must set 'nvswitch_min_gpus' and 'fabric_manager' together (an NVSwitch fabric has a Fabric Manager)");
       g.memory_gb = r.integer(row, "memory_gb", what);
       g.ecc = r.boolean(row, "ecc", what);
       g.nvlink = r.boolean(row, "nvlink", what);
       g.source = r.source(row, what, sources);
       if (const YAML::Node mig = row["mig"]) parse_mig(r, mig, g, what);
       if (g.name.empty()) continue;
+      if (!g.architecture.empty()) architecture_refs.push_back({file, row.Mark().line + 1, g.architecture, what});
       if (cat.gpus_.count(g.name) || cat.gpu_aliases_.count(g.name)) {
         r.fail(row, "duplicate GPU model '" + g.name + "'");
         continue;
@@ -204,14 +266,21 @@ struct CatalogParser {
         if (cat.gpus_.count(a) || cat.gpu_aliases_.count(a)) r.fail(row["aliases"], "alias '" + a + "' of " + what + " is already used");
         else cat.gpu_aliases_[a] = g.name;
       }
-      if (!cat.gpu_aliases_.count(g.product_name) && !cat.gpus_.count(g.product_name) && !g.product_name.empty())
-        cat.gpu_aliases_[g.product_name] = g.name;
+      if (!g.product_name.empty()) {
+        if (cat.gpu_aliases_.count(g.product_name) && cat.gpu_aliases_[g.product_name] != g.name)
+          r.fail(row["product_name"], "product name '" + g.product_name + "' of " + what + " is already used by GPU model '" +
+                                          cat.gpu_aliases_[g.product_name] + "'");
+        else if (!cat.gpus_.count(g.product_name))
+          cat.gpu_aliases_[g.product_name] = g.name;
+      }
+      cat.gpu_order_.push_back(g.name);
       cat.gpus_[g.name] = std::move(g);
     }
   }
 
   void parse_mig(Reader& r, const YAML::Node& mig, GpuModel& g, const std::string& what) {
-    if (!r.keys(mig, "the MIG section of " + what, {"max_instances", "compute_slices", "memory_slices", "profiles"})) return;
+    if (!r.keys(mig, "the MIG section of " + what, {"max_instances", "compute_slices", "memory_slices", "balanced", "profiles"}))
+      return;
     std::string w = "the MIG section of " + what;
     g.mig_max_instances = r.integer(mig, "max_instances", w);
     g.mig_compute_slices = r.integer(mig, "compute_slices", w);
@@ -237,6 +306,24 @@ struct CatalogParser {
                         " instances, " + std::to_string(g.memory_gb) + " GB)");
       if (g.mig_profile(p.name)) r.fail(row, "duplicate " + pw);
       else g.mig_profiles.push_back(std::move(p));
+    }
+    if (const YAML::Node bal = mig["balanced"]) {
+      if (!bal.IsMap()) {
+        r.fail(bal, "'balanced' of " + w + " must map MIG profiles to counts");
+        return;
+      }
+      for (const auto& kv : bal) {
+        std::string name = kv.first.as<std::string>();
+        int n = 0;
+        try {
+          n = kv.second.as<int>();
+        } catch (const YAML::Exception&) {
+        }
+        if (n < 1) r.fail(kv.second, "the count of '" + name + "' in the balanced layout of " + what + " must be a whole number >= 1");
+        else g.mig_balanced.emplace_back(name, n);
+      }
+      MigPlacement fit = place_mig(g, g.mig_balanced);
+      if (!fit.fits) r.fail(bal, "the balanced MIG layout of " + what + " does not fit the GPU: " + fit.problem);
     }
   }
 
@@ -271,6 +358,96 @@ struct CatalogParser {
         if (!cat.cuda_ga_.emplace(minor, cuda).second) r.fail(row, "CUDA " + minor + " has two GA rows");
       }
     }
+    if (const YAML::Node mvc = root["minor_version_compat"]) {
+      if (!mvc.IsSequence()) r.fail(mvc, "'minor_version_compat' must be a list of {cuda_major, min_driver}");
+      else
+        for (const auto& row : mvc) {
+          if (!r.keys(row, "a minor_version_compat row", {"cuda_major", "min_driver", "source"})) continue;
+          int major = r.integer(row, "cuda_major", "a minor_version_compat row");
+          std::string what = "minor-version compatibility of CUDA " + std::to_string(major) + ".x";
+          std::string driver = r.str(row, "min_driver", what);
+          r.source(row, what, sources);
+          if (!driver.empty() && !is_version(driver, 0)) r.fail(row["min_driver"], "'min_driver' of " + what + " must look like \"525\" or \"450.80.02\"");
+          else if (!driver.empty() && !cat.minor_compat_.emplace(major, driver).second) r.fail(row, "duplicate " + what);
+        }
+    }
+    if (const YAML::Node fwd = root["forward_compat"]) {
+      if (!fwd.IsSequence()) r.fail(fwd, "'forward_compat' must be a list of {cuda_major, branch, min_driver}");
+      else
+        for (const auto& row : fwd) {
+          if (!r.keys(row, "a forward_compat row", {"cuda_major", "branch", "min_driver", "source"})) continue;
+          ForwardCompat f;
+          f.cuda_major = r.integer(row, "cuda_major", "a forward_compat row");
+          f.branch = r.str(row, "branch", "a forward_compat row");
+          std::string what = "forward compatibility of CUDA " + std::to_string(f.cuda_major) + ".x on R" + f.branch;
+          f.min_driver = r.str(row, "min_driver", what);
+          r.source(row, what, sources);
+          if (!f.min_driver.empty() && f.min_driver.rfind(f.branch + ".", 0) != 0)
+            r.fail(row["min_driver"], "'min_driver' of " + what + " must be a release of branch " + f.branch);
+          else if (!f.branch.empty() && !f.min_driver.empty())
+            cat.forward_.push_back(std::move(f));
+        }
+    }
+  }
+
+  void parse_software(Reader& r, const YAML::Node& root, const std::set<std::string>& sources) {
+    const YAML::Node fm = root["fabric_manager"];
+    if (!fm || !fm.IsSequence()) {
+      r.fail(fm ? fm : root, "'fabric_manager' must list the driver releases with a Fabric Manager of the same version");
+    } else {
+      for (const auto& row : fm) {
+        if (!r.keys(row, "a fabric_manager row", {"driver", "source"})) continue;
+        std::string driver = r.str(row, "driver", "a fabric_manager row");
+        r.source(row, "Fabric Manager " + driver, sources);
+        if (driver.empty()) continue;
+        if (!is_version(driver, 0)) r.fail(row["driver"], "driver version '" + driver + "' must look like \"550.54.15\"");
+        else if (!cat.fm_drivers_.insert(driver).second) r.fail(row, "duplicate Fabric Manager " + driver);
+      }
+    }
+    const YAML::Node ct = root["container_toolkit"];
+    if (!ct || !r.keys(ct, "container_toolkit", {"default", "source", "advisories"})) {
+      if (!ct) r.fail(root, "the file has no 'container_toolkit'");
+    } else {
+      cat.toolkit_default_ = r.str(ct, "default", "container_toolkit");
+      r.source(ct, "container_toolkit", sources);
+      const YAML::Node adv = ct["advisories"];
+      if (adv && !adv.IsSequence()) r.fail(adv, "'advisories' of container_toolkit must be a list");
+      else if (adv)
+        for (const auto& row : adv) {
+          if (!r.keys(row, "an advisory", {"id", "fixed_in", "summary", "source"})) continue;
+          Advisory a;
+          a.id = r.str(row, "id", "an advisory");
+          std::string what = "advisory " + a.id;
+          a.fixed_in = r.str(row, "fixed_in", what);
+          a.summary = r.str(row, "summary", what);
+          r.source(row, what, sources);
+          if (!a.fixed_in.empty() && !is_version(a.fixed_in, 0)) r.fail(row["fixed_in"], "'fixed_in' of " + what + " must look like \"1.17.8\"");
+          else cat.advisories_.push_back(std::move(a));
+        }
+      for (const auto& a : cat.advisories_)
+        if (!cat.toolkit_default_.empty() && compare_versions(cat.toolkit_default_, a.fixed_in) < 0)
+          r.fail(ct["default"], "the default container toolkit " + cat.toolkit_default_ + " is affected by " + a.id +
+                                    " (fixed in " + a.fixed_in + "); default to a fixed release");
+    }
+    const YAML::Node doca = root["doca"];
+    if (!doca || !r.keys(doca, "doca", {"version", "source"})) {
+      if (!doca) r.fail(root, "the file has no 'doca'");
+    } else {
+      cat.doca_version_ = r.str(doca, "version", "doca");
+      r.source(doca, "doca", sources);
+      if (!cat.doca_version_.empty() && !is_version(cat.doca_version_, 0))
+        r.fail(doca["version"], "the DOCA version must look like \"2.9.2\"");
+    }
+    const YAML::Node dcgm = root["dcgm_exporter"];
+    if (!dcgm || !r.keys(dcgm, "dcgm_exporter", {"image", "source"})) {
+      if (!dcgm) r.fail(root, "the file has no 'dcgm_exporter'");
+    } else {
+      cat.dcgm_image_ = r.str(dcgm, "image", "dcgm_exporter");
+      r.source(dcgm, "dcgm_exporter", sources);
+      size_t at = cat.dcgm_image_.rfind("@sha256:");
+      if (!cat.dcgm_image_.empty() && (at == std::string::npos || cat.dcgm_image_.size() - at - 8 != 64))
+        r.fail(dcgm["image"], "the DCGM exporter image must be pinned by digest (name@sha256:<64 hex digits>)");
+    }
   }
 
   void parse_instance_types(Reader& r, const std::string& file, const YAML::Node& root, const std::set<std::string>& sources) {
@@ -294,7 +471,9 @@ struct CatalogParser {
       }
       auto& types = cat.instance_types_[provider];
       for (const auto& row : kv.second) {
-        if (!r.keys(row, "an instance type", {"name", "gpu", "gpu_count", "vcpus", "memory_gb", "source"})) continue;
+        if (!r.keys(row, "an instance type",
+                    {"name", "gpu", "gpu_count", "vcpus", "memory_gb", "nvswitch", "fabric_manager", "efa_interfaces", "source"}))
+          continue;
         InstanceType t;
         t.provider = provider;
         t.name = r.str(row, "name", "a " + provider + " instance type");
@@ -303,12 +482,21 @@ struct CatalogParser {
         t.gpu_count = r.integer(row, "gpu_count", what);
         t.vcpus = r.integer(row, "vcpus", what);
         t.memory_gb = r.integer(row, "memory_gb", what);
+        t.nvswitch = r.boolean(row, "nvswitch", what, false);
+        t.fabric_manager = r.boolean(row, "fabric_manager", what, false);
+        t.efa_interfaces = r.integer(row, "efa_interfaces", what, false);
         t.source = r.source(row, what, sources);
         if (t.gpu_count == 0 && row["gpu_count"]) r.fail(row["gpu_count"], "'gpu_count' of " + what + " must be at least 1");
+        if (t.fabric_manager && !t.nvswitch) r.fail(row, what + " runs Fabric Manager but has no NVSwitch");
+        if (t.efa_interfaces > 0 && provider != "aws") r.fail(row["efa_interfaces"], "'efa_interfaces' is an AWS fact; " + what + " is not on aws");
         if (t.name.empty()) continue;
         if (!t.gpu.empty()) gpu_refs.push_back({file, row.Mark().line + 1, t.gpu, what});
-        if (types.count(t.name)) r.fail(row, "duplicate " + what);
-        else types[t.name] = std::move(t);
+        if (types.count(t.name)) {
+          r.fail(row, "duplicate " + what);
+        } else {
+          cat.instance_type_order_[provider].push_back(t.name);
+          types[t.name] = std::move(t);
+        }
       }
     }
   }
@@ -316,7 +504,7 @@ struct CatalogParser {
 
 Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std::string>>& files) {
   Catalog cat;
-  CatalogParser parser{cat, {}, {}};
+  CatalogParser parser{cat, {}, {}, {}};
   std::set<std::string> seen;
   for (const auto& [name, text] : files) {
     Reader r(name);
@@ -332,17 +520,25 @@ Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std
         if (!root.IsMap()) {
           r.fail_file("must be a YAML mapping with 'version', 'sources' and the data");
         } else {
-          std::string data_key = base == "gpus.yaml" ? "gpus" : base == "cuda.yaml" ? "toolkits" : "instance_types";
-          r.keys(root, "the file", {"version", "sources", data_key});
+          std::vector<std::string> keys = {"version", "sources"};
+          if (base == "gpus.yaml") keys.insert(keys.end(), {"architectures", "gpus"});
+          else if (base == "cuda.yaml") keys.insert(keys.end(), {"toolkits", "minor_version_compat", "forward_compat"});
+          else if (base == "software.yaml") keys.insert(keys.end(), {"fabric_manager", "container_toolkit", "dcgm_exporter", "doca"});
+          else keys.push_back("instance_types");
+          r.keys(root, "the file", keys);
           std::set<std::string> sources;
-          std::string version = r.header(root, sources);
+          std::string version = r.header(root, sources, cat.sources_[base]);
           if (!version.empty() && (cat.version_.empty() || compare_versions(version, cat.version_) > 0)) cat.version_ = version;
-          if (base == "gpus.yaml") parser.parse_gpus(r, root, sources);
+          if (base == "gpus.yaml") parser.parse_gpus(r, name, root, sources);
           else if (base == "cuda.yaml") parser.parse_cuda(r, root, sources);
+          else if (base == "software.yaml") parser.parse_software(r, root, sources);
           else parser.parse_instance_types(r, name, root, sources);
         }
       } catch (const YAML::ParserException& e) {
         parser.errors.push_back(name + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+      } catch (const YAML::Exception& e) {
+        parser.errors.push_back(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg +
+                                " (a value has the wrong shape: keys and scalars must be text)");
       }
     }
     parser.errors.insert(parser.errors.end(), r.errors().begin(), r.errors().end());
@@ -350,14 +546,21 @@ Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std
   for (const auto& f : kFiles)
     if (!seen.count(f)) parser.errors.push_back(f + ": missing; the catalog needs " + join(kFiles, ", "));
   for (const auto& ref : parser.gpu_refs) {
-    if (cat.gpu(ref.gpu)) continue;
-    std::string hint = did_you_mean(ref.gpu, cat.gpu_names());
-    parser.errors.push_back(ref.file + ":" + std::to_string(ref.line) + ": " + ref.instance + " names GPU '" + ref.gpu +
+    if (cat.gpu(ref.name)) continue;
+    std::string hint = did_you_mean(ref.name, cat.gpu_names());
+    parser.errors.push_back(ref.file + ":" + std::to_string(ref.line) + ": " + ref.who + " names GPU '" + ref.name +
                             "', which gpus.yaml does not list" + (hint.empty() ? "" : "; " + hint));
+  }
+  for (const auto& ref : parser.architecture_refs) {
+    if (cat.architecture(ref.name)) continue;
+    parser.errors.push_back(ref.file + ":" + std::to_string(ref.line) + ": " + ref.who + " names architecture '" + ref.name +
+                            "', which gpus.yaml's 'architectures' does not list");
   }
   if (!parser.errors.empty()) return Error::invalid("invalid catalog data:\n  " + join(parser.errors, "\n  "));
   return cat;
 }
+
+const std::vector<std::string>& Catalog::file_names() { return kFiles; }
 
 Result<Catalog> Catalog::load_embedded() {
   std::vector<std::pair<std::string, std::string>> files;
@@ -401,6 +604,16 @@ std::optional<std::string> Catalog::resolve_cuda(const std::string& cuda) const 
   return std::nullopt;
 }
 
+std::optional<std::string> Catalog::installed_cuda(const std::string& cuda) const {
+  auto full = resolve_cuda(cuda);
+  if (!full) return std::nullopt;
+  const std::string minor = full->substr(0, full->rfind('.'));
+  std::string best = *full;
+  for (const auto& [v, d] : cuda_min_driver_)
+    if (v.rfind(minor + ".", 0) == 0 && compare_versions(v, best) > 0) best = v;
+  return best;
+}
+
 std::optional<std::string> Catalog::min_driver_for_cuda(const std::string& cuda) const {
   auto full = resolve_cuda(cuda);
   if (!full) return std::nullopt;
@@ -432,6 +645,200 @@ std::vector<std::string> Catalog::providers() const {
   std::vector<std::string> out;
   for (const auto& [p, t] : instance_types_) out.push_back(p);
   return out;
+}
+
+const Architecture* Catalog::architecture(const std::string& name) const {
+  auto it = architectures_.find(name);
+  return it == architectures_.end() ? nullptr : &it->second;
+}
+
+std::optional<std::string> Catalog::minor_compat_min_driver(int major) const {
+  auto it = minor_compat_.find(major);
+  if (it == minor_compat_.end()) return std::nullopt;
+  return it->second;
+}
+
+const ForwardCompat* Catalog::forward_compat(int major, const std::string& driver) const {
+  for (const auto& f : forward_)
+    if (f.cuda_major == major && driver.rfind(f.branch + ".", 0) == 0 && compare_versions(driver, f.min_driver) >= 0)
+      return &f;
+  return nullptr;
+}
+
+std::vector<std::string> Catalog::fabric_manager_drivers() const {
+  std::vector<std::string> out(fm_drivers_.begin(), fm_drivers_.end());
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return compare_versions(a, b) < 0; });
+  return out;
+}
+
+std::vector<Advisory> Catalog::container_toolkit_advisories(const std::string& version) const {
+  std::vector<Advisory> out;
+  for (const auto& a : advisories_)
+    if (compare_versions(version, a.fixed_in) < 0) out.push_back(a);
+  return out;
+}
+
+std::string Catalog::kernel_modules(const GpuModel& gpu) const {
+  if (!gpu.kernel_modules.empty()) return gpu.kernel_modules;
+  const Architecture* a = architecture(gpu.architecture);
+  return a ? a->kernel_modules : "both";
+}
+
+std::vector<const GpuModel*> Catalog::gpu_models() const {
+  std::vector<const GpuModel*> out;
+  for (const auto& n : gpu_order_) out.push_back(&gpus_.at(n));
+  return out;
+}
+
+std::vector<const Architecture*> Catalog::architectures() const {
+  std::vector<const Architecture*> out;
+  for (const auto& n : architecture_order_) out.push_back(&architectures_.at(n));
+  return out;
+}
+
+std::vector<const InstanceType*> Catalog::instance_types(const std::string& provider) const {
+  std::vector<const InstanceType*> out;
+  auto p = instance_types_.find(provider);
+  auto o = instance_type_order_.find(provider);
+  if (p == instance_types_.end() || o == instance_type_order_.end()) return out;
+  for (const auto& n : o->second) out.push_back(&p->second.at(n));
+  return out;
+}
+
+nlohmann::json Catalog::to_json() const {
+  nlohmann::json gpus = nlohmann::json::object();
+  for (const auto& [name, g] : gpus_) {
+    nlohmann::json j = {{"name", g.name},
+                        {"product_name", g.product_name},
+                        {"architecture", g.architecture},
+                        {"memory_gb", g.memory_gb},
+                        {"ecc", g.ecc},
+                        {"nvlink", g.nvlink},
+                        {"datacenter", g.datacenter},
+                        {"mig", g.has_mig()}};
+    gpus[name] = j;
+    for (const auto& a : g.aliases) gpus[a] = j;
+    if (!g.product_name.empty()) gpus[g.product_name] = j;
+  }
+  nlohmann::json types = nlohmann::json::object();
+  for (const auto& [provider, rows] : instance_types_) {
+    nlohmann::json p = nlohmann::json::object();
+    for (const auto& [name, t] : rows)
+      p[name] = {{"gpu", t.gpu}, {"gpu_count", t.gpu_count}, {"vcpus", t.vcpus}, {"memory_gb", t.memory_gb},
+                 {"nvswitch", t.nvswitch}, {"efa_interfaces", t.efa_interfaces}};
+    types[provider] = std::move(p);
+  }
+  return {{"version", version_}, {"gpus", std::move(gpus)}, {"instance_types", std::move(types)}};
+}
+
+namespace {
+
+// Depth-first search over the instances, largest first (fewest start choices).
+bool place(const GpuModel& gpu, const std::vector<const MigProfile*>& todo, size_t i, std::vector<bool>& memory,
+           int compute_used, std::vector<std::pair<std::string, int>>& slots) {
+  if (i == todo.size()) return true;
+  const MigProfile& p = *todo[i];
+  const int width = std::max(p.memory_slices, 1);
+  for (int start = 0; start + width <= gpu.mig_memory_slices; start += width) {
+    if (start + p.compute_slices > gpu.mig_compute_slices) break;
+    bool free = true;
+    for (int k = start; k < start + width; ++k) free = free && !memory[static_cast<size_t>(k)];
+    if (!free || compute_used + p.compute_slices > gpu.mig_compute_slices) continue;
+    // Identical profiles fill slots left to right: skip placements that only permute them.
+    if (i > 0 && todo[i - 1] == todo[i] && !slots.empty() && start < slots.back().second) continue;
+    for (int k = start; k < start + width; ++k) memory[static_cast<size_t>(k)] = true;
+    slots.emplace_back(p.name, start);
+    if (place(gpu, todo, i + 1, memory, compute_used + p.compute_slices, slots)) return true;
+    slots.pop_back();
+    for (int k = start; k < start + width; ++k) memory[static_cast<size_t>(k)] = false;
+  }
+  return false;
+}
+
+}  // namespace
+
+MigPlacement place_mig(const GpuModel& gpu, const std::vector<std::pair<std::string, int>>& layout) {
+  MigPlacement out;
+  if (!gpu.has_mig()) {
+    out.problem = gpu.name + " does not support MIG";
+    return out;
+  }
+  std::vector<const MigProfile*> todo;
+  int total = 0;
+  int media = 0;
+  for (const auto& [name, count] : layout) {
+    const MigProfile* p = gpu.mig_profile(name);
+    if (!p) {
+      out.problem = "'" + name + "' is not a MIG profile of " + gpu.name;
+      return out;
+    }
+    if (count < 1) {
+      out.problem = "the count of " + name + " must be at least 1";
+      return out;
+    }
+    if (count > p->max_count) {
+      out.problem = std::to_string(count) + " x " + name + " exceeds the " + std::to_string(p->max_count) + " instance(s) of " +
+                    name + " that " + gpu.name + " allows";
+      return out;
+    }
+    total += count;
+    if (name.find("+me") != std::string::npos) media += count;
+    for (int k = 0; k < count; ++k) todo.push_back(p);
+  }
+  if (total > gpu.mig_max_instances) {
+    out.problem = std::to_string(total) + " instances exceed the " + std::to_string(gpu.mig_max_instances) + " that " +
+                  gpu.name + " allows";
+    return out;
+  }
+  if (media > 1) {
+    out.problem = "a GPU has one set of media engines: at most one '+me' instance";
+    return out;
+  }
+  int compute = 0, memory_slices = 0;
+  for (const auto* p : todo) {
+    compute += p->compute_slices;
+    memory_slices += p->memory_slices;
+  }
+  if (compute > gpu.mig_compute_slices) {
+    out.problem = "needs " + std::to_string(compute) + " compute slices; " + gpu.name + " has " +
+                  std::to_string(gpu.mig_compute_slices);
+    return out;
+  }
+  if (memory_slices > gpu.mig_memory_slices) {
+    out.problem = "needs " + std::to_string(memory_slices) + " memory slices; " + gpu.name + " has " +
+                  std::to_string(gpu.mig_memory_slices);
+    return out;
+  }
+  std::stable_sort(todo.begin(), todo.end(), [](const MigProfile* a, const MigProfile* b) {
+    return std::tie(a->memory_slices, a->compute_slices) > std::tie(b->memory_slices, b->compute_slices);
+  });
+  std::vector<bool> used(static_cast<size_t>(gpu.mig_memory_slices), false);
+  if (!place(gpu, todo, 0, used, 0, out.slots)) {
+    out.slots.clear();
+    out.problem = "no placement puts these instances on " + gpu.name +
+                  "'s memory slices without overlap (an instance of M memory slices starts at a multiple of M)";
+    return out;
+  }
+  out.fits = true;
+  return out;
+}
+
+std::string effective_kernel_modules(const Catalog& catalog, const GpuModel* gpu, const std::string& chosen,
+                                     const std::string& driver) {
+  if (!chosen.empty()) return chosen;
+  const std::string flavours = gpu ? catalog.kernel_modules(*gpu) : "both";
+  if (flavours != "both") return flavours;
+  const std::string branch = driver.substr(0, driver.find('.'));
+  return compare_versions(branch, "560") >= 0 ? "open" : "proprietary";
+}
+
+Result<const Catalog*> default_catalog() {
+  static const Result<Catalog> loaded = [] {
+    if (const char* dir = std::getenv("PLINTH_CATALOG_DIR"); dir && *dir) return Catalog::load_dir(dir);
+    return Catalog::load_embedded();
+  }();
+  if (!loaded) return loaded.error();
+  return &*loaded;
 }
 
 }  // namespace plinth::catalog

@@ -11,8 +11,10 @@
 namespace plinth::cli {
 
 Result<catalog::Catalog> load_catalog() {
-  if (const char* dir = std::getenv("PLINTH_CATALOG_DIR"); dir && *dir) return catalog::Catalog::load_dir(dir);
-  return catalog::Catalog::load_embedded();
+  // The same catalog the renderer and the policies use (catalog::default_catalog).
+  auto cat = catalog::default_catalog();
+  if (!cat) return cat.error();
+  return **cat;
 }
 
 void print_diagnostics(const Diagnostics& ds, Io& io) {

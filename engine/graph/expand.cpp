@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "engine/catalog/catalog.h"
+#include "engine/core/strings.h"
 #include "engine/provider/registry.h"
 #include "engine/render/render.h"
 
@@ -244,15 +245,18 @@ class Expander {
     return ci->hash;
   }
 
-  /// The names a BMC may report for catalog GPU `gpu` (product name, then
+  /// The catalog model a pool names (by name, alias or product name), or nullptr.
+  static const catalog::GpuModel* gpu_model(const std::string& gpu) {
+    auto cat = catalog::default_catalog();
+    return cat ? (*cat)->gpu(gpu) : nullptr;
+  }
+
+  /// The names a BMC may report for catalog GPU `m` (product name, then
   /// aliases), so the baremetal provider can check the inventory without the
-  /// catalog; empty for a GPU the catalog does not know.
-  static std::vector<std::string> gpu_product_names(const std::string& gpu) {
-    static const auto cat = catalog::Catalog::load_embedded();
-    const catalog::GpuModel* m = cat ? cat->gpu(gpu) : nullptr;
-    if (!m) return {};
-    std::vector<std::string> names = {m->product_name};
-    names.insert(names.end(), m->aliases.begin(), m->aliases.end());
+  /// catalog.
+  static std::vector<std::string> gpu_product_names(const catalog::GpuModel& m) {
+    std::vector<std::string> names = {m.product_name};
+    names.insert(names.end(), m.aliases.begin(), m.aliases.end());
     return names;
   }
 
@@ -272,8 +276,24 @@ class Expander {
     auto hash = user_data_hash(p.name);
     if (!hash) return hash.error();
 
+    // The catalog name, not the spelling: an alias ("NVIDIA H100 80GB HBM3" for
+    // H100-80GB) yields the same attributes and user-data, so it never replaces a node.
+    const catalog::GpuModel* model = gpu_model(p.hardware.gpu);
+    std::string mig_profile = p.mig.profile;
+    int mig_instances = p.mig.instances;
+    if (!p.mig.layout.empty() || !p.mig.profiles.empty()) {
+      std::vector<std::pair<std::string, int>> layout = p.mig.profiles;
+      if (layout.empty() && model) layout = model->mig_balanced;
+      std::vector<std::string> parts;
+      mig_instances = 0;
+      for (const auto& [name, n] : layout) {
+        parts.push_back(std::to_string(n) + "x" + name);
+        mig_instances += n;
+      }
+      mig_profile = (p.mig.layout.empty() ? std::string("mixed") : p.mig.layout) + ":" + join(parts, "+");
+    }
     Json a = {{"role", p.role},
-              {"gpu", p.hardware.gpu},
+              {"gpu", model ? model->name : p.hardware.gpu},
               {"gpus_per_node", p.hardware.gpus_per_node},
               {"cpu_cores", p.hardware.cpu_cores},
               {"memory_gb", p.hardware.memory_gb},
@@ -283,9 +303,9 @@ class Expander {
               {"fabric", p.fabric},
               {"networks", p.networks},
               {"storage", p.storage},
-              {"mig_profile", p.mig.profile},
-              {"mig_instances", p.mig.instances}};
-    if (auto names = gpu_product_names(p.hardware.gpu); !names.empty()) a["gpu_product_names"] = names;
+              {"mig_profile", mig_profile},
+              {"mig_instances", mig_instances}};
+    if (model) a["gpu_product_names"] = gpu_product_names(*model);
     if (p.boot) {
       a["boot_method"] = p.boot->method;
       a["boot_image"] = p.boot->image;

@@ -233,6 +233,8 @@ struct RuntimeServer {
     if (op == "load") {
       const std::string path = req.value("path", "");
       size_t policies = rt->size(), diags = rt->diagnostics().size(), files = rt->files().size();
+      if (const auto it = req.find("settings"); it != req.end() && it->is_object())
+        rt->set_settings(req.value("pack", ""), it->get<PackSettings>());
       progress.begin("policy file " + display_path(path), limits.deadline);
       rt->load_file(path, req.value("pack", ""));
       progress.end();
@@ -275,6 +277,14 @@ size_t max_reply(const Limits& l) { return l.run_memory_bytes * 2 + (size_t{16} 
 RemoteRuntime::RemoteRuntime(const Limits& limits, const Input* input)
     : limits_(limits), child_(RuntimeServer{limits, input, &held_, nullptr}, kIdleLimit, max_reply(limits)) {}
 
+void RemoteRuntime::load_settings(const std::string& dir) { read_pack_settings(dir, settings_, diags_); }
+
+Json RemoteRuntime::load_request(const std::string& path, const std::string& pack) const {
+  Json req = {{"op", "load"}, {"path", path}, {"pack", pack}};
+  if (auto it = settings_.find(pack); it != settings_.end()) req["settings"] = it->second;
+  return req;
+}
+
 void RemoteRuntime::load_dir(const std::string& dir) {
   for (const auto& [file, pack] : policy_files(dir, diags_)) load_file(file, pack);
 }
@@ -282,7 +292,7 @@ void RemoteRuntime::load_dir(const std::string& dir) {
 void RemoteRuntime::load_file(const std::string& path, const std::string& pack) {
   while (child_.fresh() && !loaded_.empty() && !replay()) {
   }
-  auto r = child_.call({{"op", "load"}, {"path", path}, {"pack", pack}});
+  auto r = child_.call(load_request(path, pack));
   if (!r.value || r.value->contains("exception")) {
     const std::string shown = display_path(path);
     std::string why = r.value ? "raised an internal error: " + r.value->value("exception", "") : r.failure.why;
@@ -302,7 +312,7 @@ void RemoteRuntime::load_file(const std::string& path, const std::string& pack) 
 bool RemoteRuntime::replay() {
   context_ = false;
   for (size_t i = 0; i < loaded_.size(); ++i) {
-    auto r = child_.call({{"op", "load"}, {"path", loaded_[i].first}, {"pack", loaded_[i].second}});
+    auto r = child_.call(load_request(loaded_[i].first, loaded_[i].second));
     if (!r.value) {
       // Loaded before, not now: a policy file that behaves differently from
       // run to run. Leave it out and start again.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/policy/policy.h"
+#include "engine/policy/runtime.h"
 #include "engine/policy/testing.h"
 #include "engine/provider/resource.h"
 
@@ -82,6 +83,10 @@ class RemoteRuntime {
   /// nullptr when only loading.
   RemoteRuntime(const Limits& limits, const Input* input);
 
+  /// Reads the pack settings below `dir` (read_pack_settings); a later
+  /// directory's names override an earlier one's. Call it for every
+  /// directory before load_dir, so every file of a pack sees the same values.
+  void load_settings(const std::string& dir);
   /// Every policy file below `dir`, on disk or compiled in (policy_files).
   void load_dir(const std::string& dir);
 
@@ -95,10 +100,13 @@ class RemoteRuntime {
 
  private:
   void load_file(const std::string& path, const std::string& pack);
+  /// The request that loads `path` in the child, with its pack's settings.
+  Json load_request(const std::string& path, const std::string& pack) const;
   /// A fresh child: loads the files loaded so far again, then the context.
   bool replay();
 
   Limits limits_;
+  std::map<std::string, PackSettings> settings_;  ///< pack -> settings (load_settings)
   std::vector<std::pair<std::string, std::string>> loaded_;  ///< (path, pack) that loaded, in order
   bool context_ = false;                                     ///< the child has the context
   std::vector<PolicyInfo> infos_;

@@ -46,8 +46,11 @@ struct Verdict {
 
 /// Every policy found in a set of directories. Files are `*.lua` found
 /// recursively (sorted), except `*_test.lua`; a file may declare several
-/// policies. Broken files and bad declarations are diagnostics (POL001...)
-/// with file:line; the good policies still load.
+/// policies. A pack's settings (`<dir>/<pack>/settings.yaml`, on disk or
+/// compiled in: a map of names to scalars; a later directory's file overrides
+/// an earlier one's names) are read first, so policy files see them through
+/// `setting(name, default)`. Broken files and bad declarations are diagnostics
+/// (POL001...) with file:line; the good policies still load.
 struct PolicySet {
   std::vector<PolicyInfo> policies;           ///< in file order
   std::vector<std::string> files;             ///< every policy file read
@@ -73,6 +76,9 @@ struct Input {
   Json blueprint_json = Json::object();
   const std::vector<Resource>* resources = nullptr;
   const plan::Plan* plan = nullptr;
+  /// ctx.catalog: the GPU / instance-type facts (catalog::Catalog::to_json);
+  /// null means the default catalog's.
+  Json catalog;
 };
 
 struct Options {

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <lua.hpp>
+#include <yaml-cpp/yaml.h>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
 #include "engine/core/embedded.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/catalog/catalog.h"
 #include "engine/core/strings.h"
 
 namespace fs = std::filesystem;
@@ -31,6 +34,8 @@ int rawfield(lua_State* L, int t, const char* key) {
   lua_pushstring(L, key);
   return lua_rawget(L, t);
 }
+// setting(name, default): the loading pack's setting, else `default`.
+int lua_setting(lua_State* L) { return runtime(L)->setting(L); }
 
 /// Pushes `j` as Lua values; containers become read-only views. JSON null
 /// becomes nil (absent).
@@ -111,6 +116,15 @@ Json plan_json(const plan::Plan& p) {
   return {{"changes", std::move(changes)}, {"summary", p.summary()}};
 }
 
+/// ctx.catalog when the input brings none: the default catalog's facts, built once.
+const Json& default_catalog_json() {
+  static const Json j = [] {
+    auto cat = catalog::default_catalog();
+    return cat ? (*cat)->to_json() : Json::object();
+  }();
+  return j;
+}
+
 bool address_matches(const char* address, const char* prefix) {
   size_t n = std::strlen(prefix);
   if (n == 0) return true;
@@ -164,7 +178,7 @@ int ctx_index(lua_State* L) {
   const char* key = lua_tostring(L, 2);
   if (!key) return 0;
   std::string k = key;
-  if (k != "blueprint" && k != "plan") return 0;
+  if (k != "blueprint" && k != "plan" && k != "catalog") return 0;
   runtime(L)->push_lazy(L, k);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, -2);
@@ -222,6 +236,65 @@ std::vector<PolicyInfo> Runtime::infos() const {
   return out;
 }
 
+void read_pack_settings(const std::string& dir, std::map<std::string, PackSettings>& settings, Diagnostics& diags) {
+  if (!is_directory_path(dir)) return;  // policy_files reports it
+  const fs::path root = fs::path(dir).lexically_normal();
+  for (const auto& file : list_files(dir)) {  // real or compiled-in (engine/core/embedded.h), sorted
+    const fs::path rel = fs::path(file).lexically_normal().lexically_relative(root);
+    if (std::distance(rel.begin(), rel.end()) != 2 || rel.filename() != "settings.yaml") continue;
+    const std::string pack = rel.begin()->string();
+    const std::string shown = display_path(file);
+    auto bad = [&](const std::string& msg, SourceLoc loc, const std::string& hint) {
+      diags.push_back({"POL001", Severity::Error, msg, std::move(loc), "", hint});
+    };
+    auto text = read_file(file);
+    if (!text) {
+      bad("cannot read pack settings: " + text.error().message, {shown, 0, 0}, "the packs run with their default settings");
+      continue;
+    }
+    // Settings travel to the policy sandbox as JSON, which holds UTF-8 only.
+    if (auto at = invalid_utf8_offset(*text)) {
+      const size_t nl = *at == 0 ? std::string::npos : text->rfind('\n', *at - 1);
+      const size_t line_start = nl == std::string::npos ? 0 : nl + 1;
+      const int line = 1 + static_cast<int>(std::count(text->begin(), text->begin() + static_cast<long>(line_start), '\n'));
+      const int column = static_cast<int>(*at - line_start) + 1;
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>((*text)[*at]));
+      bad(std::string("pack settings are not valid UTF-8: byte ") + byte + " is not part of a valid UTF-8 sequence",
+          {shown, line, column}, "save the file as UTF-8; the pack runs with its default settings");
+      continue;
+    }
+    YAML::Node doc;
+    try {
+      doc = YAML::Load(*text);
+    } catch (const YAML::Exception& e) {
+      bad("cannot read pack settings: " + e.msg, {shown, e.mark.line + 1, e.mark.column + 1},
+          "fix the YAML; the pack runs with its default settings");
+      continue;
+    }
+    if (doc.IsNull()) continue;  // only comments
+    if (!doc.IsMap()) {
+      bad("pack settings must be a map of names to values", {shown, doc.Mark().line + 1, doc.Mark().column + 1},
+          "write one 'name: value' per line, e.g. transport_baseline: advisory");
+      continue;
+    }
+    for (const auto& kv : doc) {
+      const SourceLoc at{shown, kv.first.Mark().line + 1, kv.first.Mark().column + 1};
+      if (!kv.first.IsScalar()) {
+        bad("a pack setting's name must be a single word", at, "write name: value");
+        continue;
+      }
+      const std::string name = kv.first.Scalar();
+      if (!kv.second.IsScalar()) {
+        bad("pack setting '" + safe_text(name) + "' must be a single value", at,
+            "write name: value (a string, number or true/false)");
+        continue;
+      }
+      settings[pack][name] = kv.second.Scalar();
+    }
+  }
+}
+
 std::vector<PackFile> policy_files(const std::string& dir, Diagnostics& diags) {
   if (!is_directory_path(dir)) {
     diags.push_back({"POL001", Severity::Error, "policy directory '" + dir + "' does not exist", {}, "",
@@ -255,7 +328,8 @@ void Runtime::load_file(const std::string& path, const std::string& pack) {
   lua_State* L = sb_.L();
   sb_.push_env();
   // Each function knows its file, so a check's findings are bound to it.
-  const std::pair<const char*, lua_CFunction> fns[] = {{"policy", lua_policy}, {"fail", lua_fail}, {"pass", lua_pass}};
+  const std::pair<const char*, lua_CFunction> fns[] = {
+      {"policy", lua_policy}, {"fail", lua_fail}, {"pass", lua_pass}, {"setting", lua_setting}};
   for (auto [name, fn] : fns) {
     lua_pushlightuserdata(L, this);
     lua_pushinteger(L, static_cast<lua_Integer>(file));
@@ -282,6 +356,26 @@ int Runtime::declare(lua_State* L) {
   // raises an error while the C++ objects below are alive.
   sb_.uncounted([&] { declare_table(L); });
   return 0;
+}
+
+int Runtime::setting(lua_State* L) {
+  const char* name = luaL_checkstring(L, 1);
+  if (loading_file_ == kNone || static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != loading_file_)
+    return luaL_error(L,
+                      "setting('%s') reads the pack's settings while its policy file loads; call it at the top of "
+                      "the file, not inside a check",
+                      name);
+  // Only iterators below (nothing to destroy if a push raises an error).
+  auto pack = settings_.find(loading_pack_);
+  auto it = pack == settings_.end() ? PackSettings::const_iterator{} : pack->second.find(std::string_view(name));
+  if (pack == settings_.end() || it == pack->second.end()) {
+    lua_settop(L, 2);  // the default; nil when none was given
+    return 1;
+  }
+  const std::string& v = it->second;
+  if (v == "true" || v == "false") lua_pushboolean(L, v == "true");
+  else if (lua_stringtonumber(L, v.c_str()) == 0) lua_pushlstring(L, v.data(), v.size());
+  return 1;
 }
 
 void Runtime::declare_table(lua_State* L) {
@@ -511,6 +605,7 @@ void Runtime::push_lazy(lua_State* L, const std::string& key) {
   // Built once for every policy: not charged to the policy that asked first.
   sb_.uncounted([&] {
     if (key == "blueprint") push_json(L, input_ ? input_->blueprint_json : Json::object());
+    else if (key == "catalog") push_json(L, input_ && !input_->catalog.is_null() ? input_->catalog : default_catalog_json());
     else if (input_ && input_->plan) push_json(L, plan_json(*input_->plan));
     else push_json(L, plan_json(plan::Plan{}));
   });

@@ -28,6 +28,16 @@ struct PackFile {
 /// not a directory, a POL001 in `diags` and nothing else.
 std::vector<PackFile> policy_files(const std::string& dir, Diagnostics& diags);
 
+/// A pack's settings: name -> the value as written (a YAML scalar).
+using PackSettings = std::map<std::string, std::string, std::less<>>;
+
+/// Reads `dir`/<pack>/settings.yaml of every pack below `dir` (on disk or
+/// compiled in, like policy_files) into `settings` (pack -> settings); a name
+/// read before is overridden, the others kept. A file that cannot be read or
+/// is not UTF-8 YAML holding a map is a POL001 in `diags` and sets nothing; a
+/// value that is not a single scalar is a POL001 at its name and is skipped.
+void read_pack_settings(const std::string& dir, std::map<std::string, PackSettings>& settings, Diagnostics& diags);
+
 /// `path` relative to the working directory when it lies below it, so
 /// positions stay short ("policies/soc2/encryption.lua:12").
 std::string display_path(const std::string& path);
@@ -43,6 +53,9 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
+  /// The settings `setting(name, default)` returns to `pack`'s files from now
+  /// on (read_pack_settings); replaces what that pack had.
+  void set_settings(const std::string& pack, PackSettings settings) { settings_[pack] = std::move(settings); }
   /// Loads every policy file below `dir`; the pack of a file is its first
   /// directory below `dir`.
   void load_dir(const std::string& dir);
@@ -77,6 +90,7 @@ class Runtime {
   int declare(lua_State* L);
   int report(lua_State* L, Outcome outcome);
   void push_lazy(lua_State* L, const std::string& key);
+  int setting(lua_State* L);
   SourceLoc locate(const std::string& address) const;
 
  private:
@@ -98,6 +112,7 @@ class Runtime {
   Diagnostics diags_;
   std::string loading_pack_;
   size_t loading_file_ = kNone;  ///< set while a policy file's chunk runs: policy{} is allowed
+  std::map<std::string, PackSettings> settings_;  ///< pack -> its settings (set_settings)
   const Input* input_ = nullptr;
   std::unordered_map<std::string, SourceLoc> sources_;
   int ctx_ref_ = 0;

@@ -5,9 +5,18 @@
 // choose block styles and comments. Every user-supplied string lands either in
 // a double-quoted YAML scalar (JSON escaping, which YAML accepts) or, after a
 // character check, in a shell word / file name.
+//
+// What is installed, and in which order, follows NVIDIA's documents (cited in
+// docs/render.md): the RDMA stack before the driver (nvidia-peermem is built
+// against the MOFED ib_core the driver's DKMS build finds), the driver with its
+// kernel module flavour, the Fabric Manager of the same version on NVSwitch
+// nodes, then CUDA, cuDNN, the container toolkit and the workloads.
 #include "engine/render/render.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -18,9 +27,36 @@
 namespace plinth::render {
 namespace {
 
-/// NVIDIA's CUDA repository signing key (3bf863cc.pub, rotated April 2022).
+/// NVIDIA's CUDA repository signing keys: 3bf863cc.pub for Debian/Ubuntu
+/// (rotated April 2022) and D42D0685.pub for RHEL (same rotation).
 constexpr const char* kCudaRepoKeyId = "EB693B3035CD5710E231E123A4B469963BF863CC";
 constexpr const char* kKeyServer = "keyserver.ubuntu.com";
+constexpr const char* kCudaRepoBase = "https://developer.download.nvidia.com/compute/cuda/repos/";
+constexpr const char* kDocaRepoBase = "https://linux.mellanox.com/public/repo/doca/";
+
+/// The operating system a pool's nodes run.
+struct Os {
+  std::string id = "ubuntu-22.04";  ///< ubuntu-22.04 | ubuntu-24.04 | rhel-8 | rhel-9 | rocky-8 | rocky-9
+  bool rhel = false;
+  std::string release = "22.04";  ///< "22.04", "24.04", "8", "9"
+  std::string cuda_repo() const { return rhel ? "rhel" + release : "ubuntu" + release.substr(0, 2) + release.substr(3); }
+};
+
+Os make_os(const std::string& id) {
+  Os os;
+  os.id = id;
+  os.rhel = id.rfind("rhel-", 0) == 0 || id.rfind("rocky-", 0) == 0;
+  os.release = id.substr(id.find('-') + 1);
+  return os;
+}
+
+/// A storage tier the node mounts from a server.
+struct Mount {
+  const bp::StorageTier* tier = nullptr;
+  std::string kind;  ///< nfs | lustre | gpfs | weka | beegfs
+  std::string point;
+  std::string options;
+};
 
 /// What the renderer needs of a node pool or a burst pool.
 struct PoolView {
@@ -31,9 +67,20 @@ struct PoolView {
   std::vector<const bp::Vlan*> vlans;          ///< sorted by VLAN id
   std::vector<const bp::StorageTier*> tiers;   ///< sorted by name
   nlohmann::json identity;                     ///< pool-specific part of node.json
-  std::string mig_profile;                     ///< "" = no MIG
-  int mig_instances = 0;
-  std::string ubuntu = "22.04";
+  Os os;
+  std::string arch = "x86_64";                 ///< x86_64 | sbsa (Grace)
+  const catalog::GpuModel* gpu = nullptr;      ///< nullptr: a GPU the catalog does not know
+  std::string gpu_name;                        ///< catalog name, or as written when unknown
+  int gpus_per_node = 0;
+  bool fabric_manager = false;                 ///< the node runs nvidia-fabricmanager
+  bool nvlsm = false;                          ///< ... with the NVLink Subnet Manager (4th-gen NVSwitch)
+  std::string kernel_modules;                  ///< open | proprietary
+  std::vector<std::pair<std::string, int>> mig;  ///< MIG layout per GPU (empty: no MIG)
+  std::string mig_label;
+  const bp::Fabric* fabric = nullptr;          ///< node pools on an RDMA fabric
+  std::string rdma_stack;                      ///< doca-ofed | inbox ("" without an RDMA fabric)
+  std::vector<std::string> bond;               ///< interface names / globs bonded into bond0
+  std::vector<std::string> rails;              ///< RDMA rail interfaces (never bonded)
 };
 
 std::string q(std::string_view s) {
@@ -94,41 +141,85 @@ void run(std::string& out, const std::vector<std::string>& argv) {
   out += "]\n";
 }
 
-Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name) {
+std::string driver_branch(const std::string& driver) { return split_dots(driver).front(); }
+
+Result<std::vector<std::pair<std::string, int>>> mig_layout(const bp::NodePool& p, const catalog::GpuModel* gpu) {
+  std::vector<std::pair<std::string, int>> layout;
+  const std::string who = "node pool '" + p.name + "'";
+  if (!p.mig.profiles.empty()) {
+    layout = p.mig.profiles;
+  } else if (!p.mig.layout.empty()) {
+    if (!gpu || gpu->mig_balanced.empty())
+      return Error::invalid(who + " asks for MIG layout '" + p.mig.layout + "', but the catalog has no " + p.mig.layout +
+                            " layout for GPU '" + p.hardware.gpu + "'; list the profiles under mig.profiles");
+    layout = gpu->mig_balanced;
+  } else if (p.mig.enabled()) {
+    if (p.mig.instances <= 0)
+      return Error::invalid(who + " sets mig.profile '" + p.mig.profile +
+                            "' but no instances; set mig.instances to the number of instances per GPU");
+    layout = {{p.mig.profile, p.mig.instances}};
+  }
+  for (const auto& [name, n] : layout)
+    if (!all_of_chars(name, ".+-") || n < 1)
+      return Error::invalid(who + " has MIG profile '" + name + "', which is not a profile name such as 3g.40gb");
+  return layout;
+}
+
+Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, const catalog::Catalog& cat) {
   PoolView v;
   v.name = name;
   const std::vector<std::string>* networks = nullptr;
   const std::vector<std::string>* storage = nullptr;
   std::string stack;
+  std::string os;
   if (const bp::NodePool* p = b.find_node_pool(name)) {
     v.provider = p->provider;
     stack = p->stack;
     networks = &p->networks;
     storage = &p->storage;
-    if (p->mig.profile != "none" && !p->mig.profile.empty()) {
-      if (p->mig.instances <= 0)
-        return Error::invalid("node pool '" + name + "' sets mig.profile '" + p->mig.profile +
-                              "' but no instances; set mig.instances to the number of instances per GPU");
-      if (!all_of_chars(p->mig.profile, ".+"))
-        return Error::invalid("node pool '" + name + "' has MIG profile '" + p->mig.profile +
-                              "', which is not a profile name such as 3g.40gb");
-      v.mig_profile = p->mig.profile;
-      v.mig_instances = p->mig.instances;
+    v.gpu = cat.gpu(p->hardware.gpu);
+    v.gpu_name = v.gpu ? v.gpu->name : p->hardware.gpu;
+    v.gpus_per_node = p->hardware.gpus_per_node;
+    v.fabric_manager = v.gpu && v.gpu->has_nvswitch(p->hardware.gpus_per_node) && v.gpu->fabric_manager == "node";
+    auto mig = mig_layout(*p, v.gpu);
+    if (!mig) return mig.error();
+    v.mig = std::move(*mig);
+    os = bp::operating_system(*p);
+    if (!p->fabric.empty()) {
+      v.fabric = b.find_fabric(p->fabric);
+      if (v.fabric && v.fabric->kind != "infiniband" && v.fabric->kind != "roce-v2") v.fabric = nullptr;
     }
-    if (p->boot && (p->boot->image.find("24.04") != std::string::npos || p->boot->image.find("noble") != std::string::npos))
-      v.ubuntu = "24.04";
+    if (p->interfaces) {
+      v.bond = p->interfaces->bond;
+      v.rails = p->interfaces->rdma;
+    }
+    nlohmann::json mig_json = {{"profile", p->mig.profile}, {"instances", p->mig.instances}};
+    if (!v.mig.empty()) {
+      nlohmann::json per_gpu = nlohmann::json::object();
+      for (const auto& [prof, n] : v.mig) per_gpu[prof] = n;
+      mig_json["layout"] = p->mig.layout.empty() ? "custom" : p->mig.layout;
+      mig_json["per_gpu"] = std::move(per_gpu);
+    }
     v.identity = {{"kind", "node_pool"}, {"role", p->role}, {"count", p->count}, {"fabric", p->fabric},
-                  {"hardware", {{"gpu", p->hardware.gpu}, {"gpus_per_node", p->hardware.gpus_per_node},
+                  {"hardware", {{"gpu", v.gpu_name}, {"gpus_per_node", p->hardware.gpus_per_node},
                                 {"cpu_cores", p->hardware.cpu_cores}, {"memory_gb", p->hardware.memory_gb}}},
-                  {"mig", {{"profile", p->mig.profile}, {"instances", p->mig.instances}}}};
+                  {"mig", std::move(mig_json)}};
   } else if (const bp::BurstPool* bpool = b.find_burst_pool(name)) {
     v.burst = true;
     v.provider = bpool->provider;
     stack = bpool->stack;
     networks = &bpool->networks;
     storage = &bpool->storage;
+    os = bp::operating_system(*bpool);
+    if (const catalog::InstanceType* t = cat.instance_type(bpool->provider, bpool->instance_type)) {
+      v.gpu = cat.gpu(t->gpu);
+      v.gpu_name = v.gpu ? v.gpu->name : t->gpu;
+      v.gpus_per_node = t->gpu_count;
+      v.fabric_manager = t->fabric_manager;
+    }
     v.identity = {{"kind", "burst_pool"}, {"region", bpool->region}, {"zone", bpool->zone},
                   {"instance_type", bpool->instance_type}, {"spot", bpool->spot}};
+    if (v.gpu) v.identity["gpu"] = {{"model", v.gpu_name}, {"count", v.gpus_per_node}};
   } else {
     std::vector<std::string> names;
     for (const auto& np : b.node_pools) names.push_back(np.name);
@@ -143,12 +234,24 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name) {
   if (!safe_name(name))
     return Error::invalid("pool name '" + name + "' cannot be used in file names; use letters, digits, '.', '_' and '-'");
 
+  v.os = make_os(os);
+  if (v.gpu && v.gpu->form_factor == "superchip") v.arch = "sbsa";
+  v.nvlsm = v.fabric_manager && v.gpu && v.gpu->architecture == "Blackwell";
+
   v.stack = b.find_stack(stack);
   if (!v.stack) return Error::invalid("pool '" + name + "' uses stack '" + stack + "', which is not defined; " + did_you_mean(stack, [&] {
                                          std::vector<std::string> s;
                                          for (const auto& st : b.stacks) s.push_back(st.name);
                                          return s;
                                        }()));
+  // Kernel module flavour: the stack's choice, else what the GPU runs, else NVIDIA's default for the branch.
+  const std::string flavours = v.gpu ? cat.kernel_modules(*v.gpu) : "both";
+  v.kernel_modules = catalog::effective_kernel_modules(cat, v.gpu, v.stack->kernel_modules, v.stack->driver);
+  if (flavours != "both" && flavours != v.kernel_modules)
+    return Error::invalid("pool '" + name + "' runs " + v.gpu_name + ", which supports only the " + flavours +
+                          " NVIDIA kernel modules, but stack '" + v.stack->name + "' asks for " + v.kernel_modules +
+                          "; set kernel_modules: " + flavours + " (or leave it out for NVIDIA's default)");
+
   for (const auto& n : *networks) {
     const bp::Vlan* vlan = b.find_vlan(n);
     if (!vlan) return Error::invalid("pool '" + name + "' names network '" + n + "', which is not a VLAN of the blueprint");
@@ -161,11 +264,372 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name) {
     v.tiers.push_back(tier);
   }
   std::sort(v.tiers.begin(), v.tiers.end(), [](const bp::StorageTier* a, const bp::StorageTier* c) { return a->name < c->name; });
+
+  if (v.fabric) {
+    v.rdma_stack = bp::rdma_stack(*v.fabric, v.os.id);
+    if (v.rdma_stack == "doca-ofed" && v.os.rhel)
+      return Error::invalid("pool '" + name + "' runs " + v.os.id + " on fabric '" + v.fabric->name +
+                            "' with rdma_stack doca-ofed; the DOCA repository is laid out per RHEL minor release, which "
+                            "Plinth does not know: set rdma_stack: inbox (RHEL's rdma-core) or install DOCA-OFED in the image");
+    if (v.rails.empty() && v.fabric->kind == "infiniband") v.rails = {"ib*"};
+  }
+  if (!v.burst && v.bond.empty()) v.bond = {"eno*"};
   return v;
 }
 
+/// The NVMe tiers a node sets up itself (LUKS2 when encrypted with AES-256-XTS or LUKS2, plain XFS otherwise).
 bool luks_tier(const bp::StorageTier& t) {
   return t.kind == "nvme" && t.encryption && (t.encryption->at_rest == "aes-256-xts" || t.encryption->at_rest == "luks2");
+}
+
+std::string mount_point(const bp::StorageTier& t) { return t.mount_point.empty() ? "/mnt/" + t.name : t.mount_point; }
+
+bool encrypted_in_transit(const bp::StorageTier& t) {
+  return t.encryption && (t.encryption->in_transit == "tls1.3" || t.encryption->in_transit == "tls1.2");
+}
+
+Result<std::vector<Mount>> mounts(const PoolView& v) {
+  std::vector<Mount> out;
+  for (const auto* t : v.tiers) {
+    if (t->kind != "nfs" && t->kind != "parallel-fs") continue;
+    const std::string who = "storage tier '" + t->name + "' of pool '" + v.name + "'";
+    if (t->remote.empty())
+      return Error::invalid(who + " has no 'export' to mount; set export: (nfs \"server:/path\", lustre \"mgs@o2ib:/fs\", "
+                                  "gpfs the device name, weka \"backend/fs\", beegfs the management host)");
+    if (!all_of_chars(t->remote, "._-/:@,[]=") || !safe_name(t->name))
+      return Error::invalid(who + " has export '" + t->remote + "', which cannot be used safely in a mount command");
+    Mount m;
+    m.tier = t;
+    m.point = mount_point(*t);
+    if (!all_of_chars(m.point, "._-/") || m.point.find("..") != std::string::npos)
+      return Error::invalid(who + " has mount point '" + m.point + "', which is not a plain absolute path");
+    m.kind = t->kind == "nfs" ? "nfs" : t->backend;
+    const bool tls = encrypted_in_transit(*t);
+    if (m.kind == "nfs") {
+      m.options = "vers=4.2,hard,nconnect=8,_netdev,nofail";
+      if (tls) {
+        if (v.os.id != "ubuntu-24.04")
+          return Error::invalid(who + " encrypts NFS in transit (RPC-with-TLS, xprtsec=tls), which needs Linux 6.5 or newer "
+                                      "and ktls-utils; run the pool on os: ubuntu-24.04, or drop encryption.in_transit");
+        m.options += ",xprtsec=tls";
+      }
+    } else if (m.kind == "lustre") {
+      m.options = "flock,_netdev,nofail";
+      if (tls) m.options += ",skpath=/etc/plinth/keys/lustre-" + t->name;
+    } else if (m.kind == "gpfs") {
+      m.options = tls ? "cipher" : "defaults";
+    } else if (m.kind == "weka") {
+      if (tls)
+        return Error::invalid(who + " asks for encryption in transit; WEKA encrypts client traffic through its own cluster "
+                                    "settings, not a mount option: drop encryption.in_transit from the tier or use nfs/lustre");
+      m.options = "_netdev,nofail,x-systemd.requires=weka-agent.service";
+    } else if (m.kind == "beegfs") {
+      if (tls)
+        return Error::invalid(who + " asks for encryption in transit, which BeeGFS does not offer for client traffic");
+      m.options = "defaults";
+    } else {
+      return Error::invalid(who + " is a parallel-fs tier without a backend Plinth can mount; set backend: lustre, gpfs, "
+                                  "weka or beegfs");
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+/// The packages and preferences for a stack.
+struct Packages {
+  std::vector<std::string> rdma;     ///< installed first (DOCA-OFED, rdma-core)
+  std::vector<std::string> driver;   ///< the driver, Fabric Manager, NVLSM
+  std::vector<std::string> rest;     ///< CUDA, cuDNN, container runtime, tools
+  std::string preferences;           ///< apt preferences (Ubuntu)
+  std::vector<std::string> locks;    ///< dnf versionlock patterns (RHEL)
+  std::string module_stream;         ///< dnf module stream of the driver (RHEL)
+  std::string cuda;                  ///< the CUDA release pinned
+  std::string toolkit;               ///< the container toolkit release
+  bool cuda_compat = false;
+};
+
+void pin(std::string& prefs, const std::string& why, const std::string& packages, const std::string& version) {
+  if (!prefs.empty()) prefs += '\n';
+  prefs += "Explanation: " + why + "\nPackage: " + packages + "\nPin: version " + version + "\nPin-Priority: 1001\n";
+}
+
+Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, bool dcgm, const catalog::Catalog& cat) {
+  const bp::Stack& s = *v.stack;
+  const std::string where = "stack '" + s.name + "'";
+  if (!numeric_version(s.driver))
+    return Error::invalid(where + " pins driver '" + s.driver + "'; give the exact NVIDIA driver version, e.g. \"550.54.15\"");
+  auto cuda = split_dots(s.cuda);
+  if (!numeric_version(s.cuda) || cuda.size() < 2 || cuda.size() > 3)
+    return Error::invalid(where + " pins CUDA '" + s.cuda + "'; give major.minor, e.g. \"12.4\"");
+  Packages a;
+  // The toolkit's components resolve to the newest X.Y.z: pin what the rules validated.
+  a.cuda = cuda.size() == 3 ? s.cuda : cat.installed_cuda(s.cuda).value_or(s.cuda + ".0");
+  a.toolkit = s.container_toolkit.empty() ? cat.container_toolkit_default() : s.container_toolkit;
+  if (!numeric_version(a.toolkit))
+    return Error::invalid(where + " pins container toolkit '" + a.toolkit + "'; give a release such as \"1.17.8\"");
+  const std::string branch = driver_branch(s.driver);
+  const std::string toolkit_pkg = "cuda-toolkit-" + cuda[0] + "-" + cuda[1];
+  // Forward compatibility: a CUDA newer than the driver runs through cuda-compat.
+  if (s.cuda_compat) {
+    auto need = cat.min_driver_for_cuda(a.cuda);
+    a.cuda_compat = need && compare_versions(s.driver, *need) < 0;
+  }
+
+  if (v.fabric) {
+    if (v.rdma_stack == "doca-ofed") a.rdma = {"doca-ofed"};
+    else if (v.os.rhel) a.rdma = {"rdma-core", "libibverbs-utils", "infiniband-diags", "perftest"};
+    else a.rdma = {"rdma-core", "ibverbs-providers", "ibverbs-utils", "infiniband-diags", "perftest"};
+  }
+
+  if (!v.os.rhel) {
+    // NVIDIA Driver Installation Guide: from R560 nvidia-open-<branch> is the open flavour's meta
+    // package and cuda-drivers-<branch> the proprietary one; before R560 the open modules came
+    // from nvidia-kernel-open-<branch> next to cuda-drivers-<branch>.
+    if (v.kernel_modules == "open")
+      a.driver = compare_versions(branch, "560") >= 0 ? std::vector<std::string>{"nvidia-open-" + branch}
+                                                       : std::vector<std::string>{"nvidia-kernel-open-" + branch, "cuda-drivers-" + branch};
+    else
+      a.driver = {"cuda-drivers-" + branch};
+    if (v.fabric_manager) {
+      a.driver.push_back("nvidia-fabricmanager-" + branch);
+      if (dcgm) a.driver.push_back("libnvidia-nscq-" + branch);
+    }
+    if (v.nvlsm) a.driver.push_back("nvlsm");
+    a.rest = {toolkit_pkg};
+    if (a.cuda_compat) a.rest.push_back("cuda-compat-" + cuda[0] + "-" + cuda[1]);
+    pin(a.preferences, "plinth: NVIDIA container toolkit " + a.toolkit,
+        "nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container1 libnvidia-container-tools", a.toolkit + "-*");
+    pin(a.preferences, "plinth: " + where + " pins NVIDIA driver " + s.driver,
+        "cuda-drivers cuda-drivers-* nvidia-* libnvidia-* libxnvctrl* xserver-xorg-video-nvidia-*", s.driver + "-*");
+    pin(a.preferences, "plinth: " + where + " pins CUDA " + s.cuda + " (installs " + a.cuda + ")", toolkit_pkg, a.cuda + "-*");
+  } else {
+    // RHEL / Rocky: the module stream picks the flavour (<branch>-open or <branch>-dkms);
+    // cuda-drivers-<branch> and nvidia-fabricmanager-<branch> are pinned to the driver.
+    a.module_stream = "nvidia-driver:" + branch + (v.kernel_modules == "open" ? "-open" : "-dkms");
+    a.driver = {"cuda-drivers-" + branch + "-" + s.driver};
+    if (v.fabric_manager) {
+      a.driver.push_back("nvidia-fabricmanager-" + branch + "-" + s.driver);
+      if (dcgm) a.driver.push_back("libnvidia-nscq-" + branch + "-" + s.driver);
+    }
+    if (v.nvlsm) a.driver.push_back("nvlsm");
+    a.rest = {toolkit_pkg + "-" + a.cuda};
+    if (a.cuda_compat) a.rest.push_back("cuda-compat-" + cuda[0] + "-" + cuda[1]);
+    a.locks = {"*nvidia*" + s.driver + "*", "cuda-drivers*" + s.driver + "*", toolkit_pkg + "-" + a.cuda + "*"};
+  }
+
+  if (!s.cudnn.empty()) {
+    auto cudnn = split_dots(s.cudnn);
+    if (!numeric_version(s.cudnn) || cudnn.size() < 2 || (cudnn[0] != "8" && cudnn[0] != "9"))
+      return Error::invalid(where + " pins cuDNN '" + s.cudnn +
+                            "'; the NVIDIA CUDA repository packages cuDNN 8.x and 9.x, give e.g. \"9.1.0\"");
+    const std::string version = cudnn.size() == 4 ? s.cudnn + "-*" : s.cudnn + ".*";
+    if (!v.os.rhel) {
+      if (cudnn[0] == "9") {
+        const std::string suffix = "-cuda-" + cuda[0];
+        a.rest.push_back("libcudnn9" + suffix);
+        a.rest.push_back("libcudnn9-dev" + suffix);
+        pin(a.preferences, "plinth: " + where + " pins cuDNN " + s.cudnn, "libcudnn9* cudnn9*", version);
+      } else {
+        a.rest.push_back("libcudnn8");
+        a.rest.push_back("libcudnn8-dev");
+        pin(a.preferences, "plinth: " + where + " pins cuDNN " + s.cudnn, "libcudnn8 libcudnn8-dev", version + "+cuda" + cuda[0] + ".*");
+      }
+    } else if (cudnn[0] == "9") {
+      a.rest.push_back("libcudnn9-cuda-" + cuda[0] + "-" + s.cudnn + "*");
+      a.rest.push_back("libcudnn9-devel-cuda-" + cuda[0] + "-" + s.cudnn + "*");
+    } else {
+      a.rest.push_back("libcudnn8-" + s.cudnn + "*");
+      a.rest.push_back("libcudnn8-devel-" + s.cudnn + "*");
+    }
+  }
+  if (!v.os.rhel) {
+    a.rest.push_back("nvidia-container-toolkit");
+    a.rest.push_back("docker.io");
+  } else {
+    for (const char* p : {"nvidia-container-toolkit-", "nvidia-container-toolkit-base-", "libnvidia-container1-",
+                          "libnvidia-container-tools-"})
+      a.rest.push_back(p + a.toolkit);
+    a.rest.push_back("podman");
+    a.locks.push_back("*nvidia-container*" + a.toolkit + "*");
+  }
+  bool nfs = false, nfs_tls = false;
+  for (const auto& m : mounted)
+    if (m.kind == "nfs") {
+      nfs = true;
+      nfs_tls = nfs_tls || m.options.find("xprtsec=tls") != std::string::npos;
+    }
+  if (nfs) a.rest.push_back(v.os.rhel ? "nfs-utils" : "nfs-common");
+  if (nfs_tls) a.rest.push_back("ktls-utils");
+  return a;
+}
+
+constexpr std::string_view kNvmeScript = R"SH(#!/bin/sh
+# plinth-nvme TIER MODE KEY_FILE MOUNT_POINT (written by plinth render)
+# Puts storage tier TIER on this node's blank NVMe namespaces (no partitions, no
+# filesystem, RAID or LUKS signature) as one RAID 0 array and mounts it at
+# MOUNT_POINT. MODE luks encrypts the array with LUKS2, AES-256-XTS
+# (aes-xts-plain64, 512-bit key), keyed from KEY_FILE; MODE plain formats it
+# directly. Idempotent: an existing array is opened, never reformatted.
+set -eu
+tier=$1 mode=$2 key=$3 mnt=$4
+name=plinth-$tier
+md=/dev/md/$name
+if [ "$mode" = luks ] && [ ! -r "$key" ]; then
+  echo "plinth-nvme: key file $key for tier $tier is missing; place it (mode 0400) and run: $0 $tier $mode $key $mnt" >&2
+  exit 1
+fi
+mdadm_conf=/etc/mdadm/mdadm.conf
+[ -d /etc/mdadm ] || mdadm_conf=/etc/mdadm.conf
+if [ ! -e "$md" ]; then
+  set --
+  for dev in /dev/nvme[0-9]*n[0-9]*; do
+    case "$dev" in *p[0-9]*) continue ;; esac
+    [ -b "$dev" ] || continue
+    [ "$(lsblk --noheadings --output NAME "$dev" | wc -l)" -eq 1 ] || continue
+    if blkid --probe "$dev" >/dev/null 2>&1; then continue; fi
+    set -- "$@" "$dev"
+  done
+  if [ "$#" -eq 0 ]; then
+    echo "plinth-nvme: no blank NVMe namespace left for tier $tier" >&2
+    exit 1
+  fi
+  mdadm --create "$md" --run --force --level=0 --raid-devices="$#" "$@"
+  mdadm --detail --brief "$md" >> "$mdadm_conf"
+  if [ "$mode" = luks ]; then
+    cryptsetup luksFormat --batch-mode --type luks2 --cipher aes-xts-plain64 --key-size 512 --key-file "$key" "$md"
+  fi
+fi
+dev=$md
+if [ "$mode" = luks ]; then
+  [ -e "/dev/mapper/$name" ] || cryptsetup open --type luks2 --key-file "$key" "$md" "$name"
+  grep -q "^$name " /etc/crypttab 2>/dev/null || echo "$name $md $key luks,discard" >> /etc/crypttab
+  dev=/dev/mapper/$name
+fi
+blkid "$dev" >/dev/null 2>&1 || mkfs.xfs -q "$dev"
+grep -q "^$dev " /etc/fstab || echo "$dev $mnt xfs defaults,nofail 0 2" >> /etc/fstab
+mkdir -p "$mnt"
+mountpoint -q "$mnt" || mount "$mnt"
+)SH";
+
+constexpr std::string_view kMountScript = R"SH(#!/bin/sh
+# plinth-mount KIND TIER SOURCE MOUNT_POINT OPTIONS (written by plinth render)
+# Mounts storage tier TIER from SOURCE at MOUNT_POINT and keeps it across
+# reboots. KIND is nfs, lustre, gpfs, weka or beegfs. Idempotent. Stops with
+# a message naming what is missing (a file system client, a key, a cluster
+# setting) instead of leaving a node that looks ready without its data.
+set -eu
+kind=$1 tier=$2 src=$3 mnt=$4 opts=$5
+fail() { echo "plinth-mount: tier $tier: $*" >&2; exit 1; }
+mkdir -p "$mnt"
+mountpoint -q "$mnt" && exit 0
+case "$kind" in
+  nfs|lustre|weka)
+    case "$kind" in
+      nfs) fstype=nfs4 ;;
+      lustre)
+        fstype=lustre
+        modinfo lustre >/dev/null 2>&1 || fail "the Lustre client for kernel $(uname -r) is not installed; add it to the image (Whamcloud's or your storage vendor's lustre-client packages) and run: $0 $*"
+        case "$opts" in *skpath=*)
+          keys=${opts#*skpath=}; keys=${keys%%,*}
+          [ -d "$keys" ] || fail "encryption in transit needs the file system's shared keys (Lustre SSK) in $keys; place them and run: $0 $*" ;;
+        esac ;;
+      weka)
+        fstype=wekafs
+        command -v weka >/dev/null 2>&1 || fail "the WEKA client is not installed; install it from your WEKA cluster and run: $0 $*" ;;
+    esac
+    grep -q "[[:space:]]$mnt[[:space:]]" /etc/fstab || echo "$src $mnt $fstype $opts 0 0" >> /etc/fstab
+    mount "$mnt"
+    ;;
+  gpfs)
+    mm=/usr/lpp/mmfs/bin
+    [ -x "$mm/mmmount" ] || fail "the IBM Storage Scale client is not installed or this node is not a cluster member (mmaddnode); then run: $0 $*"
+    "$mm/mmgetstate" | grep -q active || "$mm/mmstartup"
+    if [ "$opts" = cipher ]; then
+      ciphers=$("$mm/mmlsconfig" cipherList | awk '{print $2}')
+      case "$ciphers" in ""|EMPTY|AUTHONLY) fail "encryption in transit is required but the cluster's cipherList is '${ciphers:-unset}'; set it on the cluster (mmchconfig cipherList=AES256-GCM-SHA384)" ;; esac
+    fi
+    "$mm/mmmount" "$src" "$mnt"
+    ;;
+  beegfs)
+    command -v beegfs-setup-client >/dev/null 2>&1 || fail "the BeeGFS client is not installed; add beegfs-client to the image and run: $0 $*"
+    beegfs-setup-client -m "$src"
+    grep -q "^$mnt " /etc/beegfs/beegfs-mounts.conf 2>/dev/null || echo "$mnt /etc/beegfs/beegfs-client.conf" >> /etc/beegfs/beegfs-mounts.conf
+    systemctl enable --now beegfs-helperd beegfs-client
+    ;;
+  *) fail "unknown file system kind $kind" ;;
+esac
+)SH";
+
+std::string mig_script(const PoolView& v, const catalog::GpuModel* gpu) {
+  // nvidia-smi's profile tuples take a placement start ("3g.40gb:4"): create every
+  // instance where the catalog's placement search put it, so mixed layouts fit.
+  std::vector<std::string> tuples;
+  if (gpu) {
+    auto fit = catalog::place_mig(*gpu, v.mig);
+    if (fit.fits)
+      for (const auto& [prof, start] : fit.slots) tuples.push_back(prof + ":" + std::to_string(start));
+  }
+  if (tuples.empty())
+    for (const auto& [prof, n] : v.mig)
+      for (int i = 0; i < n; ++i) tuples.push_back(prof);
+  return "#!/bin/sh\n# plinth: MIG layout of pool " + v.name + ": " + v.mig_label +
+         " on every GPU.\n"
+         "set -eu\n"
+         "nvidia-smi -mig 1\n"
+         "# A GPU whose MIG mode is still pending needs a reset before instances can be created.\n"
+         "if nvidia-smi --query-gpu=mig.mode.pending,mig.mode.current --format=csv,noheader | grep -q 'Enabled, Disabled'; then\n"
+         "  nvidia-smi --gpu-reset\n"
+         "fi\n"
+         "nvidia-smi mig -dci || true\n"
+         "nvidia-smi mig -dgi || true\n"
+         "nvidia-smi mig -cgi " +
+         shq(join(tuples, ",")) + " -C\n";
+}
+
+constexpr std::string_view kMigUnit = R"([Unit]
+Description=plinth: create the pool's MIG instances
+After=nvidia-persistenced.service nvidia-fabricmanager.service
+Before=docker.service podman.service dcgm-exporter.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/sbin/plinth-mig
+
+[Install]
+WantedBy=multi-user.target
+)";
+
+constexpr std::string_view kCdiUnit = R"([Unit]
+Description=plinth: describe the NVIDIA GPUs for Podman (CDI)
+After=nvidia-persistenced.service nvidia-fabricmanager.service plinth-mig.service
+Before=dcgm-exporter.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/bin/nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml
+
+[Install]
+WantedBy=multi-user.target
+)";
+
+std::string dcgm_unit(const std::string& image, bool mig, bool podman) {
+  const std::string engine = podman ? "/usr/bin/podman" : "/usr/bin/docker";
+  const std::string gpus = podman ? "--device nvidia.com/gpu=all" : "--gpus all";
+  return std::string("[Unit]\nDescription=NVIDIA DCGM exporter: GPU metrics for Prometheus on :9400\n") + "After=" +
+         (podman ? "plinth-cdi.service" : "docker.service") + " nvidia-persistenced.service" + (mig ? " plinth-mig.service" : "") +
+         (podman ? "\nRequires=plinth-cdi.service" : "\nRequires=docker.service") +
+         "\n\n"
+         "[Service]\n"
+         "ExecStartPre=-" + engine + " rm --force dcgm-exporter\n"
+         "ExecStart=" + engine + " run --rm --name dcgm-exporter " + gpus + " --cap-add SYS_ADMIN --publish 9400:9400 " + image +
+         "\nExecStop=" + engine + " stop dcgm-exporter\n"
+         "Restart=always\n"
+         "RestartSec=10\n\n"
+         "[Install]\n"
+         "WantedBy=multi-user.target\n";
 }
 
 /// The image's repository ends in "/dcgm-exporter" (any registry, tag or digest).
@@ -178,165 +642,47 @@ bool is_dcgm_exporter(std::string_view image) {
   return repo.size() >= suffix.size() && repo.substr(repo.size() - suffix.size()) == suffix;
 }
 
-/// The apt packages and preferences for a stack: the driver branch's
-/// cuda-drivers meta package, cuda-toolkit-X-Y, cuDNN, the container toolkit.
-struct AptPlan {
-  std::vector<std::string> packages;
-  std::string preferences;
-};
-
-void pin(std::string& prefs, const std::string& why, const std::string& packages, const std::string& version) {
-  if (!prefs.empty()) prefs += '\n';
-  prefs += "Explanation: " + why + "\nPackage: " + packages + "\nPin: version " + version + "\nPin-Priority: 1001\n";
+/// The VLAN that carries the node's default route: the first management VLAN, else the lowest id.
+const bp::Vlan* default_route_vlan(const PoolView& v) {
+  for (const auto* vlan : v.vlans)
+    if (vlan->purpose == "management") return vlan;
+  return v.vlans.empty() ? nullptr : v.vlans.front();
 }
 
-Result<AptPlan> apt_plan(const bp::Stack& s) {
-  const std::string where = "stack '" + s.name + "'";
-  if (!numeric_version(s.driver))
-    return Error::invalid(where + " pins driver '" + s.driver + "'; give the exact NVIDIA driver version, e.g. \"550.54.15\"");
-  auto cuda = split_dots(s.cuda);
-  if (!numeric_version(s.cuda) || cuda.size() < 2 || cuda.size() > 3)
-    return Error::invalid(where + " pins CUDA '" + s.cuda + "'; give major.minor, e.g. \"12.4\"");
-  AptPlan a;
-  const std::string branch = split_dots(s.driver).front();
-  const std::string toolkit = "cuda-toolkit-" + cuda[0] + "-" + cuda[1];
-  a.packages = {"cuda-drivers-" + branch, toolkit};
-  pin(a.preferences, "plinth: NVIDIA container toolkit " + std::string(kContainerToolkitVersion),
-      "nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container1 libnvidia-container-tools",
-      std::string(kContainerToolkitVersion) + "-*");
-  pin(a.preferences, "plinth: " + where + " pins NVIDIA driver " + s.driver,
-      "cuda-drivers cuda-drivers-* nvidia-* libnvidia-* xserver-xorg-video-nvidia-*", s.driver + "-*");
-  if (cuda.size() == 3) pin(a.preferences, "plinth: " + where + " pins CUDA " + s.cuda, toolkit, s.cuda + "-*");
-  if (!s.cudnn.empty()) {
-    auto cudnn = split_dots(s.cudnn);
-    if (!numeric_version(s.cudnn) || cudnn.size() < 2 || (cudnn[0] != "8" && cudnn[0] != "9"))
-      return Error::invalid(where + " pins cuDNN '" + s.cudnn +
-                            "'; the NVIDIA CUDA repository packages cuDNN 8.x and 9.x, give e.g. \"9.1.0\"");
-    const std::string version = cudnn.size() == 4 ? s.cudnn + "-*" : s.cudnn + ".*";
-    if (cudnn[0] == "9") {
-      const std::string suffix = "-cuda-" + cuda[0];
-      a.packages.push_back("libcudnn9" + suffix);
-      a.packages.push_back("libcudnn9-dev" + suffix);
-      pin(a.preferences, "plinth: " + where + " pins cuDNN " + s.cudnn, "libcudnn9* cudnn9*", version);
-    } else {
-      a.packages.push_back("libcudnn8");
-      a.packages.push_back("libcudnn8-dev");
-      pin(a.preferences, "plinth: " + where + " pins cuDNN " + s.cudnn, "libcudnn8 libcudnn8-dev",
-          version + "+cuda" + cuda[0] + ".*");
-    }
-  }
-  a.packages.push_back("nvidia-container-toolkit");
-  a.packages.push_back("docker.io");
-  return a;
-}
-
-constexpr std::string_view kLuksScript = R"SH(#!/bin/sh
-# plinth-luks TIER KEY_FILE MOUNT_POINT (written by plinth render)
-# Puts storage tier TIER on this node's blank NVMe namespaces (no partitions, no
-# filesystem, RAID or LUKS signature) as one RAID 0 array encrypted with LUKS2,
-# AES-256-XTS (aes-xts-plain64, 512-bit key), keyed from KEY_FILE, and mounts it at
-# MOUNT_POINT. Idempotent: an existing array is opened, never reformatted.
-set -eu
-tier=$1 key=$2 mnt=$3
-name=plinth-$tier
-md=/dev/md/$name
-if [ ! -r "$key" ]; then
-  echo "plinth-luks: key file $key for tier $tier is missing; place it (mode 0400) and run: $0 $tier $key $mnt" >&2
-  exit 1
-fi
-if [ ! -e "$md" ]; then
-  set --
-  for dev in /dev/nvme[0-9]*n[0-9]*; do
-    case "$dev" in *p[0-9]*) continue ;; esac
-    [ -b "$dev" ] || continue
-    [ "$(lsblk --noheadings --output NAME "$dev" | wc -l)" -eq 1 ] || continue
-    if blkid --probe "$dev" >/dev/null 2>&1; then continue; fi
-    set -- "$@" "$dev"
-  done
-  if [ "$#" -eq 0 ]; then
-    echo "plinth-luks: no blank NVMe namespace left for tier $tier" >&2
-    exit 1
-  fi
-  mdadm --create "$md" --run --force --level=0 --raid-devices="$#" "$@"
-  mdadm --detail --brief "$md" >> /etc/mdadm/mdadm.conf
-  cryptsetup luksFormat --batch-mode --type luks2 --cipher aes-xts-plain64 --key-size 512 --key-file "$key" "$md"
-fi
-[ -e "/dev/mapper/$name" ] || cryptsetup open --type luks2 --key-file "$key" "$md" "$name"
-blkid "/dev/mapper/$name" >/dev/null 2>&1 || mkfs.xfs -q "/dev/mapper/$name"
-grep -q "^$name " /etc/crypttab 2>/dev/null || echo "$name $md $key luks,discard" >> /etc/crypttab
-grep -q "^/dev/mapper/$name " /etc/fstab || echo "/dev/mapper/$name $mnt xfs defaults,nofail 0 2" >> /etc/fstab
-mkdir -p "$mnt"
-mountpoint -q "$mnt" || mount "$mnt"
-)SH";
-
-std::string mig_script(const PoolView& v) {
-  std::string layout;
-  for (int i = 0; i < v.mig_instances; ++i) layout += (i ? "," : "") + v.mig_profile;
-  return "#!/bin/sh\n# plinth: MIG layout of pool " + v.name + ": " + std::to_string(v.mig_instances) + " x " +
-         v.mig_profile +
-         " on every GPU.\n"
-         "set -eu\n"
-         "nvidia-smi -mig 1\n"
-         "# A GPU whose MIG mode is still pending needs a reset before instances can be created.\n"
-         "if nvidia-smi --query-gpu=mig.mode.pending,mig.mode.current --format=csv,noheader | grep -q 'Enabled, Disabled'; then\n"
-         "  nvidia-smi --gpu-reset\n"
-         "fi\n"
-         "nvidia-smi mig -dci || true\n"
-         "nvidia-smi mig -dgi || true\n"
-         "nvidia-smi mig -cgi " +
-         shq(layout) + " -C\n";
-}
-
-constexpr std::string_view kMigUnit = R"([Unit]
-Description=plinth: create the pool's MIG instances
-After=nvidia-persistenced.service
-Before=docker.service dcgm-exporter.service
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-ExecStart=/usr/local/sbin/plinth-mig
-
-[Install]
-WantedBy=multi-user.target
-)";
-
-std::string dcgm_unit(const std::string& image, bool mig) {
-  return std::string("[Unit]\nDescription=NVIDIA DCGM exporter: GPU metrics for Prometheus on :9400\n") +
-         "After=docker.service nvidia-persistenced.service" + (mig ? " plinth-mig.service" : "") +
-         "\nRequires=docker.service\n\n"
-         "[Service]\n"
-         "ExecStartPre=-/usr/bin/docker rm --force dcgm-exporter\n"
-         "ExecStart=/usr/bin/docker run --rm --name dcgm-exporter --gpus all --cap-add SYS_ADMIN --publish 9400:9400 " +
-         image +
-         "\nExecStop=/usr/bin/docker stop dcgm-exporter\n"
-         "Restart=always\n"
-         "RestartSec=10\n\n"
-         "[Install]\n"
-         "WantedBy=multi-user.target\n";
-}
-
-std::string network_config(const PoolView& v) {
-  if (v.burst || v.vlans.empty()) return "";
+Result<std::string> network_config(const PoolView& v) {
+  if (v.burst || v.vlans.empty()) return std::string();
   int mtu = 0;
   for (const auto* vlan : v.vlans) mtu = std::max(mtu, vlan->mtu);
   const std::string m = std::to_string(mtu);
+  const bp::Vlan* gateway = default_route_vlan(v);
+  // VRFs: every VRF a VLAN names, except that the default-route VLAN stays in the main table.
+  std::map<std::string, std::vector<std::string>> vrfs;
+  for (const auto* vlan : v.vlans) {
+    if (vlan->vrf.empty() || vlan == gateway) continue;
+    if (!safe_name(vlan->vrf) || vlan->vrf.size() > 11)
+      return Error::invalid("VLAN '" + vlan->name + "' names VRF '" + vlan->vrf +
+                            "'; a VRF becomes the Linux device 'vrf-NAME', so use at most 11 letters, digits, '.', '_' or '-'");
+    vrfs["vrf-" + vlan->vrf].push_back("vlan" + std::to_string(vlan->id));
+  }
   std::string out;
-  out.reserve(512 + 160 * v.vlans.size());
-  out += "# plinth: network config v2 for pool " + v.name +
-         ": Ethernet uplinks (en*) bonded with LACP into bond0,\n"
-         "# one tagged VLAN per network on bond0, addresses by DHCP from each VLAN's CIDR.\n"
-         "version: 2\n"
-         "ethernets:\n"
-         "  uplinks:\n"
-         "    match:\n"
-         "      name: \"en*\"\n"
-         "    mtu: " + m + "\n"
-         "bonds:\n"
-         "  bond0:\n"
-         "    interfaces: [uplinks]\n"
-         "    mtu: " + m + "\n"
-         "    dhcp4: true\n"
+  out.reserve(1024 + 200 * v.vlans.size());
+  out += "# plinth: network config v2 for pool " + v.name + ": the uplinks " + join(v.bond, ", ") +
+         " bonded with LACP into bond0,\n"
+         "# one tagged VLAN per network on bond0 (DHCP), the default route only through " +
+         (gateway ? "VLAN '" + gateway->name + "'" : std::string("bond0")) + (v.rails.empty() ? "" : ",\n# RDMA rails " + join(v.rails, ", ") + " kept out of the bond") +
+         ".\nversion: 2\nethernets:\n";
+  for (size_t i = 0; i < v.bond.size(); ++i)
+    out += "  uplink" + std::to_string(i) + ":\n    match:\n      name: " + q(v.bond[i]) + "\n    mtu: " + m + "\n";
+  const bool roce = v.fabric && v.fabric->kind == "roce-v2";
+  if (roce)
+    for (size_t i = 0; i < v.rails.size(); ++i)
+      out += "  rail" + std::to_string(i) + ":  # RoCE rail on fabric " + v.fabric->name +
+             "\n    match:\n      name: " + q(v.rails[i]) +
+             "\n    mtu: 9000\n    dhcp4: true\n    dhcp4-overrides:\n      use-routes: false\n      use-dns: false\n";
+  out += "bonds:\n  bond0:\n    interfaces: [";
+  for (size_t i = 0; i < v.bond.size(); ++i) out += (i ? ", uplink" : "uplink") + std::to_string(i);
+  out += "]\n    mtu: " + m +
+         "\n    dhcp4: false\n"
          "    parameters:\n"
          "      mode: 802.3ad\n"
          "      lacp-rate: fast\n"
@@ -345,8 +691,17 @@ std::string network_config(const PoolView& v) {
          "vlans:\n";
   for (const auto* vlan : v.vlans) {
     const std::string id = std::to_string(vlan->id);
-    out += "  vlan" + id + ":  # " + vlan->name + " " + vlan->cidr + (vlan->purpose.empty() ? "" : " (" + vlan->purpose + ")") + "\n";
+    out += "  vlan" + id + ":  # " + vlan->name + " " + vlan->cidr + (vlan->purpose.empty() ? "" : " (" + vlan->purpose + ")") +
+           (vlan == gateway ? ", default route" : "") + "\n";
     out += "    id: " + id + "\n    link: bond0\n    mtu: " + std::to_string(vlan->mtu) + "\n    dhcp4: true\n";
+    if (vlan != gateway) out += "    dhcp4-overrides:\n      use-routes: false\n      use-dns: false\n";
+  }
+  if (!vrfs.empty()) {
+    out += "vrfs:\n";
+    int table = 1000;
+    for (const auto& [name, members] : vrfs) {
+      out += "  " + name + ":\n    table: " + std::to_string(++table) + "\n    interfaces: [" + join(members, ", ") + "]\n";
+    }
   }
   return out;
 }
@@ -354,95 +709,219 @@ std::string network_config(const PoolView& v) {
 }  // namespace
 
 Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool) {
-  auto viewed = view_pool(blueprint, pool);
+  auto cat = catalog::default_catalog();
+  if (!cat) return Error::invalid("cannot load the catalog: " + cat.error().message);
+  return render_pool(blueprint, pool, **cat);
+}
+
+Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool, const catalog::Catalog& cat) {
+  auto viewed = view_pool(blueprint, pool, cat);
   if (!viewed) return viewed.error();
-  const PoolView& v = *viewed;
+  PoolView& v = *viewed;
   const bp::Stack& s = *v.stack;
-  auto apt = apt_plan(s);
-  if (!apt) return apt.error();
+  const bool dcgm = blueprint.monitoring && blueprint.monitoring->dcgm;
+  auto mounted = mounts(v);
+  if (!mounted) return mounted.error();
+  auto pk = packages(v, *mounted, dcgm, cat);
+  if (!pk) return pk.error();
+  auto netcfg = network_config(v);
+  if (!netcfg) return netcfg.error();
 
   for (const auto& image : s.images)
     if (!all_of_chars(image, "._-/:@"))
       return Error::invalid("stack '" + s.name + "' lists image '" + image +
                             "', which is not a registry/repository[:tag][@sha256:digest] reference");
-  std::vector<const bp::StorageTier*> luks;
+  std::vector<const bp::StorageTier*> nvme;
   for (const auto* t : v.tiers) {
-    if (!luks_tier(*t)) continue;
+    if (t->kind != "nvme") continue;
     if (!safe_name(t->name))
-      return Error::invalid("storage tier '" + t->name + "' cannot name a LUKS device; use letters, digits, '.', '_' and '-'");
-    luks.push_back(t);
+      return Error::invalid("storage tier '" + t->name + "' cannot name a RAID device; use letters, digits, '.', '_' and '-'");
+    const std::string point = mount_point(*t);
+    if (!all_of_chars(point, "._-/") || point.find("..") != std::string::npos)
+      return Error::invalid("storage tier '" + t->name + "' has mount point '" + point + "', which is not a plain absolute path");
+    nvme.push_back(t);
   }
-  const bool dcgm = blueprint.monitoring && blueprint.monitoring->dcgm;
-  std::string dcgm_image = kDefaultDcgmExporterImage;
+  std::string dcgm_image = cat.dcgm_exporter_image();
+  bool own_dcgm = false;
   for (const auto& image : s.images)
     if (is_dcgm_exporter(image)) {
       dcgm_image = image;
+      own_dcgm = true;
       break;
     }
-  const bool mig = !v.mig_profile.empty();
+  const bool mig = !v.mig.empty();
+  if (mig) {
+    std::vector<std::string> parts;
+    for (const auto& [prof, n] : v.mig) parts.push_back(std::to_string(n) + " x " + prof);
+    v.mig_label = join(parts, " + ");
+  }
+  const bool doca = v.rdma_stack == "doca-ofed";
+  const std::string doca_dir = (v.os.rhel ? "" : "ubuntu" + v.os.release) + "/" + (v.arch == "sbsa" ? "arm64-sbsa" : "x86_64") + "/";
 
   nlohmann::json node = v.identity;
   node["blueprint"] = blueprint.metadata.name;
   node["pool"] = v.name;
   node["provider"] = v.provider;
-  node["os"] = "ubuntu-" + v.ubuntu;
-  node["stack"] = {{"name", s.name}, {"driver", s.driver}, {"cuda", s.cuda}, {"cudnn", s.cudnn},
-                   {"frameworks", s.frameworks}, {"images", s.images}};
+  node["os"] = v.os.id;
+  node["arch"] = v.arch;
+  node["stack"] = {{"name", s.name},         {"driver", s.driver},   {"kernel_modules", v.kernel_modules},
+                   {"cuda", s.cuda},         {"cuda_installed", pk->cuda}, {"cuda_compat", pk->cuda_compat},
+                   {"cudnn", s.cudnn},       {"container_toolkit", pk->toolkit}, {"frameworks", s.frameworks},
+                   {"images", s.images}};
+  node["nvswitch"] = {{"fabric_manager", v.fabric_manager}, {"nvlink_subnet_manager", v.nvlsm}};
+  if (v.fabric)
+    node["rdma"] = {{"fabric", v.fabric->name}, {"kind", v.fabric->kind}, {"stack", v.rdma_stack},
+                    {"peermem", doca}, {"interfaces", v.rails}};
   node["networks"] = nlohmann::json::array();
   for (const auto* vlan : v.vlans)
-    node["networks"].push_back({{"name", vlan->name}, {"vlan", vlan->id}, {"cidr", vlan->cidr}, {"mtu", vlan->mtu}});
+    node["networks"].push_back({{"name", vlan->name}, {"vlan", vlan->id}, {"cidr", vlan->cidr}, {"mtu", vlan->mtu}, {"vrf", vlan->vrf}});
   node["storage"] = nlohmann::json::array();
-  for (const auto* t : v.tiers)
-    node["storage"].push_back({{"name", t->name}, {"kind", t->kind}, {"luks", luks_tier(*t)},
-                               {"mount", luks_tier(*t) ? "/mnt/" + t->name : ""}});
+  for (const auto* t : v.tiers) {
+    nlohmann::json j = {{"name", t->name}, {"kind", t->kind}, {"luks", luks_tier(*t)}, {"mount", ""}};
+    if (t->kind == "nvme") j["mount"] = mount_point(*t);
+    for (const auto& m : *mounted)
+      if (m.tier == t) {
+        j["mount"] = m.point;
+        j["source"] = t->remote;
+        j["fs"] = m.kind;
+        j["encrypted_in_transit"] = encrypted_in_transit(*t);
+      }
+    node["storage"].push_back(std::move(j));
+  }
   node["monitoring"] = {{"dcgm_exporter", dcgm ? dcgm_image : ""}};
 
   std::string ud;
-  ud.reserve(8192);
+  ud.reserve(12288);
   ud += "#cloud-config\n";
   ud += "# plinth: " + std::string(v.burst ? "burst" : "node") + " pool " + q(v.name) + " (" + v.provider +
-        ") of blueprint " + q(blueprint.metadata.name) + ", stack " + q(s.name) +
+        ") of blueprint " + q(blueprint.metadata.name) + ", stack " + q(s.name) + ", " + v.os.id + " " + v.arch +
         ".\n# Generated by `plinth render`; change the blueprint, not this file.\n";
-  const std::string repo = v.ubuntu == "24.04" ? "ubuntu2404" : "ubuntu2204";
-  ud += "package_update: true\n"
-        "apt:\n"
-        "  sources:\n"
-        "    nvidia-cuda.list:\n"
-        "      source: \"deb [signed-by=$KEY_FILE] https://developer.download.nvidia.com/compute/cuda/repos/" +
-        repo + "/x86_64/ /\"\n      keyid: \"" + kCudaRepoKeyId + "\"\n      keyserver: \"" + kKeyServer + "\"\n";
+  const std::string cuda_repo = std::string(kCudaRepoBase) + v.os.cuda_repo() + "/" + v.arch + "/";
+  ud += "package_update: true\n";
+  if (!v.os.rhel) {
+    ud += "apt:\n"
+          "  sources:\n"
+          "    nvidia-cuda.list:\n"
+          "      source: \"deb [signed-by=$KEY_FILE] " +
+          cuda_repo + " /\"\n      keyid: \"" + kCudaRepoKeyId + "\"\n      keyserver: \"" + kKeyServer + "\"\n";
+  } else {
+    ud += "yum_repos:\n"
+          "  cuda-" + v.os.cuda_repo() + "-" + v.arch + ":\n"
+          "    name: \"NVIDIA CUDA " + v.os.cuda_repo() + " " + v.arch + "\"\n"
+          "    baseurl: \"" + cuda_repo + "\"\n"
+          "    enabled: true\n"
+          "    gpgcheck: true\n"
+          "    gpgkey: \"" + cuda_repo + "D42D0685.pub\"\n";
+  }
 
   ud += "write_files:\n";
-  write_file(ud, "/etc/apt/preferences.d/plinth-nvidia.pref", "0644", apt->preferences);
+  if (!v.os.rhel) write_file(ud, "/etc/apt/preferences.d/plinth-nvidia.pref", "0644", pk->preferences);
   write_file(ud, "/etc/plinth/node.json", "0644", node.dump(2) + "\n");
-  if (!luks.empty()) write_file(ud, "/usr/local/sbin/plinth-luks", "0755", kLuksScript);
+  if (doca)
+    write_file(ud, "/etc/apt/sources.list.d/doca.list", "0644",
+               "deb [signed-by=/etc/apt/keyrings/doca.gpg] " + std::string(kDocaRepoBase) + cat.doca_version() + "/" + doca_dir + " ./\n");
+  if (doca) write_file(ud, "/etc/modules-load.d/nvidia-peermem.conf", "0644", "# plinth: GPUDirect RDMA over DOCA-OFED\nnvidia-peermem\n");
+  if (v.nvlsm)
+    write_file(ud, "/etc/modules-load.d/plinth-nvlsm.conf", "0644",
+               "# plinth: the NVLink Subnet Manager of fourth-generation NVSwitch talks to the switches through umad\nib_umad\n");
+  for (const auto& mnt : *mounted)
+    if (mnt.kind == "lustre" && mnt.tier->remote.find("@o2ib") != std::string::npos) {
+      std::string rail = "ib0";
+      for (const auto& r : v.rails)
+        if (r.find_first_of("*?[") == std::string::npos) {
+          rail = r;
+          break;
+        }
+      write_file(ud, "/etc/modprobe.d/plinth-lnet.conf", "0644",
+                 "# plinth: Lustre LNet over InfiniBand (o2ib) on the first RDMA rail\noptions lnet networks=\"o2ib0(" + rail + ")\"\n");
+      break;
+    }
+  if (!nvme.empty()) write_file(ud, "/usr/local/sbin/plinth-nvme", "0755", kNvmeScript);
+  if (!mounted->empty()) write_file(ud, "/usr/local/sbin/plinth-mount", "0755", kMountScript);
   if (mig) {
-    write_file(ud, "/usr/local/sbin/plinth-mig", "0755", mig_script(v));
+    write_file(ud, "/usr/local/sbin/plinth-mig", "0755", mig_script(v, v.gpu));
     write_file(ud, "/etc/systemd/system/plinth-mig.service", "0644", kMigUnit);
   }
-  if (dcgm) write_file(ud, "/etc/systemd/system/dcgm-exporter.service", "0644", dcgm_unit(dcgm_image, mig));
+  if (v.os.rhel) write_file(ud, "/etc/systemd/system/plinth-cdi.service", "0644", kCdiUnit);
+  if (dcgm) write_file(ud, "/etc/systemd/system/dcgm-exporter.service", "0644", dcgm_unit(dcgm_image, mig, v.os.rhel));
 
   ud += "runcmd:\n";
-  run(ud, {"sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y linux-headers-$(uname -r)"});
-  std::vector<std::string> install = {"env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"};
-  install.insert(install.end(), apt->packages.begin(), apt->packages.end());
-  if (!luks.empty()) install.insert(install.end(), {"cryptsetup", "mdadm", "xfsprogs"});
-  run(ud, install);
-  for (const auto* t : luks) run(ud, {"/usr/local/sbin/plinth-luks", t->name, "/etc/plinth/keys/" + t->name + ".key", "/mnt/" + t->name});
-  run(ud, {"nvidia-ctk", "runtime", "configure", "--runtime=docker"});
-  run(ud, {"systemctl", "restart", "docker"});
-  for (const auto& image : s.images) run(ud, {"docker", "pull", image});
-  if (dcgm && dcgm_image == kDefaultDcgmExporterImage) run(ud, {"docker", "pull", dcgm_image});
+  if (!v.os.rhel) {
+    const std::vector<std::string> apt = {"env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"};
+    run(ud, {"sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y linux-headers-$(uname -r)"});
+    if (doca) {
+      run(ud, {"sh", "-c",
+               "install -d -m 0755 /etc/apt/keyrings && curl -fsSL " + std::string(kDocaRepoBase) +
+                   "GPG-KEY-Mellanox.pub | gpg --dearmor --yes -o /etc/apt/keyrings/doca.gpg && apt-get update"});
+    }
+    // The RDMA stack first: nvidia-peermem builds against the ib_core it finds.
+    if (!pk->rdma.empty()) {
+      auto cmd = apt;
+      cmd.insert(cmd.end(), pk->rdma.begin(), pk->rdma.end());
+      run(ud, cmd);
+    }
+    auto driver = apt;
+    driver.insert(driver.end(), pk->driver.begin(), pk->driver.end());
+    run(ud, driver);
+    auto rest = apt;
+    rest.insert(rest.end(), pk->rest.begin(), pk->rest.end());
+    if (!nvme.empty()) rest.insert(rest.end(), {"cryptsetup", "mdadm", "xfsprogs"});
+    run(ud, rest);
+  } else {
+    const std::vector<std::string> dnf = {"dnf", "install", "-y"};
+    run(ud, {"sh", "-c", "dnf install -y kernel-devel-$(uname -r) kernel-headers-$(uname -r) dnf-plugin-versionlock"});
+    if (!pk->rdma.empty()) {
+      auto cmd = dnf;
+      cmd.insert(cmd.end(), pk->rdma.begin(), pk->rdma.end());
+      run(ud, cmd);
+    }
+    run(ud, {"dnf", "module", "enable", "-y", pk->module_stream});
+    auto driver = dnf;
+    driver.insert(driver.end(), pk->driver.begin(), pk->driver.end());
+    run(ud, driver);
+    auto rest = dnf;
+    rest.insert(rest.end(), pk->rest.begin(), pk->rest.end());
+    if (!nvme.empty()) rest.insert(rest.end(), {"cryptsetup", "mdadm", "xfsprogs"});
+    run(ud, rest);
+    std::vector<std::string> lock = {"dnf", "versionlock", "add"};
+    lock.insert(lock.end(), pk->locks.begin(), pk->locks.end());
+    run(ud, lock);
+  }
+  if (pk->cuda_compat) {
+    auto parts = split_dots(pk->cuda);
+    const std::string compat = "/usr/local/cuda-" + parts[0] + "." + parts[1] + "/compat";
+    run(ud, {"sh", "-c", "echo " + compat + " > /etc/ld.so.conf.d/000-plinth-cuda-compat.conf && ldconfig"});
+  }
+  if (v.fabric_manager) run(ud, {"systemctl", "enable", "nvidia-fabricmanager.service"});
+  for (const auto* t : nvme) {
+    const bool luks = luks_tier(*t);
+    run(ud, {"/usr/local/sbin/plinth-nvme", t->name, luks ? "luks" : "plain", luks ? "/etc/plinth/keys/" + t->name + ".key" : "-",
+             mount_point(*t)});
+  }
+  for (const auto& m : *mounted) run(ud, {"/usr/local/sbin/plinth-mount", m.kind, m.tier->name, m.tier->remote, m.point, m.options});
+  if (std::any_of(mounted->begin(), mounted->end(), [](const Mount& m) { return m.options.find("xprtsec=tls") != std::string::npos; }))
+    run(ud, {"systemctl", "enable", "--now", "tlshd.service"});
+  if (!v.os.rhel) {
+    run(ud, {"nvidia-ctk", "runtime", "configure", "--runtime=docker"});
+    run(ud, {"systemctl", "restart", "docker"});
+    for (const auto& image : s.images) run(ud, {"docker", "pull", image});
+    if (dcgm && !own_dcgm) run(ud, {"docker", "pull", dcgm_image});
+  } else {
+    for (const auto& image : s.images) run(ud, {"podman", "pull", image});
+    if (dcgm && !own_dcgm) run(ud, {"podman", "pull", dcgm_image});
+    run(ud, {"systemctl", "enable", "plinth-cdi.service"});
+  }
   if (mig) run(ud, {"systemctl", "enable", "plinth-mig.service"});
   if (dcgm) run(ud, {"systemctl", "enable", "dcgm-exporter.service"});
   ud += "power_state:\n"
         "  mode: reboot\n"
-        "  message: " + q("plinth: rebooting to load NVIDIA driver " + s.driver) + "\n"
+        "  message: " + q("plinth: rebooting to load NVIDIA driver " + s.driver + " (" + v.kernel_modules + " kernel modules)") + "\n"
         "  timeout: 30\n"
         "  condition: true\n";
 
   CloudInit out;
   out.user_data = std::move(ud);
-  out.network_config = network_config(v);
+  out.network_config = std::move(*netcfg);
   out.hash = sha256_hex(out.user_data + out.network_config);
   return out;
 }

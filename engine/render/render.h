@@ -2,6 +2,7 @@
 #include <string>
 
 #include "engine/blueprint/blueprint.h"
+#include "engine/catalog/catalog.h"
 #include "engine/core/result.h"
 
 namespace plinth::render {
@@ -14,22 +15,39 @@ struct CloudInit {
   bool operator==(const CloudInit&) const = default;
 };
 
-/// Versions the renderer pins on top of the stack (they are not blueprint
-/// fields); changing one changes every pool's hash.
-inline constexpr const char* kContainerToolkitVersion = "1.15.0";
-/// The DCGM exporter run when monitoring.dcgm is on and the stack lists no
-/// image of its own whose repository ends in "/dcgm-exporter".
-inline constexpr const char* kDefaultDcgmExporterImage = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubuntu22.04";
+/// Renders the pool's stack into cloud-init for its operating system
+/// (Ubuntu 22.04 / 24.04 with apt, RHEL / Rocky 8 / 9 with dnf; the pool's
+/// `os`, else the boot image's name, else Ubuntu 22.04) from NVIDIA's CUDA
+/// repository (x86_64, or sbsa for Grace superchips):
+///  - the driver with the chosen kernel module flavour (the stack's
+///    `kernel_modules`, else NVIDIA's default: open from R560, and always
+///    open on GPUs that run only the open modules), pinned to its version;
+///  - on NVSwitch nodes (catalog: GPU and GPUs per node, or instance type)
+///    nvidia-fabricmanager of exactly the driver's version, enabled; on
+///    fourth-generation NVSwitch (Blackwell) also the NVLink Subnet Manager
+///    and ib_umad;
+///  - the CUDA toolkit pinned to what the rules validated
+///    (Catalog::installed_cuda), cuda-compat when the stack asks for forward
+///    compatibility and needs it, cuDNN, the NVIDIA Container Toolkit (the
+///    stack's pin or the catalog default), Docker (Podman with CDI on RHEL);
+///  - for node pools on an InfiniBand / RoCE fabric the RDMA stack
+///    (DOCA-OFED with nvidia-peermem, or the distribution's rdma-core);
+///  - LUKS2 or plain XFS for the pool's NVMe tiers, and mounts for its NFS,
+///    Lustre, GPFS, WEKA and BeeGFS tiers (with their transport encryption
+///    where the file system has one);
+///  - the MIG layout (one profile, mig-parted's all-balanced or a mix), the
+///    DCGM exporter (pinned by digest), /etc/plinth/node.json;
+///  - for node pools with networks, a network config v2: only the named
+///    interfaces (default: the on-board eno*) bonded, RDMA rails on their
+///    own, one tagged VLAN per network, VRFs, one default route.
+/// GPU names are written in their catalog form, so an alias renders the same
+/// bytes as the name. Deterministic: same blueprint and catalog, same bytes.
+/// Errors: an unknown pool (listing the names / "did you mean"), a dangling
+/// stack, a name/image that cannot be used safely in file names and
+/// commands, or a combination the node could not run (named in the message).
+Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool, const catalog::Catalog& catalog);
 
-/// Renders the pool's stack into cloud-init for Ubuntu 22.04 / 24.04 with the
-/// NVIDIA CUDA apt repository: the driver, CUDA toolkit, cuDNN and container
-/// toolkit pinned with apt preferences, the stack's images pulled, the DCGM
-/// exporter (monitoring.dcgm), LUKS2 for the pool's encrypted NVMe tiers, the
-/// MIG layout, /etc/plinth/node.json; and, for node pools with networks, a
-/// network config v2 with one VLAN interface per network. Deterministic: same
-/// blueprint, same bytes. Errors: an unknown pool (listing the names / "did
-/// you mean"), a dangling stack, or a name/image that cannot be used safely in
-/// file names and commands.
+/// render_pool with catalog::default_catalog().
 Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool);
 
 }  // namespace plinth::render

@@ -13,11 +13,18 @@ struct RuleInfo {
   std::string id;  ///< e.g. "GPU001"
   Severity severity;
   std::string title;
-  std::string rationale;  ///< why it matters, with the source of the fact
+  std::string checks;     ///< what triggers it and the position it reports (Markdown)
+  std::string rationale;  ///< why it matters, with the source of the fact (Markdown)
+  std::string fix;        ///< how to fix it (Markdown)
 };
 
 /// Every domain rule, sorted by id.
 const std::vector<RuleInfo>& rules();
+
+/// docs/rules.md: the loader codes and every domain rule with what it checks,
+/// why (with sources) and how to fix it. `plinth rules --markdown` prints it;
+/// a test keeps the file equal to it.
+std::string rules_markdown();
 
 /// Runs every domain rule over a blueprint that loaded without errors.
 /// Each diagnostic names the field's file:line:column and says how to fix it.

@@ -14,15 +14,21 @@ policy {
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(a)(1)", "164.312(a)(2)(i)" }, soc2 = { "CC6.2" } },
   check = function(ctx)
-    for _, r in ipairs(ctx.blueprint.access.roles) do
+    local roles = ctx.blueprint.access.roles
+    for _, r in ipairs(roles) do
+      local ok = true
       for _, s in ipairs(r.subjects) do
         local kind = string.match(s, "^(%a+):.+$")
         if anonymous[s] then
+          ok = false
           fail("access.role." .. r.name, "role '" .. r.name .. "' is granted to '" .. s .. "', which identifies no one; name the groups, users or service accounts")
         elseif kind ~= "group" and kind ~= "user" and kind ~= "serviceaccount" then
+          ok = false
           fail("access.role." .. r.name, "subject '" .. s .. "' of role '" .. r.name .. "' is not group:NAME, user:NAME or serviceaccount:NAMESPACE/NAME")
         end
       end
+      if ok then pass("access.role." .. r.name, "granted to " .. table.concat(r.subjects, ", ")) end
     end
+    if #roles == 0 then pass(nil, "the blueprint grants no roles") end
   end,
 }

@@ -20,8 +20,10 @@ policy {
       source[b.source] = b.name
       target[b.target] = true
     end
+    local any = false
     for _, t in ipairs(ctx.blueprint.storage.tiers) do
       if t.classification == "phi" and t.kind ~= "nvme" and not target[t.name] then
+        any = true
         if source[t.name] then
           pass("storage.tier." .. t.name, "backed up by " .. source[t.name])
         else
@@ -29,6 +31,7 @@ policy {
         end
       end
     end
+    if not any then pass(nil, "no persistent PHI tier outside a backup target") end
   end,
 }
 
@@ -41,14 +44,19 @@ policy {
   controls = { hipaa = { "164.308(a)(7)(ii)(B)", "164.308(a)(7)(ii)(D)" } },
   check = function(ctx)
     local tiers = tiers_by_name(ctx)
+    local any = false
     for _, b in ipairs(ctx.blueprint.storage.backups) do
       local src = tiers[b.source]
       if src and src.classification == "phi" then
+        any = true
         local dr = b.dr_test_interval_days
         if dr <= 0 or dr > 365 then
           fail("storage.backup." .. b.name, "backup '" .. b.name .. "' of PHI is " .. (dr <= 0 and "never restore-tested" or ("restore-tested every " .. dr .. " days")) .. "; set dr_test_interval_days to 365 or less")
+        else
+          pass("storage.backup." .. b.name, "restore-tested every " .. dr .. " days")
         end
       end
     end
+    if not any then pass(nil, "no backup copies PHI") end
   end,
 }

@@ -16,8 +16,10 @@ policy {
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(a)(2)(iv)", "164.312(a)(1)" } },
   check = function(ctx)
+    local any = false
     for _, t in ipairs(ctx.blueprint.storage.tiers) do
       if t.classification == "phi" then
+        any = true
         if encrypted(t) then
           pass("storage.tier." .. t.name, "phi tier encrypted with " .. t.encryption.at_rest)
         else
@@ -25,6 +27,7 @@ policy {
         end
       end
     end
+    if not any then pass(nil, "no tier holds PHI") end
   end,
 }
 
@@ -39,16 +42,28 @@ policy {
     local tiers = {}
     for _, t in ipairs(ctx.blueprint.storage.tiers) do tiers[t.name] = t end
     local function phi(name) return tiers[name] and tiers[name].classification == "phi" end
+    local any = false
     for _, b in ipairs(ctx.blueprint.storage.backups) do
-      if phi(b.source) and not encrypted(tiers[b.target]) then
-        fail("storage.backup." .. b.name, "backup '" .. b.name .. "' copies PHI from '" .. b.source .. "' into unencrypted tier '" .. b.target .. "'")
+      if phi(b.source) then
+        any = true
+        if encrypted(tiers[b.target]) then
+          pass("storage.backup." .. b.name, "copies PHI into '" .. b.target .. "', encrypted with " .. tiers[b.target].encryption.at_rest)
+        else
+          fail("storage.backup." .. b.name, "backup '" .. b.name .. "' copies PHI from '" .. b.source .. "' into unencrypted tier '" .. b.target .. "'")
+        end
       end
     end
     for _, t in ipairs(ctx.blueprint.storage.tiers) do
       local from = t.lifecycle and t.lifecycle.transition_from
-      if from and phi(from) and not encrypted(t) then
-        fail("storage.tier." .. t.name, "tier '" .. t.name .. "' receives PHI from '" .. from .. "' by lifecycle transition but is not encrypted at rest")
+      if from and phi(from) then
+        any = true
+        if encrypted(t) then
+          pass("storage.tier." .. t.name, "receives PHI from '" .. from .. "', encrypted with " .. t.encryption.at_rest)
+        else
+          fail("storage.tier." .. t.name, "tier '" .. t.name .. "' receives PHI from '" .. from .. "' by lifecycle transition but is not encrypted at rest")
+        end
       end
     end
+    if not any then pass(nil, "no backup or lifecycle transition copies PHI") end
   end,
 }

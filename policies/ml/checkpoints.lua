@@ -40,8 +40,11 @@ policy {
     for _, name in ipairs(order) do
       if not covered[name] then
         fail("storage.tier." .. name, "tier '" .. name .. "' holds training checkpoints but no backup copies it; add a storage.backups entry with source: " .. name)
+      else
+        pass("storage.tier." .. name, "checkpoint tier is the source or target of a backup")
       end
     end
+    if #order == 0 then pass(nil, "no tier holds training checkpoints") end
   end,
 }
 
@@ -54,12 +57,19 @@ policy {
   controls = { soc2 = { "A1.3" }, hipaa = { "164.308(a)(7)(ii)(D)" } },
   check = function(ctx)
     local set = checkpoint_tiers(ctx)
+    local any = false
     for _, b in ipairs(ctx.blueprint.storage.backups) do
       local dr = b.dr_test_interval_days
-      if set[b.source] and (dr <= 0 or dr > 90) then
-        fail("storage.backup." .. b.name, "checkpoint backup '" .. b.name .. "' is " .. (dr <= 0 and "never restore-tested" or ("restore-tested every " .. dr .. " days")) .. "; set dr_test_interval_days: 90 or less")
+      if set[b.source] then
+        any = true
+        if dr <= 0 or dr > 90 then
+          fail("storage.backup." .. b.name, "checkpoint backup '" .. b.name .. "' is " .. (dr <= 0 and "never restore-tested" or ("restore-tested every " .. dr .. " days")) .. "; set dr_test_interval_days: 90 or less")
+        else
+          pass("storage.backup." .. b.name, "checkpoint backup restore-tested every " .. dr .. " days")
+        end
       end
     end
+    if not any then pass(nil, "no backup copies a checkpoint tier") end
   end,
 }
 
@@ -71,16 +81,21 @@ policy {
   enforcement = "advisory",
   controls = { soc2 = { "A1.2" } },
   check = function(ctx)
+    local any = false
     for _, p in ipairs(ctx.blueprint.burst_pools) do
       if p.spot then
+        any = true
         local address = (pool_type[p.provider] or p.provider) .. "." .. p.name
         local c = p.checkpointing
         if not c or not c.target then
           fail(address, "spot pool '" .. p.name .. "' does not checkpoint; add checkpointing: {interval_minutes: 30, target: TIER}")
         elseif c.interval_minutes <= 0 or c.interval_minutes > 60 then
           fail(address, "spot pool '" .. p.name .. "' checkpoints every " .. c.interval_minutes .. " minutes; checkpoint at least hourly")
+        else
+          pass(address, "checkpoints to '" .. c.target .. "' every " .. c.interval_minutes .. " minutes")
         end
       end
     end
+    if not any then pass(nil, "no burst pool runs on spot capacity") end
   end,
 }

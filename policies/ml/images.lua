@@ -9,13 +9,22 @@ policy {
   enforcement = "mandatory",
   controls = { soc2 = { "CC8.1", "CC7.1" } },
   check = function(ctx)
-    for name, s in pairs(ctx.blueprint.stacks) do
+    local names = {}
+    for name in pairs(ctx.blueprint.stacks) do names[#names + 1] = name end
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local s = ctx.blueprint.stacks[name]
+      local pinned = 0
       for _, image in ipairs(s.images) do
         local digest = string.match(image, "@sha256:(%x+)$")
         if not digest or #digest ~= 64 then
           fail("plinth.stack." .. name, "image '" .. image .. "' of stack '" .. name .. "' is not pinned by digest; use NAME@sha256:<64 hex digits>")
+        else
+          pinned = pinned + 1
         end
       end
+      if pinned == #s.images then pass("plinth.stack." .. name, pinned .. " image(s), all pinned by sha256 digest") end
     end
+    if #names == 0 then pass(nil, "the blueprint declares no stacks") end
   end,
 }

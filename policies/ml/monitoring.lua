@@ -10,7 +10,7 @@ policy {
   controls = { soc2 = { "CC7.2", "A1.1" } },
   check = function(ctx)
     local b = ctx.blueprint
-    if #b.node_pools == 0 and #b.burst_pools == 0 then return end
+    if #b.node_pools == 0 and #b.burst_pools == 0 then pass(nil, "the blueprint has no GPU pools to monitor"); return end
     local m = b.monitoring
     local address = "plinth.monitoring.default"
     if not (m and m.dcgm) then
@@ -19,5 +19,6 @@ policy {
     if not (m and m.prometheus) then
       fail(address, "Prometheus scraping is off; set monitoring.prometheus: true")
     end
+    if m and m.dcgm and m.prometheus then pass(address, "DCGM exporter and Prometheus on") end
   end,
 }

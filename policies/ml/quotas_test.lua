@@ -19,3 +19,18 @@ test {
   blueprint = replace(base, '{name: radiology-ai, quota: {gpus: 64}', '{name: radiology-ai, quota: {gpus: 136}'),
   expect = {},
 }
+
+test {
+  name = "ML-QUOTA-002 counts GPUs of instance types from the catalog (p5en.48xlarge: 8 H200)",
+  blueprint = replace(base, 'instance_type: p5.48xlarge', 'instance_type: p5en.48xlarge'),
+  policies = { "ML-QUOTA-002" },
+  expect = {},
+}
+
+test {
+  name = "a burst pool's GPUs count at its max: 4 x p6-b200.48xlarge add 32 GPUs",
+  blueprint = replace(replace(base, 'instance_type: p5.48xlarge', 'instance_type: p6-b200.48xlarge'),
+    '{name: radiology-ai, quota: {gpus: 64}', '{name: radiology-ai, quota: {gpus: 137}'),
+  policies = { "ML-QUOTA-002" },
+  expect = { { "ML-QUOTA-002", "" } },
+}

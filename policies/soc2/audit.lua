@@ -16,6 +16,8 @@ policy {
     local a = audit(ctx)
     if not (a and a.api_server) then
       fail(ADDRESS, "API server audit logging is off; set access.audit_logging.api_server: true")
+    else
+      pass(ADDRESS, "api_server = true")
     end
   end,
 }
@@ -31,6 +33,8 @@ policy {
     local a = audit(ctx)
     if not (a and a.storage) then
       fail(ADDRESS, "storage audit logging is off; set access.audit_logging.storage: true")
+    else
+      pass(ADDRESS, "storage = true")
     end
   end,
 }

@@ -8,17 +8,24 @@ policy {
   enforcement = "mandatory",
   controls = { soc2 = { "A1.2", "A1.3" } },
   check = function(ctx)
-    for _, b in ipairs(ctx.blueprint.storage.backups) do
+    local backups = ctx.blueprint.storage.backups
+    for _, b in ipairs(backups) do
       local address = "storage.backup." .. b.name
+      local ok = true
       if b.retention_days <= 0 then
+        ok = false
         fail(address, "backup '" .. b.name .. "' keeps no copies; set retention_days")
       end
       local dr = b.dr_test_interval_days
       if dr <= 0 then
+        ok = false
         fail(address, "backup '" .. b.name .. "' is never restore-tested; set dr_test_interval_days (365 or less)")
       elseif dr > 365 then
+        ok = false
         fail(address, "backup '" .. b.name .. "' is restore-tested every " .. dr .. " days; test at least every 365 days")
       end
+      if ok then pass(address, "copies kept " .. b.retention_days .. " days, restore-tested every " .. dr .. " days") end
     end
+    if #backups == 0 then pass(nil, "the blueprint declares no backups") end
   end,
 }

@@ -15,14 +15,19 @@ policy {
   enforcement = "mandatory",
   controls = { soc2 = { "CC6.1", "CC6.3" }, hipaa = { "164.308(a)(4)(ii)(B)" } },
   check = function(ctx)
-    for _, r in ipairs(ctx.blueprint.access.roles) do
+    local roles = ctx.blueprint.access.roles
+    for _, r in ipairs(roles) do
       if has(r.verbs, "*") then
         fail(role_address(r), "role '" .. r.name .. "' grants every verb ('*'); list the verbs it needs, e.g. get, list, create")
       end
       if has(r.resources, "*") then
         fail(role_address(r), "role '" .. r.name .. "' applies to every resource ('*'); list the resources it needs, e.g. jobs, pods/log")
       end
+      if not has(r.verbs, "*") and not has(r.resources, "*") then
+        pass(role_address(r), "verbs " .. table.concat(r.verbs, ", ") .. " on " .. table.concat(r.resources, ", "))
+      end
     end
+    if #roles == 0 then pass(nil, "the blueprint grants no roles") end
   end,
 }
 
@@ -37,17 +42,25 @@ policy {
   enforcement = "mandatory",
   controls = { soc2 = { "CC6.1", "CC6.3" }, hipaa = { "164.312(a)(1)" } },
   check = function(ctx)
-    for _, r in ipairs(ctx.blueprint.access.roles) do
+    local roles = ctx.blueprint.access.roles
+    for _, r in ipairs(roles) do
       local powerful = r.name == "cluster-admin"
       for _, v in ipairs(r.verbs) do if escalating[v] then powerful = true end end
+      local ok = true
       if powerful then
         for _, s in ipairs(r.subjects) do
           if string.sub(s, 1, 6) == "group:" then
+            ok = false
             fail(role_address(r), "role '" .. r.name .. "' gives cluster-admin-level power to " .. s .. "; bind it to named users, not groups")
           end
         end
       end
+      if ok then
+        pass(role_address(r), powerful and ("privileged role bound to named subjects: " .. table.concat(r.subjects, ", "))
+                                     or "no cluster-admin, escalate, bind or impersonate")
+      end
     end
+    if #roles == 0 then pass(nil, "the blueprint grants no roles") end
   end,
 }
 
@@ -61,6 +74,9 @@ policy {
   check = function(ctx)
     local owner = {}  -- service account name -> first namespace declaring it
     local declared = {}  -- "ns/name" -> true
+    local failures = 0
+    local real_fail = fail
+    local function fail(address, message) failures = failures + 1; real_fail(address, message) end
     for _, ns in ipairs(ctx.blueprint.access.namespaces) do
       for _, sa in ipairs(ns.service_accounts) do
         declared[ns.name .. "/" .. sa] = true
@@ -86,6 +102,11 @@ policy {
           end
         end
       end
+    end
+    if failures == 0 then
+      local n = 0
+      for _ in pairs(declared) do n = n + 1 end
+      pass(nil, n .. " service account(s), each declared in one namespace and bound only there")
     end
   end,
 }

@@ -13,7 +13,7 @@ using plinth::test::TempDir;
 namespace {
 
 /// A repository whose history is: regulated.yaml (passes every pack) as
-/// infra.yaml, then policy-hipaa-gaps.yaml (three HIPAA failures) as infra.yaml.
+/// infra.yaml, then policy-hipaa-gaps.yaml (four HIPAA failures) as infra.yaml.
 struct History {
   TempDir dir;
   test::GitRepo repo{dir.path()};
@@ -41,9 +41,10 @@ TEST_CASE("plan --against shows the failures a change adds") {
   INFO(r.err);
   CHECK(r.exit_code == 1);  // the working tree fails mandatory HIPAA policies
   CHECK(r.out.find("Compared with origin/main (" + h.passing.substr(0, 12) + "): ") != std::string::npos);
-  CHECK(r.out.find("Policy verdicts: this change adds 3 failure(s), fixes 0.\n"
+  CHECK(r.out.find("Policy verdicts: this change adds 4 failure(s), fixes 0.\n"
                    "  + HIPAA-AUD-002 access.audit_logging.default: ") != std::string::npos);
   CHECK(r.out.find("  + HIPAA-BAK-001 storage.tier.records: ") != std::string::npos);
+  CHECK(r.out.find("  + HIPAA-INT-001 storage.tier.records: ") != std::string::npos);
   CHECK(r.out.find("  + HIPAA-TLS-001 storage.tier.records: ") != std::string::npos);
   CHECK(r.out.find("  + storage.tier.records\n") != std::string::npos);
 }
@@ -55,7 +56,7 @@ TEST_CASE("plan --against shows the failures a change fixes") {
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("Compared with HEAD (" + h.failing.substr(0, 12) + "): ") != std::string::npos);
-  CHECK(r.out.find("Policy verdicts: this change adds 0 failure(s), fixes 3.\n"
+  CHECK(r.out.find("Policy verdicts: this change adds 0 failure(s), fixes 4.\n"
                    "  - HIPAA-AUD-002 access.audit_logging.default: was fail") != std::string::npos);
   CHECK(r.out.find("  - HIPAA-BAK-001 storage.tier.records: was fail") != std::string::npos);
   auto same = h.plan("HEAD~1");

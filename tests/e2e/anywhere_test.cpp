@@ -53,12 +53,23 @@ TEST_CASE("a plinth binary copied out of the build tree plans with its built-in 
   CHECK_FALSE(contains(r.err, "does not exist"));
   // The lab selects no framework: the ml pack runs, the framework packs are counted as not selected.
   CHECK(contains(r.err, "policy check: 8 policies run, 0 mandatory failure(s)"));
-  CHECK(contains(r.err, "24 not selected by metadata.compliance"));
+  CHECK(contains(r.err, "31 not selected by metadata.compliance"));
 
   auto list = run_copy(bin, {"policy", "list"}, dir.path());
   CHECK(list.exit_code == 0);
   CHECK(contains(list.out, "file: <builtin>/policies/soc2/encryption.lua:"));
-  CHECK(contains(list.out, "\n32 policies\n"));
+  CHECK(contains(list.out, "\n39 policies\n"));
+
+  // The packs' settings travel with them too: a directory holding only
+  // soc2/settings.yaml relaxes the built-in soc2 pack, and no other.
+  dir.write("relax/soc2/settings.yaml", "transport_baseline: advisory\n");
+  auto relaxed = run_copy(bin, {"policy", "list", "--policy-dir", "relax"}, dir.path());
+  INFO(relaxed.err);
+  CHECK(relaxed.exit_code == 0);
+  CHECK(relaxed.err.empty());
+  CHECK(contains(relaxed.out, "\nSOC2-TLS-001   high     advisory  "));
+  CHECK(contains(relaxed.out, "\nGDPR-TLS-001   medium   mandatory "));
+  CHECK(contains(list.out, "\nSOC2-TLS-001   high     mandatory "));
 
   // The packs' own Lua tests travel with them.
   auto tests = run_copy(bin, {"policy", "test"}, dir.path());
@@ -97,7 +108,7 @@ TEST_CASE("extra packs: --policy-dir and PLINTH_POLICY_DIR add to the built-in o
   auto flag = run_plinth({"policy", "list", "--policy-dir", "more"}, dir.path());
   CHECK(flag.exit_code == 0);
   CHECK(contains(flag.out, "MORE-001"));
-  CHECK(contains(flag.out, "\n33 policies\n"));
+  CHECK(contains(flag.out, "\n40 policies\n"));
 }
 
 TEST_CASE("a missing --policy-dir is an error without the waiver hint", "[e2e][anywhere]") {
@@ -116,7 +127,7 @@ TEST_CASE("plinth version names the version, the commit and the catalog and poli
   auto r = run_plinth({"version"}, dir.path());
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("plinth 0.1.0\n", 0) == 0);
-  CHECK(contains(r.out, "\n  catalog:  2026.12.1 (built in)\n"));
+  CHECK(contains(r.out, "\n  catalog:  2026.12.2 (built in)\n"));
   CHECK(contains(r.out, "\n  policies: 2026.12.1 (built in: gdpr "));
   CHECK(contains(r.out, ", soc2 "));
   CHECK(run_plinth({"--version"}, dir.path()).out == r.out);
@@ -124,7 +135,7 @@ TEST_CASE("plinth version names the version, the commit and the catalog and poli
   auto j = nlohmann::json::parse(run_plinth({"version", "--json"}, dir.path()).out, nullptr, false);
   REQUIRE_FALSE(j.is_discarded());
   CHECK(j["version"] == "0.1.0");
-  CHECK(j["catalog"]["version"] == "2026.12.1");
+  CHECK(j["catalog"]["version"] == "2026.12.2");
   CHECK(j["policies"]["packs"].contains("hipaa"));
   CHECK(j["policies"]["packs"]["hipaa"]["digest"].get<std::string>().size() == 12);
   // The commit is the source tree's HEAD (when this test runs in a git checkout).

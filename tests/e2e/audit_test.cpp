@@ -59,10 +59,10 @@ TEST_CASE("plinth audit exits 1 on a mandatory failure but still writes the repo
   auto r = audit(dir, kGaps, {"--format", "json", "--output", dir.path() + "/r.json"});
   CHECK(r.exit_code == 1);
   auto json = nlohmann::json::parse(slurp(dir.path() + "/r.json"));
-  CHECK(json["summary"]["mandatory_failures"] == 3);
+  CHECK(json["summary"]["mandatory_failures"] == 4);
   auto soft = audit(dir, kGaps, {"--format", "markdown", "--soft-fail"});
   CHECK(soft.exit_code == 0);
-  CHECK(soft.out.rfind("## Plinth compliance report\n\n❌ **Blocked**: 3 mandatory failure(s)\n", 0) == 0);
+  CHECK(soft.out.rfind("## Plinth compliance report\n\n❌ **Blocked**: 4 mandatory failure(s)\n", 0) == 0);
   CHECK(soft.out.find("`storage.tier.records` | `blueprints/invalid/policy-hipaa-gaps.yaml:22`") != std::string::npos);
   auto bad = audit(dir, kGaps, {"--format", "pdf"});
   CHECK(bad.exit_code == 1);
@@ -89,6 +89,30 @@ TEST_CASE("plinth audit --framework hipaa lists covered and uncovered controls")
   CHECK(unknown.exit_code == 1);
   CHECK(unknown.err.find("plinth audit: unknown framework 'pci'; frameworks with policies or a control list: gdpr, "
                          "hipaa, soc2\n") != std::string::npos);
+}
+
+TEST_CASE("plinth audit --framework hipaa on a blueprint that does not select HIPAA passes no control on skipped policies") {
+  TempDir dir;
+  auto r = audit(dir, "blueprints/examples/cluster.yaml", {"--format", "json", "--framework", "hipaa"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["frameworks"].size() == 1);
+  CHECK(j["frameworks"][0]["selected"] == false);
+  int not_evaluated = 0;
+  for (const auto& c : j["frameworks"][0]["controls"]) {
+    INFO(c.dump());
+    CHECK(c["in_catalog"] == true);
+    if (c["not_evaluated"].empty()) continue;
+    CHECK(c["status"] != "pass");
+    not_evaluated++;
+  }
+  CHECK(not_evaluated > 0);
+  CHECK(j["summary"]["policy_outcomes"]["not_evaluated"].get<int>() > 0);
+  auto html = audit(dir, "blueprints/examples/cluster.yaml", {"--format", "html", "--framework", "hipaa"});
+  REQUIRE(html.exit_code == 0);
+  CHECK(html.out.find("not evaluated: the hipaa pack is not selected by metadata.compliance") != std::string::npos);
+  CHECK(html.out.find("</b> </td>") == std::string::npos);  // no untitled control rows
 }
 
 TEST_CASE("plinth plan --report writes several reports from the same run") {

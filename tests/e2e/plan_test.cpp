@@ -102,6 +102,29 @@ TEST_CASE("a changed stack pin replaces the pool's nodes, forced by the user-dat
   CHECK(r.out.find("\nPlan: 0 to create, 1 to update, 2 to replace, 0 to destroy.\n") != std::string::npos);
 }
 
+TEST_CASE("spelling the GPU by an alias or its nvidia-smi name changes nothing") {
+  // The loader and renderer normalise GPU names to the catalog's before anything is hashed.
+  TempDir dir;
+  std::string state = write_state_of(dir, kLab);
+  std::string bp = dir.write("lab.yaml", replace_once(lab_text(), "gpu: L40S", "gpu: \"NVIDIA L40S\""));
+  auto r = run_plinth({"plan", bp, "--state", state, "--detailed-exitcode", "--refresh=false"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "No changes. Infrastructure matches the blueprint.\n");
+  // The example cluster's H100 pool, written as nvidia-smi prints it or by its SXM5 alias.
+  const std::string cluster = "blueprints/examples/cluster.yaml";
+  std::string cluster_state = write_state_of(dir, cluster);
+  for (const char* alias : {"\"NVIDIA H100 80GB HBM3\"", "H100-SXM5-80GB"}) {
+    INFO(alias);
+    std::string text = replace_once(read_file(cluster).value(), "gpu: H100-80GB", std::string("gpu: ") + alias);
+    auto c = run_plinth({"plan", dir.write("cluster.yaml", text), "--state", cluster_state, "--detailed-exitcode",
+                         "--refresh=false"});
+    INFO(c.err);
+    CHECK(c.exit_code == 0);
+    CHECK(c.out == "No changes. Infrastructure matches the blueprint.\n");
+  }
+}
+
 TEST_CASE("removing a pool from the blueprint plans deletes for its nodes") {
   TempDir dir;
   // The state knows a second pool that the blueprint no longer has.

@@ -64,8 +64,8 @@ TEST_CASE("plinth policy list shows severity, enforcement, controls and file, --
   auto r = run_plinth({"policy", "list"});
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "SOC2-ENC-001   high     mandatory Storage tiers encrypt data at rest with AES-256, LUKS2 or SED\n"
-                        "               controls: gdpr Art.32(1)(a); hipaa 164.312(a)(2)(iv); soc2 CC6.1, CC6.7\n"
-                        "               file: <builtin>/policies/soc2/encryption.lua:10\n"));
+                        "               controls: gdpr Art.32(1)(a); hipaa 164.312(a)(2)(iv); soc2 CC6.1\n"
+                        "               file: <builtin>/policies/soc2/encryption.lua:12\n"));
   CHECK(std::regex_search(r.out, std::regex("\n[0-9]+ policies\n$")));
   auto md = run_plinth({"policy", "list", "--markdown"});
   CHECK(md.exit_code == 0);
@@ -82,7 +82,7 @@ TEST_CASE("plan exits 1 on a mandatory policy failure and names the policy, addr
   CHECK(contains(r.err, "  policy SOC2-RBAC-002 (mandatory, critical): No cluster-admin or privilege-escalating "
                         "roles for groups [hipaa 164.312(a)(1); soc2 CC6.1, CC6.3]\n"));
   CHECK(contains(r.err, "policy check: 19 policies run, 6 mandatory failure(s), 0 advisory warning(s), 0 waived, 0 "
-                        "error(s); 13 not selected by metadata.compliance\n"));
+                        "error(s); 20 not selected by metadata.compliance\n"));
 }
 
 TEST_CASE("advisory failures warn without failing plan, the regulated example is clean") {

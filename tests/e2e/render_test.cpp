@@ -18,8 +18,55 @@ TEST_CASE("plinth render prints a pool's cloud-config", "[e2e][render]") {
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("#cloud-config\n", 0) == 0);
   CHECK(contains(r.out, "      Pin: version 550.54.15-*\n"));
-  CHECK(contains(r.out, "\"cuda-drivers-550\", \"cuda-toolkit-12-4\""));
-  CHECK(contains(r.out, "\"/usr/local/sbin/plinth-luks\", \"hot\", \"/etc/plinth/keys/hot.key\", \"/mnt/hot\""));
+  CHECK(contains(r.out, "\"nvidia-kernel-open-550\", \"cuda-drivers-550\""));
+  CHECK(contains(r.out, "\"/usr/local/sbin/plinth-nvme\", \"hot\", \"luks\", \"/etc/plinth/keys/hot.key\", \"/mnt/hot\""));
+}
+
+// Issue 14's "done means", through the binary: the example cluster's flagship pool
+// (8 x H100 SXM on InfiniBand) gets everything it needs to run, and nothing that breaks it.
+TEST_CASE("plinth render of the example cluster's train-a installs what an HGX H100 node needs", "[e2e][render]") {
+  auto r = run_plinth({"render", "blueprints/examples/cluster.yaml", "--pool", "train-a"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string& ud = r.out;
+  // The pinned driver, with the open kernel modules the stack chose.
+  CHECK(contains(ud, "      Package: cuda-drivers cuda-drivers-* nvidia-* libnvidia-* libxnvctrl* xserver-xorg-video-nvidia-*\n"
+                     "      Pin: version 550.54.15-*\n"));
+  CHECK(contains(ud, "\"nvidia-kernel-open-550\", \"cuda-drivers-550\", \"nvidia-fabricmanager-550\", \"libnvidia-nscq-550\"]"));
+  // Fabric Manager of exactly the driver's version (the pin above covers nvidia-*), enabled for the boot after install.
+  CHECK(contains(ud, "  - [\"systemctl\", \"enable\", \"nvidia-fabricmanager.service\"]\n"));
+  CHECK(contains(ud, "power_state:\n  mode: reboot\n"));
+  // The CUDA toolkit the validator checked: 12.4 installs 12.4.1, pinned.
+  CHECK(contains(ud, "      Package: cuda-toolkit-12-4\n      Pin: version 12.4.1-*\n"));
+  // GPUDirect RDMA: DOCA-OFED before the driver, nvidia-peermem loaded at boot.
+  CHECK(contains(ud, "\"--no-install-recommends\", \"doca-ofed\"]"));
+  CHECK(ud.find("\"doca-ofed\"]") < ud.find("\"nvidia-kernel-open-550\""));
+  CHECK(contains(ud, "  - path: /etc/modules-load.d/nvidia-peermem.conf\n"));
+  // Its tiers are mounted: NVMe (LUKS), Lustre over o2ib; not the old empty mount.
+  CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-mount\", \"lustre\", \"shared\", \"10.110.0.10@o2ib:/shared\", \"/mnt/shared\", "));
+  CHECK_FALSE(contains(ud, "\"mount\": \"\""));
+  // The DCGM exporter and container toolkit are pinned (toolkit past the container-escape fixes).
+  CHECK(contains(ud, "      Package: nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container1 libnvidia-container-tools\n"
+                     "      Pin: version 1.17.8-*\n"));
+  CHECK_FALSE(contains(ud, "dcgm-exporter:"));  // by digest, never by tag
+
+  // The network config bonds only the named uplinks; the IB rails stay out; one default route.
+  auto n = run_plinth({"render", "blueprints/examples/cluster.yaml", "--pool", "train-a", "--network-config"});
+  REQUIRE(n.exit_code == 0);
+  CHECK(contains(n.out, "  uplink0:\n    match:\n      name: \"eno1\"\n"));
+  CHECK(contains(n.out, "    interfaces: [uplink0, uplink1]\n"));
+  CHECK_FALSE(contains(n.out, "\"en*\""));
+  CHECK(contains(n.out, "RDMA rails ibp* kept out of the bond"));
+  size_t routes = 0;
+  for (size_t at = n.out.find("default route"); at != std::string::npos; at = n.out.find("default route", at + 1)) routes++;
+  CHECK(routes == 2);  // the header comment and VLAN 'mgmt'
+  CHECK(contains(n.out, "vrfs:\n  vrf-ml:\n    table: 1001\n"));
+
+  // And Debian's cloud-init accepts it.
+  TempDir dir;
+  auto schema = plinth::test::run_program({"cloud-init", "schema", "--config-file", dir.write("user-data", ud)});
+  INFO(schema.out << schema.err);
+  CHECK(schema.exit_code == 0);
 }
 
 TEST_CASE("plinth render --network-config prints the VLANs and --output writes a file", "[e2e][render]") {

@@ -583,6 +583,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::thread worker([&svr] { svr->listen_after_bind(); });
+  // Say "ready" only once the server runs: a stop() before that would be lost
+  // and leave the listener running after SIGTERM (as in gcp-emulator).
+  while (!svr->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::string base = (o.http ? "http://" : "https://") + url_host(o.host) + ":" + std::to_string(port);
   std::cout << "listening " << base << " region=" << o.region << " zones=";
   for (size_t i = 0; i < o.zones.size(); ++i) std::cout << (i ? "," : "") << o.zones[i];

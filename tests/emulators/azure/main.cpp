@@ -221,6 +221,9 @@ int main(int argc, char** argv) {
   }
 
   std::thread worker([&] { svr->listen_after_bind(); });
+  // Say "ready" only once the server runs: a stop() before that would be lost
+  // and leave the listener running after SIGTERM (as in gcp-emulator).
+  while (!svr->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::cout << "listening " << em.self_base << " tenant=" << o.tenant << " subscription=" << o.subscriptions.front()
             << " client-id=" << o.apps.front().client_id;
   if (proxy) std::cout << " proxy=http://" << url_host(o.host) << ":" << proxy_port;

@@ -422,6 +422,9 @@ int main(int argc, char** argv) {
     }
   }
   std::thread worker([&svr] { svr->listen_after_bind(); });
+  // Say "ready" only once the server runs: a stop() before that would be lost
+  // and leave the listener running after SIGTERM (as in gcp-emulator).
+  while (!svr->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::cout << "listening " << server << " kubeconfig=" << (o.kubeconfig.empty() ? "-" : o.kubeconfig) << "\n";
   std::cout << "ready" << std::endl;
 

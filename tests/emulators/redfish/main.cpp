@@ -277,6 +277,10 @@ int main(int argc, char** argv) {
 
   std::vector<std::thread> workers;
   for (auto& svr : servers) workers.emplace_back([s = svr.get()] { s->listen_after_bind(); });
+  // Say "ready" only once every server runs: a stop() before that would be lost
+  // and leave the listener running after SIGTERM (as in gcp-emulator).
+  for (auto& svr : servers)
+    while (!svr->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   std::string scheme = o.http ? "http://" : "https://";
   std::string base = scheme + url_host(o.host) + ":";

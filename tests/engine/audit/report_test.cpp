@@ -138,7 +138,7 @@ TEST_CASE("a malformed framework file is an error naming the file") {
 TEST_CASE("the report records every verdict with severity, controls, address and file:line") {
   Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml");
   auto c = r.report.counts();
-  CHECK(c["fail"] == 3);
+  CHECK(c["fail"] == 4);
   CHECK(c["error"] == 0);
   CHECK(r.report.blocked);
   nlohmann::json j = audit::to_json(r.report);
@@ -197,7 +197,7 @@ TEST_CASE("a schema violation is caught by the schema check") {
 TEST_CASE("waived failures carry justification, approver and expiry") {
   Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()});
   auto c = r.report.counts();
-  CHECK(c["fail"] == 2);
+  CHECK(c["fail"] == 3);
   CHECK(c["waived"] == 1);
   REQUIRE(r.report.waivers.size() == 1);
   CHECK(r.report.waivers[0].days_left == 29);
@@ -224,7 +224,7 @@ TEST_CASE("SARIF has rules with help, results at repo-relative lines and waived 
     CHECK(!rule["help"]["text"].get<std::string>().empty());
     CHECK(rule["helpUri"].get<std::string>().rfind("https://", 0) == 0);
   }
-  REQUIRE(run0["results"].size() == 3);
+  REQUIRE(run0["results"].size() == 4);
   int suppressed = 0;
   for (const auto& res : run0["results"]) {
     const auto& loc = res["locations"][0]["physicalLocation"];
@@ -259,8 +259,8 @@ TEST_CASE("JUnit XML is well-formed with one testcase per policy and resource, e
   INFO(res.err);
   REQUIRE(res.exit_code == 0);
   std::string n = std::to_string(r.report.verdicts.size());
-  CHECK(res.out == "testsuites " + n + " 2 1 " + n +
-                       " 2 1 ['hipaa', 'ml']\n"
+  CHECK(res.out == "testsuites " + n + " 3 1 " + n +
+                       " 3 1 ['hipaa', 'ml']\n"
                        "waived: NFS over a dedicated, isolated VLAN until Q1 <migration> (approved by ciso@example.com)\n");
   CHECK(audit::xml_escape("a<b>&\"'\x01") == "a&lt;b&gt;&amp;&quot;&#39;\\x01");
 }
@@ -269,9 +269,15 @@ TEST_CASE("Markdown for a PR comment: counts, failures first, passes collapsed, 
   Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()});
   std::string md = audit::to_markdown(r.report);
   auto c = r.report.counts();
-  CHECK(md.rfind("## Plinth compliance report\n\n❌ **Blocked**: 2 mandatory failure(s)\n\n", 0) == 0);
-  CHECK(md.find("| " + std::to_string(r.report.policies.size()) + " | " + std::to_string(c["pass"]) +
-                " | 2 | 1 | 0 |") != std::string::npos);
+  auto po = r.report.policy_outcomes();
+  CHECK(md.rfind("## Plinth compliance report\n\n❌ **Blocked**: 3 mandatory failure(s)\n\n", 0) == 0);
+  // Policies and verdicts are counted on separate rows, never mixed in one.
+  CHECK(md.find("| | Total | Pass | Fail | Waived | Error | Not evaluated |\n") != std::string::npos);
+  CHECK(md.find("| Policies | " + std::to_string(r.report.policies.size() + r.report.skipped.size()) + " | " +
+                std::to_string(po["pass"]) + " | 3 | 1 | 0 | " + std::to_string(r.report.skipped.size()) + " |\n") !=
+        std::string::npos);
+  CHECK(md.find("| Verdicts | " + std::to_string(r.report.verdicts.size()) + " | " + std::to_string(c["pass"]) +
+                " | 3 | 1 | 0 | - |\n") != std::string::npos);
   size_t failures = md.find("### Failures");
   size_t waived = md.find("### Waived");
   size_t details = md.find("<details><summary>" + std::to_string(c["pass"]) + " passing check(s)</summary>");
@@ -307,11 +313,136 @@ TEST_CASE("the HIPAA view lists covered controls with status and the controls no
   CHECK_FALSE(soc2.selected);
   int not_evaluated = 0;
   for (const auto& c : soc2.controls) {
+    INFO(c.id);
+    // A control a skipped policy covers is never shown as passing.
+    if (!c.not_evaluated.empty()) CHECK(c.status != audit::ControlStatus::Pass);
+    for (const auto& id : c.not_evaluated) CHECK(r.report.find(id) == nullptr);  // they did not run
     if (c.status != audit::ControlStatus::NotEvaluated) continue;
     not_evaluated++;
-    for (const auto& id : c.policies) CHECK(r.report.find(id) == nullptr);  // only skipped policies cover it
+    CHECK_FALSE(c.not_evaluated.empty());
   }
   CHECK(not_evaluated > 0);
+}
+
+TEST_CASE("HIPAA implementation specifications roll up under their standard, on the real control list") {
+  // Policies citing only implementation specifications ("(2)(...)") must count for the standards
+  // numbered "(1)" that head them in policies/frameworks/hipaa.yaml, not become untitled extra rows.
+  Run r = run("blueprints/examples/regulated.yaml");
+  policy::Evaluation ev;
+  auto add = [&](const std::string& id, const std::vector<std::string>& cites) {
+    policy::PolicyInfo p;
+    p.id = id;
+    p.title = id;
+    p.severity = "high";
+    p.enforcement = "mandatory";
+    p.pack = "hipaa";
+    p.controls["hipaa"] = cites;
+    ev.policies.push_back(p);
+    policy::Verdict v;
+    v.policy = id;
+    v.outcome = policy::Outcome::Pass;
+    v.message = "evidence of " + id;
+    ev.verdicts.push_back(v);
+  };
+  add("T-ENC", {"164.312(a)(2)(iv)"});
+  add("T-DOC", {"164.316(b)(2)(i)"});
+  add("T-INT", {"164.312(c)(2)"});
+  add("T-TX", {"164.312(e)(2)(ii)"});
+  add("T-BAK", {"164.308(a)(7)(ii)(A)"});
+  add("T-DEV", {"164.310(d)(2)(iv)"});
+  add("T-BA", {"164.308(b)(3)"});
+  audit::ReportInput ri;
+  ri.blueprint = &r.blueprint;
+  ri.evaluation = &ev;
+  ri.today = "2026-12-02";
+  ri.generated_at = "2026-12-02T14:00:00Z";
+  ri.catalogs = *audit::load_frameworks({"policies"});
+  audit::Report rep = audit::build_report(ri);
+  const auto& hipaa = framework(rep, "hipaa");
+  for (const auto& c : hipaa.controls) {
+    INFO(c.id);
+    CHECK(c.in_catalog);  // no extra, untitled rows
+    CHECK_FALSE(c.title.empty());
+  }
+  using V = std::vector<std::string>;
+  CHECK(control(hipaa, "164.312(a)(1)").policies == V{"T-ENC"});
+  CHECK(control(hipaa, "164.312(a)(1)").status == audit::ControlStatus::Pass);
+  CHECK(control(hipaa, "164.316(b)(1)").policies == V{"T-DOC"});
+  CHECK(control(hipaa, "164.312(c)(1)").policies == V{"T-INT"});
+  CHECK(control(hipaa, "164.312(e)(1)").policies == V{"T-TX"});
+  CHECK(control(hipaa, "164.308(a)(7)").policies == V{"T-BAK"});
+  CHECK(control(hipaa, "164.310(d)(1)").policies == V{"T-DEV"});
+  CHECK(control(hipaa, "164.308(b)(1)").policies == V{"T-BA"});
+  // In 164.308(a) every (a)(N) is a standard of its own: (a)(7)'s specification is not (a)(1)'s.
+  CHECK(control(hipaa, "164.308(a)(1)").policies.empty());
+  CHECK(control(hipaa, "164.308(a)(2)").policies.empty());
+  std::string html = audit::to_html(rep);
+  CHECK(html.find("<b>164.312(a)(2)(iv)</b>") == std::string::npos);
+  CHECK(html.find("<b>164.312(a)(1)</b> Access control") != std::string::npos);
+}
+
+TEST_CASE("the real HIPAA policies land on catalog controls only") {
+  Run r = run("blueprints/examples/regulated.yaml");
+  const auto& hipaa = framework(r.report, "hipaa");
+  for (const auto& c : hipaa.controls) {
+    INFO(c.id);
+    CHECK(c.in_catalog);
+    CHECK_FALSE(c.title.empty());
+  }
+  // 164.312(c)(1) integrity is evidenced by HIPAA-INT-001.
+  const auto& integrity = control(hipaa, "164.312(c)(1)");
+  CHECK(std::find(integrity.policies.begin(), integrity.policies.end(), "HIPAA-INT-001") != integrity.policies.end());
+  CHECK(integrity.status == audit::ControlStatus::Pass);
+}
+
+TEST_CASE("the HIPAA view of a blueprint that does not select HIPAA shows no control passing from skipped policies") {
+  Run r = run("blueprints/examples/cluster.yaml");  // compliance: [soc2]
+  audit::Report hipaa = r.report;
+  REQUIRE(audit::restrict_to_framework(hipaa, "hipaa").ok());
+  const auto& f = framework(hipaa, "hipaa");
+  CHECK_FALSE(f.selected);
+  int not_evaluated = 0;
+  for (const auto& c : f.controls) {
+    INFO(c.id);
+    if (c.not_evaluated.empty()) continue;
+    CHECK(c.status != audit::ControlStatus::Pass);
+    if (c.status == audit::ControlStatus::NotEvaluated) not_evaluated++;
+  }
+  CHECK(not_evaluated > 0);
+  // Contingency planning: ML-BAK-001 and SOC2-ENC-002 ran and passed, HIPAA-BAK-001 was skipped: not evaluated.
+  const auto& contingency = control(f, "164.308(a)(7)");
+  CHECK(std::find(contingency.not_evaluated.begin(), contingency.not_evaluated.end(), "HIPAA-BAK-001") !=
+        contingency.not_evaluated.end());
+  CHECK(contingency.status == audit::ControlStatus::NotEvaluated);
+  std::string html = audit::to_html(hipaa);
+  CHECK(html.find("not evaluated: the hipaa pack is not selected by metadata.compliance") != std::string::npos);
+  CHECK(html.find("<span class=\"cell pass\" title=\"Contingency plan") == std::string::npos);
+  std::string md = audit::to_markdown(hipaa);
+  CHECK(md.find("`HIPAA-BAK-001` (not evaluated)") != std::string::npos);
+  nlohmann::json j = audit::to_json(hipaa);
+  CHECK(j["summary"]["policy_outcomes"]["not_evaluated"].get<int>() == static_cast<int>(hipaa.skipped.size()));
+}
+
+TEST_CASE("every verdict shown as evidence has text, and the HTML summary keeps policies and verdicts apart") {
+  for (const std::string file : {"blueprints/examples/regulated.yaml", "blueprints/examples/cluster.yaml",
+                                 "blueprints/examples/lab.yaml", "blueprints/invalid/policy-hipaa-gaps.yaml"}) {
+    INFO(file);
+    Run r = run(file);
+    for (const auto& v : r.report.verdicts) {
+      INFO(v.policy << " " << v.address);
+      CHECK_FALSE(v.message.empty());
+    }
+    std::string html = audit::to_html(r.report);
+    CHECK(html.find("<td></td></tr>") == std::string::npos);  // no empty evidence cell ends a row
+    size_t summary = html.find("id=\"summary\"");
+    REQUIRE(summary != std::string::npos);
+    auto po = r.report.policy_outcomes();
+    auto c = r.report.counts();
+    CHECK(html.find("<tr><th>Policies</th><td>" + std::to_string(r.report.policies.size() + r.report.skipped.size()) +
+                    "</td><td>" + std::to_string(po["pass"]) + "</td>", summary) != std::string::npos);
+    CHECK(html.find("<tr><th>Verdicts</th><td>" + std::to_string(r.report.verdicts.size()) + "</td><td>" +
+                    std::to_string(c["pass"]) + "</td>", summary) != std::string::npos);
+  }
 }
 
 TEST_CASE("restricting to a framework keeps its policies and rejects unknown names") {
@@ -361,15 +492,15 @@ TEST_CASE("verdict changes between two evaluations: failures added and fixed") {
   Run after = run("blueprints/invalid/policy-hipaa-gaps.yaml");
   policy::Evaluation base = before.eval, head = after.eval;
   auto d = audit::compare_verdicts(base, head);
-  REQUIRE(d.added.size() == 3);
+  REQUIRE(d.added.size() == 4);
   CHECK(d.added[0].policy == "HIPAA-AUD-002");
   CHECK(d.fixed.empty());
   auto back = audit::compare_verdicts(head, base);
   CHECK(back.added.empty());
-  CHECK(back.fixed.size() == 3);
+  CHECK(back.fixed.size() == 4);
   std::string text = audit::describe_change("main", std::string(40, 'a'), plan::Plan{}, back);
   CHECK(text.find("Compared with main (aaaaaaaaaaaa): 0 resource(s) added, 0 changed, 0 removed.\n"
-                  "Policy verdicts: this change adds 0 failure(s), fixes 3.\n") == 0);
+                  "Policy verdicts: this change adds 0 failure(s), fixes 4.\n") == 0);
 }
 
 TEST_CASE("SARIF reports are clean under Microsoft's SARIF Multitool") {

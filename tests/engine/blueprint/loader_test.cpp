@@ -165,7 +165,7 @@ TEST_CASE("BP002: unknown keys with did-you-mean", "[blueprint][loader]") {
   require_one(load(kStack + "node_pools:\n  - {name: a, count: 1, stack: train, hardware: {gpu: L4, gpus_per_node: 1, "
                             "ram_gb: 64}}\n"),
               "BP002", 6, 77, "unknown key 'hardware.ram_gb' in node pool 'a'",
-              "expected one of: gpu, gpus_per_node, cpu_cores, memory_gb");
+              "expected one of: gpu, gpus_per_node, cpu_cores, memory_gb, rdma_nics");
   require_one(load("nodepools: []\n"), "BP002", 3, 1, "unknown key 'nodepools' in the blueprint",
               "did you mean 'node_pools'?");
 }
@@ -454,6 +454,113 @@ TEST_CASE("each blueprints/invalid/bp-*.yaml fails with its error class first", 
     std::string name = e.path().filename().string();
     if (name.rfind("bp-", 0) == 0) CHECK(listed.count(name) == 1);
   }
+}
+
+TEST_CASE("the GPU-domain fields load with their origins", "[blueprint][loader]") {
+  auto r = load(R"(stacks:
+  train: {driver: "570.133.20", cuda: "12.8", kernel_modules: open, container_toolkit: "1.17.8", cuda_compat: true, precision: bf16}
+networks:
+  fabrics:
+    - {name: ib, kind: infiniband, rdma_stack: inbox}
+storage:
+  tiers:
+    - {name: shared, kind: parallel-fs, backend: lustre, export: "10.0.0.1@o2ib:/fs", mount_point: /lustre}
+    - {name: eu, kind: object, backend: s3, region: us-east-1, classification: pii, transfer: {basis: scc, reference: "DPA 7"}}
+node_pools:
+  - name: a
+    count: 2
+    hardware: {gpu: B200, gpus_per_node: 8, rdma_nics: 8}
+    largest_model: {params_b: 70, precision: bf16, training: lora}
+    interfaces: {bond: [eno1, eno2], rdma: ["ibp*"]}
+    os: rocky-9
+    stack: train
+    fabric: ib
+    storage: [shared]
+    mig: {profiles: {"3g.90gb": 1, "1g.23gb": 2}}
+burst_pools:
+  - {name: c, provider: aws, region: us-east-1, instance_type: p6-b200.48xlarge, stack: train, os: ubuntu-24.04,
+     transfer: {basis: adequacy}}
+)");
+  INFO(dump(r.diagnostics));
+  REQUIRE(r.ok());
+  REQUIRE(r.diagnostics.empty());
+  const auto& s = r.blueprint.stacks.at(0);
+  CHECK(s.kernel_modules == "open");
+  CHECK(s.container_toolkit == "1.17.8");
+  CHECK(s.cuda_compat);
+  CHECK(s.precision == "bf16");
+  CHECK(r.blueprint.fabrics.at(0).rdma_stack == "inbox");
+  const auto& t = r.blueprint.tiers.at(0);
+  CHECK(t.remote == "10.0.0.1@o2ib:/fs");
+  CHECK(t.mount_point == "/lustre");
+  CHECK(r.blueprint.tiers.at(1).transfer == bp::Transfer{"scc", "DPA 7"});
+  const auto& p = r.blueprint.node_pools.at(0);
+  CHECK(p.hardware.rdma_nics == 8);
+  REQUIRE(p.largest_model);
+  CHECK(*p.largest_model == bp::ModelSize{70, "bf16", "lora"});
+  REQUIRE(p.interfaces);
+  CHECK(p.interfaces->bond == std::vector<std::string>{"eno1", "eno2"});
+  CHECK(p.interfaces->rdma == std::vector<std::string>{"ibp*"});
+  CHECK(p.os == "rocky-9");
+  CHECK(p.mig.enabled());
+  CHECK(p.mig.profiles == std::vector<std::pair<std::string, int>>{{"3g.90gb", 1}, {"1g.23gb", 2}});
+  CHECK(p.origin.at("mig.profiles.1g.23gb").line == 22);
+  CHECK(p.origin.at("largest_model").line == 16);
+  CHECK(r.blueprint.burst_pools.at(0).os == "ubuntu-24.04");
+  CHECK(r.blueprint.burst_pools.at(0).transfer == bp::Transfer{"adequacy", ""});
+  CHECK(bp::operating_system(p) == "rocky-9");
+  CHECK(bp::rdma_stack(r.blueprint.fabrics.at(0), "ubuntu-22.04") == "inbox");
+}
+
+TEST_CASE("the OS comes from os:, else the boot image's name, else Ubuntu 22.04", "[blueprint][loader]") {
+  CHECK(bp::os_from_image("http://pxe.example/rocky-9.4-ml.iso") == "rocky-9");
+  CHECK(bp::os_from_image("https://img.example/RHEL-8.10-x86_64.qcow2") == "rhel-8");
+  CHECK(bp::os_from_image("http://pxe/ubuntu-24.04/") == "ubuntu-24.04");
+  CHECK(bp::os_from_image("noble-server-cloudimg-amd64.img") == "ubuntu-24.04");
+  CHECK(bp::os_from_image("http://pxe/jammy/") == "ubuntu-22.04");
+  CHECK(bp::os_from_image("http://pxe/") == "");
+  CHECK(bp::os_from_image("http://pxe.example/rocky-9.4/vmlinuz") == "rocky-9");
+  CHECK(bp::os_from_image("http://rhel9-mirror.example/ubuntu-22.04/") == "ubuntu-22.04");  // the host is not the image
+  bp::NodePool p;
+  CHECK(bp::operating_system(p) == "ubuntu-22.04");
+  p.boot = bp::Boot{"pxe", "http://pxe.example/rocky-9.4/"};
+  CHECK(bp::operating_system(p) == "rocky-9");
+  p.os = "ubuntu-24.04";
+  CHECK(bp::operating_system(p) == "ubuntu-24.04");
+  bp::Fabric ib;
+  ib.kind = "infiniband";
+  CHECK(bp::rdma_stack(ib, "ubuntu-22.04") == "doca-ofed");
+  CHECK(bp::rdma_stack(ib, "rhel-9") == "inbox");
+}
+
+TEST_CASE("the GPU-domain fields reject what cannot work", "[blueprint][loader]") {
+  auto msg = [](const bp::LoadResult& r) {
+    INFO(dump(r.diagnostics));
+    REQUIRE(r.diagnostics.size() == 1);
+    return r.diagnostics[0].message;
+  };
+  CHECK(msg(load("storage:\n  tiers:\n    - {name: hot, kind: nvme, export: \"x:/y\"}\n")) ==
+        "'export' in storage tier 'hot' applies to nfs and parallel-fs tiers, not nvme");
+  CHECK(msg(load("storage:\n  tiers:\n    - {name: n, kind: nfs, export: \"x:/y\", mount_point: mnt/n}\n")) ==
+        "'mount_point' in storage tier 'n' must be an absolute path, not 'mnt/n'");
+  CHECK(msg(load("networks:\n  fabrics:\n    - {name: e, kind: ethernet, rdma_stack: inbox}\n")) ==
+        "'rdma_stack' in fabric 'e' applies to infiniband and roce-v2 fabrics");
+  const std::string pool = kStack + "node_pools:\n  - name: a\n    count: 1\n    hardware: {gpu: H100-80GB, gpus_per_node: 8}\n"
+                                    "    stack: train\n";
+  CHECK(msg(load(pool + "    largest_model: {params_b: 70, precision: bf16}\n    largest_model_gb: 140\n")) ==
+        "node pool 'a' sets both largest_model and largest_model_gb");
+  CHECK(msg(load(pool + "    largest_model: {params_b: 0, precision: bf16}\n")) ==
+        "'largest_model.params_b' in node pool 'a' must be above 0");
+  CHECK(msg(load(pool + "    interfaces: {bond: [eno1], rdma: [eno1]}\n")) ==
+        "interface 'eno1' of node pool 'a' is both bonded and an RDMA rail");
+  CHECK(msg(load(pool + "    interfaces: {bond: [\"eno1; reboot\"]}\n")) ==
+        "interface 'eno1; reboot' in node pool 'a' is not an interface name or glob");
+  CHECK(msg(load(pool + "    mig: {profile: \"3g.40gb\", layout: all-balanced}\n")) ==
+        "'mig' in node pool 'a' sets more than one of profile, layout and profiles");
+  CHECK(msg(load(pool + "    mig: {profiles: {\"3g.40gb\": 0}}\n")) ==
+        "'mig.profiles.3g.40gb' in node pool 'a' must be a count of instances per GPU, not \"0\"");
+  CHECK(msg(load(pool + "    os: debian-12\n")) ==
+        "invalid os 'debian-12' in node pool 'a' (expected one of: ubuntu-22.04, ubuntu-24.04, rhel-8, rhel-9, rocky-8, rocky-9)");
 }
 
 TEST_CASE("YAML merge keys merge the named maps under the map's own keys", "[blueprint][loader][merge]") {

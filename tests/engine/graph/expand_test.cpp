@@ -159,6 +159,21 @@ TEST_CASE("every node of a pool carries the pool's rendered user-data hash, a ne
   CHECK(g2.find("plinth.stack.s")->attributes["driver"] == "550.90.07");
 }
 
+TEST_CASE("a GPU alias or nvidia-smi name expands to exactly the resources of the catalog name") {
+  // Issue 9: writing "NVIDIA H100 80GB HBM3" instead of H100-80GB replaced every node of the pool.
+  auto canonical = expand_ok(load(kBlueprint));
+  for (const char* spelling : {"\"NVIDIA H100 80GB HBM3\"", "H100-SXM5-80GB", "H100"}) {
+    INFO(spelling);
+    auto g = expand_ok(load(replace_all(kBlueprint, "gpu: H100-80GB", std::string("gpu: ") + spelling)));
+    REQUIRE(g.resources.size() == canonical.resources.size());
+    for (size_t i = 0; i < g.resources.size(); ++i) {
+      INFO(g.resources[i].address);
+      CHECK(g.resources[i].attributes == canonical.resources[i].attributes);
+    }
+    CHECK(g.find("baremetal.node.gpu[0]")->attributes["gpu"] == "H100-80GB");
+  }
+}
+
 TEST_CASE("expand emits only attributes declared in the resource type table") {
   for (const char* file : {"blueprints/examples/lab.yaml", "blueprints/examples/cluster.yaml",
                            "blueprints/examples/regulated.yaml"}) {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <map>
 #include <set>
 
 #include "engine/blueprint/json.h"
@@ -101,10 +102,11 @@ TEST_CASE("each blueprints/invalid/policy-*.yaml fails exactly its policies") {
         "SOC2-TLS-001 access.transport.default", "SOC2-TLS-002 access.transport.default",
         "SOC2-AUD-003 access.audit_logging.default"}},
       {"policy-gdpr-residency.yaml",
-       {"GDPR-RES-001 storage.tier.datasets", "GDPR-RES-002 aws.instance.aws-us", "GDPR-RET-001 storage.tier.datasets"}},
+       {"GDPR-RES-001 storage.tier.datasets", "GDPR-RES-002 aws.instance.aws-us", "GDPR-RET-001 storage.tier.datasets",
+        "GDPR-SEC-002 storage.tier.datasets"}},
       {"policy-hipaa-gaps.yaml",
        {"HIPAA-AUD-002 access.audit_logging.default", "HIPAA-BAK-001 storage.tier.records",
-        "HIPAA-TLS-001 storage.tier.records"}},
+        "HIPAA-INT-001 storage.tier.records", "HIPAA-TLS-001 storage.tier.records"}},
       {"policy-ml-hygiene.yaml",
        {"ML-MON-001 plinth.monitoring.default", "ML-NET-001 baremetal.node.lab-l40s",
         "ML-QUOTA-001 access.namespace.lab"}},
@@ -124,11 +126,164 @@ TEST_CASE("a failure's position is the blueprint line that declares the resource
     if (v.policy == "GDPR-RES-001" && v.outcome == Outcome::Fail) {
       CHECK(v.loc.str() == "blueprints/invalid/policy-gdpr-residency.yaml:22:7");
       CHECK(v.message ==
-            "tier 'datasets' holds pii data in region 'us-east-1', outside the EU/EEA; move it to an EU/EEA region");
+            "tier 'datasets' holds pii data: region 'us-east-1' is outside the EU/EEA and no transfer basis is declared (Art. 44)");
     }
     if (v.policy == "GDPR-RES-002" && v.outcome == Outcome::Fail)
       CHECK(v.loc.str() == "blueprints/invalid/policy-gdpr-residency.yaml:39:5");  // the burst pool
   }
+}
+
+TEST_CASE("every verdict the packs give names its evidence or its failure") {
+  for (const char* f : {"blueprints/examples/regulated.yaml", "blueprints/examples/cluster.yaml", "blueprints/examples/lab.yaml",
+                        "policies/fixtures/compliant.yaml", "blueprints/invalid/policy-unencrypted-tier.yaml",
+                        "blueprints/invalid/policy-weak-access.yaml", "blueprints/invalid/policy-gdpr-residency.yaml",
+                        "blueprints/invalid/policy-hipaa-gaps.yaml", "blueprints/invalid/policy-ml-hygiene.yaml"}) {
+    INFO(f);
+    auto e = evaluate_file(f);
+    std::set<std::string> reported;
+    for (const auto& v : e.verdicts) {
+      INFO(v.policy << " " << v.address);
+      CHECK_FALSE(v.message.empty());
+      reported.insert(v.policy);
+    }
+    // Every policy that ran said something, also when nothing applied to this blueprint.
+    for (const auto& p : e.policies) {
+      INFO(p.id);
+      CHECK(reported.count(p.id) == 1);
+    }
+  }
+}
+
+TEST_CASE("the corrected citations: each policy cites the controls the regulation's text supports") {
+  // Each row was wrong before issue 14: GDPR-RES-* cited only Art. 44 (and RES-003 Art. 32(1)(c)),
+  // HIPAA-AUD-002 cited 164.316(b)(2)(i) (documentation retention), ML-QUOTA-001 CC6.1,
+  // ML-NET-001 only CC6.6, SOC2-ENC-001 (at rest) CC6.7 (data in transmission).
+  auto set = policy::load_policies({"policies"});
+  std::map<std::string, const policy::PolicyInfo*> by_id;
+  for (const auto& p : set.policies) by_id[p.id] = &p;
+  using Controls = std::map<std::string, std::vector<std::string>>;
+  const std::map<std::string, Controls> want = {
+      {"GDPR-RES-001", {{"gdpr", {"Art.44", "Art.45", "Art.46"}}}},
+      {"GDPR-RES-002", {{"gdpr", {"Art.44", "Art.45", "Art.46"}}}},
+      {"GDPR-RES-003", {{"gdpr", {"Art.44", "Art.46"}}}},
+      {"HIPAA-AUD-002", {{"hipaa", {"164.312(b)", "164.308(a)(1)(ii)(D)"}}}},
+      {"ML-QUOTA-001", {{"soc2", {"A1.1"}}}},
+      {"ML-NET-001", {{"gdpr", {"Art.32(1)(b)"}}, {"soc2", {"CC6.1", "CC6.6"}}}},
+      {"SOC2-ENC-001", {{"gdpr", {"Art.32(1)(a)"}}, {"hipaa", {"164.312(a)(2)(iv)"}}, {"soc2", {"CC6.1"}}}},
+      // Controls no policy covered before.
+      {"HIPAA-INT-001", {{"hipaa", {"164.312(c)(1)", "164.312(c)(2)"}}}},
+      {"GDPR-SEC-002", {{"gdpr", {"Art.32(1)(c)"}}}},
+      {"GDPR-SEC-003", {{"gdpr", {"Art.32(1)(d)", "Art.32(1)(c)"}}}},
+      {"GDPR-REC-001", {{"gdpr", {"Art.30"}}}},
+      {"GDPR-BRE-001", {{"gdpr", {"Art.33"}}}},
+  };
+  for (const auto& [id, controls] : want) {
+    INFO(id);
+    CHECK(by_id.count(id) == 1);
+    if (by_id.count(id)) CHECK(by_id[id]->controls == controls);
+  }
+  // No policy cites the old wrong paragraphs for these purposes any more.
+  for (const auto& p : set.policies) {
+    INFO(p.id);
+    for (const auto& [fw, ids] : p.controls)
+      for (const auto& c : ids) CHECK_FALSE((fw == "hipaa" && c == "164.316(b)(2)(i)"));
+  }
+  // Stronger-than-required transport rules stay, and say they are the house baseline.
+  for (const char* id : {"SOC2-TLS-001", "SOC2-TLS-002", "HIPAA-TLS-002", "GDPR-TLS-001"}) {
+    INFO(id);
+    CHECK(by_id.count(id) == 1);
+    if (!by_id.count(id)) continue;
+    CHECK(by_id[id]->title.rfind("House baseline: ", 0) == 0);
+    CHECK(by_id[id]->description.find("house baseline") != std::string::npos);
+  }
+}
+
+TEST_CASE("pack settings make house baselines advisory, and a later policy directory overrides them") {
+  auto defaults = policy::load_policies({"policies"});
+  auto enforcement = [](const policy::PolicySet& set, const std::string& id) {
+    for (const auto& p : set.policies)
+      if (p.id == id) return p.enforcement;
+    return std::string("missing");
+  };
+  for (const char* id : {"SOC2-TLS-001", "SOC2-TLS-002", "HIPAA-TLS-002", "GDPR-TLS-001"}) CHECK(enforcement(defaults, id) == "mandatory");
+  test::TempDir dir;
+  dir.write("soc2/settings.yaml", "transport_baseline: advisory\n");
+  dir.write("hipaa/settings.yaml", "transport_baseline: advisory\naudit_log_retention_days: 365\n");
+  auto relaxed = policy::load_policies({"policies", dir.path()});
+  for (const auto& d : relaxed.diagnostics) UNSCOPED_INFO(format_diagnostic(d));
+  CHECK(relaxed.diagnostics.empty());
+  CHECK(enforcement(relaxed, "SOC2-TLS-001") == "advisory");
+  CHECK(enforcement(relaxed, "HIPAA-TLS-002") == "advisory");
+  CHECK(enforcement(relaxed, "GDPR-TLS-001") == "mandatory");  // the gdpr pack keeps its own
+  // Legal minimums are not settings.
+  CHECK(enforcement(relaxed, "HIPAA-TLS-001") == "mandatory");
+  // The retention setting changes what HIPAA-AUD-002 accepts: one year now passes.
+  auto loaded = bp::load_files({"blueprints/invalid/policy-hipaa-gaps.yaml"});
+  REQUIRE(loaded.ok());
+  auto graph = graph::expand(loaded.blueprint);
+  REQUIRE(graph.ok());
+  plan::Plan plan = plan::diff(graph->resources, {});
+  policy::Input in;
+  in.blueprint = &loaded.blueprint;
+  in.blueprint_json = bp::to_json(loaded.blueprint);
+  in.resources = &graph->resources;
+  in.plan = &plan;
+  CHECK(failures(policy::evaluate({"policies"}, in)).count("HIPAA-AUD-002 access.audit_logging.default") == 1);
+  CHECK(failures(policy::evaluate({"policies", dir.path()}, in)).count("HIPAA-AUD-002 access.audit_logging.default") == 0);
+}
+
+TEST_CASE("a settings file that is not a map of scalars is an error naming it") {
+  test::TempDir dir;
+  dir.write("soc2/settings.yaml", "transport_baseline: [advisory]\n");
+  auto set = policy::load_policies({"policies", dir.path()});
+  REQUIRE_FALSE(set.diagnostics.empty());
+  CHECK(format_diagnostic(set.diagnostics[0]).find(dir.path() + "/soc2/settings.yaml") != std::string::npos);
+}
+
+TEST_CASE("the compiled-in packs' settings are read, as the files in policies/ hold them") {
+  std::map<std::string, policy::PackSettings> builtin, on_disk;
+  Diagnostics diags;
+  policy::read_pack_settings("<builtin>/policies", builtin, diags);
+  policy::read_pack_settings("policies", on_disk, diags);
+  for (const auto& d : diags) UNSCOPED_INFO(format_diagnostic(d));
+  CHECK(diags.empty());
+  CHECK(builtin.count("soc2") == 1);
+  CHECK(builtin["gdpr"]["breach_log_retention_days"] == "365");
+  CHECK(builtin == on_disk);
+  // A setting from the compiled-in packs reaches the policy sandbox: a pack
+  // whose file returns its setting as its title.
+  test::TempDir dir;
+  dir.write("soc2/probe.lua", "policy { id = 'PROBE-001', title = tostring(setting('transport_baseline', 'unset')),\n"
+                              "  severity = 'low', enforcement = 'advisory', check = function(ctx) end }\n");
+  auto set = policy::load_policies({"<builtin>/policies", dir.path()});
+  const policy::PolicyInfo* probe = nullptr;
+  for (const auto& pi : set.policies)
+    if (pi.id == "PROBE-001") probe = &pi;
+  REQUIRE(probe);
+  CHECK(probe->title == "mandatory");
+}
+
+TEST_CASE("settings that are not UTF-8 are an error at the byte, and the pack keeps its defaults") {
+  test::TempDir dir;
+  dir.write("soc2/settings.yaml", "# fine\ntransport_baseline: adv\xffsory\n");
+  auto set = policy::load_policies({"policies", dir.path()});
+  REQUIRE(set.diagnostics.size() == 1);
+  CHECK(set.diagnostics[0].loc.line == 2);
+  CHECK(set.diagnostics[0].loc.column == 24);
+  CHECK(set.diagnostics[0].message.find("not valid UTF-8: byte 0xff") != std::string::npos);
+  for (const auto& p : set.policies)
+    if (p.id == "SOC2-TLS-001") CHECK(p.enforcement == "mandatory");
+}
+
+TEST_CASE("setting() inside a check is an error verdict, not a value") {
+  test::TempDir dir;
+  dir.write("x/late.lua", "policy { id = 'LATE-001', title = 't', severity = 'low', enforcement = 'advisory',\n"
+                          "  check = function(ctx) setting('a', 1) end }\n");
+  policy::Input in;
+  auto eval = policy::evaluate({dir.path()}, in);
+  REQUIRE(eval.verdicts.size() == 1);
+  CHECK(eval.verdicts[0].outcome == Outcome::Error);
+  CHECK(eval.verdicts[0].message.find("while its policy file loads") != std::string::npos);
 }
 
 TEST_CASE("docs/policies.md is generated from the packs and up to date") {

@@ -1,11 +1,15 @@
-// render_pool: pinned packages, VLANs, LUKS, DCGM, MIG, hashes, errors, and
-// Debian's cloud-init accepting what we render.
+// render_pool: what a node needs to run, pinned to what was validated, in the
+// form Debian's cloud-init (`cloud-init schema`) and netplan (`netplan
+// generate`) accept, for every OS, NVSwitch, kernel module, RDMA and file
+// system variant.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 
 #include "engine/blueprint/loader.h"
+#include "engine/catalog/catalog.h"
 #include "engine/core/hash.h"
 #include "engine/render/render.h"
 #include "tests/support/run.h"
@@ -27,19 +31,22 @@ stacks:
       - "registry.example/ml/train@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58"
       - "nvcr.io/nvidia/k8s/dcgm-exporter@sha256:69f97546c05d33cb2e92b8224e9071cd9114725f1a6361996d439e65ae9bf2b4"
   infer:
-    driver: "560.35.03"
+    driver: "560.35.05"
     cuda: "12.6"
     images: ["nvcr.io/nvidia/tritonserver@sha256:b7933ed6180d9e2895a9d2df885e2a8b92e998a3c16297581f5b8698daacf492"]
 networks:
   vlans:
     - {name: ml-fabric, id: 100, cidr: 10.100.0.0/16, vrf: ml, purpose: training, mtu: 9000}
+    - {name: storage-net, id: 110, cidr: 10.110.0.0/16, vrf: ml, purpose: storage, mtu: 9000}
     - {name: mgmt, id: 10, cidr: 10.10.0.0/22, vrf: mgmt, purpose: management, mtu: 1500}
+  fabrics:
+    - {name: ib, kind: infiniband, speed_gbps: 400, topology: rail-optimized, oversubscription: "1:1"}
 storage:
   tiers:
     - {name: hot, kind: nvme, capacity_tb: 100, classification: confidential, encryption: {at_rest: aes-256-xts}}
     - {name: scratch, kind: nvme, capacity_tb: 10, classification: internal}
-    - {name: shared, kind: parallel-fs, backend: lustre, capacity_tb: 500, classification: confidential,
-       encryption: {at_rest: aes-256-xts}}
+    - {name: shared, kind: parallel-fs, backend: lustre, export: "10.110.0.10@o2ib:/shared", capacity_tb: 500,
+       classification: confidential, encryption: {at_rest: aes-256-xts}}
     - {name: cold, kind: object, backend: s3, region: us-east-1, capacity_tb: 900, classification: internal,
        encryption: {at_rest: aes-256-gcm}}
 node_pools:
@@ -49,9 +56,11 @@ node_pools:
     role: training
     hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 1536}
     stack: train
+    fabric: ib
     boot: {method: pxe, image: "http://pxe.example/ubuntu-22.04/"}
-    networks: [ml-fabric, mgmt]
+    networks: [ml-fabric, storage-net, mgmt]
     storage: [hot, scratch, shared]
+    interfaces: {bond: [eno1, eno2]}
     bmc: {endpoints: "https://bmc-{index}.example", credentials: env:BMC}
   - name: infer
     provider: baremetal
@@ -78,6 +87,13 @@ bp::Blueprint load(const std::string& text = kBlueprint) {
   return r.blueprint;
 }
 
+/// kBlueprint with `from` replaced by `to` (which must occur).
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
 render::CloudInit render_ok(const bp::Blueprint& b, const std::string& pool) {
   auto r = render::render_pool(b, pool);
   INFO((r ? std::string() : r.error().message));
@@ -85,7 +101,24 @@ render::CloudInit render_ok(const bp::Blueprint& b, const std::string& pool) {
   return *r;
 }
 
+std::string render_error(const bp::Blueprint& b, const std::string& pool) {
+  auto r = render::render_pool(b, pool);
+  REQUIRE_FALSE(r.ok());
+  return r.error().message;
+}
+
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+/// The runcmd line installing packages with apt (the n-th such line).
+std::string apt_line(const std::string& ud, int n) {
+  size_t at = 0;
+  for (int i = 0; i <= n; ++i) {
+    at = ud.find("\"apt-get\", \"install\", \"-y\", \"--no-install-recommends\"", at + (i ? 1 : 0));
+    if (at == std::string::npos) return "";
+  }
+  size_t start = ud.rfind('\n', at) + 1;
+  return ud.substr(start, ud.find('\n', at) - start);
+}
 
 std::vector<std::string> pool_names(const bp::Blueprint& b) {
   std::vector<std::string> names;
@@ -100,21 +133,28 @@ test::RunResult cloud_init_schema(const std::string& user_data) {
   return test::run_program({"cloud-init", "schema", "--config-file", dir.write("user-data", user_data)});
 }
 
-/// Parses a network config v2 with cloud-init's own network-state parser
-/// (cloud-init 22.4 has no network-config schema command), strictly
-/// (skip_broken=False), and prints the interfaces it understood.
-test::RunResult cloud_init_network(const std::string& network_config) {
-  const char* script = R"(import sys, yaml
-from cloudinit.net.network_state import parse_net_config_data
-cfg = yaml.safe_load(open(sys.argv[1]))
-assert cfg.get("version") == 2, "not a network config version 2"
-state = parse_net_config_data(cfg, skip_broken=False)
-for iface in sorted(state.iter_interfaces(), key=lambda i: i["name"]):
-    print(iface["name"], iface.get("type"), iface.get("vlan_id"), iface.get("vlan-raw-device"), iface.get("mtu"))
-)";
+/// `netplan generate` (netplan.io) on a network config v2: the same YAML under
+/// `network:` in a throw-away root, so netplan parses and validates it fully
+/// (bonds, VLANs, VRFs, DHCP overrides) and writes systemd-networkd files.
+test::RunResult netplan_generate(const std::string& network_config) {
   test::TempDir dir;
-  // Debian's interpreter, the one python3-cloud-init is installed for (not a pyenv shim).
-  return test::run_program({"/usr/bin/python3", dir.write("check.py", script), dir.write("network-config", network_config)});
+  std::string doc = "network:\n";
+  size_t start = 0;
+  while (start < network_config.size()) {
+    size_t nl = network_config.find('\n', start);
+    std::string line = network_config.substr(start, nl - start);
+    if (!line.empty() && line[0] != '#') doc += "  " + line + "\n";
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  std::string file = dir.write("etc/netplan/50-plinth.yaml", doc);
+  std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  auto r = test::run_program({"netplan", "generate", "--root-dir", dir.path()});
+  if (r.exit_code == 0) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path() + "/run/systemd/network"))
+      r.out += e.path().filename().string() + "\n" + test::slurp(e.path().string()) + "\n";
+  }
+  return r;
 }
 
 }  // namespace
@@ -127,107 +167,272 @@ TEST_CASE("render pins the stack's driver, CUDA and cuDNN through the NVIDIA CUD
                      "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/ /\"\n"
                      "      keyid: \"EB693B3035CD5710E231E123A4B469963BF863CC\"\n"));
   CHECK(contains(ud, "      Explanation: plinth: stack 'train' pins NVIDIA driver 550.54.15\n"
-                     "      Package: cuda-drivers cuda-drivers-* nvidia-* libnvidia-* xserver-xorg-video-nvidia-*\n"
+                     "      Package: cuda-drivers cuda-drivers-* nvidia-* libnvidia-* libxnvctrl* xserver-xorg-video-nvidia-*\n"
                      "      Pin: version 550.54.15-*\n"
                      "      Pin-Priority: 1001\n"));
   CHECK(contains(ud, "      Package: libcudnn9* cudnn9*\n      Pin: version 9.1.0.*\n"));
-  CHECK(contains(ud, "      Pin: version 1.15.0-*\n"));
-  CHECK(contains(ud, "  - [\"env\", \"DEBIAN_FRONTEND=noninteractive\", \"apt-get\", \"install\", \"-y\", "
-                     "\"--no-install-recommends\", \"cuda-drivers-550\", \"cuda-toolkit-12-4\", \"libcudnn9-cuda-12\", "
-                     "\"libcudnn9-dev-cuda-12\", \"nvidia-container-toolkit\", \"docker.io\", \"cryptsetup\", \"mdadm\", "
-                     "\"xfsprogs\"]\n"));
   CHECK(contains(ud, "  - [\"docker\", \"pull\", \"registry.example/ml/train@sha256:"
                      "116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"));
   CHECK(contains(ud, "  - [\"nvidia-ctk\", \"runtime\", \"configure\", \"--runtime=docker\"]\n"));
-  CHECK(contains(ud, "  message: \"plinth: rebooting to load NVIDIA driver 550.54.15\"\n"));
+  CHECK(contains(ud, "  message: \"plinth: rebooting to load NVIDIA driver 550.54.15 (proprietary kernel modules)\"\n"));
 }
 
-TEST_CASE("a stack with a CUDA patch release pins the toolkit version too, and 24.04 images use the ubuntu2404 repo",
-          "[render]") {
-  std::string text = kBlueprint;
-  text.replace(text.find("cuda: \"12.6\""), 12, "cuda: \"12.6.1\"");
-  auto ci = render_ok(load(text), "infer");
-  CHECK(contains(ci.user_data, "      Package: cuda-toolkit-12-6\n      Pin: version 12.6.1-*\n"));
-  CHECK(contains(ci.user_data, "/compute/cuda/repos/ubuntu2404/x86_64/ /\""));
-  CHECK(contains(ci.user_data, "\"cuda-drivers-560\", \"cuda-toolkit-12-6\", \"nvidia-container-toolkit\""));
-  CHECK_FALSE(contains(ci.user_data, "libcudnn"));  // the infer stack pins no cuDNN
+TEST_CASE("the CUDA toolkit is pinned to the release the rules validated: 12.4 installs 12.4.1", "[render]") {
+  // cuda-toolkit-12-4's components resolve to the newest 12.4.x; validation checks the driver
+  // against that release (Catalog::installed_cuda), and the renderer pins the same one.
+  auto ud = render_ok(load(), "train").user_data;
+  CHECK(contains(ud, "      Explanation: plinth: stack 'train' pins CUDA 12.4 (installs 12.4.1)\n"
+                     "      Package: cuda-toolkit-12-4\n      Pin: version 12.4.1-*\n"));
+  // A patch release pins exactly that release; 24.04 images use the ubuntu2404 repository.
+  auto infer = render_ok(load(with(kBlueprint, "cuda: \"12.6\"", "cuda: \"12.6.1\"")), "infer").user_data;
+  CHECK(contains(infer, "      Package: cuda-toolkit-12-6\n      Pin: version 12.6.1-*\n"));
+  CHECK(contains(infer, "/compute/cuda/repos/ubuntu2404/x86_64/ /\""));
+  CHECK_FALSE(contains(infer, "libcudnn"));  // the infer stack pins no cuDNN
 }
 
-TEST_CASE("node pool networks become VLAN interfaces on a bonded uplink in network config v2", "[render]") {
-  auto ci = render_ok(load(), "train");
-  const auto& nc = ci.network_config;
-  CHECK(contains(nc, "\nversion: 2\n"));
-  CHECK(contains(nc, "  bond0:\n    interfaces: [uplinks]\n    mtu: 9000\n    dhcp4: true\n"));
-  // Sorted by VLAN id, whatever the pool's order.
-  CHECK(contains(nc, "vlans:\n"
-                     "  vlan10:  # mgmt 10.10.0.0/22 (management)\n"
-                     "    id: 10\n    link: bond0\n    mtu: 1500\n    dhcp4: true\n"
-                     "  vlan100:  # ml-fabric 10.100.0.0/16 (training)\n"
-                     "    id: 100\n    link: bond0\n    mtu: 9000\n    dhcp4: true\n"));
+TEST_CASE("NVSwitch nodes install and enable the Fabric Manager of exactly the driver's version", "[render][nvswitch]") {
+  auto ud = render_ok(load(), "train").user_data;  // 8 x H100-80GB: HGX H100 baseboard
+  CHECK(contains(apt_line(ud, 1), "\"cuda-drivers-550\", \"nvidia-fabricmanager-550\", \"libnvidia-nscq-550\"]"));
+  // nvidia-fabricmanager-550 is under the nvidia-* pin: it installs as 550.54.15, like the driver.
+  CHECK(contains(ud, "Package: cuda-drivers cuda-drivers-* nvidia-* libnvidia-*"));
+  CHECK(contains(ud, "  - [\"systemctl\", \"enable\", \"nvidia-fabricmanager.service\"]\n"));
+  CHECK(contains(ud, "\"nvswitch\": {\n          \"fabric_manager\": true,\n          \"nvlink_subnet_manager\": false\n"));
+  // Four H100s are joined directly (HGX 4-GPU): no NVSwitch, no Fabric Manager.
+  auto four = render_ok(load(with(kBlueprint, "gpus_per_node: 8, cpu_cores: 96", "gpus_per_node: 4, cpu_cores: 96")), "train").user_data;
+  CHECK_FALSE(contains(four, "fabricmanager"));
+  // PCIe cards never have one.
+  auto pcie = render_ok(load(with(kBlueprint, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96", "{gpu: L40S, gpus_per_node: 8, cpu_cores: 96")),
+                        "train").user_data;
+  CHECK_FALSE(contains(pcie, "fabricmanager"));
+  // Cloud instance types from the catalog: p5.48xlarge runs Fabric Manager, g6e does not.
+  CHECK(contains(render_ok(load(), "aws-p5").user_data, "nvidia-fabricmanager-550"));
+  auto g6e = render_ok(load(with(kBlueprint, "instance_type: p5.48xlarge", "instance_type: g6e.12xlarge")), "aws-p5").user_data;
+  CHECK_FALSE(contains(g6e, "fabricmanager"));
+}
+
+TEST_CASE("HGX B200 adds the NVLink Subnet Manager and ib_umad of fourth-generation NVSwitch", "[render][nvswitch]") {
+  std::string text = with(with(kBlueprint, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 1536}",
+                               "{gpu: B200, gpus_per_node: 8, cpu_cores: 112, memory_gb: 2048}"),
+                          "driver: \"550.54.15\"\n    cuda: \"12.4\"", "driver: \"570.133.20\"\n    cuda: \"12.8\"");
+  auto ud = render_ok(load(text), "train").user_data;
+  CHECK(contains(apt_line(ud, 1), "\"nvidia-open-570\", \"nvidia-fabricmanager-570\", \"libnvidia-nscq-570\", \"nvlsm\"]"));
+  CHECK(contains(ud, "  - path: /etc/modules-load.d/plinth-nvlsm.conf\n"));
+  CHECK(contains(ud, "      ib_umad\n"));
+}
+
+TEST_CASE("the kernel module flavour follows the stack, else NVIDIA's default for the branch and GPU", "[render][kernel-modules]") {
+  // R550 defaults to the proprietary modules: cuda-drivers-550 alone.
+  auto r550 = render_ok(load(), "train").user_data;
+  CHECK(contains(apt_line(r550, 1), "\"--no-install-recommends\", \"cuda-drivers-550\", "));
+  CHECK(contains(r550, "\"kernel_modules\": \"proprietary\""));
+  // Asking for open on R550: NVIDIA's nvidia-kernel-open-550 next to cuda-drivers-550.
+  auto open550 = render_ok(load(with(kBlueprint, "    cudnn: \"9.1.0\"\n", "    cudnn: \"9.1.0\"\n    kernel_modules: open\n")), "train").user_data;
+  CHECK(contains(apt_line(open550, 1), "\"nvidia-kernel-open-550\", \"cuda-drivers-550\", "));
+  CHECK(contains(open550, "rebooting to load NVIDIA driver 550.54.15 (open kernel modules)"));
+  // From R560 the open modules are the default: nvidia-open-560.
+  auto r560 = render_ok(load(), "infer").user_data;
+  CHECK(contains(apt_line(r560, 0), "\"--no-install-recommends\", \"nvidia-open-560\", "));
+  // Proprietary on R560 when asked for.
+  auto prop560 = render_ok(load(with(kBlueprint, "    cuda: \"12.6\"\n", "    cuda: \"12.6\"\n    kernel_modules: proprietary\n")), "infer")
+                     .user_data;
+  CHECK(contains(apt_line(prop560, 0), "\"--no-install-recommends\", \"cuda-drivers-560\", "));
+  // Blackwell runs only the open modules: asking for proprietary cannot be rendered.
+  std::string b200 = with(with(with(kBlueprint, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 64, memory_gb: 1024}",
+                                    "{gpu: B200, gpus_per_node: 8, cpu_cores: 112, memory_gb: 2048}"),
+                               "driver: \"560.35.05\"\n    cuda: \"12.6\"", "driver: \"570.133.20\"\n    cuda: \"12.8\"\n    kernel_modules: proprietary"),
+                          "    mig: {profile: \"3g.40gb\", instances: 2}\n", "");
+  CHECK(render_error(load(b200), "infer") ==
+        "pool 'infer' runs B200, which supports only the open NVIDIA kernel modules, but stack 'infer' asks for proprietary; "
+        "set kernel_modules: open (or leave it out for NVIDIA's default)");
+}
+
+TEST_CASE("Grace superchips use the sbsa repositories", "[render]") {
+  std::string text = with(with(kBlueprint, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 64, memory_gb: 1024}",
+                               "{gpu: GH200-96GB, gpus_per_node: 1, cpu_cores: 72, memory_gb: 480}"),
+                          "    mig: {profile: \"3g.40gb\", instances: 2}\n", "");
+  auto ud = render_ok(load(text), "infer").user_data;
+  CHECK(contains(ud, "/compute/cuda/repos/ubuntu2404/sbsa/ /\""));
+  CHECK(contains(ud, "\"arch\": \"sbsa\""));
+  CHECK(contains(ud, "\"kernel_modules\": \"open\""));  // GH200 runs only the open modules
+}
+
+TEST_CASE("only the named interfaces are bonded, RDMA rails stay apart, one default route, VRFs", "[render][network]") {
+  const auto nc = render_ok(load(), "train").network_config;
+  CHECK(contains(nc, "ethernets:\n  uplink0:\n    match:\n      name: \"eno1\"\n    mtu: 9000\n"
+                     "  uplink1:\n    match:\n      name: \"eno2\"\n    mtu: 9000\n"));
+  CHECK_FALSE(contains(nc, "\"en*\""));  // the old catch-all that swallowed RoCE rails
+  CHECK(contains(nc, "  bond0:\n    interfaces: [uplink0, uplink1]\n    mtu: 9000\n    dhcp4: false\n"));
+  CHECK(contains(nc, "# RDMA rails ib* kept out of the bond"));
+  // The management VLAN carries the only default route; the others take addresses, not routes.
+  CHECK(contains(nc, "  vlan10:  # mgmt 10.10.0.0/22 (management), default route\n"
+                     "    id: 10\n    link: bond0\n    mtu: 1500\n    dhcp4: true\n  vlan100:"));
+  CHECK(contains(nc, "  vlan100:  # ml-fabric 10.100.0.0/16 (training)\n"
+                     "    id: 100\n    link: bond0\n    mtu: 9000\n    dhcp4: true\n"
+                     "    dhcp4-overrides:\n      use-routes: false\n      use-dns: false\n"));
+  const std::regex routes("use-routes: false");
+  CHECK(std::distance(std::sregex_iterator(nc.begin(), nc.end(), routes), std::sregex_iterator()) == 2);
+  // The VLANs' VRF: ml holds both data VLANs; the default-route VLAN stays in the main table.
+  CHECK(contains(nc, "vrfs:\n  vrf-ml:\n    table: 1001\n    interfaces: [vlan100, vlan110]\n"));
+  CHECK_FALSE(contains(nc, "vrf-mgmt"));
+  // Without interfaces:, the on-board ports (eno*) are bonded.
+  auto b = load();
+  b.node_pools[0].interfaces.reset();
+  CHECK(contains(render_ok(b, "train").network_config, "  uplink0:\n    match:\n      name: \"eno*\"\n"));
   // No networks, no network config; burst pools use their cloud's networking.
   CHECK(render_ok(load(), "infer").network_config.empty());
   CHECK(render_ok(load(), "aws-p5").network_config.empty());
 }
 
-TEST_CASE("LUKS2 AES-256-XTS only for the pool's encrypted NVMe tiers, keyed from a file", "[render]") {
-  auto b = load();
-  auto ud = render_ok(b, "train").user_data;
-  CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-luks\", \"hot\", \"/etc/plinth/keys/hot.key\", \"/mnt/hot\"]\n"));
-  CHECK(contains(ud, "cryptsetup luksFormat --batch-mode --type luks2 --cipher aes-xts-plain64 --key-size 512 "
-                     "--key-file \"$key\" \"$md\""));
-  CHECK_FALSE(contains(ud, "plinth-luks\", \"scratch\""));  // NVMe, not encrypted
-  CHECK_FALSE(contains(ud, "plinth-luks\", \"shared\""));   // encrypted, but parallel-fs
-  // A pool with only the unencrypted NVMe tier, and one with only an object tier, get no LUKS at all.
-  for (const char* pool : {"infer", "aws-p5"}) {
-    INFO(pool);
-    auto other = render_ok(b, pool).user_data;
-    CHECK_FALSE(contains(other, "plinth-luks"));
-    CHECK_FALSE(contains(other, "cryptsetup"));
-  }
-  // luks2 as the at_rest value is honoured the same way.
-  std::string text = kBlueprint;
-  const std::string plain = "{name: scratch, kind: nvme, capacity_tb: 10, classification: internal}";
-  text.replace(text.find(plain), plain.size(),
-               "{name: scratch, kind: nvme, capacity_tb: 10, classification: internal, encryption: {at_rest: luks2}}");
-  CHECK(contains(render_ok(load(text), "infer").user_data,
-                 "  - [\"/usr/local/sbin/plinth-luks\", \"scratch\", \"/etc/plinth/keys/scratch.key\", \"/mnt/scratch\"]\n"));
+TEST_CASE("RoCE rails get their own interfaces with addresses but no routes", "[render][network]") {
+  std::string text = with(with(kBlueprint, "    - {name: ib, kind: infiniband, speed_gbps: 400, topology: rail-optimized, oversubscription: \"1:1\"}",
+                               "    - {name: ib, kind: roce-v2, speed_gbps: 400, topology: rail-optimized, oversubscription: \"1:1\", pfc: true, ecn: true}"),
+                          "interfaces: {bond: [eno1, eno2]}", "interfaces: {bond: [eno1, eno2], rdma: [ens1f0np0, ens2f0np0]}");
+  const auto nc = render_ok(load(text), "train").network_config;
+  CHECK(contains(nc, "  rail0:  # RoCE rail on fabric ib\n    match:\n      name: \"ens1f0np0\"\n    mtu: 9000\n    dhcp4: true\n"
+                     "    dhcp4-overrides:\n      use-routes: false\n      use-dns: false\n"));
+  CHECK(contains(nc, "  bond0:\n    interfaces: [uplink0, uplink1]\n"));
+  auto res = netplan_generate(nc);
+  INFO(res.err);
+  CHECK(res.exit_code == 0);
+  CHECK(contains(res.out, "Name=ens1f0np0"));
 }
 
-TEST_CASE("the DCGM exporter runs only when monitoring.dcgm is on, preferring the stack's own image", "[render]") {
+TEST_CASE("RDMA pools get DOCA-OFED before the driver and load nvidia-peermem", "[render][rdma]") {
+  auto ud = render_ok(load(), "train").user_data;
+  CHECK(contains(ud, "  - path: /etc/apt/sources.list.d/doca.list\n"));
+  CHECK(contains(ud, "deb [signed-by=/etc/apt/keyrings/doca.gpg] https://linux.mellanox.com/public/repo/doca/2.9.2/ubuntu22.04/x86_64/ ./"));
+  CHECK(contains(ud, "      nvidia-peermem\n"));
+  // DOCA-OFED is installed in its own step, before the driver whose DKMS build links nvidia-peermem against it.
+  CHECK(contains(apt_line(ud, 0), "\"--no-install-recommends\", \"doca-ofed\"]"));
+  CHECK(contains(apt_line(ud, 1), "\"cuda-drivers-550\""));
+  CHECK(ud.find("doca-ofed") < ud.find("\"cuda-drivers-550\""));
+  // The inbox stack instead: rdma-core, no DOCA repository, no peermem.
+  auto inbox = render_ok(load(with(kBlueprint, "oversubscription: \"1:1\"}", "oversubscription: \"1:1\", rdma_stack: inbox}")), "train").user_data;
+  CHECK(contains(apt_line(inbox, 0), "\"rdma-core\", \"ibverbs-providers\", \"ibverbs-utils\", \"infiniband-diags\", \"perftest\"]"));
+  CHECK_FALSE(contains(inbox, "doca"));
+  CHECK_FALSE(contains(inbox, "nvidia-peermem"));
+  // Pools without an RDMA fabric get neither.
+  CHECK_FALSE(contains(render_ok(load(), "infer").user_data, "doca"));
+}
+
+TEST_CASE("parallel-fs and NFS tiers are mounted with their transport encryption", "[render][storage]") {
+  auto ud = render_ok(load(), "train").user_data;
+  CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-mount\", \"lustre\", \"shared\", \"10.110.0.10@o2ib:/shared\", \"/mnt/shared\", "
+                     "\"flock,_netdev,nofail\"]\n"));
+  CHECK(contains(ud, "      options lnet networks=\"o2ib0(ib0)\"\n"));
+  CHECK(contains(ud, "\"fs\": \"lustre\",\n            \"kind\": \"parallel-fs\",\n            \"luks\": false,\n            \"mount\": \"/mnt/shared\""));
+  // Lustre encrypted in transit: shared-key (SSK) keys named on the mount.
+  auto ssk = render_ok(load(with(kBlueprint, "\n       classification: confidential, encryption: {at_rest: aes-256-xts}}",
+                                 "\n       classification: confidential, encryption: {at_rest: aes-256-xts, in_transit: tls1.3}}")),
+                       "train").user_data;
+  CHECK(contains(ssk, "\"flock,_netdev,nofail,skpath=/etc/plinth/keys/lustre-shared\"]"));
+  // NFS with RPC-with-TLS on Ubuntu 24.04; refused on 22.04, whose kernel cannot.
+  std::string nfs = with(with(kBlueprint, "{name: shared, kind: parallel-fs, backend: lustre, export: \"10.110.0.10@o2ib:/shared\"",
+                              "{name: shared, kind: nfs, export: \"nfs.example:/export/shared\""),
+                         "\n       classification: confidential, encryption: {at_rest: aes-256-xts}}",
+                         "\n       classification: confidential, encryption: {at_rest: aes-256-xts, in_transit: tls1.3}}");
+  CHECK(render_error(load(nfs), "train") ==
+        "storage tier 'shared' of pool 'train' encrypts NFS in transit (RPC-with-TLS, xprtsec=tls), which needs Linux 6.5 or "
+        "newer and ktls-utils; run the pool on os: ubuntu-24.04, or drop encryption.in_transit");
+  auto noble = render_ok(load(with(nfs, "image: \"http://pxe.example/ubuntu-22.04/\"", "image: \"http://pxe.example/ubuntu-24.04/\"")),
+                         "train").user_data;
+  CHECK(contains(noble, "\"nfs\", \"shared\", \"nfs.example:/export/shared\", \"/mnt/shared\", \"vers=4.2,hard,nconnect=8,_netdev,nofail,xprtsec=tls\"]"));
+  CHECK(contains(apt_line(noble, 2), "\"nfs-common\", \"ktls-utils\""));
+  CHECK(contains(noble, "  - [\"systemctl\", \"enable\", \"--now\", \"tlshd.service\"]\n"));
+  // GPFS: the cluster's cipherList must encrypt.
+  auto gpfs = render_ok(load(with(with(kBlueprint, "backend: lustre, export: \"10.110.0.10@o2ib:/shared\"", "backend: gpfs, export: \"fs1\""),
+                                  "\n       classification: confidential, encryption: {at_rest: aes-256-xts}}",
+                                  "\n       classification: confidential, encryption: {at_rest: aes-256-xts, in_transit: tls1.3}}")),
+                        "train").user_data;
+  CHECK(contains(gpfs, "\"gpfs\", \"shared\", \"fs1\", \"/mnt/shared\", \"cipher\"]"));
+  CHECK(contains(gpfs, "mmchconfig cipherList=AES256-GCM-SHA384"));
+  // A tier without an export cannot be mounted.
+  CHECK(render_error(load(with(kBlueprint, "export: \"10.110.0.10@o2ib:/shared\", ", "")), "train")
+            .rfind("storage tier 'shared' of pool 'train' has no 'export' to mount", 0) == 0);
+}
+
+TEST_CASE("NVMe tiers: LUKS2 AES-256-XTS when encrypted, plain XFS otherwise", "[render][storage]") {
+  auto b = load();
+  auto ud = render_ok(b, "train").user_data;
+  CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-nvme\", \"hot\", \"luks\", \"/etc/plinth/keys/hot.key\", \"/mnt/hot\"]\n"));
+  CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-nvme\", \"scratch\", \"plain\", \"-\", \"/mnt/scratch\"]\n"));
+  CHECK(contains(ud, "cryptsetup luksFormat --batch-mode --type luks2 --cipher aes-xts-plain64 --key-size 512 "
+                     "--key-file \"$key\" \"$md\""));
+  CHECK_FALSE(contains(render_ok(b, "aws-p5").user_data, "plinth-nvme"));
+}
+
+TEST_CASE("the container toolkit default has no known container escapes, a stack may pin its own", "[render][versions]") {
+  const auto& cat = **catalog::default_catalog();
+  auto ud = render_ok(load(), "train").user_data;
+  CHECK(contains(ud, "      Explanation: plinth: NVIDIA container toolkit 1.17.8\n"));
+  CHECK(contains(ud, "      Pin: version 1.17.8-*\n"));
+  CHECK(cat.container_toolkit_advisories("1.17.8").empty());
+  CHECK_FALSE(contains(ud, "1.15.0"));
+  auto pinned = render_ok(load(with(kBlueprint, "    cudnn: \"9.1.0\"\n", "    cudnn: \"9.1.0\"\n    container_toolkit: \"1.18.0\"\n")), "train");
+  CHECK(contains(pinned.user_data, "      Pin: version 1.18.0-*\n"));
+}
+
+TEST_CASE("the DCGM exporter default is pinned by digest, a stack's own exporter image wins", "[render][versions]") {
   auto b = load();
   auto train = render_ok(b, "train").user_data;
-  CHECK(contains(train, "  - path: /etc/systemd/system/dcgm-exporter.service\n"));
   CHECK(contains(train, "--gpus all --cap-add SYS_ADMIN --publish 9400:9400 nvcr.io/nvidia/k8s/dcgm-exporter@sha256:"
                         "69f97546c05d33cb2e92b8224e9071cd9114725f1a6361996d439e65ae9bf2b4\n"));
-  CHECK(contains(train, "  - [\"systemctl\", \"enable\", \"dcgm-exporter.service\"]\n"));
-  // The infer stack has no exporter image: the renderer's pinned default is pulled and run.
   auto infer = render_ok(b, "infer").user_data;
-  CHECK(contains(infer, std::string("--publish 9400:9400 ") + render::kDefaultDcgmExporterImage + "\n"));
-  CHECK(contains(infer, std::string("  - [\"docker\", \"pull\", \"") + render::kDefaultDcgmExporterImage + "\"]\n"));
-
+  const std::string image = (*catalog::default_catalog())->dcgm_exporter_image();
+  CHECK(std::regex_search(image, std::regex("@sha256:[0-9a-f]{64}$")));
+  CHECK(contains(infer, "--publish 9400:9400 " + image + "\n"));
+  CHECK(contains(infer, "  - [\"docker\", \"pull\", \"" + image + "\"]\n"));
   b.monitoring->dcgm = false;
-  auto off = render_ok(b, "train").user_data;
-  CHECK_FALSE(contains(off, "dcgm-exporter.service"));
-  CHECK_FALSE(contains(off, "--publish 9400:9400"));
-  b.monitoring.reset();
   CHECK_FALSE(contains(render_ok(b, "train").user_data, "dcgm-exporter.service"));
 }
 
-TEST_CASE("a MIG profile becomes a boot-time nvidia-smi mig layout", "[render]") {
+TEST_CASE("RHEL and Rocky get dnf repositories, module streams and a version lock", "[render][rhel]") {
+  std::string text = with(kBlueprint, "image: \"http://pxe.example/ubuntu-22.04/\"", "image: \"http://pxe.example/rocky-9.4-x86_64.iso\"");
+  auto ud = render_ok(load(text), "train").user_data;
+  CHECK_FALSE(contains(ud, "\napt:\n"));
+  CHECK(contains(ud, "yum_repos:\n  cuda-rhel9-x86_64:\n    name: \"NVIDIA CUDA rhel9 x86_64\"\n"
+                     "    baseurl: \"https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/\"\n"
+                     "    enabled: true\n    gpgcheck: true\n"
+                     "    gpgkey: \"https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/D42D0685.pub\"\n"));
+  CHECK(contains(ud, "  - [\"dnf\", \"module\", \"enable\", \"-y\", \"nvidia-driver:550-dkms\"]\n"));
+  CHECK(contains(ud, "  - [\"dnf\", \"install\", \"-y\", \"cuda-drivers-550-550.54.15\", \"nvidia-fabricmanager-550-550.54.15\", "
+                     "\"libnvidia-nscq-550-550.54.15\"]\n"));
+  CHECK(contains(ud, "\"cuda-toolkit-12-4-12.4.1\""));
+  CHECK(contains(ud, "  - [\"dnf\", \"versionlock\", \"add\", \"*nvidia*550.54.15*\""));
+  CHECK(contains(ud, "\"rdma-core\", \"libibverbs-utils\""));  // RHEL's own RDMA stack
+  CHECK(contains(ud, "podman run --rm --name dcgm-exporter --device nvidia.com/gpu=all"));
+  CHECK(contains(ud, "\"os\": \"rocky-9\""));
+  // os: wins over the image name; open modules use the -open stream.
+  auto open = render_ok(load(with(with(text, "interfaces: {bond: [eno1, eno2]}", "interfaces: {bond: [eno1, eno2]}\n    os: rhel-8"),
+                                  "    cudnn: \"9.1.0\"\n", "    cudnn: \"9.1.0\"\n    kernel_modules: open\n")),
+                        "train").user_data;
+  CHECK(contains(open, "/compute/cuda/repos/rhel8/x86_64/"));
+  CHECK(contains(open, "\"nvidia-driver:550-open\""));
+  // DOCA-OFED's repository is per RHEL minor release, which Plinth does not know.
+  CHECK(render_error(load(with(text, "oversubscription: \"1:1\"}", "oversubscription: \"1:1\", rdma_stack: doca-ofed}")), "train")
+            .find("set rdma_stack: inbox") != std::string::npos);
+}
+
+TEST_CASE("mixed MIG layouts are created where the placement search put them", "[render][mig]") {
   auto ud = render_ok(load(), "infer").user_data;
-  CHECK(contains(ud, "      nvidia-smi mig -cgi '3g.40gb,3g.40gb' -C\n"));
+  CHECK(contains(ud, "      nvidia-smi mig -cgi '3g.40gb:0,3g.40gb:4' -C\n"));
   CHECK(contains(ud, "  - [\"systemctl\", \"enable\", \"plinth-mig.service\"]\n"));
-  CHECK(contains(ud, "After=docker.service nvidia-persistenced.service plinth-mig.service\n"));
+  auto balanced = render_ok(load(with(kBlueprint, "mig: {profile: \"3g.40gb\", instances: 2}", "mig: {layout: all-balanced}")), "infer");
+  CHECK(contains(balanced.user_data, "MIG layout of pool infer: 2 x 1g.10gb + 1 x 2g.20gb + 1 x 3g.40gb on every GPU."));
+  // 3g.40gb at slice 0 would leave the second 1g.10gb only slice 7, where no 1g instance starts.
+  CHECK(contains(balanced.user_data, "      nvidia-smi mig -cgi '3g.40gb:4,2g.20gb:0,1g.10gb:2,1g.10gb:3' -C\n"));
+  auto mixed = render_ok(load(with(kBlueprint, "mig: {profile: \"3g.40gb\", instances: 2}", "mig: {profiles: {\"1g.20gb\": 3, \"1g.10gb\": 2}}")),
+                         "infer");
+  CHECK(contains(mixed.user_data, "nvidia-smi mig -cgi '1g.20gb:0,1g.20gb:2,1g.20gb:6,1g.10gb:4,1g.10gb:5' -C\n"));
   CHECK_FALSE(contains(render_ok(load(), "train").user_data, "plinth-mig"));
 }
 
-TEST_CASE("node.json carries the pool identity", "[render]") {
-  auto ud = render_ok(load(), "aws-p5").user_data;
-  CHECK(contains(ud, "  - path: /etc/plinth/node.json\n"));
-  CHECK(contains(ud, "        \"instance_type\": \"p5.48xlarge\",\n"));
-  CHECK(contains(ud, "        \"kind\": \"burst_pool\",\n"));
-  CHECK(contains(ud, "        \"pool\": \"aws-p5\",\n"));
-  CHECK(contains(ud, "        \"blueprint\": \"render-test\",\n"));
+TEST_CASE("a GPU alias renders the same bytes as its catalog name", "[render]") {
+  auto name = render_ok(load(), "train");
+  auto alias = render_ok(load(with(kBlueprint, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96", "{gpu: \"NVIDIA H100 80GB HBM3\", gpus_per_node: 8, cpu_cores: 96")),
+                         "train");
+  CHECK(alias == name);
+  CHECK(contains(alias.user_data, "\"gpu\": \"H100-80GB\""));
 }
 
 TEST_CASE("rendering is deterministic and the hash follows every pin", "[render]") {
@@ -272,20 +477,104 @@ TEST_CASE("an unknown pool is an error that suggests the closest name", "[render
 TEST_CASE("values that cannot be rendered safely are refused with a fix", "[render]") {
   auto b = load();
   b.stacks[0].driver = "550-latest";
-  auto r = render::render_pool(b, "train");
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message == "stack 'train' pins driver '550-latest'; give the exact NVIDIA driver version, e.g. \"550.54.15\"");
-
+  CHECK(render_error(b, "train") == "stack 'train' pins driver '550-latest'; give the exact NVIDIA driver version, e.g. \"550.54.15\"");
   b = load();
   b.stacks[0].images.push_back("registry.example/x:1; rm -rf /");
-  r = render::render_pool(b, "train");
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message ==
+  CHECK(render_error(b, "train") ==
         "stack 'train' lists image 'registry.example/x:1; rm -rf /', which is not a "
         "registry/repository[:tag][@sha256:digest] reference");
+  b = load();
+  b.tiers[2].remote = "host:/x; reboot";
+  CHECK(render_error(b, "train") ==
+        "storage tier 'shared' of pool 'train' has export 'host:/x; reboot', which cannot be used safely in a mount command");
 }
 
-TEST_CASE("cloud-init schema accepts the user-data of every pool, and rejects a broken document", "[render][cloud-init]") {
+namespace {
+
+/// One rendering variant for the cloud-init / netplan matrix.
+struct Variant {
+  std::string name;
+  std::string os;       ///< os: value
+  std::string gpu;      ///< hardware line
+  std::string modules;  ///< kernel_modules ("" = default)
+  std::string fabric;   ///< fabric line
+  std::string tier;     ///< the network tier
+  std::string stack;    ///< driver + cuda
+};
+
+std::string variant_text(const Variant& v) {
+  std::string t = kBlueprint;
+  t = with(t, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 1536}", v.gpu);
+  t = with(t, "interfaces: {bond: [eno1, eno2]}", "interfaces: {bond: [eno1, eno2], rdma: [ens1f0np0, ens2f0np0]}\n    os: " + v.os);
+  t = with(t, "    - {name: ib, kind: infiniband, speed_gbps: 400, topology: rail-optimized, oversubscription: \"1:1\"}", v.fabric);
+  t = with(t, "    - {name: shared, kind: parallel-fs, backend: lustre, export: \"10.110.0.10@o2ib:/shared\", capacity_tb: 500,\n"
+              "       classification: confidential, encryption: {at_rest: aes-256-xts}}",
+           v.tier);
+  t = with(t, "driver: \"550.54.15\"\n    cuda: \"12.4\"", v.stack + (v.modules.empty() ? "" : "\n    kernel_modules: " + v.modules));
+  return t;
+}
+
+const std::string kIb = "    - {name: ib, kind: infiniband, speed_gbps: 400, topology: rail-optimized, oversubscription: \"1:1\"}";
+const std::string kRoce =
+    "    - {name: ib, kind: roce-v2, speed_gbps: 400, topology: rail-optimized, oversubscription: \"1:1\", pfc: true, ecn: true}";
+const std::string kLustre =
+    "    - {name: shared, kind: parallel-fs, backend: lustre, export: \"10.110.0.10@o2ib:/shared\", capacity_tb: 500,\n"
+    "       classification: confidential, encryption: {at_rest: aes-256-xts, in_transit: tls1.3}}";
+const std::string kGpfs =
+    "    - {name: shared, kind: parallel-fs, backend: gpfs, export: \"fs1\", capacity_tb: 500,\n"
+    "       classification: confidential, encryption: {at_rest: aes-256-xts, in_transit: tls1.3}}";
+const std::string kNfs =
+    "    - {name: shared, kind: nfs, export: \"nfs.example:/export/shared\", capacity_tb: 500,\n"
+    "       classification: confidential, encryption: {at_rest: aes-256-xts}}";
+const std::string kNfsTls =
+    "    - {name: shared, kind: nfs, export: \"nfs.example:/export/shared\", capacity_tb: 500,\n"
+    "       classification: confidential, encryption: {at_rest: aes-256-xts, in_transit: tls1.3}}";
+const std::string kH100x8 = "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 112, memory_gb: 2048}";
+const std::string kL40Sx4 = "{gpu: L40S, gpus_per_node: 4, cpu_cores: 64, memory_gb: 512}";
+const std::string kB200x8 = "{gpu: B200, gpus_per_node: 8, cpu_cores: 112, memory_gb: 2048}";
+const std::string kR550 = "driver: \"550.54.15\"\n    cuda: \"12.4\"";
+const std::string kR570 = "driver: \"570.133.20\"\n    cuda: \"12.8\"";
+
+/// Every OS, NVSwitch or not, open and proprietary modules, InfiniBand and RoCE,
+/// Lustre / GPFS / NFS: each value appears, and the risky combinations all do.
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> all = {
+      {"ubuntu 22.04, NVSwitch, proprietary, IB, Lustre+SSK", "ubuntu-22.04", kH100x8, "", kIb, kLustre, kR550},
+      {"ubuntu 22.04, NVSwitch, open, RoCE, GPFS", "ubuntu-22.04", kH100x8, "open", kRoce, kGpfs, kR550},
+      {"ubuntu 22.04, PCIe, proprietary, RoCE, NFS", "ubuntu-22.04", kL40Sx4, "proprietary", kRoce, kNfs, kR550},
+      {"ubuntu 24.04, NVSwitch B200, open, IB, NFS+TLS", "ubuntu-24.04", kB200x8, "", kIb, kNfsTls, kR570},
+      {"ubuntu 24.04, PCIe, open, IB, Lustre", "ubuntu-24.04", kL40Sx4, "open", kIb, kLustre, kR570},
+      {"ubuntu 24.04, NVSwitch, proprietary, RoCE, GPFS", "ubuntu-24.04", kH100x8, "proprietary", kRoce, kGpfs, kR570},
+      {"rhel 9, NVSwitch, proprietary, IB, Lustre", "rhel-9", kH100x8, "", kIb, kLustre, kR550},
+      {"rhel 9, NVSwitch B200, open, RoCE, NFS", "rhel-9", kB200x8, "", kRoce, kNfs, kR570},
+      {"rocky 9, PCIe, open, IB, GPFS", "rocky-9", kL40Sx4, "open", kIb, kGpfs, kR550},
+      {"rocky 8, NVSwitch, proprietary, RoCE, Lustre", "rocky-8", kH100x8, "proprietary", kRoce, kLustre, kR550},
+      {"rhel 8, PCIe, proprietary, IB, NFS", "rhel-8", kL40Sx4, "", kIb, kNfs, kR550},
+  };
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("cloud-init schema accepts every rendered variant (OS x NVSwitch x modules x RDMA x file system)", "[render][cloud-init]") {
+  int checked = 0;
+  for (const auto& v : variants()) {
+    INFO(v.name);
+    auto b = load(variant_text(v));
+    auto ci = render_ok(b, "train");
+    auto res = cloud_init_schema(ci.user_data);
+    INFO(res.out << res.err);
+    CHECK(res.exit_code == 0);
+    CHECK(contains(res.out, "Valid cloud-config"));
+    ++checked;
+  }
+  CHECK(checked == 11);
+  auto broken = cloud_init_schema("#cloud-config\nruncmd: {apt: 5}\npower_state: {mode: sideways}\n");
+  CHECK(broken.exit_code == 1);
+  CHECK(contains(broken.err, "power_state.mode: 'sideways' is not one of"));
+}
+
+TEST_CASE("cloud-init schema accepts the user-data of every pool of the example blueprints", "[render][cloud-init]") {
   std::vector<std::pair<std::string, bp::Blueprint>> blueprints = {{"inline", load()}};
   for (const auto& entry : std::filesystem::directory_iterator("blueprints/examples")) {
     if (entry.path().extension() != ".yaml") continue;
@@ -307,33 +596,32 @@ TEST_CASE("cloud-init schema accepts the user-data of every pool, and rejects a 
     }
   }
   CHECK(pools >= 12);
-
-  auto broken = cloud_init_schema("#cloud-config\nruncmd: {apt: 5}\npower_state: {mode: sideways}\n");
-  CHECK(broken.exit_code == 1);
-  CHECK(contains(broken.err, "power_state.mode: 'sideways' is not one of"));
 }
 
-TEST_CASE("cloud-init parses every rendered network config as version 2 with the pool's VLANs", "[render][cloud-init]") {
-  auto b = load();
-  auto res = cloud_init_network(render_ok(b, "train").network_config);
+TEST_CASE("netplan generates systemd-networkd files from every rendered network config", "[render][network]") {
+  auto res = netplan_generate(render_ok(load(), "train").network_config);
   INFO(res.err);
   REQUIRE(res.exit_code == 0);
-  CHECK(contains(res.out, "vlan10 vlan 10 bond0 1500\n"));
-  CHECK(contains(res.out, "vlan100 vlan 100 bond0 9000\n"));
-  CHECK(contains(res.out, "bond0 bond None None 9000\n"));
-
-  for (const char* f : {"blueprints/examples/cluster.yaml", "blueprints/examples/lab.yaml",
-                        "blueprints/examples/regulated.yaml"}) {
+  CHECK(contains(res.out, "10-netplan-vrf-ml.netdev\n[NetDev]\nName=vrf-ml\nKind=vrf\n\n[VRF]\nTable=1001\n"));
+  CHECK(contains(res.out, "10-netplan-bond0.netdev\n[NetDev]\nName=bond0\nMTUBytes=9000\nKind=bond\n"));
+  CHECK(contains(res.out, "Name=eno1"));
+  CHECK_FALSE(contains(res.out, "Name=en*"));
+  for (const auto& v : variants()) {
+    INFO(v.name);
+    auto nc = netplan_generate(render_ok(load(variant_text(v)), "train").network_config);
+    INFO(nc.err);
+    CHECK(nc.exit_code == 0);
+  }
+  for (const char* f : {"blueprints/examples/cluster.yaml", "blueprints/examples/lab.yaml", "blueprints/examples/regulated.yaml"}) {
     auto r = bp::load_files({f});
     REQUIRE(r.ok());
     for (const auto& pool : r.blueprint.node_pools) {
       if (pool.networks.empty()) continue;
       INFO(f << " pool " << pool.name);
-      auto nc = cloud_init_network(render_ok(r.blueprint, pool.name).network_config);
+      auto nc = netplan_generate(render_ok(r.blueprint, pool.name).network_config);
       INFO(nc.err);
       CHECK(nc.exit_code == 0);
-      for (const auto& net : pool.networks)
-        CHECK(contains(nc.out, "vlan" + std::to_string(r.blueprint.find_vlan(net)->id) + " vlan "));
+      for (const auto& net : pool.networks) CHECK(contains(nc.out, "Name=vlan" + std::to_string(r.blueprint.find_vlan(net)->id) + "\n"));
     }
   }
 }

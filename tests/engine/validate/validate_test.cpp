@@ -41,7 +41,7 @@ networks:
 storage:
   tiers:
     - {name: hot, kind: nvme}
-    - {name: home, kind: nfs}
+    - {name: home, kind: nfs, export: "nfs.example:/home"}
 node_pools:
   - name: train-a
     count: 4
@@ -54,7 +54,7 @@ node_pools:
     storage: [hot, home]
     mig: {profile: none}
 burst_pools:
-  - {name: aws-p5, provider: aws, region: us-east-1, instance_type: p5.48xlarge, desired: 0, max: 2, spot: true, stack: train, checkpointing: {interval_minutes: 30, target: hot}}
+  - {name: aws-p5, provider: aws, region: us-east-1, instance_type: p5.48xlarge, desired: 0, max: 2, spot: true, stack: train, checkpointing: {interval_minutes: 30, target: home}}
 )";
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -74,6 +74,11 @@ struct Doc {
     auto pos = l.find(from);
     REQUIRE(pos != std::string::npos);
     l.replace(pos, from.size(), to);
+    return *this;
+  }
+  // Inserts `line` after line `n` (0: at the top); later lines move down by one.
+  Doc& insert(int n, const std::string& line) {
+    lines.insert(lines.begin() + n, line);
     return *this;
   }
   std::string text() const {
@@ -142,28 +147,166 @@ TEST_CASE("the base blueprint and the three examples have no findings") {
 
 TEST_CASE("rules() lists every rule once, sorted, with a rationale") {
   const auto& rs = validate::rules();
-  REQUIRE(rs.size() == 24);
+  REQUIRE(rs.size() == 41);
   for (size_t i = 0; i < rs.size(); ++i) {
     CHECK_FALSE(rs[i].title.empty());
+    CHECK_FALSE(rs[i].checks.empty());
     CHECK_FALSE(rs[i].rationale.empty());
+    CHECK_FALSE(rs[i].fix.empty());
     if (i) CHECK(rs[i - 1].id < rs[i].id);
   }
 }
 
-TEST_CASE("CUDA001: driver older than the CUDA minimum") {
+TEST_CASE("CUDA001: driver older than the toolkit's and than minor-version compatibility") {
   Doc doc;
-  doc.set(6, "550.54.15", "550.54.13");
-  check_diag(one(doc.check(), "CUDA001"), Severity::Error, doc.at(6, "\"550"), "",
-             "driver 550.54.13 in stack 'train' is older than 550.54.14, the minimum for CUDA 12.4",
-             "pin driver \"550.54.14\" or newer, or an older CUDA");
-  // The exact minimum is fine; "12.4.1" needs the Update 1 driver.
-  CHECK(with_code(Doc().set(6, "550.54.15", "550.54.14").check(), "CUDA001").empty());
-  Doc update;
-  update.set(6, "550.54.15", "550.54.14").set(7, "\"12.4\"", "\"12.4.1\"");
-  CHECK(one(update.check(), "CUDA001").message ==
-        "driver 550.54.14 in stack 'train' is older than 550.54.15, the minimum for CUDA 12.4.1");
-  // Numeric, not text, comparison: 550.100 is newer than 550.54.14.
+  doc.set(6, "550.54.15", "520.61.05");
+  check_diag(one(doc.check(), "CUDA001"), Severity::Error, doc.at(6, "\"520"), "",
+             "driver 520.61.05 in stack 'train' is older than 550.54.15, the minimum for CUDA 12.4 (cuda-toolkit-12-4 "
+             "installs the newest release, 12.4.1), and older than 525, the minimum for CUDA 12.x through minor-version "
+             "compatibility",
+             "pin driver \"550.54.15\" or newer, or an older CUDA; on data-center GPUs, cuda_compat: true with R470 >= "
+             "470.57, R525 >= 525.85, R535 >= 535.86, R550 >= 550.54");
+  // CUDA 11.x runs on 450.80.02 and newer through minor-version compatibility; below, it is an error.
+  Doc old;
+  old.set(6, "550.54.15", "450.51.06").set(7, "\"12.4\"", "\"11.8\"").set(24, "H100-80GB", "A100-40GB").set(25, "140", "40");
+  CHECK(one(old.check(), "CUDA001").message ==
+        "driver 450.51.06 in stack 'train' is older than 520.61.05, the minimum for CUDA 11.8 (cuda-toolkit-11-8 installs the "
+        "newest release, 11.8.0), and older than 450.80.02, the minimum for CUDA 11.x through minor-version compatibility");
+  // The toolkit's own driver, or newer, is clean; numeric, not text, comparison: 550.100 is newer than 550.54.15.
   CHECK(with_code(Doc().set(6, "550.54.15", "550.100.01").check(), "CUDA001").empty());
+  CHECK(Doc().set(7, "\"12.4\"", "\"12.4.1\"").check().empty());
+}
+
+TEST_CASE("CUDA005: minor-version compatibility is a warning naming what is lost") {
+  // The old CUDA001 rejected this supported setup: 550.54.14 is CUDA 12.4.0's driver, and "12.4" installs 12.4.1.
+  Doc doc;
+  doc.set(6, "550.54.15", "550.54.14");
+  auto ds = doc.check();
+  CHECK(with_code(ds, "CUDA001").empty());
+  CHECK_FALSE(has_errors(ds));
+  check_diag(one(ds, "CUDA005"), Severity::Warning, doc.at(6, "\"550"), "",
+             "driver 550.54.14 in stack 'train' runs CUDA 12.4 (cuda-toolkit-12-4 installs the newest release, 12.4.1) only "
+             "through CUDA minor-version compatibility (12.x on >= 525): PTX built for the newer toolkit fails to JIT-compile "
+             "and APIs newer than the driver return cudaErrorCallRequiresNewerDriver",
+             "pin driver \"550.54.15\" or newer, the driver CUDA 12.4.1 ships with");
+  // R535 (an LTS branch) with CUDA 12.6: compatible, with the warning.
+  Doc r535;
+  r535.set(6, "550.54.15", "535.104.05").set(7, "\"12.4\"", "\"12.6\"");
+  auto w = one(r535.check(), "CUDA005");
+  CHECK(w.severity == Severity::Warning);
+  CHECK(w.hint == "pin driver \"560.35.05\" or newer, the driver CUDA 12.6.3 ships with");
+}
+
+TEST_CASE("CUDA006: a CUDA release that dropped the GPU's architecture") {
+  Doc doc;
+  doc.set(6, "550.54.15", "580.95.05").set(7, "\"12.4\"", "\"13.0\"").set(24, "H100-80GB", "V100-32GB").set(25, "140", "40");
+  check_diag(one(doc.check(), "CUDA006"), Severity::Error, doc.at(24, "V100-32GB"), "baremetal.node.train-a",
+             "node pool 'train-a' runs V100-32GB (Volta), which CUDA 13.0 and later no longer support, but stack 'train' "
+             "installs CUDA 13.0.2",
+             "pin a CUDA release before 13.0 in the stack this pool uses, or move the pool to newer GPUs");
+  // CUDA 12.x still supports Volta.
+  Doc cuda12 = doc;
+  cuda12.set(7, "\"13.0\"", "\"12.8\"");
+  CHECK(cuda12.check().empty());
+}
+
+TEST_CASE("CUDA007: forward compatibility only on listed branches and data-center GPUs") {
+  // R545 is not a forward-compatible branch for CUDA 12.x.
+  Doc branch;
+  branch.set(6, "550.54.15", "545.23.08").insert(7, "    cuda_compat: true");
+  auto ds = branch.check();
+  check_diag(one(ds, "CUDA007"), Severity::Error, branch.after(8, "cuda_compat: "), "",
+             "stack 'train' asks for CUDA forward compatibility, but driver 545.23.08 is not on a branch that runs CUDA 12.x "
+             "through cuda-compat",
+             "forward compatibility for CUDA 12.x runs on R470 >= 470.57, R525 >= 525.85, R535 >= 535.86, R550 >= 550.54; pin "
+             "one of them, or driver \"550.54.15\" or newer");
+  CHECK(with_code(ds, "CUDA005").empty());  // CUDA007 already names the toolkit's driver
+  // R535 runs CUDA 12.4 through cuda-compat on data-center GPUs: no finding at all.
+  Doc r535;
+  r535.set(6, "550.54.15", "535.104.05").insert(7, "    cuda_compat: true");
+  CHECK(r535.check().empty());
+  // Not on a GeForce card.
+  Doc geforce = r535;
+  geforce.set(24, "role: training", "role: inference").set(25, "H100-80GB, gpus_per_node: 8", "RTX-4090, gpus_per_node: 1")
+      .set(26, "140", "10");
+  check_diag(one(geforce.check(), "CUDA007"), Severity::Error, geforce.at(25, "RTX-4090"), "baremetal.node.train-a",
+             "node pool 'train-a' runs RTX-4090, which is not a data-center GPU, but stack 'train' relies on CUDA forward "
+             "compatibility (cuda-compat) to run CUDA 12.4.1 on driver 535.104.05",
+             "pin driver \"550.54.15\" or newer for this pool; forward compatibility works on data-center GPUs only");
+}
+
+TEST_CASE("DRV001: a driver branch after the GPU's last") {
+  Doc doc;
+  doc.set(6, "550.54.15", "590.44.01").set(7, "\"12.4\"", "\"12.8\"").set(24, "H100-80GB", "V100-32GB").set(25, "140", "40");
+  check_diag(one(doc.check(), "DRV001"), Severity::Error, doc.at(6, "\"590"), "baremetal.node.train-a",
+             "node pool 'train-a' runs V100-32GB (Volta), whose last supported driver branch is R580, but stack 'train' pins "
+             "driver 590.44.01",
+             "pin an R580 driver for this pool");
+  CHECK(Doc().set(6, "550.54.15", "580.95.05").set(7, "\"12.4\"", "\"12.8\"").set(24, "H100-80GB", "V100-32GB")
+            .set(25, "140", "40").check().empty());
+}
+
+TEST_CASE("DRV002: a driver older than the GPU's minimum") {
+  Doc b200;
+  b200.set(6, "550.54.15", "570.124.06").set(7, "\"12.4\"", "\"12.8\"").set(24, "H100-80GB", "B200");
+  check_diag(one(b200.check(), "DRV002"), Severity::Error, b200.at(6, "\"570"), "baremetal.node.train-a",
+             "node pool 'train-a' runs B200, which needs driver 570.133.20 or newer, but stack 'train' pins 570.124.06",
+             "pin driver \"570.133.20\" or newer");
+  CHECK(with_code(Doc(b200).set(6, "570.124.06", "570.133.20").check(), "DRV002").empty());
+  // Minor-version compatibility does not teach an old kernel driver a new GPU: Hopper needs CUDA 11.8's driver.
+  Doc hopper;
+  hopper.set(6, "550.54.15", "515.105.01").set(7, "\"12.4\"", "\"11.8\"");
+  auto both = with_code(hopper.check(), "DRV002");  // the H100 pool and the p5 burst pool
+  REQUIRE(both.size() == 2);
+  const auto& d = both[0];
+  CHECK(d.message == "node pool 'train-a' runs H100-80GB, which needs driver 520.61.05 or newer (the driver of CUDA 11.8.0, "
+                     "the first toolkit for compute capability 9.0), but stack 'train' pins 515.105.01");
+}
+
+TEST_CASE("DRV003: NVSwitch nodes need a driver with a published Fabric Manager") {
+  Doc doc;
+  doc.set(6, "550.54.15", "550.78");
+  auto ds = with_code(doc.check(), "DRV003");
+  REQUIRE(ds.size() == 2);  // the HGX pool and the p5 burst pool
+  check_diag(ds[0], Severity::Error, doc.at(6, "\"550"), "baremetal.node.train-a",
+             "node pool 'train-a' runs H100-80GB on NVSwitch, which needs NVIDIA Fabric Manager of exactly the driver's "
+             "version, but no Fabric Manager 550.78 is published (stack 'train')",
+             "pin one of the R550 releases with a Fabric Manager: 550.54.14, 550.54.15, 550.90.07, 550.127.08, 550.163.01 "
+             "(docs/catalog.md lists them)");
+  CHECK(ds[1].address == "aws.instance.aws-p5");
+  // Four H100s per node have no NVSwitch, and neither does a PCIe card.
+  Doc four = doc;
+  four.set(24, "gpus_per_node: 8", "gpus_per_node: 4").set(32, "p5.48xlarge", "g6e.48xlarge");
+  CHECK(with_code(four.check(), "DRV003").empty());
+}
+
+TEST_CASE("DRV004: kernel module flavours the GPU cannot run") {
+  Doc blackwell;
+  blackwell.set(6, "550.54.15", "570.133.20").set(7, "\"12.4\"", "\"12.8\"").set(24, "H100-80GB", "B200")
+      .insert(7, "    kernel_modules: proprietary");
+  check_diag(one(blackwell.check(), "DRV004"), Severity::Error, blackwell.after(8, "kernel_modules: "), "baremetal.node.train-a",
+             "node pool 'train-a' runs B200 (Blackwell), which runs only the open NVIDIA kernel modules, but stack 'train' "
+             "sets kernel_modules: proprietary",
+             "set kernel_modules: open, or leave it out for NVIDIA's default");
+  Doc volta;
+  volta.set(24, "H100-80GB", "V100-32GB").set(25, "140", "40").insert(7, "    kernel_modules: open");
+  CHECK(one(volta.check(), "DRV004").message ==
+        "node pool 'train-a' runs V100-32GB (Volta), which runs only the proprietary NVIDIA kernel modules, but stack 'train' "
+        "sets kernel_modules: open");
+  CHECK(Doc().insert(7, "    kernel_modules: open").check().empty());
+  CHECK(Doc().insert(7, "    kernel_modules: proprietary").check().empty());
+}
+
+TEST_CASE("DRV005: container toolkit releases with container escapes") {
+  Doc doc;
+  doc.insert(7, "    container_toolkit: \"1.16.1\"");
+  auto d = one(doc.check(), "DRV005");
+  CHECK(d.severity == Severity::Error);
+  CHECK(d.loc == doc.at(8, "\"1.16.1\""));
+  CHECK(d.message.rfind("stack 'train' pins NVIDIA Container Toolkit 1.16.1, affected by CVE-2024-0132 (", 0) == 0);
+  CHECK(d.message.find("CVE-2025-23266") != std::string::npos);
+  CHECK(d.hint == "pin container_toolkit \"1.17.8\" or newer, or leave it out for Plinth's default (1.17.8)");
+  CHECK(Doc().insert(7, "    container_toolkit: \"1.17.8\"").check().empty());
 }
 
 TEST_CASE("CUDA002: unknown CUDA version names the closest known ones") {
@@ -189,7 +332,7 @@ TEST_CASE("CUDA003: node pool GPU newer than the stack's CUDA") {
 
 TEST_CASE("CUDA004: burst instance type's GPU newer than the stack's CUDA") {
   Doc doc;
-  doc.set(6, "550.54.15", "470.82.01").set(7, "12.4", "11.4.4").set(24, "H100-80GB", "A100-80GB");
+  doc.set(6, "550.54.15", "535.104.05").set(7, "12.4", "11.4.4").set(24, "H100-80GB", "A100-80GB");
   check_diag(one(doc.check(), "CUDA004"), Severity::Error, doc.at(32, "p5.48xlarge"), "aws.instance.aws-p5",
              "burst pool 'aws-p5' (p5.48xlarge) runs H100-80GB (Hopper, compute capability 9.0), which needs CUDA 11.8 or "
              "newer, but stack 'train' pins CUDA 11.4.4",
@@ -207,7 +350,7 @@ TEST_CASE("GPU001: unknown GPU model with the closest names") {
              "did you mean 'H100-80GB'? (the models are listed in docs/catalog.md)");
   Doc far;
   far.set(24, "H100-80GB", "Gaudi3");
-  CHECK(one(far.check(), "GPU001").hint == "closest known: 'A10G', 'B200', 'L4' (the models are listed in docs/catalog.md)");
+  CHECK(one(far.check(), "GPU001").hint == "closest known: 'GB200', 'GB300', 'A10' (the models are listed in docs/catalog.md)");
   // Aliases and nvidia-smi product names are known models.
   CHECK(Doc().set(24, "H100-80GB", "\"NVIDIA H100 80GB HBM3\"").check().empty());
 }
@@ -223,7 +366,7 @@ TEST_CASE("GPU002: unknown instance type with the closest names") {
   doc.set(32, "p5.48xlarge", "p5.48xl");
   check_diag(one(doc.check(), "GPU002"), Severity::Error, doc.at(32, "p5.48xl"), "aws.instance.aws-p5",
              "unknown aws instance type 'p5.48xl' in burst pool 'aws-p5'",
-             "closest known: 'p5.48xlarge', 'p5.4xlarge', 'g5.48xlarge' (the types are listed in docs/catalog.md)");
+             "closest known: 'p5.48xlarge', 'p5.4xlarge', 'p5e.48xlarge' (the types are listed in docs/catalog.md)");
   // Instance types belong to their provider.
   Doc gcp;
   gcp.set(32, "provider: aws, region: us-east-1", "provider: gcp, region: us-central1");
@@ -233,17 +376,21 @@ TEST_CASE("GPU002: unknown instance type with the closest names") {
 
 TEST_CASE("GPU003: MIG on a GPU without MIG") {
   Doc doc;
-  doc.set(23, "training", "inference").set(24, "H100-80GB, gpus_per_node: 8", "L40S, gpus_per_node: 8").set(25, "140", "40");
+  doc.set(23, "training", "inference").set(24, "H100-80GB, gpus_per_node: 8", "L40S, gpus_per_node: 8").set(25, "140", "10");
   doc.set(30, "{profile: none}", "{profile: \"3g.40gb\", instances: 2}");
   check_diag(one(doc.check(), "GPU003"), Severity::Error, doc.at(30, "\"3g"), "baremetal.node.train-a",
-             "node pool 'train-a' asks for MIG profile '3g.40gb', but L40S does not support MIG",
-             "set mig: {profile: none}, or use a MIG-capable GPU (A30, A100, H100, H200, B200)");
-  CHECK(with_code(Doc().set(24, "H100-80GB", "L40S").set(25, "140", "40").check(), "GPU003").empty());
+             "node pool 'train-a' asks for MIG (3g.40gb), but L40S does not support MIG",
+             "set mig: {profile: none}, or use a MIG-capable GPU (A30, A100, H100, H200, GH200, B200)");
+  CHECK(with_code(Doc().set(24, "H100-80GB", "L40S").set(25, "140", "10").check(), "GPU003").empty());
+  // A named layout on a GPU without MIG is the same error.
+  Doc layout = doc;
+  layout.set(30, "{profile: \"3g.40gb\", instances: 2}", "{layout: all-balanced}");
+  CHECK(one(layout.check(), "GPU003").message == "node pool 'train-a' asks for MIG (all-balanced), but L40S does not support MIG");
 }
 
 TEST_CASE("GPU004: MIG profile the GPU does not offer") {
   Doc doc;
-  doc.set(30, "{profile: none}", "{profile: \"3g.20gb\", instances: 2}").set(25, "140", "20");
+  doc.set(30, "{profile: none}", "{profile: \"3g.20gb\", instances: 2}").set(25, "140", "10").set(23, "training", "inference");
   check_diag(one(doc.check(), "GPU004"), Severity::Error, doc.at(30, "\"3g"), "baremetal.node.train-a",
              "MIG profile '3g.20gb' of node pool 'train-a' does not exist on H100-80GB",
              "did you mean '3g.40gb'? H100-80GB offers 1g.10gb, 1g.10gb+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb");
@@ -251,65 +398,148 @@ TEST_CASE("GPU004: MIG profile the GPU does not offer") {
   Doc a100 = doc;
   a100.set(24, "H100-80GB", "A100-40GB");
   CHECK(a100.check().empty());
+  // The H200 NVL is its own row: it has no 1g.35gb, which the SXM H200 has.
+  Doc nvl;
+  nvl.set(23, "training", "inference").set(24, "H100-80GB, gpus_per_node: 8", "H200-NVL, gpus_per_node: 4").set(25, "140", "10")
+      .set(30, "{profile: none}", "{profile: \"1g.35gb\", instances: 4}");
+  CHECK(one(nvl.check(), "GPU004").message == "MIG profile '1g.35gb' of node pool 'train-a' does not exist on H200-NVL");
+  CHECK(with_code(Doc(nvl).set(24, "H200-NVL", "H200-141GB").check(), "GPU004").empty());
+  // Each profile of a mixed layout is checked, at its own position.
+  Doc mixed;
+  mixed.set(23, "training", "inference").set(25, "140", "10")
+      .set(30, "{profile: none}", "{profiles: {\"3g.40gb\": 1, \"2g.10gb\": 1}}");
+  auto d = one(mixed.check(), "GPU004");
+  CHECK(d.message == "MIG profile '2g.10gb' of node pool 'train-a' does not exist on H100-80GB");
+  CHECK(d.loc == mixed.at(30, "1}}"));
 }
 
-TEST_CASE("GPU005: MIG layout beyond compute slices, memory slices or max count") {
-  Doc compute;
-  compute.set(30, "{profile: none}", "{profile: \"3g.40gb\", instances: 3}").set(25, "140", "40");
-  check_diag(one(compute.check(), "GPU005"), Severity::Error, compute.at(30, "3}"), "baremetal.node.train-a",
-             "MIG layout 3 x 3g.40gb of node pool 'train-a' needs 9 compute slices; H100-80GB has 7",
-             "use at most 2 instance(s) of 3g.40gb per GPU");
-  Doc memory;
-  memory.set(30, "{profile: none}", "{profile: \"1g.20gb\", instances: 5}").set(25, "140", "20");
-  CHECK(one(memory.check(), "GPU005").message == "MIG layout 5 x 1g.20gb of node pool 'train-a' needs 10 memory slices; H100-80GB has 8");
+TEST_CASE("GPU005: MIG layouts are checked with the GPU's placement rules") {
   Doc count;
-  count.set(30, "{profile: none}", "{profile: \"1g.10gb+me\", instances: 2}").set(25, "140", "10");
-  CHECK(one(count.check(), "GPU005").message ==
-        "MIG layout 2 x 1g.10gb+me of node pool 'train-a' exceeds the 1 instance(s) of 1g.10gb+me that H100-80GB allows");
-  Doc a30;
-  a30.set(24, "H100-80GB", "A30-24GB").set(25, "140", "6").set(30, "{profile: none}", "{profile: \"2g.12gb\", instances: 3}");
-  CHECK(one(a30.check(), "GPU005").message == "MIG layout 3 x 2g.12gb of node pool 'train-a' needs 6 compute slices; A30-24GB has 4");
+  count.set(30, "{profile: none}", "{profile: \"3g.40gb\", instances: 3}").set(25, "140", "10").set(23, "training", "inference");
+  check_diag(one(count.check(), "GPU005"), Severity::Error, count.at(30, "3}"), "baremetal.node.train-a",
+             "MIG layout 3 x 3g.40gb of node pool 'train-a' does not fit H100-80GB: 3 x 3g.40gb exceeds the 2 instance(s) of "
+             "3g.40gb that H100-80GB allows",
+             "use at most 2 instance(s) of 3g.40gb per GPU");
   Doc zero;
-  zero.set(30, "{profile: none}", "{profile: \"1g.10gb\"}").set(25, "140", "10");
+  zero.set(30, "{profile: none}", "{profile: \"1g.10gb\"}").set(25, "140", "10").set(23, "training", "inference");
   check_diag(one(zero.check(), "GPU005"), Severity::Error, zero.at(30, "\"1g"), "baremetal.node.train-a",
              "node pool 'train-a' sets MIG profile 1g.10gb with 0 instances", "set mig.instances from 1 to 7");
-  // Full layouts are fine: 7 x 1g.10gb, 2 x 3g.40gb, 4 x 1g.20gb.
-  CHECK(Doc().set(30, "{profile: none}", "{profile: \"1g.10gb\", instances: 7}").set(25, "140", "10").check().empty());
-  CHECK(Doc().set(30, "{profile: none}", "{profile: \"3g.40gb\", instances: 2}").set(25, "140", "40").check().empty());
-  CHECK(Doc().set(30, "{profile: none}", "{profile: \"1g.20gb\", instances: 4}").set(25, "140", "20").check().empty());
+  // Mixed layouts: the slice sums are not enough.
+  auto mixed = [](const std::string& gpu, const std::string& profiles) {
+    Doc d;
+    d.set(23, "training", "inference").set(25, "140", "2").set(24, "H100-80GB", gpu)
+        .set(30, "{profile: none}", "{profiles: {" + profiles + "}}");
+    return d;
+  };
+  CHECK(one(mixed("H100-80GB", "\"3g.40gb\": 2, \"1g.10gb\": 1").check(), "GPU005").message ==
+        "MIG layout 2 x 3g.40gb + 1 x 1g.10gb of node pool 'train-a' does not fit H100-80GB: needs 9 memory slices; "
+        "H100-80GB has 8");
+  // The A30 has one set of media engines: two '+me' instances never fit, though 3 of its 4 slices would.
+  CHECK(one(mixed("A30-24GB", "\"1g.6gb+me\": 1, \"2g.12gb+me\": 1").check(), "GPU005").message ==
+        "MIG layout 1 x 1g.6gb+me + 1 x 2g.12gb+me of node pool 'train-a' does not fit A30-24GB: a GPU has one set of media "
+        "engines: at most one '+me' instance");
+  // NVIDIA's documented mixed layouts, and mig-parted's all-balanced, fit.
+  CHECK(mixed("H100-80GB", "\"4g.40gb\": 1, \"2g.20gb\": 1, \"1g.10gb\": 1").check().empty());
+  CHECK(mixed("H100-80GB", "\"3g.40gb\": 1, \"2g.20gb\": 1, \"1g.10gb\": 2").check().empty());
+  CHECK(Doc().set(23, "training", "inference").set(25, "140", "2").set(30, "{profile: none}", "{layout: all-balanced}")
+            .check().empty());
+  // Full single-profile layouts: 7 x 1g.10gb, 2 x 3g.40gb, 4 x 1g.20gb.
+  for (const char* full : {"{profile: \"1g.10gb\", instances: 7}", "{profile: \"3g.40gb\", instances: 2}",
+                           "{profile: \"1g.20gb\", instances: 4}"}) {
+    INFO(full);
+    CHECK(Doc().set(30, "{profile: none}", full).set(25, "140", "2").set(23, "training", "inference").check().empty());
+  }
 }
 
-TEST_CASE("GPU006: GPU memory per node below the largest model") {
-  Doc doc;
-  doc.set(24, "gpus_per_node: 8", "gpus_per_node: 1").set(24, "memory_gb: 2048", "memory_gb: 512");
-  check_diag(one(doc.check(), "GPU006"), Severity::Error, doc.at(25, "140"), "baremetal.node.train-a",
-             "node pool 'train-a' declares a 140 GB model, but a node has only 80 GB of GPU memory (1 x H100-80GB)",
-             "use GPUs with more memory, more GPUs per node, or a smaller (sharded or quantized) model");
-  CHECK(with_code(Doc().set(24, "gpus_per_node: 8", "gpus_per_node: 2").check(), "GPU006").empty());  // 160 GB
-  CHECK(with_code(Doc().set(24, "H100-80GB, gpus_per_node: 8", "H200-141GB, gpus_per_node: 1").check(), "GPU006").size() == 0);
+TEST_CASE("GPU006: the largest model's memory is estimated by role and may shard over RDMA") {
+  // Training: 16 bytes per parameter (mixed-precision Adam) + 20%; one node of 8 x 80 GB.
+  Doc one_node;
+  one_node.set(22, "count: 4", "count: 1").set(25, "largest_model_gb: 140", "largest_model: {params_b: 70, precision: bf16}");
+  check_diag(one(one_node.check(), "GPU006"), Severity::Error, one_node.at(25, "{params_b"), "baremetal.node.train-a",
+             "node pool 'train-a' needs about 1344 GB of GPU memory for its largest model (full training of a 70B-parameter "
+             "bf16 model with Adam in mixed precision: 16 bytes per parameter (1120 GB of weights, gradients and optimizer "
+             "state) + 20% for activations), but has 640 GB on one node (8 x H100-80GB)",
+             "shard across more nodes on an RDMA fabric, fine-tune with training: lora, or use GPUs with more memory");
+  // Four nodes on InfiniBand shard it (2560 GB); without an RDMA fabric they cannot.
+  Doc four = one_node;
+  four.set(22, "count: 1", "count: 4");
+  CHECK(with_code(four.check(), "GPU006").empty());
+  Doc eth = four;
+  eth.set(27, "fabric: ib", "fabric: eth").set(14, "{name: ib, kind: infiniband", "{name: eth, kind: ethernet");
+  CHECK(one(eth.check(), "GPU006").message.find("but has 640 GB on one node (8 x H100-80GB); without an InfiniBand or RoCE "
+                                                "fabric it cannot shard across nodes") != std::string::npos);
+  // LoRA fine-tuning of the same model fits one node; so does serving it.
+  CHECK(with_code(Doc(one_node).set(25, "precision: bf16}", "precision: bf16, training: lora}").check(), "GPU006").empty());
+  Doc serve = one_node;
+  serve.set(23, "training", "inference");
+  CHECK(serve.check().empty());
+  // Inference estimate: weights + 20% for the KV cache; a 70B fp16 model does not fit one 80 GB GPU.
+  Doc small;
+  small.set(23, "training", "inference").set(24, "gpus_per_node: 8", "gpus_per_node: 1").set(22, "count: 4", "count: 1")
+      .set(24, "memory_gb: 2048", "memory_gb: 512").set(25, "largest_model_gb: 140", "largest_model: {params_b: 70, precision: fp16}");
+  CHECK(one(small.check(), "GPU006").message ==
+        "node pool 'train-a' needs about 168 GB of GPU memory for its largest model (inference of a 70B-parameter fp16 model: "
+        "140 GB of weights + 20% for KV cache and activations), but has 80 GB on one node (1 x H100-80GB)");
+  // int4 quantization: 35 GB of weights, 42 GB with the cache: fits.
+  CHECK(Doc(small).set(25, "precision: fp16", "precision: int4").check().empty());
+  // largest_model_gb is read as the bf16 weights' size; the message says so.
+  Doc gb;
+  gb.set(22, "count: 4", "count: 1");
+  CHECK(one(gb.check(), "GPU006").message.find("full training of a 140 GB model (largest_model_gb, read as bf16 weights: 70B "
+                                               "parameters)") != std::string::npos);
 }
 
-TEST_CASE("GPU007: multi-node training on GPUs without ECC or NVLink") {
+TEST_CASE("GPU007: training on GPUs without ECC, or several GPUs per node without NVLink") {
   Doc doc;
-  doc.set(24, "H100-80GB", "RTX-4090").set(25, "140", "70");
+  doc.set(24, "H100-80GB", "RTX-4090").set(25, "140", "1");
   check_diag(one(doc.check(), "GPU007"), Severity::Warning, doc.at(24, "RTX-4090"), "baremetal.node.train-a",
-             "multi-node training pool 'train-a' uses RTX-4090, which has no ECC memory and NVLink",
-             "train across nodes on data-center GPUs with ECC and NVLink (e.g. H100-80GB), or keep this pool to one node");
+             "training pool 'train-a' (4 x 8 RTX-4090) has no ECC memory and no NVLink between the GPUs of a node",
+             "train on data-center GPUs with ECC (and NVLink for several GPUs per node), e.g. H100-80GB");
+  // One node of 8 x RTX 4090 is multi-GPU training without NVLink and ECC: the old rule, gated on nodes, said nothing.
+  CHECK(one(Doc(doc).set(22, "count: 4", "count: 1").check(), "GPU007").message ==
+        "training pool 'train-a' (1 x 8 RTX-4090) has no ECC memory and no NVLink between the GPUs of a node");
+  // L40S: ECC, no NVLink. Eight per node warn; one per node needs no NVLink, however many nodes.
   Doc l40s;
-  l40s.set(24, "H100-80GB", "L40S");
-  CHECK(one(l40s.check(), "GPU007").message == "multi-node training pool 'train-a' uses L40S, which has no NVLink");
-  // One node, or inference, is fine.
-  CHECK(doc.set(22, "4", "1").check().empty());
-  CHECK(Doc().set(24, "H100-80GB", "RTX-4090").set(25, "140", "70").set(23, "training", "inference").check().empty());
+  l40s.set(24, "H100-80GB", "L40S").set(25, "140", "1");
+  auto d = one(l40s.check(), "GPU007");
+  CHECK(d.message == "training pool 'train-a' (4 x 8 L40S) has no NVLink between the GPUs of a node");
+  CHECK(d.hint == "use one GPU per node, or GPUs with NVLink (e.g. H100-80GB)");
+  CHECK(with_code(Doc(l40s).set(24, "gpus_per_node: 8", "gpus_per_node: 1").set(24, "memory_gb: 2048", "memory_gb: 512")
+                      .check(), "GPU007").empty());
+  // V100 PCIe has ECC but no NVLink (its own row now).
+  CHECK(one(Doc().set(24, "H100-80GB", "V100-32GB-PCIe").set(25, "140", "1").check(), "GPU007").message ==
+        "training pool 'train-a' (4 x 8 V100-32GB-PCIe) has no NVLink between the GPUs of a node");
+  // Inference is not affected.
+  CHECK(with_code(Doc(doc).set(23, "training", "inference").check(), "GPU007").empty());
 }
 
-TEST_CASE("GPU008: largest model larger than one MIG instance") {
+TEST_CASE("GPU008: the largest model larger than one MIG instance") {
   Doc doc;
   doc.set(23, "training", "inference").set(30, "{profile: none}", "{profile: \"3g.40gb\", instances: 2}").set(25, "140", "70");
   check_diag(one(doc.check(), "GPU008"), Severity::Error, doc.at(25, "70"), "baremetal.node.train-a",
-             "node pool 'train-a' declares a 70 GB model, larger than one 3g.40gb MIG instance (40 GB)",
+             "node pool 'train-a' needs about 84 GB per model replica (inference estimate: of a 70 GB model (largest_model_gb, "
+             "read as bf16 weights: 35B parameters): 70 GB of weights + 20% for KV cache and activations), more than its "
+             "largest MIG instance, 3g.40gb (40 GB)",
              "use a larger MIG profile, or mig: {profile: none} to give the model whole GPUs");
-  CHECK(doc.set(30, "3g.40gb\", instances: 2", "7g.80gb\", instances: 1").check().empty());
+  // A 13B bf16 model (31.2 GB with its cache) fits a 3g.40gb instance.
+  CHECK(Doc(doc).set(25, "largest_model_gb: 70", "largest_model: {params_b: 13, precision: bf16}").check().empty());
+  CHECK(doc.set(30, "3g.40gb\", instances: 2", "7g.80gb\", instances: 1").set(25, "70", "60").check().empty());
+}
+
+TEST_CASE("GPU010: bfloat16 on GPUs without BF16") {
+  Doc doc;
+  doc.set(24, "H100-80GB", "V100-32GB").set(25, "140", "10").insert(7, "    precision: bf16");
+  check_diag(one(doc.check(), "GPU010"), Severity::Error, doc.at(25, "V100-32GB"), "baremetal.node.train-a",
+             "node pool 'train-a' declares bf16 but runs V100-32GB (Volta), which has no BF16 arithmetic",
+             "use fp16 with loss scaling on Volta GPUs, or Ampere or newer GPUs for bf16");
+  // The pool's model precision counts too (T4: Turing).
+  Doc t4;
+  t4.set(23, "training", "inference").set(24, "H100-80GB, gpus_per_node: 8", "T4, gpus_per_node: 1")
+      .set(24, "memory_gb: 2048", "memory_gb: 64").set(25, "largest_model_gb: 140", "largest_model: {params_b: 3, precision: bf16}");
+  CHECK(one(t4.check(), "GPU010").message == "node pool 'train-a' declares bf16 but runs T4 (Turing), which has no BF16 arithmetic");
+  CHECK(with_code(Doc(t4).set(25, "bf16", "fp16").check(), "GPU010").empty());
+  // Ampere and newer have it.
+  CHECK(Doc().insert(7, "    precision: bf16").check().empty());
 }
 
 TEST_CASE("GPU009: host memory below GPU memory") {
@@ -422,7 +652,7 @@ TEST_CASE("NET007: multi-node training without an RDMA fabric") {
              "multi-node training pool 'train-a' (4 nodes) has no fabric",
              "attach an infiniband or roce-v2 fabric with 'fabric:' so NCCL can use GPUDirect RDMA");
   CHECK(Doc().set(27, "fabric: ib", "fabric: roce").check().empty());
-  CHECK(Doc().set(27, "fabric: ib", "bios: {SriovEnable: Enabled}").set(22, "4", "1").check().empty());
+  CHECK(with_code(Doc().set(27, "fabric: ib", "bios: {SriovEnable: Enabled}").set(22, "4", "1").check(), "NET007").empty());
 }
 
 TEST_CASE("STO001: NFS tier serving more than 20 training nodes") {
@@ -456,9 +686,96 @@ TEST_CASE("STO002: training pool without nvme or parallel-fs storage") {
   CHECK(Doc().set(29, "[hot, home]", "[home]").set(23, "training", "inference").check().empty());
 }
 
+TEST_CASE("STO003: a network file system tier without an export") {
+  Doc doc;
+  doc.set(19, ", export: \"nfs.example:/home\"", "");
+  check_diag(one(doc.check(), "STO003"), Severity::Error, doc.at(29, "home]"), "baremetal.node.train-a",
+             "node pool 'train-a' lists nfs tier 'home', which has no export to mount",
+             "set export: on tier 'home' (nfs \"server:/path\", lustre \"mgs@o2ib:/fsname\", gpfs the device, weka "
+             "\"backend/fs\", beegfs the management host)");
+}
+
+TEST_CASE("STO004: transport encryption the file system cannot give the pool") {
+  Doc doc;
+  doc.set(19, "export: \"nfs.example:/home\"}", "export: \"nfs.example:/home\", encryption: {in_transit: tls1.3}}");
+  check_diag(one(doc.check(), "STO004"), Severity::Error, doc.after(19, "in_transit: "), "storage.tier.home",
+             "tier 'home' asks for encryption in transit (tls1.3), but NFS RPC-with-TLS (xprtsec=tls) needs Linux 6.5 and "
+             "ktls-utils, and node pool 'train-a' runs ubuntu-22.04",
+             "run the pool on os: ubuntu-24.04, or drop encryption.in_transit");
+  CHECK(Doc(doc).insert(30, "    os: ubuntu-24.04").check().empty());
+  // WEKA has no per-mount encryption; Lustre (SSK) has.
+  Doc weka;
+  weka.set(19, "{name: home, kind: nfs, export: \"nfs.example:/home\"}",
+           "{name: home, kind: parallel-fs, backend: weka, export: \"weka01/fs1\", encryption: {in_transit: tls1.3}}");
+  CHECK(one(weka.check(), "STO004").message ==
+        "tier 'home' asks for encryption in transit (tls1.3), but weka has no per-mount encryption in transit for node pool "
+        "'train-a'");
+  CHECK(Doc(weka).set(19, "backend: weka, export: \"weka01/fs1\"", "backend: lustre, export: \"10.1.0.1@o2ib:/fs1\"")
+            .check().empty());
+}
+
+TEST_CASE("BAL001-003: CPU cores, RDMA NICs and fabric bandwidth per GPU") {
+  Doc cores;
+  cores.set(24, "memory_gb: 2048", "cpu_cores: 48, memory_gb: 2048");
+  check_diag(one(cores.check(), "BAL001"), Severity::Warning, cores.after(24, "cpu_cores: "), "baremetal.node.train-a",
+             "node pool 'train-a' has 48 CPU cores for 8 GPUs (6 per GPU, fewer than 8)",
+             "give each GPU at least 8 CPU cores (64 for this node); NVIDIA's DGX systems have 14-16");
+  CHECK(Doc().set(24, "memory_gb: 2048", "cpu_cores: 64, memory_gb: 2048").check().empty());
+  Doc nics;
+  nics.set(24, "memory_gb: 2048", "memory_gb: 2048, rdma_nics: 4");
+  check_diag(one(nics.check(), "BAL002"), Severity::Warning, nics.after(24, "rdma_nics: "), "baremetal.node.train-a",
+             "multi-node training pool 'train-a' has 4 RDMA NIC(s) for 8 H100-80GB GPUs per node; rail-optimised designs give "
+             "every GPU its own NIC",
+             "one RDMA NIC per GPU (8 per node)");
+  CHECK(Doc().set(24, "memory_gb: 2048", "memory_gb: 2048, rdma_nics: 8").check().empty());
+  Doc speed;
+  speed.set(14, "kind: infiniband,", "kind: infiniband, speed_gbps: 100,");
+  check_diag(one(speed.check(), "BAL003"), Severity::Warning, speed.after(14, "speed_gbps: "), "net.fabric.ib",
+             "fabric 'ib' gives multi-node training pool 'train-a' 100 Gb/s per H100-80GB GPU, below 200 Gb/s",
+             "use a 400 Gb/s (NDR InfiniBand / 400GbE RoCE) fabric with one NIC per GPU");
+  CHECK(Doc().set(14, "kind: infiniband,", "kind: infiniband, speed_gbps: 400,").check().empty());
+  // Ampere pools and single nodes are not held to the H100 rail design.
+  CHECK(with_code(Doc(speed).set(24, "H100-80GB", "A100-80GB").check(), "BAL003").empty());
+  CHECK(with_code(Doc(speed).set(22, "count: 4", "count: 1").check(), "BAL003").empty());
+}
+
+TEST_CASE("BURST002: spot checkpoints on node-local NVMe are lost on reclaim") {
+  Doc doc;
+  doc.set(32, "target: home}", "target: hot}");
+  check_diag(one(doc.check(), "BURST002"), Severity::Error, doc.at(32, "hot}"), "aws.instance.aws-p5",
+             "spot burst pool 'aws-p5' checkpoints to nvme tier 'hot', node-local storage that is lost when the instance is "
+             "reclaimed",
+             "checkpoint to an object, nfs or parallel-fs tier");
+  CHECK(with_code(Doc(doc).set(32, "spot: true", "spot: false").check(), "BURST002").empty());
+}
+
+TEST_CASE("NET008: RDMA without GPUDirect: inbox rdma-core with the proprietary modules") {
+  Doc doc;
+  doc.set(14, "oversubscription: \"1:1\"}", "oversubscription: \"1:1\", rdma_stack: inbox}").insert(7, "    kernel_modules: proprietary");
+  check_diag(one(doc.check(), "NET008"), Severity::Warning, doc.after(28, "fabric: "), "baremetal.node.train-a",
+             "node pool 'train-a' uses the inbox RDMA stack (rdma-core) on fabric 'ib' with the proprietary kernel modules, so "
+             "GPUDirect RDMA (dma-buf) is not available",
+             "use the open kernel modules (kernel_modules: open in stack 'train'), or rdma_stack: doca-ofed on the fabric for "
+             "nvidia-peermem");
+  CHECK(Doc(doc).set(8, "proprietary", "open").check().empty());
+  // RHEL-family pools default to the inbox stack.
+  Doc rocky;
+  rocky.insert(7, "    kernel_modules: proprietary").insert(30, "    os: rocky-9");
+  CHECK(one(rocky.check(), "NET008").address == "baremetal.node.train-a");
+}
+
+TEST_CASE("NET009: a VRF name that cannot become a Linux device") {
+  Doc doc;
+  doc.set(11, "vrf: ml}", "vrf: machine-learning}");
+  check_diag(one(doc.check(), "NET009"), Severity::Error, doc.after(11, "vrf: "), "net.vlan.fab",
+             "VLAN 'fab' names VRF 'machine-learning', which cannot become the Linux device 'vrf-machine-learning'",
+             "use at most 11 letters, digits, '.', '_' or '-' (Linux interface names have at most 15 characters)");
+  CHECK(Doc().set(11, "vrf: ml}", "vrf: ml-fabric01}").set(12, "vrf: ml}", "vrf: ml-fabric01}").check().empty());
+}
+
 TEST_CASE("BURST001: spot burst pool without checkpointing") {
   Doc doc;
-  doc.set(32, ", checkpointing: {interval_minutes: 30, target: hot}", "");
+  doc.set(32, ", checkpointing: {interval_minutes: 30, target: home}", "");
   check_diag(one(doc.check(), "BURST001"), Severity::Error, doc.at(32, "true"), "aws.instance.aws-p5",
              "spot burst pool 'aws-p5' has no checkpointing",
              "add checkpointing: {interval_minutes: 30, target: TIER}, or set spot: false");
@@ -466,7 +783,7 @@ TEST_CASE("BURST001: spot burst pool without checkpointing") {
   Doc azure;
   azure.set(32, "provider: aws, region: us-east-1, instance_type: p5.48xlarge",
             "provider: azure, region: eastus, instance_type: Standard_ND96isr_H100_v5")
-      .set(32, ", checkpointing: {interval_minutes: 30, target: hot}", "");
+      .set(32, ", checkpointing: {interval_minutes: 30, target: home}", "");
   CHECK(one(azure.check(), "BURST001").address == "azure.vm.aws-p5");
 }
 
@@ -474,7 +791,7 @@ TEST_CASE("the rules aggregate across 10,000 nodes in 500 pools") {
   bp::Blueprint b;
   b.stacks.push_back({"s", "550.54.15", "12.4", "", {}, {}, {}});
   b.fabrics.push_back({"ib", "infiniband", 400, "", "2:1", std::nullopt, std::nullopt, {}});
-  b.tiers.push_back({"nfs", "nfs", 1, "", "", "", std::nullopt, std::nullopt, {}});
+  b.tiers.push_back({"nfs", "nfs", 1, "", "", "", std::nullopt, std::nullopt, "nfs.example:/data"});
   for (int i = 0; i < 500; ++i) {
     bp::NodePool p;
     p.name = "pool-" + std::to_string(i);

@@ -194,6 +194,7 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
   if (policies.blocked)
     return fail(io, command, "a mandatory policy failed (see above); nothing was changed. Fix the blueprint or add a "
                              "waiver (docs/policy-authoring.md) and run again.");
+  if (!check_inventory(planned.inventory, providers, io, command)) return kExitFailure;
 
   if (!p.has_changes()) {
     if (!planned.drift.empty()) {  // record what the refresh observed

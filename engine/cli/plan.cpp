@@ -158,6 +158,7 @@ int run_plan(const Args& args, Io& io) {
   const std::string& state_path = planned->state.path;
   const plan::Plan& p = planned->plan;
   auto policies = run_policies(*loaded, planned->desired, p, policy_dirs(args), blueprint_dir(args.positional), io);
+  if (!policies.blocked && !check_inventory(planned->inventory, providers, io, "plan")) return kExitFailure;
 
   // 5. output
   if (args.flag("json")) {

@@ -176,12 +176,13 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
   }
 
   // 6. the servers the plan touches or keeps, checked against the blueprint
+  // by the caller once the policy gate passed (check_inventory)
   std::set<std::string> planned;
   for (const auto& c : p.changes)
     if (c.action != plan::Action::Delete) planned.insert(c.address);
   std::erase_if(inventory, [&](const Resource& r) { return !planned.count(r.address); });
-  if (!check_inventory(inventory, providers, io, command)) return std::nullopt;
-  return Planned{std::move(*loaded), std::move(*desired), std::move(*session), std::move(p), std::move(drift)};
+  return Planned{std::move(*loaded), std::move(*desired), std::move(*session), std::move(p), std::move(drift),
+                 std::move(inventory)};
 }
 
 }  // namespace plinth::cli

@@ -57,6 +57,9 @@ struct Planned {
   StateSession state;
   plan::Plan plan;
   std::vector<apply::Drift> drift;
+  /// Desired resources of inventory types the plan creates, changes or
+  /// keeps: check_inventory() reads them after the policy gate.
+  std::vector<Resource> inventory;
 };
 
 /// load -> expand -> state -> refresh (unless --refresh=false; nothing to do

@@ -3,23 +3,15 @@
 #include <algorithm>
 #include <charconv>
 
+#include "tests/emulators/common/flags.h"
+
 namespace plinth::aws_ec2_emulator {
+
+using emulator::FlagReader;
+using emulator::to_double;
+using emulator::to_int;
+
 namespace {
-
-bool to_int(const std::string& s, long long& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
-}
-
-bool to_double(const std::string& s, double& out) {
-  try {
-    size_t used = 0;
-    out = std::stod(s, &used);
-    return used == s.size();
-  } catch (...) {
-    return false;
-  }
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -93,45 +85,13 @@ Plumbing
 
 std::string parse_options(int argc, char** argv, Options& o, bool& help) {
   help = false;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    auto need = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
-    auto int_flag = [&](int& out, long long lo, long long hi) -> std::string {
-      long long n = 0;
-      if (!need()) return flag + " needs a value";
-      if (!to_int(value, n) || n < lo || n > hi)
-        return flag + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
-               value + "'";
-      out = static_cast<int>(n);
-      return "";
-    };
-    auto rate_flag = [&](double& out) -> std::string {
-      if (!need()) return flag + " needs a value";
-      if (!to_double(value, out) || out < 0 || out > 1)
-        return flag + " needs a fraction from 0 to 1, got '" + value + "'";
-      return "";
-    };
-    auto str_flag = [&](std::string& out) -> std::string {
-      if (!need()) return flag + " needs a value";
-      out = value;
-      return "";
-    };
+  FlagReader args(argc, argv);
+  while (args.next()) {
+    const std::string& flag = args.flag();
+    const std::string& value = args.value();
     /// "KEY=VALUE" with both sides non-empty.
     auto pair_flag = [&](std::string& k, std::string& v, const char* form) -> std::string {
-      if (!need()) return flag + " needs " + form;
+      if (!args.need()) return flag + " needs " + form;
       auto eq = value.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
         return flag + " needs " + form + ", got '" + value + "'";
@@ -145,34 +105,34 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       help = true;
       return "";
     } else if (flag == "--host") {
-      err = str_flag(o.host);
+      err = args.str_flag(o.host);
     } else if (flag == "--port") {
-      err = int_flag(o.port, 0, 65535);
+      err = args.int_flag(o.port, 0, 65535);
     } else if (flag == "--threads") {
-      err = int_flag(o.threads, 1, 4096);
+      err = args.int_flag(o.threads, 1, 4096);
     } else if (flag == "--region") {
-      err = str_flag(o.region);
+      err = args.str_flag(o.region);
     } else if (flag == "--zones") {
       std::string z;
-      err = str_flag(z);
+      err = args.str_flag(z);
       o.zones = split(z, ',');
       for (const auto& zone : o.zones)
         if (zone.empty()) err = "--zones needs a comma-separated list such as us-east-1a,us-east-1b";
     } else if (flag == "--account-id") {
-      err = str_flag(o.account_id);
+      err = args.str_flag(o.account_id);
       if (err.empty() &&
           (o.account_id.size() != 12 || o.account_id.find_first_not_of("0123456789") != std::string::npos))
         err = "--account-id needs 12 digits, got '" + o.account_id + "'";
     } else if (flag == "--access-key") {
-      err = str_flag(o.access_key);
+      err = args.str_flag(o.access_key);
     } else if (flag == "--secret-key") {
-      err = str_flag(o.secret_key);
+      err = args.str_flag(o.secret_key);
     } else if (flag == "--session-token") {
-      err = str_flag(o.session_token);
+      err = args.str_flag(o.session_token);
     } else if (flag == "--max-clock-skew") {
-      err = int_flag(o.max_skew_s, 0, 86400 * 7);
+      err = args.int_flag(o.max_skew_s, 0, 86400 * 7);
     } else if (flag == "--model") {
-      err = str_flag(o.model);
+      err = args.str_flag(o.model);
     } else if (flag == "--subnet") {
       std::string id, zone;
       err = pair_flag(id, zone, "ID=ZONE, e.g. subnet-0123456789abcdef0=us-east-1a");
@@ -183,7 +143,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       if (err.empty()) o.security_groups[id] = name;
     } else if (flag == "--key-pair") {
       std::string k;
-      err = str_flag(k);
+      err = args.str_flag(k);
       o.key_pairs.push_back(k);
     } else if (flag == "--capacity") {
       std::string where, count;
@@ -196,7 +156,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       if (err.empty()) o.capacity[{where.substr(0, colon), where.substr(colon + 1)}] = static_cast<int>(n);
     } else if (flag == "--default-capacity") {
       int n = 0;
-      err = int_flag(n, 0, 100000000);
+      err = args.int_flag(n, 0, 100000000);
       o.default_capacity = n;
     } else if (flag == "--capacity-reservation") {
       std::string id, spec;
@@ -222,11 +182,11 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       if (err.empty() && (!to_int(count, n) || n < 0 || n > 64)) err = "--efa-limit needs TYPE=N with N from 0 to 64";
       if (err.empty()) o.efa_limits[type] = static_cast<int>(n);
     } else if (flag == "--pending-ms") {
-      err = int_flag(o.pending_ms, 0, 86400000);
+      err = args.int_flag(o.pending_ms, 0, 86400000);
     } else if (flag == "--shutdown-ms") {
-      err = int_flag(o.shutdown_ms, 0, 86400000);
+      err = args.int_flag(o.shutdown_ms, 0, 86400000);
     } else if (flag == "--terminated-visible-ms") {
-      err = int_flag(o.terminated_visible_ms, 0, 86400000 * 7);
+      err = args.int_flag(o.terminated_visible_ms, 0, 86400000 * 7);
     } else if (flag == "--throttle") {
       std::string action, spec;
       err = pair_flag(action, spec, "ACTION=SIZE:REFILL");
@@ -241,7 +201,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
             value + "'";
       if (err.empty()) o.throttle[action] = b;
     } else if (flag == "--latency-ms") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--latency-ms needs N or MIN-MAX";
       } else {
         auto dash = value.find('-');
@@ -254,13 +214,13 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.latency_max_ms = static_cast<int>(hi);
       }
     } else if (flag == "--rate-500") {
-      err = rate_flag(o.rate_500);
+      err = args.rate_flag(o.rate_500);
     } else if (flag == "--rate-503") {
-      err = rate_flag(o.rate_503);
+      err = args.rate_flag(o.rate_503);
     } else if (flag == "--drop-rate") {
-      err = rate_flag(o.drop_rate);
+      err = args.rate_flag(o.drop_rate);
     } else if (flag == "--lose-response-rate") {
-      err = rate_flag(o.lose_response_rate);
+      err = args.rate_flag(o.lose_response_rate);
     } else if (flag == "--lose-response") {
       std::string action, count;
       err = pair_flag(action, count, "ACTION=N, e.g. RunInstances=1");
@@ -269,20 +229,20 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       if (err.empty()) o.lose_response[action] = static_cast<int>(n);
     } else if (flag == "--seed") {
       long long s = 0;
-      if (!need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
+      if (!args.need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
       o.seed = static_cast<uint64_t>(s);
     } else if (flag == "--request-log") {
-      err = str_flag(o.request_log);
+      err = args.str_flag(o.request_log);
     } else if (flag == "--tls-dir") {
-      err = str_flag(o.tls_dir);
+      err = args.str_flag(o.tls_dir);
     } else if (flag == "--tls-cert") {
-      err = str_flag(o.tls_cert);
+      err = args.str_flag(o.tls_cert);
     } else if (flag == "--tls-key") {
-      err = str_flag(o.tls_key);
+      err = args.str_flag(o.tls_key);
     } else if (flag == "--http") {
       o.http = true;
     } else {
-      err = "unknown flag '" + args[i] + "'; run aws-ec2-emulator --help for the list";
+      err = "unknown flag '" + args.arg() + "'; run aws-ec2-emulator --help for the list";
     }
     if (!err.empty()) return err;
   }

@@ -6,27 +6,19 @@
 #include <set>
 #include <sstream>
 
+#include "tests/emulators/common/flags.h"
+
 namespace plinth::azure_emulator {
+
+using emulator::FlagReader;
+using emulator::to_double;
+using emulator::to_int;
+
 namespace {
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-bool to_int(const std::string& s, long long& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-bool to_double(const std::string& s, double& out) {
-  try {
-    size_t used = 0;
-    out = std::stod(s, &used);
-    return used == s.size();
-  } catch (...) {
-    return false;
-  }
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -120,46 +112,14 @@ Other
 
 std::string parse_options(int argc, char** argv, Options& o, bool& help) {
   help = false;
-  std::vector<std::string> args(argv + 1, argv + argc);
   AppRegistration primary{kDefaultClientId, kDefaultClientSecret, false, false};
   std::vector<AppRegistration> extra_apps;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    auto need = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
-    auto int_flag = [&](int& out, long long lo, long long hi) -> std::string {
-      long long n = 0;
-      if (!need()) return flag + " needs a value";
-      if (!to_int(value, n) || n < lo || n > hi)
-        return flag + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
-               value + "'";
-      out = static_cast<int>(n);
-      return "";
-    };
-    auto rate_flag = [&](double& out) -> std::string {
-      if (!need()) return flag + " needs a value";
-      if (!to_double(value, out) || out < 0 || out > 1)
-        return flag + " needs a fraction from 0 to 1, got '" + value + "'";
-      return "";
-    };
-    auto str_flag = [&](std::string& out) -> std::string {
-      if (!need() || value.empty()) return flag + " needs a value";
-      out = value;
-      return "";
-    };
+  FlagReader args(argc, argv);
+  while (args.next()) {
+    const std::string& flag = args.flag();
+    const std::string& value = args.value();
     auto bucket_flag = [&](Bucket& out) -> std::string {
-      if (!need()) return flag + " needs N or N:TOKENS_PER_SECOND";
+      if (!args.need()) return flag + " needs N or N:TOKENS_PER_SECOND";
       std::string err = parse_bucket(value, out);
       return err.empty() ? "" : flag + " " + value + ": " + err;
     };
@@ -169,28 +129,28 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       help = true;
       return "";
     } else if (flag == "--host") {
-      err = str_flag(o.host);
+      err = args.str_flag(o.host);
     } else if (flag == "--port") {
-      err = int_flag(o.port, 0, 65535);
+      err = args.int_flag(o.port, 0, 65535);
     } else if (flag == "--threads") {
-      err = int_flag(o.threads, 2, 4096);
+      err = args.int_flag(o.threads, 2, 4096);
     } else if (flag == "--proxy-port") {
       int p = 0;
-      err = int_flag(p, 0, 65535);
+      err = args.int_flag(p, 0, 65535);
       o.proxy_port = p;
     } else if (flag == "--tenant") {
-      err = str_flag(o.tenant);
+      err = args.str_flag(o.tenant);
       o.tenant = lower(o.tenant);
     } else if (flag == "--client-id") {
-      err = str_flag(primary.client_id);
+      err = args.str_flag(primary.client_id);
       primary.client_id = lower(primary.client_id);
     } else if (flag == "--client-secret") {
-      if (!need()) err = "--client-secret needs a value (\"\" for certificate-only)";
+      if (!args.need()) err = "--client-secret needs a value (\"\" for certificate-only)";
       primary.secret = value;
     } else if (flag == "--client-certificate") {
       o.client_certificate = true;
     } else if (flag == "--app") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--app needs ID:SECRET[:reader]";
       } else {
         auto parts = split(value, ':');
@@ -201,17 +161,17 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
           extra_apps.push_back({lower(parts[0]), parts[1], parts.size() == 3, false});
       }
     } else if (flag == "--resource") {
-      std::string r;
-      err = str_flag(r);
-      o.resources.push_back(r);
+      std::string resource;
+      err = args.str_flag(resource);
+      o.resources.push_back(resource);
     } else if (flag == "--token-lifetime") {
-      err = int_flag(o.token_lifetime_s, 1, 86400 * 7);
+      err = args.int_flag(o.token_lifetime_s, 1, 86400 * 7);
     } else if (flag == "--subscription") {
       std::string s;
-      err = str_flag(s);
+      err = args.str_flag(s);
       o.subscriptions.push_back(lower(s));
     } else if (flag == "--locations") {
-      if (!need() || value.empty()) {
+      if (!args.need() || value.empty()) {
         err = "--locations needs a comma-separated list, e.g. eastus,westus2";
       } else {
         o.locations.clear();
@@ -219,7 +179,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
           if (!l.empty()) o.locations.push_back(lower(l));
       }
     } else if (flag == "--vm-size") {
-      auto parts = need() ? split(value, ':') : std::vector<std::string>{};
+      auto parts = args.need() ? split(value, ':') : std::vector<std::string>{};
       long long vcpus = 0;
       if (parts.size() < 3 || parts.size() > 4 || parts[0].empty() || !to_int(parts[1], vcpus) || vcpus < 1 ||
           parts[2].empty() || (parts.size() == 4 && parts[3] != "noaccel"))
@@ -228,7 +188,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.extra_sizes.push_back({parts[0], static_cast<int>(vcpus), parts[2], parts.size() == 3});
     } else if (flag == "--capacity") {
       // LOC[/ZONE]:SIZE=N
-      auto colon = need() ? value.find(':') : std::string::npos;
+      auto colon = args.need() ? value.find(':') : std::string::npos;
       auto eq = value.rfind('=');
       long long n = -1;
       Place place;
@@ -241,7 +201,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.capacity[{place, lower(value.substr(colon + 1, eq - colon - 1))}] = static_cast<int>(n);
       }
     } else if (flag == "--sku-unavailable") {
-      auto colon = need() ? value.find(':') : std::string::npos;
+      auto colon = args.need() ? value.find(':') : std::string::npos;
       Place place;
       if (colon == std::string::npos || colon + 1 >= value.size()) {
         err = "--sku-unavailable needs LOCATION[/ZONE]:SIZE, e.g. westus2:Standard_ND96isr_H100_v5";
@@ -251,7 +211,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.sku_unavailable.push_back({place, lower(value.substr(colon + 1))});
       }
     } else if (flag == "--quota") {
-      auto colon = need() ? value.find(':') : std::string::npos;
+      auto colon = args.need() ? value.find(':') : std::string::npos;
       auto eq = value.rfind('=');
       long long n = -1;
       if (colon == std::string::npos || eq == std::string::npos || eq < colon + 2 || !to_int(value.substr(eq + 1), n) ||
@@ -262,13 +222,13 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       else
         o.quota[{lower(value.substr(0, colon)), lower(value.substr(colon + 1, eq - colon - 1))}] = static_cast<int>(n);
     } else if (flag == "--lro-delay-ms") {
-      err = int_flag(o.lro_delay_ms, 0, 3600000);
+      err = args.int_flag(o.lro_delay_ms, 0, 3600000);
     } else if (flag == "--network-delay-ms") {
-      err = int_flag(o.network_delay_ms, 0, 3600000);
+      err = args.int_flag(o.network_delay_ms, 0, 3600000);
     } else if (flag == "--retry-after") {
-      err = int_flag(o.retry_after_s, 0, 3600);
+      err = args.int_flag(o.retry_after_s, 0, 3600);
     } else if (flag == "--page-size") {
-      err = int_flag(o.page_size, 1, 1000);
+      err = args.int_flag(o.page_size, 1, 1000);
     } else if (flag == "--reads-bucket") {
       err = bucket_flag(o.reads);
     } else if (flag == "--writes-bucket") {
@@ -276,7 +236,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
     } else if (flag == "--deletes-bucket") {
       err = bucket_flag(o.deletes);
     } else if (flag == "--latency-ms") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--latency-ms needs MIN or MIN:MAX";
       } else {
         auto sep = value.find_first_of(":-");
@@ -289,27 +249,27 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.latency_max_ms = static_cast<int>(hi);
       }
     } else if (flag == "--rate-429") {
-      err = rate_flag(o.rate_429);
+      err = args.rate_flag(o.rate_429);
     } else if (flag == "--rate-500") {
-      err = rate_flag(o.rate_500);
+      err = args.rate_flag(o.rate_500);
     } else if (flag == "--rate-503") {
-      err = rate_flag(o.rate_503);
+      err = args.rate_flag(o.rate_503);
     } else if (flag == "--drop-rate") {
-      err = rate_flag(o.drop_rate);
+      err = args.rate_flag(o.drop_rate);
     } else if (flag == "--lose-response-rate") {
-      err = rate_flag(o.lose_rate);
+      err = args.rate_flag(o.lose_rate);
     } else if (flag == "--seed") {
       long long s = 0;
-      if (!need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
+      if (!args.need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
       o.seed = static_cast<uint64_t>(s);
     } else if (flag == "--request-log") {
-      err = str_flag(o.request_log);
+      err = args.str_flag(o.request_log);
     } else if (flag == "--tls-dir") {
-      err = str_flag(o.tls_dir);
+      err = args.str_flag(o.tls_dir);
     } else if (flag == "--http") {
       o.http = true;
     } else {
-      err = "unknown flag '" + args[i] + "'; run azure-emulator --help for the list";
+      err = "unknown flag '" + args.arg() + "'; run azure-emulator --help for the list";
     }
     if (!err.empty()) return err;
   }

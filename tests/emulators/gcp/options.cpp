@@ -3,23 +3,15 @@
 #include <charconv>
 #include <regex>
 
+#include "tests/emulators/common/flags.h"
+
 namespace plinth::gcp_emulator {
+
+using emulator::FlagReader;
+using emulator::to_double;
+using emulator::to_int;
+
 namespace {
-
-bool to_int(const std::string& s, long long& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-bool to_double(const std::string& s, double& out) {
-  try {
-    size_t used = 0;
-    out = std::stod(s, &used);
-    return used == s.size();
-  } catch (...) {
-    return false;
-  }
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -79,67 +71,35 @@ HTTPS for tests. See docs/emulators.md for the full description.
 
 std::string parse_options(int argc, char** argv, Options& o, bool& help) {
   help = false;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    auto need = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
-    auto int_flag = [&](int& out, long long lo, long long hi) -> std::string {
-      long long n = 0;
-      if (!need()) return flag + " needs a value";
-      if (!to_int(value, n) || n < lo || n > hi)
-        return flag + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
-               value + "'";
-      out = static_cast<int>(n);
-      return "";
-    };
-    auto rate_flag = [&](double& out) -> std::string {
-      if (!need()) return flag + " needs a value";
-      if (!to_double(value, out) || out < 0 || out > 1)
-        return flag + " needs a fraction from 0 to 1, got '" + value + "'";
-      return "";
-    };
-    auto str_flag = [&](std::string& out) -> std::string {
-      if (!need()) return flag + " needs a value";
-      out = value;
-      return "";
-    };
+  FlagReader args(argc, argv);
+  while (args.next()) {
+    const std::string& flag = args.flag();
+    const std::string& value = args.value();
 
     std::string err;
     if (flag == "--help" || flag == "-h") {
       help = true;
       return "";
     } else if (flag == "--host") {
-      err = str_flag(o.host);
+      err = args.str_flag(o.host);
     } else if (flag == "--port") {
-      err = int_flag(o.port, 0, 65535);
+      err = args.int_flag(o.port, 0, 65535);
     } else if (flag == "--threads") {
-      err = int_flag(o.threads, 1, 4096);
+      err = args.int_flag(o.threads, 1, 4096);
     } else if (flag == "--project") {
-      err = str_flag(o.project);
+      err = args.str_flag(o.project);
       if (err.empty() && !std::regex_match(o.project, std::regex(R"([a-z][-a-z0-9]{4,28}[a-z0-9])")))
         err =
             "--project needs a project ID (6 to 30 lowercase letters, digits and hyphens, starting with a letter), "
             "got '" +
             o.project + "'";
     } else if (flag == "--project-number") {
-      err = str_flag(o.project_number);
+      err = args.str_flag(o.project_number);
       long long n = 0;
       if (err.empty() && (!to_int(o.project_number, n) || n <= 0))
         err = "--project-number needs a positive number, got '" + o.project_number + "'";
     } else if (flag == "--zones") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--zones needs a comma-separated list";
       } else {
         o.zones = split(value, ',');
@@ -149,21 +109,21 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
             err = "--zones: '" + z + "' is not a zone name like us-central1-a";
       }
     } else if (flag == "--key-dir") {
-      err = str_flag(o.key_dir);
+      err = args.str_flag(o.key_dir);
     } else if (flag == "--extra-keys") {
       o.extra_keys = true;
     } else if (flag == "--authorize-key") {
       std::string f;
-      err = str_flag(f);
+      err = args.str_flag(f);
       o.authorize_keys.push_back(f);
     } else if (flag == "--token-lifetime-s") {
-      err = int_flag(o.token_lifetime_s, 1, 86400);
+      err = args.int_flag(o.token_lifetime_s, 1, 86400);
     } else if (flag == "--operation-ms") {
-      err = int_flag(o.operation_ms, 0, 3600000);
+      err = args.int_flag(o.operation_ms, 0, 3600000);
     } else if (flag == "--wait-timeout-ms") {
-      err = int_flag(o.wait_timeout_ms, 0, 3600000);
+      err = args.int_flag(o.wait_timeout_ms, 0, 3600000);
     } else if (flag == "--capacity" || flag == "--quota") {
-      if (!need()) {
+      if (!args.need()) {
         err = flag + " needs KEY=N";
       } else {
         auto eq = value.rfind('=');
@@ -179,7 +139,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         }
       }
     } else if (flag == "--stockout-code") {
-      err = str_flag(value);
+      if (!args.need()) err = flag + " needs a value";
       if (err.empty()) {
         if (value == "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS")
           o.stockout_details = true;
@@ -190,7 +150,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
                 value + "'";
       }
     } else if (flag == "--rate-limit") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--rate-limit needs RPS[:BURST]";
       } else {
         auto colon = value.find(':');
@@ -203,11 +163,11 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.rate_limit_burst = colon == std::string::npos ? std::max(1, static_cast<int>(rps)) : static_cast<int>(burst);
       }
     } else if (flag == "--rate-limit-reason") {
-      err = str_flag(o.rate_limit_reason);
+      err = args.str_flag(o.rate_limit_reason);
       if (err.empty() && o.rate_limit_reason != "rateLimitExceeded" && o.rate_limit_reason != "userRateLimitExceeded")
         err = "--rate-limit-reason is rateLimitExceeded or userRateLimitExceeded, got '" + o.rate_limit_reason + "'";
     } else if (flag == "--latency-ms") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--latency-ms needs N or MIN-MAX";
       } else {
         auto dash = value.find('-');
@@ -220,29 +180,29 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.latency_max_ms = static_cast<int>(hi);
       }
     } else if (flag == "--rate-500") {
-      err = rate_flag(o.rate_500);
+      err = args.rate_flag(o.rate_500);
     } else if (flag == "--rate-503") {
-      err = rate_flag(o.rate_503);
+      err = args.rate_flag(o.rate_503);
     } else if (flag == "--drop-rate") {
-      err = rate_flag(o.drop_rate);
+      err = args.rate_flag(o.drop_rate);
     } else if (flag == "--lose-response-rate") {
-      err = rate_flag(o.lose_response_rate);
+      err = args.rate_flag(o.lose_response_rate);
     } else if (flag == "--seed") {
       long long s = 0;
-      if (!need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
+      if (!args.need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
       o.seed = static_cast<uint64_t>(s);
     } else if (flag == "--request-log") {
-      err = str_flag(o.request_log);
+      err = args.str_flag(o.request_log);
     } else if (flag == "--tls-dir") {
-      err = str_flag(o.tls_dir);
+      err = args.str_flag(o.tls_dir);
     } else if (flag == "--tls-cert") {
-      err = str_flag(o.tls_cert);
+      err = args.str_flag(o.tls_cert);
     } else if (flag == "--tls-key") {
-      err = str_flag(o.tls_key);
+      err = args.str_flag(o.tls_key);
     } else if (flag == "--http") {
       o.http = true;
     } else {
-      err = "unknown flag '" + args[i] + "'; run gcp-emulator --help for the list";
+      err = "unknown flag '" + args.arg() + "'; run gcp-emulator --help for the list";
     }
     if (!err.empty()) return err;
   }

@@ -3,23 +3,15 @@
 #include <charconv>
 #include <fstream>
 
+#include "tests/emulators/common/flags.h"
+
 namespace plinth::kube_emulator {
+
+using emulator::FlagReader;
+using emulator::to_double;
+using emulator::to_int;
+
 namespace {
-
-bool to_int(const std::string& s, long long& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-bool to_double(const std::string& s, double& out) {
-  try {
-    size_t used = 0;
-    out = std::stod(s, &used);
-    return used == s.size();
-  } catch (...) {
-    return false;
-  }
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -117,65 +109,33 @@ std::string read_token_file(const std::string& path, std::vector<TokenUser>& out
 
 std::string parse_options(int argc, char** argv, Options& o, bool& help) {
   help = false;
-  std::vector<std::string> args(argv + 1, argv + argc);
   int nodes = -1;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    auto need = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
-    auto int_flag = [&](int& out, long long lo, long long hi) -> std::string {
-      long long n = 0;
-      if (!need()) return flag + " needs a value";
-      if (!to_int(value, n) || n < lo || n > hi)
-        return flag + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
-               value + "'";
-      out = static_cast<int>(n);
-      return "";
-    };
-    auto rate_flag = [&](double& out) -> std::string {
-      if (!need()) return flag + " needs a value";
-      if (!to_double(value, out) || out < 0 || out > 1)
-        return flag + " needs a fraction from 0 to 1, got '" + value + "'";
-      return "";
-    };
-    auto str_flag = [&](std::string& out) -> std::string {
-      if (!need() || value.empty()) return flag + " needs a value";
-      out = value;
-      return "";
-    };
+  FlagReader args(argc, argv);
+  while (args.next()) {
+    const std::string& flag = args.flag();
+    const std::string& value = args.value();
 
     std::string err;
     if (flag == "--help" || flag == "-h") {
       help = true;
       return "";
     } else if (flag == "--host") {
-      err = str_flag(o.host);
+      err = args.str_flag(o.host);
     } else if (flag == "--port") {
-      err = int_flag(o.port, 0, 65535);
+      err = args.int_flag(o.port, 0, 65535);
     } else if (flag == "--threads") {
-      err = int_flag(o.threads, 1, 4096);
+      err = args.int_flag(o.threads, 1, 4096);
     } else if (flag == "--server-version") {
-      err = str_flag(o.server_version);
+      err = args.str_flag(o.server_version);
       if (err.empty() && (value.size() < 4 || value[0] != 'v' || value.find('.') == std::string::npos))
         err = "--server-version needs vMAJOR.MINOR.PATCH, e.g. v1.32.0; got '" + value + "'";
     } else if (flag == "--cert-user") {
       Identity id;
-      if (!need() || !to_identity(value, id))
+      if (!args.need() || !to_identity(value, id))
         err = "--cert-user needs NAME[,GROUP...], e.g. admin,system:masters; got '" + value + "'";
       o.cert_users.push_back(id);
     } else if (flag == "--token") {
-      auto eq = need() ? value.find('=') : std::string::npos;
+      auto eq = args.need() ? value.find('=') : std::string::npos;
       Identity id;
       if (eq == std::string::npos || eq == 0 || !to_identity(value.substr(eq + 1), id))
         err = "--token needs TOKEN=NAME[,GROUP...], e.g. s3cret=alice,dev; got '" + value + "'";
@@ -183,18 +143,18 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.tokens.push_back({value.substr(0, eq), id});
     } else if (flag == "--token-auth-file") {
       std::string path;
-      err = str_flag(path);
+      err = args.str_flag(path);
       if (err.empty()) err = read_token_file(path, o.tokens);
     } else if (flag == "--read-only-user") {
       std::string u;
-      err = str_flag(u);
+      err = args.str_flag(u);
       o.read_only_users.insert(u);
     } else if (flag == "--no-access-user") {
       std::string u;
-      err = str_flag(u);
+      err = args.str_flag(u);
       o.no_access_users.insert(u);
     } else if (flag == "--node") {
-      if (!need() || value.empty() || value[0] == ':') {
+      if (!args.need() || value.empty() || value[0] == ':') {
         err = "--node needs NAME[:KEY=VALUE,...]";
       } else {
         NodeSpec n;
@@ -212,13 +172,13 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.nodes.push_back(std::move(n));
       }
     } else if (flag == "--nodes") {
-      err = int_flag(nodes, 0, 100000);
+      err = args.int_flag(nodes, 0, 100000);
     } else if (flag == "--node-gpus") {
-      err = int_flag(o.node_gpus, 0, 1024);
+      err = args.int_flag(o.node_gpus, 0, 1024);
     } else if (flag == "--node-gpu-product") {
-      err = str_flag(o.node_gpu_product);
+      err = args.str_flag(o.node_gpu_product);
     } else if (flag == "--latency-ms") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--latency-ms needs N or MIN-MAX";
       } else {
         auto dash = value.find('-');
@@ -231,32 +191,32 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.latency_max_ms = static_cast<int>(hi);
       }
     } else if (flag == "--rate-500") {
-      err = rate_flag(o.rate_500);
+      err = args.rate_flag(o.rate_500);
     } else if (flag == "--rate-503") {
-      err = rate_flag(o.rate_503);
+      err = args.rate_flag(o.rate_503);
     } else if (flag == "--lose-response-rate") {
-      err = rate_flag(o.lose_response_rate);
+      err = args.rate_flag(o.lose_response_rate);
     } else if (flag == "--rate-limit-burst") {
-      err = int_flag(o.rate_limit_burst, 0, 1000000);
+      err = args.int_flag(o.rate_limit_burst, 0, 1000000);
     } else if (flag == "--rate-limit-qps") {
-      if (!need() || !to_double(value, o.rate_limit_qps) || o.rate_limit_qps < 0)
+      if (!args.need() || !to_double(value, o.rate_limit_qps) || o.rate_limit_qps < 0)
         err = "--rate-limit-qps needs a non-negative number of requests per second, got '" + value + "'";
     } else if (flag == "--retry-after") {
-      err = int_flag(o.retry_after_s, 0, 3600);
+      err = args.int_flag(o.retry_after_s, 0, 3600);
     } else if (flag == "--seed") {
       long long s = 0;
-      if (!need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
+      if (!args.need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
       o.seed = static_cast<uint64_t>(s);
     } else if (flag == "--request-log") {
-      err = str_flag(o.request_log);
+      err = args.str_flag(o.request_log);
     } else if (flag == "--tls-dir") {
-      err = str_flag(o.tls_dir);
+      err = args.str_flag(o.tls_dir);
     } else if (flag == "--kubeconfig") {
-      err = str_flag(o.kubeconfig);
+      err = args.str_flag(o.kubeconfig);
     } else if (flag == "--http") {
       o.http = true;
     } else {
-      err = "unknown flag '" + args[i] + "'; run kube-apiserver-emulator --help for the list";
+      err = "unknown flag '" + args.arg() + "'; run kube-apiserver-emulator --help for the list";
     }
     if (!err.empty()) return err;
   }

@@ -3,23 +3,15 @@
 #include <charconv>
 #include <functional>
 
+#include "tests/emulators/common/flags.h"
+
 namespace plinth::redfish_emulator {
+
+using emulator::FlagReader;
+using emulator::to_double;
+using emulator::to_int;
+
 namespace {
-
-bool to_int(const std::string& s, long long& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-bool to_rate(const std::string& s, double& out) {
-  try {
-    size_t used = 0;
-    out = std::stod(s, &used);
-    return used == s.size() && out >= 0 && out <= 1;
-  } catch (...) {
-    return false;
-  }
-}
 
 bool to_bool(const std::string& s, bool& out) {
   if (s == "true" || s == "1" || s == "yes") return out = true, true;
@@ -108,43 +100,12 @@ See docs/emulators.md for the full description.
 
 std::string parse_options(int argc, char** argv, Options& o, bool& help) {
   help = false;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    auto need = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
-    auto int_flag = [&](int& out, long long lo, long long hi) -> std::string {
-      long long n = 0;
-      if (!need()) return flag + " needs a value";
-      if (!to_int(value, n) || n < lo || n > hi)
-        return flag + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
-               value + "'";
-      out = static_cast<int>(n);
-      return "";
-    };
-    auto rate_flag = [&](double& out) -> std::string {
-      if (!need()) return flag + " needs a value";
-      if (!to_rate(value, out)) return flag + " needs a fraction from 0 to 1, got '" + value + "'";
-      return "";
-    };
-    auto str_flag = [&](std::string& out) -> std::string {
-      if (!need()) return flag + " needs a value";
-      out = value;
-      return "";
-    };
+  FlagReader args(argc, argv);
+  while (args.next()) {
+    const std::string& flag = args.flag();
+    const std::string& value = args.value();
     auto profile_flag = [&](const std::string& key) -> std::string {
-      if (!need()) return flag + " needs a value";
+      if (!args.need()) return flag + " needs a value";
       std::string err = apply_key(o.profile, key, value);
       return err.empty() ? "" : flag + ": " + err;
     };
@@ -154,19 +115,19 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       help = true;
       return "";
     } else if (flag == "--mockup") {
-      err = str_flag(o.mockup);
+      err = args.str_flag(o.mockup);
     } else if (flag == "--bmcs") {
-      err = int_flag(o.bmcs, 1, 100000);
+      err = args.int_flag(o.bmcs, 1, 100000);
     } else if (flag == "--host") {
-      err = str_flag(o.host);
+      err = args.str_flag(o.host);
     } else if (flag == "--port") {
-      err = int_flag(o.port, 0, 65535);
+      err = args.int_flag(o.port, 0, 65535);
     } else if (flag == "--port-base") {
       int p = 0;
-      err = int_flag(p, 0, 65535);
+      err = args.int_flag(p, 0, 65535);
       o.port_base = p;
     } else if (flag == "--threads") {
-      err = int_flag(o.threads, 1, 4096);
+      err = args.int_flag(o.threads, 1, 4096);
     } else if (flag == "--user") {
       err = profile_flag("user");
     } else if (flag == "--password") {
@@ -184,7 +145,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
     } else if (flag == "--memory-gib") {
       err = profile_flag("memory-gib");
     } else if (flag == "--override") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--override needs I:KEY=VALUE";
       } else {
         auto colon = value.find(':');
@@ -202,15 +163,15 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         }
       }
     } else if (flag == "--power-delay-ms") {
-      err = int_flag(o.power_delay_ms, 0, 3600000);
+      err = args.int_flag(o.power_delay_ms, 0, 3600000);
     } else if (flag == "--session-timeout") {
       int s = 0;
-      err = int_flag(s, 0, 86400 * 365);
+      err = args.int_flag(s, 0, 86400 * 365);
       o.session_timeout_s = s;
     } else if (flag == "--async-tasks") {
       o.async_tasks = true;
     } else if (flag == "--latency-ms") {
-      if (!need()) {
+      if (!args.need()) {
         err = "--latency-ms needs N or MIN-MAX";
       } else {
         auto dash = value.find('-');
@@ -223,31 +184,31 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
         o.latency_max_ms = static_cast<int>(hi);
       }
     } else if (flag == "--rate-503") {
-      err = rate_flag(o.rate_503);
+      err = args.rate_flag(o.rate_503);
     } else if (flag == "--rate-500") {
-      err = rate_flag(o.rate_500);
+      err = args.rate_flag(o.rate_500);
     } else if (flag == "--drop-rate") {
-      err = rate_flag(o.drop_rate);
+      err = args.rate_flag(o.drop_rate);
     } else if (flag == "--hang-bmc") {
       int idx = 0;
-      err = int_flag(idx, 0, 100000);
+      err = args.int_flag(idx, 0, 100000);
       o.overrides[idx].emplace_back("hang", "true");
     } else if (flag == "--seed") {
       long long s = 0;
-      if (!need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
+      if (!args.need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
       o.seed = static_cast<uint64_t>(s);
     } else if (flag == "--request-log") {
-      err = str_flag(o.request_log);
+      err = args.str_flag(o.request_log);
     } else if (flag == "--tls-dir") {
-      err = str_flag(o.tls_dir);
+      err = args.str_flag(o.tls_dir);
     } else if (flag == "--tls-cert") {
-      err = str_flag(o.tls_cert);
+      err = args.str_flag(o.tls_cert);
     } else if (flag == "--tls-key") {
-      err = str_flag(o.tls_key);
+      err = args.str_flag(o.tls_key);
     } else if (flag == "--http") {
       o.http = true;
     } else {
-      err = "unknown flag '" + args[i] + "'; run redfish-emulator --help for the list";
+      err = "unknown flag '" + args.arg() + "'; run redfish-emulator --help for the list";
     }
     if (!err.empty()) return err;
   }

@@ -127,11 +127,15 @@ std::string catalog_markdown(const Catalog& cat) {
   out += "\n## Instance types\n\n"
          "| Provider | Instance type | GPUs | vCPUs | Memory | NVSwitch | Fabric Manager | EFA interfaces |\n"
          "|---|---|---|---|---|---|---|---|\n";
-  for (const auto& provider : {"aws", "gcp", "azure"})
-    for (const auto* t : cat.instance_types(provider))
-      out += "| " + std::string(provider) + " | `" + t->name + "` | " + std::to_string(t->gpu_count) + " x " + t->gpu + " | " +
+  for (const std::string& provider : cat.providers()) {
+    const auto types = cat.instance_types(provider);
+    // The EFA column is a number for a cloud that has EFA at all, "-" for the others.
+    const bool efa = std::any_of(types.begin(), types.end(), [](const InstanceType* t) { return t->efa_interfaces > 0; });
+    for (const auto* t : types)
+      out += "| " + provider + " | `" + t->name + "` | " + std::to_string(t->gpu_count) + " x " + t->gpu + " | " +
              std::to_string(t->vcpus) + " | " + std::to_string(t->memory_gb) + " | " + yes(t->nvswitch) + " | " +
-             yes(t->fabric_manager) + " | " + (provider == std::string("aws") ? std::to_string(t->efa_interfaces) : "-") + " |\n";
+             yes(t->fabric_manager) + " | " + (efa ? std::to_string(t->efa_interfaces) : "-") + " |\n";
+  }
   out += "\nMemory is GiB on AWS and Azure and GB on GCP, as each provider documents it. Instance types belong to a\n"
          "provider: `p5.48xlarge` is known for `provider: aws` only. The AWS names are checked against the\n"
          "`InstanceType` enum of the EC2 API model (`../shared/testdata/aws-ec2/botocore-model/service-2.json`) in the\n"

@@ -126,6 +126,31 @@ bool Arm::location_known(const std::string& location) const {
   return std::find(options_.locations.begin(), options_.locations.end(), lower(location)) != options_.locations.end();
 }
 
+std::optional<Response> Arm::check_location(const json& body, const std::string& type, const json* existing,
+                                            const std::string& name, const std::string& rg, bool list_regions,
+                                            std::string& location) const {
+  if (!body.contains("location") || !body["location"].is_string())
+    return arm_error(400, "LocationRequired", "The location property is required for this definition.");
+  location = lower(body["location"].get<std::string>());
+  if (!location_known(location)) {
+    std::string msg = "The provided location '" + location + "' is not available for resource type '" + type + "'.";
+    if (list_regions) {
+      std::string all;
+      for (const auto& l : options_.locations) all += (all.empty() ? "" : ",") + l;
+      msg.pop_back();
+      msg += ". List of available regions for the resource type is '" + all + "'.";
+    }
+    return arm_error(400, "LocationNotAvailableForResourceType", msg);
+  }
+  if (existing && existing->value("location", "") != location)
+    return arm_error(409, "InvalidResourceLocation",
+                     "The resource '" + name + "' already exists in location '" + existing->value("location", "") +
+                         "' in resource group '" + rg +
+                         "'. A resource with the same name cannot be created in location '" + location +
+                         "'. Please select a new resource name.");
+  return std::nullopt;
+}
+
 Arm::Route Arm::route(const Request& r) const {
   Route rt = parse_route(r);
   if (rt.kind == Kind::kUnknown) rt.family = Family::kNone;  // answered 404, whatever the api-version

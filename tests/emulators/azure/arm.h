@@ -167,6 +167,14 @@ class Arm {
   Response rg_not_found(const std::string& rg) const;
   Response not_found(const std::string& type, const std::string& name, const std::string& rg) const;
   bool location_known(const std::string& location) const;
+  /// The `location` of a PUT body for a resource of `type` named `name` in
+  /// resource group `rg`, checked as ARM does, in its order: missing (400
+  /// LocationRequired), not offered for the type (400, listing the regions
+  /// when `list_regions`), or not where the existing resource is (409
+  /// InvalidResourceLocation). Sets `location`, or returns the error answer.
+  std::optional<Response> check_location(const nlohmann::json& body, const std::string& type,
+                                         const nlohmann::json* existing, const std::string& name,
+                                         const std::string& rg, bool list_regions, std::string& location) const;
 
   // compute.cpp: virtual machines, SKUs, usages, capacity and quota.
   Response vm_put(const Request& r, const Route& route, bool patch);

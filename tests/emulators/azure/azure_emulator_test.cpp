@@ -427,6 +427,37 @@ TEST_CASE("A VM PUT is a long-running operation: 201 with Azure-AsyncOperation, 
             .status == 404);
 }
 
+TEST_CASE("A PUT's location is checked as ARM does: missing, not offered, or not where the resource is") {
+  Emulator em({"--locations", "eastus,westus2"});
+  std::string tok = token(em);
+  make_network(em, tok, "pool");
+  const std::string vnet = rg_path("pool") + "/providers/Microsoft.Network/virtualNetworks/net?api-version=" + kNetwork;
+  json body = {{"properties", {{"addressSpace", {{"addressPrefixes", {"10.1.0.0/16"}}}}}}};
+  Http missing = call(em, "PUT", vnet, body.dump(), tok);
+  CHECK(missing.status == 400);
+  CHECK(missing.js()["error"]["code"] == "LocationRequired");
+  body["location"] = "mars";
+  Http unknown = call(em, "PUT", vnet, body.dump(), tok);
+  CHECK(unknown.status == 400);
+  CHECK(unknown.js()["error"]["message"] ==
+        "The provided location 'mars' is not available for resource type 'Microsoft.Network/virtualNetworks'.");
+  body["location"] = "westus2";
+  Http moved = call(em, "PUT", vnet, body.dump(), tok);
+  CHECK(moved.status == 409);
+  CHECK(moved.js()["error"]["code"] == "InvalidResourceLocation");
+  CHECK(moved.js()["error"]["message"] ==
+        "The resource 'net' already exists in location 'eastus' in resource group 'pool'. A resource with the same "
+        "name cannot be created in location 'westus2'. Please select a new resource name.");
+  // A VM's answer lists the regions the type is offered in.
+  json vm = vm_body("/x", "Standard_ND96isr_H100_v5", "1", "Spot", "Deallocate");
+  vm["location"] = "mars";
+  Http vm_unknown = call(em, "PUT", vm_path("pool", "gpu-0") + "?api-version=" + kCompute, vm.dump(), tok);
+  CHECK(vm_unknown.status == 400);
+  CHECK(vm_unknown.js()["error"]["message"] ==
+        "The provided location 'mars' is not available for resource type 'Microsoft.Compute/virtualMachines'. List "
+        "of available regions for the resource type is 'eastus,westus2'.");
+}
+
 TEST_CASE("Capacity, SKU restrictions and quota answer with ARM's codes and wording") {
   Emulator em({"--lro-delay-ms", "0", "--capacity", "eastus/1:Standard_ND96isr_H100_v5=1", "--sku-unavailable",
                "eastus/3:Standard_ND96isr_H100_v5", "--quota", "eastus:lowPriorityCores=192"});

@@ -207,28 +207,10 @@ Response Arm::vm_put(const Request& r, const Route& rt, bool patch) {
                          "an ongoing one to complete).");
 
   // ---- validation, in the order the real service reports problems
-  if (!body.contains("location") || !body["location"].is_string())
-    return arm_error(400, "LocationRequired", "The location property is required for this definition.");
-  std::string location = lower(body["location"].get<std::string>());
-  if (!location_known(location))
-    return arm_error(
-        400, "LocationNotAvailableForResourceType",
-        "The provided location '" + location +
-            "' is not available for resource type 'Microsoft.Compute/virtualMachines'. List of available "
-            "regions for the resource type is '" +
-            [&] {
-              std::string s;
-              for (const auto& l : options_.locations) s += (s.empty() ? "" : ",") + l;
-              return s;
-            }() +
-            "'.");
-  if (existing && existing->model.value("location", "") != location)
-    return arm_error(409, "InvalidResourceLocation",
-                     "The resource '" + name + "' already exists in location '" +
-                         existing->model.value("location", "") + "' in resource group '" + rt.rg +
-                         "'. A resource with the same name cannot be created in "
-                         "location '" +
-                         location + "'. Please select a new resource name.");
+  std::string location;
+  if (auto bad = check_location(body, "Microsoft.Compute/virtualMachines", existing ? &existing->model : nullptr, name,
+                                rt.rg, true, location))
+    return *bad;
   json props = body.contains("properties") && body["properties"].is_object() ? body["properties"] : json::object();
   if (existing) {
     // A PUT that leaves out write-only or defaulted parts keeps them.

@@ -135,20 +135,10 @@ Response Arm::nic_put(const Request& r, const Route& rt) {
   std::string name = existing ? existing->model.value("name", rt.name) : rt.name;
   std::string id =
       rg_id(rt.sub, group->model.value("name", rt.rg)) + "/providers/Microsoft.Network/networkInterfaces/" + name;
-  if (!body.contains("location") || !body["location"].is_string())
-    return arm_error(400, "LocationRequired", "The location property is required for this definition.");
-  std::string location = lower(body["location"].get<std::string>());
-  if (!location_known(location))
-    return arm_error(400, "LocationNotAvailableForResourceType",
-                     "The provided location '" + location +
-                         "' is not available for resource type 'Microsoft.Network/networkInterfaces'.");
-  if (existing && existing->model.value("location", "") != location)
-    return arm_error(409, "InvalidResourceLocation",
-                     "The resource '" + name + "' already exists in location '" +
-                         existing->model.value("location", "") + "' in resource group '" + rt.rg +
-                         "'. A resource with the same name cannot be created in "
-                         "location '" +
-                         location + "'. Please select a new resource name.");
+  std::string location;
+  if (auto bad = check_location(body, "Microsoft.Network/networkInterfaces", existing ? &existing->model : nullptr, name, rt.rg,
+                                false, location))
+    return *bad;
   json props = body.contains("properties") && body["properties"].is_object() ? body["properties"] : json::object();
   if (!props.contains("ipConfigurations") || !props["ipConfigurations"].is_array() || props["ipConfigurations"].empty())
     return arm_error(400, "InvalidRequestFormat",
@@ -299,20 +289,10 @@ Response Arm::vnet_put(const Request& r, const Route& rt) {
   std::string name = existing ? existing->model.value("name", rt.name) : rt.name;
   std::string id =
       rg_id(rt.sub, group->model.value("name", rt.rg)) + "/providers/Microsoft.Network/virtualNetworks/" + name;
-  if (!body.contains("location") || !body["location"].is_string())
-    return arm_error(400, "LocationRequired", "The location property is required for this definition.");
-  std::string location = lower(body["location"].get<std::string>());
-  if (!location_known(location))
-    return arm_error(400, "LocationNotAvailableForResourceType",
-                     "The provided location '" + location +
-                         "' is not available for resource type 'Microsoft.Network/virtualNetworks'.");
-  if (existing && existing->model.value("location", "") != location)
-    return arm_error(409, "InvalidResourceLocation",
-                     "The resource '" + name + "' already exists in location '" +
-                         existing->model.value("location", "") + "' in resource group '" + rt.rg +
-                         "'. A resource with the same name cannot be created in "
-                         "location '" +
-                         location + "'. Please select a new resource name.");
+  std::string location;
+  if (auto bad = check_location(body, "Microsoft.Network/virtualNetworks", existing ? &existing->model : nullptr, name, rt.rg,
+                                false, location))
+    return *bad;
   json props = body.contains("properties") && body["properties"].is_object() ? body["properties"] : json::object();
   json prefixes =
       props.contains("addressSpace") ? props["addressSpace"].value("addressPrefixes", json::array()) : json::array();

@@ -236,18 +236,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
     } else if (flag == "--deletes-bucket") {
       err = bucket_flag(o.deletes);
     } else if (flag == "--latency-ms") {
-      if (!args.need()) {
-        err = "--latency-ms needs MIN or MIN:MAX";
-      } else {
-        auto sep = value.find_first_of(":-");
-        long long lo = 0, hi = 0;
-        bool ok = sep == std::string::npos ? (to_int(value, lo) && (hi = lo, true))
-                                           : (to_int(value.substr(0, sep), lo) && to_int(value.substr(sep + 1), hi));
-        if (!ok || lo < 0 || hi < lo || hi > 3600000)
-          err = "--latency-ms needs MIN or MIN:MAX milliseconds with MIN <= MAX, got '" + value + "'";
-        o.latency_min_ms = static_cast<int>(lo);
-        o.latency_max_ms = static_cast<int>(hi);
-      }
+      err = args.latency_flag(o.latency_min_ms, o.latency_max_ms, 3600000, ":-", "MIN or MIN:MAX");
     } else if (flag == "--rate-429") {
       err = args.rate_flag(o.rate_429);
     } else if (flag == "--rate-500") {
@@ -259,9 +248,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
     } else if (flag == "--lose-response-rate") {
       err = args.rate_flag(o.lose_rate);
     } else if (flag == "--seed") {
-      long long s = 0;
-      if (!args.need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
-      o.seed = static_cast<uint64_t>(s);
+      err = args.seed_flag(o.seed);
     } else if (flag == "--request-log") {
       err = args.str_flag(o.request_log);
     } else if (flag == "--tls-dir") {

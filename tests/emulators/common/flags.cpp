@@ -66,4 +66,25 @@ std::string FlagReader::str_flag(std::string& out) {
   return "";
 }
 
+std::string FlagReader::latency_flag(int& min, int& max, long long limit, const char* separators,
+                                     const std::string& form) {
+  if (!need()) return flag_ + " needs " + form;
+  auto sep = value_.find_first_of(separators);
+  long long lo = 0, hi = 0;
+  bool ok = sep == std::string::npos ? (to_int(value_, lo) && (hi = lo, true))
+                                     : (to_int(value_.substr(0, sep), lo) && to_int(value_.substr(sep + 1), hi));
+  if (!ok || lo < 0 || hi < lo || hi > limit)
+    return flag_ + " needs " + form + " milliseconds with MIN <= MAX, got '" + value_ + "'";
+  min = static_cast<int>(lo);
+  max = static_cast<int>(hi);
+  return "";
+}
+
+std::string FlagReader::seed_flag(uint64_t& out) {
+  long long s = 0;
+  if (!need() || !to_int(value_, s) || s < 0) return flag_ + " needs a non-negative whole number";
+  out = static_cast<uint64_t>(s);
+  return "";
+}
+
 }  // namespace plinth::emulator

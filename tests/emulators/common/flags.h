@@ -2,6 +2,7 @@
 // The command line every emulator reads the same way: `--flag VALUE` or
 // `--flag=VALUE`, with whole numbers and fractions checked and errors that
 // name the flag.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ class FlagReader {
   /// A fraction from 0 to 1.
   std::string rate_flag(double& out);
   std::string str_flag(std::string& out);
+  /// Milliseconds as "N" or "MIN<sep>MAX" (a separator from `separators`),
+  /// 0 <= MIN <= MAX <= `limit`; `form` spells the syntax in the error.
+  std::string latency_flag(int& min, int& max, long long limit = 3600000, const char* separators = "-",
+                           const std::string& form = "N or MIN-MAX");
+  /// A non-negative whole number.
+  std::string seed_flag(uint64_t& out);
 
  private:
   std::vector<std::string> args_;

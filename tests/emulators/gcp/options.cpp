@@ -167,18 +167,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       if (err.empty() && o.rate_limit_reason != "rateLimitExceeded" && o.rate_limit_reason != "userRateLimitExceeded")
         err = "--rate-limit-reason is rateLimitExceeded or userRateLimitExceeded, got '" + o.rate_limit_reason + "'";
     } else if (flag == "--latency-ms") {
-      if (!args.need()) {
-        err = "--latency-ms needs N or MIN-MAX";
-      } else {
-        auto dash = value.find('-');
-        long long lo = 0, hi = 0;
-        bool ok = dash == std::string::npos ? (to_int(value, lo) && (hi = lo, true))
-                                            : (to_int(value.substr(0, dash), lo) && to_int(value.substr(dash + 1), hi));
-        if (!ok || lo < 0 || hi < lo || hi > 3600000)
-          err = "--latency-ms needs N or MIN-MAX milliseconds with MIN <= MAX, got '" + value + "'";
-        o.latency_min_ms = static_cast<int>(lo);
-        o.latency_max_ms = static_cast<int>(hi);
-      }
+      err = args.latency_flag(o.latency_min_ms, o.latency_max_ms);
     } else if (flag == "--rate-500") {
       err = args.rate_flag(o.rate_500);
     } else if (flag == "--rate-503") {
@@ -188,9 +177,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
     } else if (flag == "--lose-response-rate") {
       err = args.rate_flag(o.lose_response_rate);
     } else if (flag == "--seed") {
-      long long s = 0;
-      if (!args.need() || !to_int(value, s) || s < 0) err = "--seed needs a non-negative whole number";
-      o.seed = static_cast<uint64_t>(s);
+      err = args.seed_flag(o.seed);
     } else if (flag == "--request-log") {
       err = args.str_flag(o.request_log);
     } else if (flag == "--tls-dir") {

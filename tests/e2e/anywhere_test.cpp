@@ -58,7 +58,7 @@ TEST_CASE("a plinth binary copied out of the build tree plans with its built-in 
   auto list = run_copy(bin, {"policy", "list"}, dir.path());
   CHECK(list.exit_code == 0);
   CHECK(contains(list.out, "file: <builtin>/policies/soc2/encryption.lua:"));
-  CHECK(contains(list.out, "\n39 policies\n"));
+  CHECK(contains(list.out, "\n40 policies\n"));
 
   // The packs' settings travel with them too: a directory holding only
   // soc2/settings.yaml relaxes the built-in soc2 pack, and no other.

@@ -257,15 +257,19 @@ class Expander {
   /// the driver the pools' stacks pin (the loader checked they agree), the
   /// MIG layout of each pool (profile -> instances per GPU) and the strategy
   /// that exposes it ("none", "single": one profile per pool, "mixed"), and
-  /// whether monitoring asks for the DCGM exporter.
+  /// whether monitoring asks for the DCGM exporter; and each pool's nodes
+  /// (count, catalog GPU, role) so the provider can label them.
   void cluster(const bp::Cluster& c) {
     std::string driver;
     Json layouts = Json::object();
+    Json nodes = Json::object();
     std::vector<std::string> pools;
     bool mixed = false;
     for (const auto& p : bp_.node_pools) {
       if (!c.pools.empty() && std::find(c.pools.begin(), c.pools.end(), p.name) == c.pools.end()) continue;
       pools.push_back(p.name);
+      const catalog::GpuModel* gpu = gpu_model(p.hardware.gpu);
+      nodes[p.name] = {{"count", p.count}, {"gpu", gpu ? gpu->name : p.hardware.gpu}, {"role", p.role}};
       if (const bp::Stack* st = bp_.find_stack(p.stack); st && driver.empty()) driver = st->driver;
       if (!p.mig.enabled()) continue;
       std::vector<std::pair<std::string, int>> layout = p.mig.profiles;
@@ -282,6 +286,7 @@ class Expander {
               {"driver", driver},
               {"mig_strategy", layouts.empty() ? "none" : mixed ? "mixed" : "single"},
               {"mig_layouts", std::move(layouts)},
+              {"nodes", std::move(nodes)},
               {"dcgm_exporter", bp_.monitoring && bp_.monitoring->dcgm}};
     const Served& s = served_.at("clusters");
     add(s.type, c.name, c.origin, std::move(a), {}, s.provider);

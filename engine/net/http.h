@@ -50,13 +50,6 @@ struct Response {
 struct ClientOptions {
   /// PEM bundle used to verify servers; empty uses the system store.
   std::string ca_bundle;
-  /// PEM text of the CA(s) that verify servers, in memory (a kubeconfig's
-  /// certificate-authority-data); when set it is used instead of ca_bundle.
-  std::string ca_pem;
-  /// PEM text of a client certificate and its private key, sent for mutual
-  /// TLS; both or neither. Never logged or put in errors.
-  std::string client_cert_pem;
-  std::string client_key_pem;
   /// Turns TLS verification off, but only ever for loopback hosts
   /// (127.0.0.0/8, ::1, localhost); requests to other hosts are refused.
   bool insecure = false;
@@ -65,6 +58,13 @@ struct ClientOptions {
   /// Largest response body accepted; a larger (or endless) one fails the
   /// request with a Fatal error instead of filling memory.
   size_t max_body_bytes = 32u << 20;
+  /// PEM text of the CA(s) that verify servers, in memory (a kubeconfig's
+  /// certificate-authority-data); when set it is used instead of ca_bundle.
+  std::string ca_pem;
+  /// PEM text of a client certificate and its private key, sent for mutual
+  /// TLS; both or neither. Never logged or put in errors.
+  std::string client_cert_pem;
+  std::string client_key_pem;
 };
 
 /// True for localhost, 127.0.0.0/8 and ::1 (with or without brackets).

@@ -49,6 +49,10 @@ ProviderSchema build_schema() {
            attr("mig_layouts", "MIG layout per pool (profile -> instances per GPU), as mig-parted configs plinth-POOL.",
                 T::Map),
            attr("dcgm_exporter", "spec.dcgmExporter.enabled: monitoring.dcgm.", T::Bool),
+           attr("nodes",
+                "Each pool's nodes {count, gpu, role}: the nodes named POOL-INDEX get the labels plinth.dev/pool, "
+                "plinth.dev/gpu, plinth.dev/role and nvidia.com/mig.config.",
+                T::Map),
        }},
       {"kubernetes.namespace", "kubernetes",
        "A Namespace, its ResourceQuota gpu-quota (requests.nvidia.com/gpu, requests.cpu, requests.memory) and its "
@@ -287,6 +291,22 @@ std::vector<ConflictManager> conflict_managers(const Json& status) {
   return out;
 }
 
+std::vector<NodeLabels> node_labels_for(const Resource& r) {
+  std::vector<NodeLabels> out;
+  if (r.type != "kubernetes.cluster") return out;
+  const Json layouts = r.attributes.value("mig_layouts", Json::object());
+  const Json nodes = r.attributes.value("nodes", Json::object());  // items() of a temporary would dangle
+  for (const auto& [pool, n] : nodes.items()) {
+    const Json labels = {{"plinth.dev/pool", pool},
+                         {"plinth.dev/gpu", text(n, "gpu")},
+                         {"plinth.dev/role", text(n, "role")},
+                         {"nvidia.com/mig.config", layouts.contains(pool) ? "plinth-" + pool : "all-disabled"}};
+    const int count = n.value("count", 0);
+    for (int i = 0; i < count; ++i) out.push_back({pool + "-" + std::to_string(i), pool, labels});
+  }
+  return out;
+}
+
 std::vector<KubeObject> objects_for(const Resource& r, const std::string& operator_ns) {
   std::vector<KubeObject> out;
   const Json& a = r.attributes;
@@ -516,12 +536,13 @@ Status KubernetesProvider::delete_object(Conn& c, const KubeObject& o, Call& cal
   return {};
 }
 
-Result<std::vector<Json>> KubernetesProvider::list(Conn& c, const std::string& collection, Call& call) {
+Result<std::vector<Json>> KubernetesProvider::list(Conn& c, const std::string& collection,
+                                                   const std::string& selector, Call& call) {
   std::vector<Json> items;
   std::string token;
-  const std::string selector = url_encode(std::string(kManagedBy) + "=" + kManagedByValue);
   do {
-    std::string path = collection + "?labelSelector=" + selector + "&limit=" + std::to_string(page_size_);
+    std::string path = collection + "?" + (selector.empty() ? "" : "labelSelector=" + url_encode(selector) + "&") +
+                       "limit=" + std::to_string(page_size_);
     if (!token.empty()) path += "&continue=" + url_encode(token);
     auto r = send(c, "GET", path, "", "", call);
     if (!r) return r.error();
@@ -539,6 +560,8 @@ Status KubernetesProvider::apply_all(const Resource& desired, const Resource* pr
   const auto want = objects_for(desired, operator_ns_);
   for (const auto& o : want)
     if (auto st = apply_object(**conn, o, call); !st) return st;
+  if (desired.type == "kubernetes.cluster")
+    if (auto st = label_nodes(**conn, &desired, prior, call); !st) return st;
   if (!prior) return {};
   // What the prior resource had and the desired one does not: Plinth's own only.
   const auto had = objects_for(*prior, operator_ns_);
@@ -563,9 +586,47 @@ Result<Resource> KubernetesProvider::update(const Resource& prior, const Resourc
 Status KubernetesProvider::remove(const Resource& prior, Call& call) {
   auto conn = connect(prior);
   if (!conn) return conn.error();
+  if (prior.type == "kubernetes.cluster")
+    if (auto st = label_nodes(**conn, nullptr, &prior, call); !st) return st;
   const auto had = objects_for(prior, operator_ns_);
   for (auto it = had.rbegin(); it != had.rend(); ++it)
     if (auto st = delete_object(**conn, *it, call); !st) return st;
+  return {};
+}
+
+Status KubernetesProvider::label_nodes(Conn& c, const Resource* desired, const Resource* prior, Call& call) {
+  const auto want = desired ? node_labels_for(*desired) : std::vector<NodeLabels>{};
+  const auto had = prior ? node_labels_for(*prior) : std::vector<NodeLabels>{};
+  if (want.empty() && had.empty()) return {};
+  // One paged list of the nodes, not a request per node: nodes that have not
+  // joined the cluster yet are skipped (the next apply labels them).
+  auto nodes = list(c, "/api/v1/nodes", "", call);
+  if (!nodes) return nodes.error();
+  std::map<std::string, Json> labels;
+  for (const auto& n : *nodes) {
+    const Json meta = n.value("metadata", Json::object());
+    labels[text(meta, "name")] = meta.value("labels", Json::object());
+  }
+  auto node_object = [&](const std::string& node, Json lab) {
+    Json meta = {{"name", node}};
+    if (!lab.empty()) meta["labels"] = std::move(lab);
+    return KubeObject{"/api/v1/nodes", node, "Node " + node,
+                      {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", std::move(meta)}}};
+  };
+  for (const auto& w : want) {
+    auto it = labels.find(w.node);
+    if (it == labels.end()) continue;
+    bool same = true;
+    for (const auto& [k, v] : w.labels.items()) same = same && it->second.value(k, Json()) == v;
+    if (!same)
+      if (auto st = apply_object(c, node_object(w.node, w.labels), call); !st) return st;
+  }
+  for (const auto& h : had) {
+    bool kept = std::any_of(want.begin(), want.end(), [&](const NodeLabels& w) { return w.node == h.node; });
+    if (kept || !labels.count(h.node) || !labels[h.node].contains("plinth.dev/pool")) continue;
+    // An empty apply gives up every label Plinth set on the node.
+    if (auto st = apply_object(c, node_object(h.node, Json::object()), call); !st) return st;
+  }
   return {};
 }
 
@@ -585,7 +646,9 @@ const std::vector<std::pair<std::string, std::string>>& collections(const std::s
         {std::string(kRbac) + "/clusterroles", "ClusterRole"},
         {std::string(kRbac) + "/clusterrolebindings", "ClusterRoleBinding"}}},
       {"kubernetes.cluster",
-       {{"/apis/nvidia.com/v1/clusterpolicies", "ClusterPolicy"}, {"/api/v1/configmaps", "ConfigMap"}}},
+       {{"/apis/nvidia.com/v1/clusterpolicies", "ClusterPolicy"},
+        {"/api/v1/configmaps", "ConfigMap"},
+        {"/api/v1/nodes", "Node"}}},
   };
   static const std::vector<std::pair<std::string, std::string>> none;
   auto it = table.find(type);
@@ -669,12 +732,19 @@ std::optional<Resource> observe(const Resource& prior, const std::map<std::strin
       if (!subs || (*subs == want_subjects && s != want_subjects)) subs = &s;
     }
     if (!rules) return std::nullopt;
-    std::vector<std::string> verbs, resources, subject_list;
-    from_rbac_rules(*rules, verbs, resources);
-    for (const auto& s : *subs) subject_list.push_back(subject_text(s));
-    a["verbs"] = verbs;
-    a["resources"] = resources;
-    a["subjects"] = subject_list;
+    // Rules and subjects equal to the blueprint's keep its spelling
+    // ("clusterpolicies.nvidia.com" and "clusterpolicies" are one rule).
+    if (*rules != want_rules) {
+      std::vector<std::string> verbs, resources;
+      from_rbac_rules(*rules, verbs, resources);
+      a["verbs"] = verbs;
+      a["resources"] = resources;
+    }
+    if (*subs != want_subjects) {
+      std::vector<std::string> subject_list;
+      for (const auto& s : *subs) subject_list.push_back(subject_text(s));
+      a["subjects"] = subject_list;
+    }
     if (!cluster) a["namespaces"] = in_prior_order(strings(prior.attributes, "namespaces"), namespaces);
   } else if (prior.type == "kubernetes.cluster") {
     const Json* policy = nullptr;
@@ -689,6 +759,23 @@ std::optional<Resource> observe(const Resource& prior, const std::map<std::strin
     for (const auto& cm : of("ConfigMap"))
       if (name_of(cm) == kMigConfigName) layouts = layouts_from(text(cm.value("data", Json::object()), "config.yaml"));
     a["mig_layouts"] = std::move(layouts);
+    // Nodes whose labels differ from the pool's: the first one's labels show
+    // as the pool's gpu and role (and its MIG config as the layout).
+    std::map<std::string, const Json*> nodes;
+    for (const auto& n : of("Node")) nodes[name_of(n)] = &n;
+    for (const auto& w : node_labels_for(prior)) {
+      auto it = nodes.find(w.node);
+      if (it == nodes.end()) continue;  // not joined yet
+      const Json labels = it->second->value("metadata", Json::object()).value("labels", Json::object());
+      Json& pool = a["nodes"][w.pool];
+      if (text(labels, "plinth.dev/gpu") != text(w.labels, "plinth.dev/gpu") && text(pool, "gpu") == text(w.labels, "plinth.dev/gpu"))
+        pool["gpu"] = text(labels, "plinth.dev/gpu");
+      if (text(labels, "plinth.dev/role") != text(w.labels, "plinth.dev/role") && text(pool, "role") == text(w.labels, "plinth.dev/role"))
+        pool["role"] = text(labels, "plinth.dev/role");
+      if (text(labels, "nvidia.com/mig.config") != text(w.labels, "nvidia.com/mig.config") &&
+          a["mig_layouts"].contains(w.pool))
+        a["mig_layouts"].erase(w.pool);
+    }
   }
   return cur;
 }
@@ -720,12 +807,18 @@ std::vector<ReadResult> KubernetesProvider::read(const std::vector<Resource>& re
     std::optional<Error> failed;
     for (const auto& type : types) {
       for (const auto& [collection, kind] : collections(type)) {
-        auto items = list(**conn, collection, *c);
+        const bool nodes = kind == "Node";  // every node: one that lost its labels is drift
+        auto items = list(**conn, collection, nodes ? "" : std::string(kManagedBy) + "=" + kManagedByValue, *c);
         if (!items) {
           failed = items.error();
           break;
         }
         for (auto& item : *items) {
+          if (nodes) {  // matched by name (POOL-INDEX), for every cluster resource
+            for (size_t i : members)
+              if (resources[i].type == type) index[resources[i].address][kind].push_back(item);
+            continue;
+          }
           const Json meta = item.value("metadata", Json::object());
           const std::string address = text(meta.value("annotations", Json::object()), kAddressAnnotation);
           if (!address.empty()) index[address][kind].push_back(std::move(item));

@@ -40,6 +40,18 @@ struct KubeObject {
 /// mig-parted ConfigMap of a cluster goes to `operator_ns`.
 std::vector<KubeObject> objects_for(const Resource& r, const std::string& operator_ns = "gpu-operator");
 
+/// The labels a cluster resource puts on the nodes of its pools: the node
+/// named POOL-INDEX (its hostname) gets plinth.dev/pool, plinth.dev/gpu,
+/// plinth.dev/role and nvidia.com/mig.config (plinth-POOL for a MIG pool,
+/// else all-disabled), so pods can select GPU types and the GPU Operator's
+/// MIG manager picks the pool's layout.
+struct NodeLabels {
+  std::string node, pool;
+  Json labels;
+  bool operator==(const NodeLabels&) const = default;
+};
+std::vector<NodeLabels> node_labels_for(const Resource& r);
+
 /// The RBAC rules of a role's verbs and resources: one rule per API group
 /// (pods -> "", jobs -> batch, deployments -> apps, RESOURCE.GROUP as
 /// written; an unknown plain name is taken as core), and back.
@@ -91,7 +103,11 @@ class KubernetesProvider : public Provider {
   Error error_of(const Conn& c, const std::string& method, const std::string& path, const net::Response& r) const;
   Status apply_object(Conn& c, const KubeObject& o, Call& call);
   Status delete_object(Conn& c, const KubeObject& o, Call& call);
-  Result<std::vector<Json>> list(Conn& c, const std::string& collection, Call& call);
+  /// Every object of `collection` (with `selector`, "" for none), page by page.
+  Result<std::vector<Json>> list(Conn& c, const std::string& collection, const std::string& selector, Call& call);
+  /// Labels the nodes of desired's pools that are in the cluster, and
+  /// releases the labels of nodes prior had and desired has not.
+  Status label_nodes(Conn& c, const Resource* desired, const Resource* prior, Call& call);
   Status apply_all(const Resource& desired, const Resource* prior, Call& call);
 
   std::string kubeconfig_;

@@ -2,6 +2,7 @@
 // the example cluster's access section (blueprints/examples/cluster.yaml with
 // a clusters: entry) from a temporary directory, checked with the real
 // kubectl; drift, field ownership, policies before any request, credentials.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <fstream>
@@ -37,7 +38,8 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 class Fixture {
  public:
   explicit Fixture(std::string context = "admin")
-      : kube_(KUBE_EMULATOR_BINARY, {"--token", "s3cret=alice"}), context_(std::move(context)) {
+      : kube_(KUBE_EMULATOR_BINARY, {"--token", "s3cret=alice", "--node", "infer-mig-0", "--node", "infer-mig-1"}),
+        context_(std::move(context)) {
     kubeconfig_ = kube_.dir() + "/tls/kubeconfig";
     // The GPU Operator is installed: its namespace exists.
     ok({"create", "namespace", "gpu-operator"});
@@ -120,9 +122,15 @@ TEST_CASE("apply of the example's access section: kubectl sees namespaces, quota
   require_ok(applied);
   CHECK(contains(applied.out, "apply: kubernetes.namespace.team-vision: created ("));
   CHECK(contains(applied.out, "apply: kubernetes.cluster.lab: created ("));
-  // Every write was a server-side apply by fieldManager plinth, without force.
-  const auto sent = f.requests_since(before);
-  CHECK(sent.size() == 18);  // 3 namespaces, 3 quotas, 4 accounts, 3 roles + 3 bindings, config map, policy
+  // Every write was a server-side apply by fieldManager plinth, without force;
+  // the one read was the list of nodes to label.
+  auto sent = f.requests_since(before);
+  REQUIRE(sent.size() == 21);
+  auto list = std::find_if(sent.begin(), sent.end(), [](const json& r) { return r["verb"] == "list"; });
+  REQUIRE(list != sent.end());
+  CHECK((*list)["path"] == "/api/v1/nodes");
+  sent.erase(list);
+  // 3 namespaces, 3 quotas, 4 accounts, 3 roles + 3 bindings, config map, policy, the 2 nodes that joined
   for (const auto& r : sent) {
     INFO(r.dump());
     CHECK(r["method"] == "PATCH");
@@ -167,6 +175,12 @@ TEST_CASE("apply of the example's access section: kubectl sees namespaces, quota
   CHECK(cp["spec"]["mig"]["strategy"] == "single");
   CHECK(cp["spec"]["dcgmExporter"]["enabled"] == true);
   CHECK(cp["spec"]["migManager"]["config"]["name"] == "plinth-mig-parted-config");
+  // The pool's nodes that joined carry its labels; the MIG manager picks the pool's layout.
+  CHECK(f.ok({"get", "nodes", "-l", "plinth.dev/pool=infer-mig,plinth.dev/role=inference", "-o", "name"}) ==
+        "node/infer-mig-0\nnode/infer-mig-1\n");
+  json node = f.get({"get", "node", "infer-mig-1"});
+  CHECK(node["metadata"]["labels"]["nvidia.com/mig.config"] == "plinth-infer-mig");
+  CHECK(node["metadata"]["labels"]["plinth.dev/gpu"] == "H100-80GB");
   std::string mig = f.get({"-n", "gpu-operator", "get", "configmap", "plinth-mig-parted-config"})["data"]["config.yaml"];
   CHECK(contains(mig, "  plinth-infer-mig:\n    - devices: all\n      mig-enabled: true\n      mig-devices:\n"
                       "        \"3g.40gb\": 2\n"));
@@ -189,7 +203,8 @@ TEST_CASE("refresh pages through each kind with limit and continue: requests gro
   for (const auto& r : f.requests_since(before)) {
     INFO(r.dump());
     REQUIRE(r["verb"] == "list");
-    CHECK(contains(r["query"], "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dplinth"));
+    if (r["resource"] != "nodes")  // every node: one that lost Plinth's labels is drift
+      CHECK(contains(r["query"], "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dplinth"));
     CHECK(contains(r["query"], "limit=2"));
     ++pages[r["resource"].get<std::string>()];
   }
@@ -207,7 +222,8 @@ TEST_CASE("refresh pages through each kind with limit and continue: requests gro
                                             {"clusterroles" + rbac, 1},
                                             {"clusterrolebindings" + rbac, 1},
                                             {"clusterpolicies.nvidia.com", 1},
-                                            {"configmaps", 1}});
+                                            {"configmaps", 1},
+                                            {"nodes", 1}});
 }
 
 TEST_CASE("a quota edited with kubectl shows as drift in the plan and a re-apply restores it") {
@@ -224,6 +240,16 @@ TEST_CASE("a quota edited with kubectl shows as drift in the plan and a re-apply
   require_ok(applied);
   CHECK(contains(applied.out, "apply: kubernetes.namespace.team-vision: updated ("));
   CHECK(f.quota("team-vision") == "128");
+  CHECK(f.plan().exit_code == 0);
+
+  // A node label removed by hand is drift of the cluster, restored the same way.
+  f.ok({"label", "node", "infer-mig-1", "plinth.dev/gpu-"});
+  RunResult node_plan = f.plan();
+  INFO(node_plan.out << node_plan.err);
+  CHECK(node_plan.exit_code == 2);
+  CHECK(contains(node_plan.out, "  ~ kubernetes.cluster.lab (update in place)\n      nodes.infer-mig.gpu: \"\" -> \"H100-80GB\"\n"));
+  require_ok(f.apply());
+  CHECK(f.get({"get", "node", "infer-mig-1"})["metadata"]["labels"]["plinth.dev/gpu"] == "H100-80GB");
   CHECK(f.plan().exit_code == 0);
 }
 
@@ -311,4 +337,51 @@ TEST_CASE("removing service accounts deletes Plinth's own only, and without a cl
   CHECK(contains(r.out, "  + access.namespace.team-vision (create; recorded only: no cluster configured)\n"));
   CHECK(contains(r.out, "apply: access.namespace.team-vision: recorded in state (recorded only: no cluster configured) ("));
   CHECK_FALSE(contains(r.out, ": created ("));
+}
+
+TEST_CASE("clusters: entries are checked at file:line:column: unknown pools, pools of two drivers, a second cluster") {
+  TempDir dir;
+  const std::string example = slurp(source_dir() + "/blueprints/examples/cluster.yaml");
+  const size_t lines = static_cast<size_t>(std::count(example.begin(), example.end(), '\n'));
+  dir.write("cluster.yaml", example +
+                                "clusters:\n"
+                                "  - {name: lab, context: admin, pools: [infer-mig, nope]}\n"
+                                "  - {name: lab2, context: other}\n"
+                                "  - name: all\n");
+  RunResult r = run_plinth({"validate", dir.path() + "/cluster.yaml"}, dir.path(), {{"HOME", dir.path()}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  const std::string file = dir.path() + "/cluster.yaml:";
+  const std::string l1 = std::to_string(lines + 2), l2 = std::to_string(lines + 3);
+  CHECK(contains(r.out + r.err, file + l1 + ":52: error[BP007]: cluster 'lab' references unknown node pool 'nope'"));
+  CHECK(contains(r.out + r.err, file + l2 + ":5: error[BP005]: cluster 'lab2' is a second cluster"));
+
+  // Every node pool by default: train-a (550.54.15) and infer-mig (560.35.05) pin different drivers.
+  dir.write("cluster.yaml", example + "clusters:\n  - {name: all}\n");
+  RunResult two = run_plinth({"validate", dir.path() + "/cluster.yaml"}, dir.path(), {{"HOME", dir.path()}});
+  INFO(two.out << two.err);
+  CHECK(two.exit_code == 1);
+  CHECK(contains(two.out + two.err, "error[BP005]: cluster 'all' runs node pools that pin different drivers: 'train-a' "
+                                    "550.54.15 (stack train) and 'infer-mig' 560.35.05 (stack infer)"));
+}
+
+TEST_CASE("a role of scope cluster is a ClusterRole and ClusterRoleBinding") {
+  Fixture f;
+  const std::string example = slurp(source_dir() + "/blueprints/examples/cluster.yaml");
+  f.set_blueprint(replaced(example, "  audit_logging:",
+                           "    - {name: gpu-viewer, subjects: [\"group:ops\"], scope: cluster, verbs: [get, list],\n"
+                           "       resources: [nodes, clusterpolicies.nvidia.com]}\n  audit_logging:"));
+  RunResult r = f.plinth({"apply", "--auto-approve", "--allow-dirty", "-target", "kubernetes.role.gpu-viewer"}, false);
+  require_ok(r);
+  json role = f.get({"get", "clusterrole", "gpu-viewer"});
+  CHECK(role["rules"] == json::parse(R"([{"apiGroups":[""],"resources":["nodes"],"verbs":["get","list"]},
+                                        {"apiGroups":["nvidia.com"],"resources":["clusterpolicies"],"verbs":["get","list"]}])"));
+  json binding = f.get({"get", "clusterrolebinding", "gpu-viewer"});
+  CHECK(binding["roleRef"]["kind"] == "ClusterRole");
+  CHECK(binding["subjects"][0]["name"] == "ops");
+  CHECK(f.plinth({"plan", "--detailed-exitcode", "-target", "kubernetes.role.gpu-viewer"}, false).exit_code == 0);
+  // destroy deletes what it applied.
+  require_ok(f.plinth({"destroy", "--auto-approve", "-target", "kubernetes.role.gpu-viewer"}, false));
+  CHECK(f.kubectl({"get", "clusterrole", "gpu-viewer"}).exit_code != 0);
+  CHECK(f.kubectl({"get", "clusterrolebinding", "gpu-viewer"}).exit_code != 0);
 }

@@ -67,6 +67,11 @@ struct ClientOptions {
   std::string client_key_pem;
 };
 
+/// RFC 3986 percent-encoding of everything but unreserved characters
+/// (ALPHA / DIGIT / "-" / "." / "_" / "~"): safe in a query value and in an
+/// application/x-www-form-urlencoded body.
+std::string percent_encode(std::string_view text);
+
 /// True for localhost, 127.0.0.0/8 and ::1 (with or without brackets).
 bool is_loopback_host(std::string_view host);
 

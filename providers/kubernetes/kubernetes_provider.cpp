@@ -17,15 +17,13 @@ constexpr const char* kClusterPolicyName = "cluster-policy";  // the GPU Operato
 constexpr const char* kMigConfigName = "plinth-mig-parted-config";
 constexpr const char* kGpuResource = "requests.nvidia.com/gpu";
 
-AttributeSpec attr(std::string name, std::string description, ValueType type) {
-  return {std::move(name), false, false, std::move(description), type};
-}
-AttributeSpec force_new(std::string name, std::string description, ValueType type) {
-  return {std::move(name), true, false, std::move(description), type};
-}
-
 ProviderSchema build_schema() {
   using T = ValueType;
+  // An attribute: a change is an update in place, or (kReplace) a replacement.
+  constexpr bool kReplace = true;
+  auto attr = [](std::string name, std::string description, T type, bool replace = false) {
+    return AttributeSpec{std::move(name), replace, false, std::move(description), type};
+  };
   ProviderSchema s;
   s.name = "kubernetes";
   s.version = PLINTH_VERSION;
@@ -33,10 +31,10 @@ ProviderSchema build_schema() {
                   "Kubernetes cluster, by server-side apply.";
   s.docs = "docs/providers/kubernetes.md";
   const auto cluster = attr("cluster", "Name of the blueprint's cluster (clusters:) the resource is applied to.", T::String);
-  const auto context = force_new("context",
-                                 "kubeconfig context of the cluster (\"\" = current-context); another context is "
-                                 "another cluster.",
-                                 T::String);
+  const auto context = attr("context",
+                            "kubeconfig context of the cluster (\"\" = current-context); another context is another "
+                            "cluster.",
+                            T::String, kReplace);
   s.resource_types = {
       {"kubernetes.cluster", "kubernetes",
        "The GPU Operator's ClusterPolicy `cluster-policy` (nvidia.com/v1) for a blueprint cluster, and the mig-parted "
@@ -78,7 +76,7 @@ ProviderSchema build_schema() {
            attr("verbs", "The rules' verbs.", T::StringList),
            attr("resources", "The rules' resources; the API group is known for common kinds, else RESOURCE.GROUP.",
                 T::StringList),
-           force_new("scope", "cluster: a ClusterRole and ClusterRoleBinding (absent: namespace).", T::String),
+           attr("scope", "cluster: a ClusterRole and ClusterRoleBinding (absent: namespace).", T::String, kReplace),
        }},
   };
   s.sections = {
@@ -197,21 +195,6 @@ Json layouts_from(const std::string& config) {
     }
   } catch (const YAML::Exception&) {
     return Json::object();  // unreadable: shows as drift
-  }
-  return out;
-}
-
-std::string url_encode(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
   }
   return out;
 }
@@ -466,7 +449,7 @@ Result<net::Response> KubernetesProvider::send(Conn& c, const std::string& metho
 Status KubernetesProvider::apply_object(Conn& c, const KubeObject& o, Call& call) {
   auto patch = [&](bool force) {
     return exchange(c, "PATCH",
-                    o.path() + "?fieldManager=" + url_encode(field_manager_) + "&fieldValidation=Strict&force=" +
+                    o.path() + "?fieldManager=" + net::percent_encode(field_manager_) + "&fieldValidation=Strict&force=" +
                         (force ? "true" : "false"),
                     o.body.dump(), "application/apply-patch+yaml", call);
   };
@@ -523,7 +506,7 @@ Status KubernetesProvider::delete_object(Conn& c, const KubeObject& o, Call& cal
     Json empty = {{"apiVersion", o.body["apiVersion"]}, {"kind", o.body["kind"]},
                   {"metadata", {{"name", o.name}}}};
     if (o.body["metadata"].contains("namespace")) empty["metadata"]["namespace"] = o.body["metadata"]["namespace"];
-    auto r = send(c, "PATCH", o.path() + "?fieldManager=" + url_encode(field_manager_) + "&force=false", empty.dump(),
+    auto r = send(c, "PATCH", o.path() + "?fieldManager=" + net::percent_encode(field_manager_) + "&force=false", empty.dump(),
                   "application/apply-patch+yaml", call);
     return r ? Status{} : Status{r.error()};
   }
@@ -541,9 +524,9 @@ Result<std::vector<Json>> KubernetesProvider::list(Conn& c, const std::string& c
   std::vector<Json> items;
   std::string token;
   do {
-    std::string path = collection + "?" + (selector.empty() ? "" : "labelSelector=" + url_encode(selector) + "&") +
+    std::string path = collection + "?" + (selector.empty() ? "" : "labelSelector=" + net::percent_encode(selector) + "&") +
                        "limit=" + std::to_string(page_size_);
-    if (!token.empty()) path += "&continue=" + url_encode(token);
+    if (!token.empty()) path += "&continue=" + net::percent_encode(token);
     auto r = send(c, "GET", path, "", "", call);
     if (!r) return r.error();
     Json page = Json::parse(r->body, nullptr, false);

@@ -49,8 +49,8 @@ Result<std::string> decode_base64(const std::string& text) {
     if (!std::isspace(static_cast<unsigned char>(c))) in += c;
   if (in.size() % 4 != 0) return Error::invalid("base64 length is not a multiple of 4");
   std::string out(in.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
   if (n < 0) return Error::invalid("malformed base64");
   size_t pad = 0;
   if (!in.empty() && in.back() == '=') ++pad;
@@ -114,14 +114,15 @@ Result<ClusterAccess> load_kubeconfig(const std::string& paths, const std::strin
   a.files = where;
   a.context = context.empty() ? current : context;
   if (a.context.empty())
-    return Error::invalid("kubeconfig " + where + " has no current-context; name one with context: in the "
+    return Error::invalid("kubeconfig " + where +
+                          " has no current-context; name one with context: in the "
                           "blueprint's clusters: entry");
   auto ctx = contexts.find(a.context);
   if (ctx == contexts.end()) {
     std::string known;
     for (const auto& [n, _] : contexts) known += (known.empty() ? "" : ", ") + n;
-    return Error::invalid("kubeconfig " + where + " has no context '" + a.context + "' (contexts: " +
-                          (known.empty() ? "none" : known) + ")");
+    return Error::invalid("kubeconfig " + where + " has no context '" + a.context +
+                          "' (contexts: " + (known.empty() ? "none" : known) + ")");
   }
   a.cluster = scalar(ctx->second.body, "cluster");
   a.user = scalar(ctx->second.body, "user");

@@ -9,8 +9,8 @@ namespace plinth::kubernetes {
 
 /// How to reach one cluster as one user: what a kubeconfig context resolves to.
 struct ClusterAccess {
-  std::string server;  ///< https://host:port, no trailing slash
-  std::string ca_pem;  ///< the cluster's CA (PEM); "" = the system store
+  std::string server;                           ///< https://host:port, no trailing slash
+  std::string ca_pem;                           ///< the cluster's CA (PEM); "" = the system store
   std::string client_cert_pem, client_key_pem;  ///< mutual TLS; never printed
   std::string token;                            ///< bearer token; never printed
   std::string context, cluster, user;           ///< names, for messages

@@ -27,16 +27,19 @@ ProviderSchema build_schema() {
   ProviderSchema s;
   s.name = "kubernetes";
   s.version = PLINTH_VERSION;
-  s.description = "Namespaces with GPU quotas, service accounts, RBAC and the NVIDIA GPU Operator's ClusterPolicy on a "
-                  "Kubernetes cluster, by server-side apply.";
+  s.description =
+      "Namespaces with GPU quotas, service accounts, RBAC and the NVIDIA GPU Operator's ClusterPolicy on a "
+      "Kubernetes cluster, by server-side apply.";
   s.docs = "docs/providers/kubernetes.md";
-  const auto cluster = attr("cluster", "Name of the blueprint's cluster (clusters:) the resource is applied to.", T::String);
+  const auto cluster =
+      attr("cluster", "Name of the blueprint's cluster (clusters:) the resource is applied to.", T::String);
   const auto context = attr("context",
                             "kubeconfig context of the cluster (\"\" = current-context); another context is another "
                             "cluster.",
                             T::String, kReplace);
   s.resource_types = {
-      {"kubernetes.cluster", "kubernetes",
+      {"kubernetes.cluster",
+       "kubernetes",
        "The GPU Operator's ClusterPolicy `cluster-policy` (nvidia.com/v1) for a blueprint cluster, and the mig-parted "
        "config it reads (ConfigMap plinth-mig-parted-config).",
        {
@@ -52,7 +55,8 @@ ProviderSchema build_schema() {
                 "plinth.dev/gpu, plinth.dev/role and nvidia.com/mig.config.",
                 T::Map),
        }},
-      {"kubernetes.namespace", "kubernetes",
+      {"kubernetes.namespace",
+       "kubernetes",
        "A Namespace, its ResourceQuota gpu-quota (requests.nvidia.com/gpu, requests.cpu, requests.memory) and its "
        "ServiceAccounts.",
        {
@@ -64,7 +68,8 @@ ProviderSchema build_schema() {
                 T::String),
            attr("service_accounts", "ServiceAccounts in the namespace.", T::StringList),
        }},
-      {"kubernetes.role", "kubernetes",
+      {"kubernetes.role",
+       "kubernetes",
        "A Role and RoleBinding of the same name in each namespace, or a ClusterRole and ClusterRoleBinding for "
        "scope: cluster.",
        {
@@ -85,21 +90,33 @@ ProviderSchema build_schema() {
       {"access.roles", "kubernetes.role", false, {}},
   };
   s.options = {
-      {"kubeconfig", T::String, "", {"KUBECONFIG"},
+      {"kubeconfig",
+       T::String,
+       "",
+       {"KUBECONFIG"},
        "kubeconfig file(s), colon-separated, merged as kubectl merges them; empty: ~/.kube/config."},
-      {"context", T::String, "", {},
+      {"context",
+       T::String,
+       "",
+       {},
        "Context used when the blueprint's cluster names none; empty: the kubeconfig's current-context."},
       {"field_manager", T::String, "plinth", {}, "fieldManager of every server-side apply."},
-      {"force_conflicts", T::Bool, "false", {},
+      {"force_conflicts",
+       T::Bool,
+       "false",
+       {},
        "Take over fields other managers own (force=true); set by plinth apply --force-conflicts."},
-      {"gpu_operator_namespace", T::String, "gpu-operator", {},
+      {"gpu_operator_namespace",
+       T::String,
+       "gpu-operator",
+       {},
        "Namespace of the GPU Operator, where the mig-parted ConfigMap goes."},
       {"page_size", T::Int, "500", {}, "Objects per list page during refresh (limit/continue)."},
       {"timeout_ms", T::Int, "30000", {}, "Longest one HTTP request may take (cut to the operation's deadline)."},
       {"connect_timeout_ms", T::Int, "10000", {}, "Longest a TCP + TLS connection may take."},
   };
-  s.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(5), std::chrono::minutes(5),
-                          std::chrono::minutes(5)};
+  s.deadlines =
+      Deadlines{std::chrono::minutes(2), std::chrono::minutes(5), std::chrono::minutes(5), std::chrono::minutes(5)};
   return s;
 }
 
@@ -117,9 +134,8 @@ std::string text(const Json& j, const char* key) {
 }
 
 Json metadata(const Resource& r, const std::string& name, const std::string& ns = "") {
-  Json m = {{"name", name},
-            {"labels", {{kManagedBy, kManagedByValue}}},
-            {"annotations", {{kAddressAnnotation, r.address}}}};
+  Json m = {
+      {"name", name}, {"labels", {{kManagedBy, kManagedByValue}}}, {"annotations", {{kAddressAnnotation, r.address}}}};
   if (!ns.empty()) m["namespace"] = ns;
   return m;
 }
@@ -131,17 +147,40 @@ KubeObject object(std::string collection, std::string name, std::string what, Js
 /// The API group of well-known resources (the part before any '/').
 std::string known_group(const std::string& resource) {
   static const std::map<std::string, std::string> groups = {
-      {"pods", ""}, {"services", ""}, {"endpoints", ""}, {"configmaps", ""}, {"secrets", ""},
-      {"persistentvolumeclaims", ""}, {"serviceaccounts", ""}, {"events", ""}, {"resourcequotas", ""},
-      {"limitranges", ""}, {"namespaces", ""}, {"nodes", ""}, {"persistentvolumes", ""},
-      {"deployments", "apps"}, {"statefulsets", "apps"}, {"daemonsets", "apps"}, {"replicasets", "apps"},
-      {"jobs", "batch"}, {"cronjobs", "batch"},
-      {"ingresses", "networking.k8s.io"}, {"networkpolicies", "networking.k8s.io"},
-      {"horizontalpodautoscalers", "autoscaling"}, {"poddisruptionbudgets", "policy"},
-      {"roles", kRbacGroup}, {"rolebindings", kRbacGroup}, {"clusterroles", kRbacGroup},
+      {"pods", ""},
+      {"services", ""},
+      {"endpoints", ""},
+      {"configmaps", ""},
+      {"secrets", ""},
+      {"persistentvolumeclaims", ""},
+      {"serviceaccounts", ""},
+      {"events", ""},
+      {"resourcequotas", ""},
+      {"limitranges", ""},
+      {"namespaces", ""},
+      {"nodes", ""},
+      {"persistentvolumes", ""},
+      {"deployments", "apps"},
+      {"statefulsets", "apps"},
+      {"daemonsets", "apps"},
+      {"replicasets", "apps"},
+      {"jobs", "batch"},
+      {"cronjobs", "batch"},
+      {"ingresses", "networking.k8s.io"},
+      {"networkpolicies", "networking.k8s.io"},
+      {"horizontalpodautoscalers", "autoscaling"},
+      {"poddisruptionbudgets", "policy"},
+      {"roles", kRbacGroup},
+      {"rolebindings", kRbacGroup},
+      {"clusterroles", kRbacGroup},
       {"clusterrolebindings", kRbacGroup},
-      {"pytorchjobs", "kubeflow.org"}, {"tfjobs", "kubeflow.org"}, {"mpijobs", "kubeflow.org"},
-      {"notebooks", "kubeflow.org"}, {"rayclusters", "ray.io"}, {"rayjobs", "ray.io"}, {"rayservices", "ray.io"},
+      {"pytorchjobs", "kubeflow.org"},
+      {"tfjobs", "kubeflow.org"},
+      {"mpijobs", "kubeflow.org"},
+      {"notebooks", "kubeflow.org"},
+      {"rayclusters", "ray.io"},
+      {"rayjobs", "ray.io"},
+      {"rayservices", "ray.io"},
       {"clusterpolicies", "nvidia.com"},
   };
   auto it = groups.find(resource.substr(0, resource.find('/')));
@@ -254,7 +293,8 @@ void from_rbac_rules(const Json& rules, std::vector<std::string>& verbs, std::ve
           resources.push_back(res);
         } else {
           size_t slash = res.find('/');
-          resources.push_back(res.substr(0, slash) + "." + group + (slash == std::string::npos ? "" : res.substr(slash)));
+          resources.push_back(res.substr(0, slash) + "." + group +
+                              (slash == std::string::npos ? "" : res.substr(slash)));
         }
       }
   }
@@ -262,8 +302,8 @@ void from_rbac_rules(const Json& rules, std::vector<std::string>& verbs, std::ve
 
 std::vector<ConflictManager> conflict_managers(const Json& status) {
   std::vector<ConflictManager> out;
-  const Json causes = status.is_object() ? status.value("details", Json::object()).value("causes", Json::array())
-                                         : Json::array();
+  const Json causes =
+      status.is_object() ? status.value("details", Json::object()).value("causes", Json::array()) : Json::array();
   for (const auto& c : causes) {
     const std::string m = text(c, "message");  // conflict with "NAME"[ using v1]
     size_t a = m.find('"'), b = a == std::string::npos ? a : m.find('"', a + 1);
@@ -318,9 +358,9 @@ std::vector<KubeObject> objects_for(const Resource& r, const std::string& operat
     const std::string rbac = std::string(kRbac);
     const std::string api = std::string(kRbacGroup) + "/v1";
     if (text(a, "scope") == "cluster") {
-      out.push_back(object(rbac + "/clusterroles", r.name, "ClusterRole " + r.name,
-                           {{"apiVersion", api}, {"kind", "ClusterRole"}, {"metadata", metadata(r, r.name)},
-                            {"rules", rules}}));
+      out.push_back(
+          object(rbac + "/clusterroles", r.name, "ClusterRole " + r.name,
+                 {{"apiVersion", api}, {"kind", "ClusterRole"}, {"metadata", metadata(r, r.name)}, {"rules", rules}}));
       out.push_back(object(rbac + "/clusterrolebindings", r.name, "ClusterRoleBinding " + r.name,
                            {{"apiVersion", api},
                             {"kind", "ClusterRoleBinding"},
@@ -329,9 +369,9 @@ std::vector<KubeObject> objects_for(const Resource& r, const std::string& operat
                             {"subjects", subs}}));
     } else {
       for (const auto& ns : strings(a, "namespaces")) {
-        out.push_back(object(rbac + "/namespaces/" + ns + "/roles", r.name, "Role " + ns + "/" + r.name,
-                             {{"apiVersion", api}, {"kind", "Role"}, {"metadata", metadata(r, r.name, ns)},
-                              {"rules", rules}}));
+        out.push_back(
+            object(rbac + "/namespaces/" + ns + "/roles", r.name, "Role " + ns + "/" + r.name,
+                   {{"apiVersion", api}, {"kind", "Role"}, {"metadata", metadata(r, r.name, ns)}, {"rules", rules}}));
         out.push_back(object(rbac + "/namespaces/" + ns + "/rolebindings", r.name, "RoleBinding " + ns + "/" + r.name,
                              {{"apiVersion", api},
                               {"kind", "RoleBinding"},
@@ -373,7 +413,8 @@ Status KubernetesProvider::configure(const ProviderConfig& config) {
     operator_ns_ = config.str("gpu_operator_namespace");
   force_conflicts_ = config.flag("force_conflicts");
   auto positive = [&](const char* key, auto& out) {
-    if (config.has(key)) out = static_cast<std::decay_t<decltype(out)>>(std::clamp<int64_t>(config.integer(key), 1, 3600000));
+    if (config.has(key))
+      out = static_cast<std::decay_t<decltype(out)>>(std::clamp<int64_t>(config.integer(key), 1, 3600000));
   };
   positive("page_size", page_size_);
   positive("timeout_ms", timeout_ms_);
@@ -418,8 +459,10 @@ Result<net::Response> KubernetesProvider::exchange(Conn& c, const std::string& m
   for (;;) {
     auto r = c.http->send(req);
     std::optional<Error> failed;
-    if (!r) failed = r.error();
-    else if (r->status >= 500 || r->status == 429) failed = error_of(c, method, path, *r);
+    if (!r)
+      failed = r.error();
+    else if (r->status >= 500 || r->status == 429)
+      failed = error_of(c, method, path, *r);
     if (!failed) call.progress();
     if (!failed || !failed->retryable() || !call.retry(*failed)) return r;
   }
@@ -449,8 +492,8 @@ Result<net::Response> KubernetesProvider::send(Conn& c, const std::string& metho
 Status KubernetesProvider::apply_object(Conn& c, const KubeObject& o, Call& call) {
   auto patch = [&](bool force) {
     return exchange(c, "PATCH",
-                    o.path() + "?fieldManager=" + net::percent_encode(field_manager_) + "&fieldValidation=Strict&force=" +
-                        (force ? "true" : "false"),
+                    o.path() + "?fieldManager=" + net::percent_encode(field_manager_) +
+                        "&fieldValidation=Strict&force=" + (force ? "true" : "false"),
                     o.body.dump(), "application/apply-patch+yaml", call);
   };
   auto r = patch(force_conflicts_);
@@ -503,11 +546,10 @@ Status KubernetesProvider::delete_object(Conn& c, const KubeObject& o, Call& cal
   for (const auto& mf : meta.value("managedFields", Json::array()))
     if (text(mf, "manager") != field_manager_ && text(mf, "operation") == "Apply") shared = true;
   if (shared) {
-    Json empty = {{"apiVersion", o.body["apiVersion"]}, {"kind", o.body["kind"]},
-                  {"metadata", {{"name", o.name}}}};
+    Json empty = {{"apiVersion", o.body["apiVersion"]}, {"kind", o.body["kind"]}, {"metadata", {{"name", o.name}}}};
     if (o.body["metadata"].contains("namespace")) empty["metadata"]["namespace"] = o.body["metadata"]["namespace"];
-    auto r = send(c, "PATCH", o.path() + "?fieldManager=" + net::percent_encode(field_manager_) + "&force=false", empty.dump(),
-                  "application/apply-patch+yaml", call);
+    auto r = send(c, "PATCH", o.path() + "?fieldManager=" + net::percent_encode(field_manager_) + "&force=false",
+                  empty.dump(), "application/apply-patch+yaml", call);
     return r ? Status{} : Status{r.error()};
   }
   Json options = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", "Background"}};
@@ -519,12 +561,13 @@ Status KubernetesProvider::delete_object(Conn& c, const KubeObject& o, Call& cal
   return {};
 }
 
-Result<std::vector<Json>> KubernetesProvider::list(Conn& c, const std::string& collection,
-                                                   const std::string& selector, Call& call) {
+Result<std::vector<Json>> KubernetesProvider::list(Conn& c, const std::string& collection, const std::string& selector,
+                                                   Call& call) {
   std::vector<Json> items;
   std::string token;
   do {
-    std::string path = collection + "?" + (selector.empty() ? "" : "labelSelector=" + net::percent_encode(selector) + "&") +
+    std::string path = collection + "?" +
+                       (selector.empty() ? "" : "labelSelector=" + net::percent_encode(selector) + "&") +
                        "limit=" + std::to_string(page_size_);
     if (!token.empty()) path += "&continue=" + net::percent_encode(token);
     auto r = send(c, "GET", path, "", "", call);
@@ -593,8 +636,8 @@ Status KubernetesProvider::label_nodes(Conn& c, const Resource* desired, const R
   auto node_object = [&](const std::string& node, Json lab) {
     Json meta = {{"name", node}};
     if (!lab.empty()) meta["labels"] = std::move(lab);
-    return KubeObject{"/api/v1/nodes", node, "Node " + node,
-                      {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", std::move(meta)}}};
+    return KubeObject{
+        "/api/v1/nodes", node, "Node " + node, {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", std::move(meta)}}};
   };
   for (const auto& w : want) {
     auto it = labels.find(w.node);
@@ -683,7 +726,8 @@ std::optional<Resource> observe(const Resource& prior, const std::map<std::strin
       if (auto v = hard_value(q, kGpuResource)) {
         // A quantity: a whole number is the blueprint's integer, anything else shows as is.
         const std::string s = v->is_string() ? v->get<std::string>() : v->dump();
-        bool digits = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+        bool digits = !s.empty() && std::all_of(s.begin(), s.end(),
+                                                [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
         a["gpu_quota"] = digits && s.size() < 10 ? Json(std::stoi(s)) : Json(s);
       }
       if (auto v = hard_value(q, "requests.cpu")) a["cpu_quota"] = v->is_string() ? *v : Json(v->dump());
@@ -751,9 +795,11 @@ std::optional<Resource> observe(const Resource& prior, const std::map<std::strin
       if (it == nodes.end()) continue;  // not joined yet
       const Json labels = it->second->value("metadata", Json::object()).value("labels", Json::object());
       Json& pool = a["nodes"][w.pool];
-      if (text(labels, "plinth.dev/gpu") != text(w.labels, "plinth.dev/gpu") && text(pool, "gpu") == text(w.labels, "plinth.dev/gpu"))
+      if (text(labels, "plinth.dev/gpu") != text(w.labels, "plinth.dev/gpu") &&
+          text(pool, "gpu") == text(w.labels, "plinth.dev/gpu"))
         pool["gpu"] = text(labels, "plinth.dev/gpu");
-      if (text(labels, "plinth.dev/role") != text(w.labels, "plinth.dev/role") && text(pool, "role") == text(w.labels, "plinth.dev/role"))
+      if (text(labels, "plinth.dev/role") != text(w.labels, "plinth.dev/role") &&
+          text(pool, "role") == text(w.labels, "plinth.dev/role"))
         pool["role"] = text(labels, "plinth.dev/role");
       if (text(labels, "nvidia.com/mig.config") != text(w.labels, "nvidia.com/mig.config") &&
           a["mig_layouts"].contains(w.pool))

@@ -29,8 +29,8 @@ inline constexpr const char* kAddressAnnotation = "plinth.dev/address";
 struct KubeObject {
   std::string collection;  ///< "/api/v1/namespaces/team-a/resourcequotas"
   std::string name;
-  std::string what;        ///< "ResourceQuota team-a/gpu-quota", for messages
-  Json body;               ///< the apply configuration
+  std::string what;  ///< "ResourceQuota team-a/gpu-quota", for messages
+  Json body;         ///< the apply configuration
   std::string path() const { return collection + "/" + name; }
   bool operator==(const KubeObject&) const = default;
 };

@@ -16,7 +16,8 @@ TEST_CASE("RBAC rules: one rule per API group, and back to the blueprint's resou
   CHECK(rules[1]["apiGroups"] == Json{""});
   CHECK(rules[1]["resources"] == Json{"pods", "pods/log"});
   CHECK(rules[2]["apiGroups"] == Json{"apps"});
-  CHECK(rules[3] == Json{{"apiGroups", {"example.com"}}, {"resources", {"widgets/status"}}, {"verbs", {"get", "list"}}});
+  CHECK(rules[3] ==
+        Json{{"apiGroups", {"example.com"}}, {"resources", {"widgets/status"}}, {"verbs", {"get", "list"}}});
   std::vector<std::string> verbs, resources;
   from_rbac_rules(rules, verbs, resources);
   CHECK(verbs == std::vector<std::string>{"get", "list"});

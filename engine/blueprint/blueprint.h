@@ -242,6 +242,8 @@ struct BurstPool {
 struct Namespace {
   std::string name;
   std::optional<int> gpu_quota;  ///< quota.gpus
+  std::string cpu_quota;         ///< quota.cpu as written ("64", "500m"); "" = none
+  std::string memory_quota;      ///< quota.memory as written ("512Gi"); "" = none
   std::vector<std::string> service_accounts;
   Origin origin;
   bool operator==(const Namespace&) const = default;
@@ -253,6 +255,9 @@ struct Role {
   std::vector<std::string> namespaces;
   std::vector<std::string> verbs;
   std::vector<std::string> resources;
+  /// "namespace" (a role in each of `namespaces`) or "cluster" (one
+  /// cluster-wide role; `namespaces` must then be empty).
+  std::string scope = "namespace";
   Origin origin;
   bool operator==(const Role&) const = default;
 };
@@ -291,6 +296,21 @@ struct Monitoring {
   bool operator==(const Monitoring&) const = default;
 };
 
+/// A cluster the blueprint's access section and GPU stack are applied to
+/// (`clusters:`). Its provider serves the `clusters` section; when a
+/// blueprint declares one, every other section that provider serves
+/// (access.namespaces, access.roles) goes to it instead of being recorded.
+struct Cluster {
+  std::string name;
+  /// The kubeconfig context to use; "" = the kubeconfig's current-context.
+  std::string context;
+  /// Node pools whose nodes run in the cluster; empty = every node pool.
+  std::vector<std::string> pools;
+  std::string provider;  ///< "" = the section's default provider
+  Origin origin;
+  bool operator==(const Cluster&) const = default;
+};
+
 /// A provider the blueprint declares (`providers: {NAME: {exec, sha256, options}}`):
 /// a plugin executable pinned by its SHA-256, and options for it.
 struct ProviderDecl {
@@ -323,6 +343,7 @@ struct Blueprint {
   std::vector<BurstPool> burst_pools;
   Access access;
   std::optional<Monitoring> monitoring;
+  std::vector<Cluster> clusters;
   std::vector<ProviderDecl> providers;
   std::vector<SourceFile> files;
 

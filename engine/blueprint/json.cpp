@@ -210,6 +210,8 @@ Json to_json(const Blueprint& bp) {
   access["namespaces"] = list(bp.access.namespaces, [](const Namespace& n) {
     Json x = entity(n.name, n.origin);
     if (n.gpu_quota) x["quota"] = {{"gpus", *n.gpu_quota}};
+    if (!n.cpu_quota.empty()) x["quota"]["cpu"] = n.cpu_quota;
+    if (!n.memory_quota.empty()) x["quota"]["memory"] = n.memory_quota;
     x["service_accounts"] = strings(n.service_accounts);
     return x;
   });
@@ -219,6 +221,7 @@ Json to_json(const Blueprint& bp) {
     x["namespaces"] = strings(r.namespaces);
     x["verbs"] = strings(r.verbs);
     x["resources"] = strings(r.resources);
+    if (r.scope != "namespace") x["scope"] = r.scope;
     return x;
   });
   if (const auto& a = bp.access.audit_logging) {
@@ -245,6 +248,15 @@ Json to_json(const Blueprint& bp) {
     for (const auto& [k, v] : bp.monitoring->settings.items()) x[k] = v;
     j["monitoring"] = std::move(x);
   }
+
+  if (!bp.clusters.empty())
+    j["clusters"] = list(bp.clusters, [](const Cluster& c) {
+      Json x = entity(c.name, c.origin);
+      put(x, "context", c.context);
+      x["pools"] = strings(c.pools);
+      put(x, "provider", c.provider);
+      return x;
+    });
 
   Json files = Json::array();
   for (const SourceFile& f : bp.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}});

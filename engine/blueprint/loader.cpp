@@ -19,6 +19,7 @@
 #include <cmath>
 #include <deque>
 #include <optional>
+#include <regex>
 #include <set>
 #include <filesystem>
 #include <sstream>
@@ -217,7 +218,7 @@ class TreeBuilder : public YAML::EventHandler {
 
 // Allowed keys per section, in the order docs/blueprint.md lists them.
 const Keys kTopKeys{"apiVersion", "kind",       "metadata",    "stacks", "networks",  "storage",
-                    "node_pools", "burst_pools", "access", "monitoring", "providers"};
+                    "node_pools", "burst_pools", "access", "monitoring", "clusters", "providers"};
 const Keys kProviderDeclKeys{"exec", "sha256", "options"};
 const Keys kMetadataKeys{"name", "owner", "compliance", "labels"};
 const Keys kStackKeys{"driver", "cuda", "cudnn", "frameworks", "images", "kernel_modules", "container_toolkit", "cuda_compat",
@@ -247,8 +248,10 @@ const Keys kBurstPoolKeys{"name",    "provider", "region",        "zone",     "i
 const Keys kCheckpointingKeys{"interval_minutes", "target"};
 const Keys kAccessKeys{"namespaces", "roles", "audit_logging", "transport"};
 const Keys kNamespaceKeys{"name", "quota", "service_accounts"};
-const Keys kQuotaKeys{"gpus"};
-const Keys kRoleKeys{"name", "subjects", "namespaces", "verbs", "resources"};
+const Keys kQuotaKeys{"gpus", "cpu", "memory"};
+const Keys kRoleKeys{"name", "subjects", "namespaces", "verbs", "resources", "scope"};
+const Keys kRoleScopes{"namespace", "cluster"};
+const Keys kClusterKeys{"name", "context", "pools", "provider"};
 const Keys kAuditLoggingKeys{"api_server", "storage", "retention_days"};
 const Keys kTransportKeys{"tls_min", "mtls"};
 const Keys kMonitoringKeys{"dcgm", "prometheus", "grafana", "provider"};
@@ -821,6 +824,7 @@ class Loader {
   void load_burst_pools(const Obj& top);
   void load_access(const Obj& top);
   void load_monitoring(const Obj& top);
+  void load_clusters(const Obj& top);
   void load_providers(const Obj& top);
   /// Checks one setting value against its spec; reports at its position.
   bool check_setting(const SettingSpec& spec, Json& value, const std::string& path,
@@ -861,6 +865,7 @@ class Loader {
   NameTable namespaces_{"namespace", "access.namespaces", {}};
   NameTable roles_{"role", "access.roles", {}};
   NameTable providers_{"provider", "providers", {}};
+  NameTable clusters_{"cluster", "clusters", {}};
   std::optional<SourceLoc> metadata_at_, audit_logging_at_, transport_at_, monitoring_at_;
 };
 
@@ -944,6 +949,7 @@ void Loader::load_document(const Ctx& c, const Node& root) {
   load_burst_pools(top);
   load_access(top);
   load_monitoring(top);
+  load_clusters(top);
   load_providers(top);
 }
 
@@ -1622,6 +1628,14 @@ void Loader::load_access(const Obj& top) {
       if (auto q = o.sub("quota", kQuotaKeys)) {
         int gpus = 0;
         if (q->integer("gpus", gpus, true)) ns.gpu_quota = gpus;
+        // Kubernetes quantities: a number with an optional SI or binary suffix.
+        static const std::regex kQuantity(R"(^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$)");
+        for (auto [key, out] : {std::pair<const char*, std::string*>{"cpu", &ns.cpu_quota}, {"memory", &ns.memory_quota}})
+          if (q->str(key, *out) && !std::regex_match(*out, kQuantity)) {
+            q->invalid(*q->get(key), "invalid quota." + std::string(key) + " '" + *out + "' in " + o.label(),
+                       std::string("write a Kubernetes quantity, e.g. ") + (key == std::string("cpu") ? "64 or 500m" : "512Gi"));
+            out->clear();
+          }
       }
       o.str_list("service_accounts", ns.service_accounts);
       if (named) bp_.access.namespaces.push_back(std::move(ns));
@@ -1649,6 +1663,9 @@ void Loader::load_access(const Obj& top) {
       o.str_list("namespaces", r.namespaces);
       o.str_list("verbs", r.verbs, true);
       o.str_list("resources", r.resources, true);
+      if (o.enumeration("scope", r.scope, kRoleScopes) && r.scope == "cluster" && !r.namespaces.empty())
+        o.invalid(*o.get("scope"), "role '" + r.name + "' has scope cluster and also lists namespaces",
+                  "a cluster-scoped role applies everywhere: remove namespaces, or use scope: namespace");
       if (named) bp_.access.roles.push_back(std::move(r));
     }
   }
@@ -1695,6 +1712,33 @@ void Loader::load_monitoring(const Obj& top) {
   if (claim_single(top.ctx(), monitoring_at_, "monitoring", e->key_loc)) {
     bp_.monitoring = std::move(m);
     keep_extras("monitoring", 0, o, extras);
+  }
+}
+
+void Loader::load_clusters(const Obj& top) {
+  auto list = top.list("clusters");
+  if (!list) return;
+  const Ctx& c = top.ctx();
+  int i = 0;
+  for (const Node& item : *list) {
+    Cluster cl;
+    Obj o(c, item, c.loc(item), "cluster #" + std::to_string(++i), "", &cl.origin, kClusterKeys);
+    if (!o.ok()) continue;
+    o.check_keys();
+    cl.origin.loc = o.loc();
+    bool named = read_name(o, cl.name, clusters_, "cluster");
+    o.str("context", cl.context);
+    o.str_list("pools", cl.pools);
+    o.str("provider", cl.provider);
+    if (!named) continue;
+    if (!bp_.clusters.empty()) {
+      c.error("BP005", cl.origin.loc,
+              "cluster '" + cl.name + "' is a second cluster; this version of plinth applies a blueprint to one "
+              "cluster (the first is '" + bp_.clusters.front().name + "' at " + bp_.clusters.front().origin.loc.str() + ")",
+              "keep one entry under clusters: and split the blueprint per cluster");
+      continue;
+    }
+    bp_.clusters.push_back(std::move(cl));
   }
 }
 
@@ -1752,6 +1796,31 @@ void Loader::check_references() {
   }
   for (const Role& r : bp_.access.roles)
     each(r.namespaces, r.origin, "namespaces", namespaces_, "role '" + r.name + "'", kDefNs);
+  for (const Cluster& cl : bp_.clusters) {
+    std::string who = "cluster '" + cl.name + "'";
+    NameTable node_pools{"node pool", "node_pools", {}};
+    for (const NodePool& p : bp_.node_pools) node_pools.first.try_emplace(p.name, p.origin.loc, "node pool");
+    each(cl.pools, cl.origin, "pools", node_pools, who, "define it under node_pools:");
+    // One ClusterPolicy pins one driver: the cluster's pools must agree.
+    const NodePool* first = nullptr;
+    for (const NodePool& p : bp_.node_pools) {
+      if (!cl.pools.empty() && std::find(cl.pools.begin(), cl.pools.end(), p.name) == cl.pools.end()) continue;
+      const Stack* st = bp_.find_stack(p.stack);
+      if (!st || st->driver.empty()) continue;
+      if (!first) {
+        first = &p;
+        continue;
+      }
+      const std::string& want = bp_.find_stack(first->stack)->driver;
+      if (st->driver != want)
+        diags_.push_back({"BP005", Severity::Error,
+                          who + " runs node pools that pin different drivers: '" + first->name + "' " + want +
+                              " (stack " + first->stack + ") and '" + p.name + "' " + st->driver + " (stack " +
+                              p.stack + "); the GPU Operator's ClusterPolicy pins one driver.version",
+                          cl.origin.at(cl.pools.empty() ? "name" : "pools"), "",
+                          "list the pools of one driver under pools: of the cluster"});
+    }
+  }
 }
 
 bool is_blueprint_file(const std::filesystem::path& p) {

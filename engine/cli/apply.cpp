@@ -107,6 +107,9 @@ std::vector<FlagSpec> apply_flags() {
   flags.push_back({"verify-key", "KEY",
                    "With a saved plan: refuse it unless it is signed by this Ed25519 public key or HMAC secret."});
   flags.push_back({"allow-dirty", "", "Apply blueprint files that have uncommitted git changes."});
+  flags.push_back({"force-conflicts", "",
+                   "Take over fields that another field manager owns (Kubernetes server-side apply force=true); "
+                   "without it such a field is reported as a conflict naming the manager (docs/providers/kubernetes.md)."});
   flags.push_back({"target", "ADDRESS",
                    "Apply only ADDRESS (or every node of TYPE.POOL) and what it depends on; for exceptional "
                    "situations (docs/apply.md).",
@@ -117,7 +120,7 @@ std::vector<FlagSpec> apply_flags() {
 const Register reg({
     "apply",
     "plinth apply PATH...|PLANFILE [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] "
-    "[--refresh=false] [--verify-key KEY] [--allow-dirty] [-target ADDRESS]...",
+    "[--refresh=false] [--verify-key KEY] [--allow-dirty] [--force-conflicts] [-target ADDRESS]...",
     "Create, update, replace or destroy resources so they match the blueprint.",
     "Plans as 'plinth plan' does (refreshing state through the providers first unless\n"
     "--refresh=false), prints the plan, runs the policy gate, asks for confirmation on a\n"

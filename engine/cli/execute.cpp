@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/apply/executor.h"
+#include "engine/provider/registry.h"
 #include "engine/cli/policy_gate.h"
 #include "engine/core/strings.h"
 #include "engine/plan/format.h"
@@ -70,6 +71,17 @@ const char* done_verb(plan::Action a) {
   return "unchanged";
 }
 
+/// What a finished operation did, said plainly: "created", or for a type
+/// that is only recorded in state "recorded in state (recorded only: no
+/// cluster configured)" so nobody reads it as done.
+std::string done_text(const std::string& address, plan::Action a) {
+  auto parts = parse_address(address);
+  const ResourceType* t = parts ? find_resource_type(parts->type) : nullptr;
+  if (!t || t->recorded_only.empty()) return done_verb(a);
+  return std::string(a == plan::Action::Delete ? "removed from state" : "recorded in state") + " (" +
+         t->recorded_only + ")";
+}
+
 /// Progress: one plain line per finished operation (and per retry) on
 /// stdout; on a TTY also a redrawn counter and bar on stderr.
 class Progress {
@@ -92,7 +104,7 @@ class Progress {
         ++done_;
         if (!e.ok) ++failed_;
         line = command_ + ": " + e.address + ": " +
-               (e.ok ? std::string(done_verb(e.action)) : std::string(plan::to_string(e.action)) + " failed") + " (" +
+               (e.ok ? done_text(e.address, e.action) : std::string(plan::to_string(e.action)) + " failed") + " (" +
                seconds(e.elapsed) + ")" + (e.ok ? "" : ": " + e.message);
         break;
     }
@@ -211,8 +223,14 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
     }
   }
 
-  if (auto s = providers.open(providers_of(planned.desired.resources, st.doc.resources)); !s)
-    return fail(io, command, s.error().message);
+  // Only the providers that have work: a targeted plan of one provider's
+  // resources does not need the others (nor their credentials).
+  std::set<std::string> busy;
+  for (const auto& rc : p.changes)
+    if (rc.action != plan::Action::NoOp)
+      for (const auto* r : {rc.before ? &*rc.before : nullptr, rc.after ? &*rc.after : nullptr})
+        if (r) busy.insert(r->provider);
+  if (auto s = providers.open(busy); !s) return fail(io, command, s.error().message);
 
   const size_t total = static_cast<size_t>(p.summary().changes());
   Progress progress(io, command, total);

@@ -22,7 +22,12 @@ Result<ProviderConfig> provider_config(const ProviderSchema& schema, const Args&
     for (const auto& [key, value] : d.options)
       from_blueprint.push_back({key, value, "blueprint " + d.origin.at("options." + key).str()});
   }
-  return parse_provider_config(schema, process_environment(), from_blueprint, args.all("provider-option"));
+  std::vector<std::string> flags = args.all("provider-option");
+  // apply --force-conflicts: every provider that tracks field ownership
+  // (declares the option force_conflicts) takes over fields others own.
+  if (args.flag("force-conflicts") && schema.option("force_conflicts"))
+    flags.push_back(schema.name + ".force_conflicts=true");
+  return parse_provider_config(schema, process_environment(), from_blueprint, flags);
 }
 
 ProviderSet::~ProviderSet() {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "engine/catalog/catalog.h"
@@ -48,12 +49,29 @@ class Expander {
       if (const SectionSpec* spec = provider.empty() ? nullptr : schema_registry().section(section, provider))
         served_[section] = {spec->resource_type, provider};
     }
+    // A declared cluster takes every section its provider serves: the access
+    // section then reaches the cluster instead of only being recorded.
+    if (!bp_.clusters.empty()) {
+      const bp::Cluster& cl = bp_.clusters.front();
+      const std::string provider = cl.provider.empty() ? schema_registry().default_provider("clusters") : cl.provider;
+      if (!provider.empty() && !schema_registry().section("clusters", provider))
+        return Error::invalid("cluster '" + cl.name + "' (" + cl.origin.loc.str() + "): provider '" + provider +
+                              "' does not serve clusters");
+      if (!provider.empty())
+        for (const std::string& section : blueprint_sections())
+          if (section != "node_pools" && section != "burst_pools")
+            if (const SectionSpec* spec = schema_registry().section(section, provider)) {
+              served_[section] = {spec->resource_type, provider};
+              if (section != "clusters") on_cluster_.insert(section);
+            }
+    }
     for (const auto& [section, present] :
          {std::pair<const char*, bool>{"stacks", !bp_.stacks.empty()}, {"networks.vlans", !bp_.vlans.empty()},
           {"networks.fabrics", !bp_.fabrics.empty()}, {"storage.tiers", !bp_.tiers.empty()},
           {"storage.backups", !bp_.backups.empty()}, {"access.namespaces", !bp_.access.namespaces.empty()},
           {"access.roles", !bp_.access.roles.empty()}, {"access.audit_logging", bp_.access.audit_logging.has_value()},
-          {"access.transport", bp_.access.transport.has_value()}, {"monitoring", bp_.monitoring.has_value()}})
+          {"access.transport", bp_.access.transport.has_value()}, {"monitoring", bp_.monitoring.has_value()},
+          {"clusters", !bp_.clusters.empty()}})
       if (present && !served_.count(section))
         return Error::invalid(std::string("no provider serves the blueprint section ") + section +
                               "; this plinth has none registered for it (plinth providers)");
@@ -78,6 +96,7 @@ class Expander {
     for (const auto& p : bp_.burst_pools)
       if (auto st = burst_pool(p); !st) return st.error();
     if (bp_.monitoring) monitoring(*bp_.monitoring);  // after the pools: it may watch them
+    for (const auto& c : bp_.clusters) cluster(c);
 
     std::sort(out_.begin(), out_.end(), address_less);
     return ResourceGraph{std::move(out_)};
@@ -97,6 +116,12 @@ class Expander {
   Resource& logical(const char* section, const std::string& name, const bp::Origin& origin, Json attrs,
                     std::vector<std::string> deps = {}) {
     const Served& s = served_.at(section);
+    if (on_cluster_.count(section)) {
+      // Which cluster it goes to; the provider connects through the context.
+      const bp::Cluster& cl = bp_.clusters.front();
+      attrs["cluster"] = cl.name;
+      attrs["context"] = cl.context;
+    }
     return add(s.type, name, origin, std::move(attrs), std::move(deps), s.provider);
   }
 
@@ -178,6 +203,8 @@ class Expander {
   void ns(const bp::Namespace& n) {
     Json a = {{"service_accounts", n.service_accounts}};
     if (n.gpu_quota) a["gpu_quota"] = *n.gpu_quota;
+    if (!n.cpu_quota.empty()) a["cpu_quota"] = n.cpu_quota;
+    if (!n.memory_quota.empty()) a["memory_quota"] = n.memory_quota;
     logical("access.namespaces", n.name, n.origin, std::move(a));
   }
 
@@ -185,9 +212,9 @@ class Expander {
     std::vector<std::string> deps;
     deps.reserve(r.namespaces.size());
     for (const auto& n : r.namespaces) deps.push_back(make_address(type("access.namespaces"), n));
-    logical("access.roles", r.name, r.origin,
-        {{"subjects", r.subjects}, {"namespaces", r.namespaces}, {"verbs", r.verbs}, {"resources", r.resources}},
-        sorted_unique(std::move(deps)));
+    Json a = {{"subjects", r.subjects}, {"namespaces", r.namespaces}, {"verbs", r.verbs}, {"resources", r.resources}};
+    if (r.scope != "namespace") a["scope"] = r.scope;
+    logical("access.roles", r.name, r.origin, std::move(a), sorted_unique(std::move(deps)));
   }
 
   void audit_logging(const bp::AuditLogging& a) {
@@ -223,6 +250,46 @@ class Expander {
       a["nodes"] = std::move(nodes);
     }
     logical("monitoring", "default", m.origin, std::move(a), std::move(deps));
+  }
+
+  /// A cluster: the GPU software its node pools need, as the cluster's
+  /// provider applies it (for Kubernetes, the GPU Operator's ClusterPolicy):
+  /// the driver the pools' stacks pin (the loader checked they agree), the
+  /// MIG layout of each pool (profile -> instances per GPU) and the strategy
+  /// that exposes it ("none", "single": one profile per pool, "mixed"), and
+  /// whether monitoring asks for the DCGM exporter; and each pool's nodes
+  /// (count, catalog GPU, role) so the provider can label them.
+  void cluster(const bp::Cluster& c) {
+    std::string driver;
+    Json layouts = Json::object();
+    Json nodes = Json::object();
+    std::vector<std::string> pools;
+    bool mixed = false;
+    for (const auto& p : bp_.node_pools) {
+      if (!c.pools.empty() && std::find(c.pools.begin(), c.pools.end(), p.name) == c.pools.end()) continue;
+      pools.push_back(p.name);
+      const catalog::GpuModel* gpu = gpu_model(p.hardware.gpu);
+      nodes[p.name] = {{"count", p.count}, {"gpu", gpu ? gpu->name : p.hardware.gpu}, {"role", p.role}};
+      if (const bp::Stack* st = bp_.find_stack(p.stack); st && driver.empty()) driver = st->driver;
+      if (!p.mig.enabled()) continue;
+      std::vector<std::pair<std::string, int>> layout = p.mig.profiles;
+      if (layout.empty() && !p.mig.layout.empty())
+        if (const catalog::GpuModel* model = gpu_model(p.hardware.gpu)) layout = model->mig_balanced;
+      if (layout.empty()) layout = {{p.mig.profile, p.mig.instances}};
+      Json l = Json::object();
+      for (const auto& [profile, n] : layout) l[profile] = n;
+      mixed = mixed || layout.size() > 1;
+      layouts[p.name] = std::move(l);
+    }
+    Json a = {{"context", c.context},
+              {"pools", pools},
+              {"driver", driver},
+              {"mig_strategy", layouts.empty() ? "none" : mixed ? "mixed" : "single"},
+              {"mig_layouts", std::move(layouts)},
+              {"nodes", std::move(nodes)},
+              {"dcgm_exporter", bp_.monitoring && bp_.monitoring->dcgm}};
+    const Served& s = served_.at("clusters");
+    add(s.type, c.name, c.origin, std::move(a), {}, s.provider);
   }
 
   /// Dependencies shared by every member of a pool.
@@ -365,6 +432,7 @@ class Expander {
 
   const bp::Blueprint& bp_;
   std::map<std::string, Served> served_;  // logical section -> type and provider
+  std::set<std::string> on_cluster_;      // sections moved to the declared cluster's provider
   std::vector<Resource> out_;
 };
 

@@ -53,6 +53,22 @@ bool is_loopback_host(std::string_view host) {
   return octets == 4 && first == 127;
 }
 
+std::string percent_encode(std::string_view text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
 int parse_retry_after_ms(std::string_view value) {
   while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.remove_prefix(1);
   while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.remove_suffix(1);
@@ -384,7 +400,22 @@ Result<Response> Client::send(const Request& req) {
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &resp.headers);
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   const std::string& ca = req.ca_bundle.empty() ? options_.ca_bundle : req.ca_bundle;
-  if (!ca.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca.c_str());
+  if (!req.ca_bundle.empty() || options_.ca_pem.empty()) {
+    if (!ca.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca.c_str());
+  } else {
+    curl_blob blob{const_cast<char*>(options_.ca_pem.data()), options_.ca_pem.size(), CURL_BLOB_NOCOPY};
+    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+  }
+  if (!options_.client_cert_pem.empty() && !options_.client_key_pem.empty()) {
+    curl_blob cert{const_cast<char*>(options_.client_cert_pem.data()), options_.client_cert_pem.size(),
+                   CURL_BLOB_NOCOPY};
+    curl_blob key{const_cast<char*>(options_.client_key_pem.data()), options_.client_key_pem.size(),
+                  CURL_BLOB_NOCOPY};
+    curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cert);
+    curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &key);
+    curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+  }
   if (options_.insecure) {
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);

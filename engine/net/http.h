@@ -58,7 +58,19 @@ struct ClientOptions {
   /// Largest response body accepted; a larger (or endless) one fails the
   /// request with a Fatal error instead of filling memory.
   size_t max_body_bytes = 32u << 20;
+  /// PEM text of the CA(s) that verify servers, in memory (a kubeconfig's
+  /// certificate-authority-data); when set it is used instead of ca_bundle.
+  std::string ca_pem;
+  /// PEM text of a client certificate and its private key, sent for mutual
+  /// TLS; both or neither. Never logged or put in errors.
+  std::string client_cert_pem;
+  std::string client_key_pem;
 };
+
+/// RFC 3986 percent-encoding of everything but unreserved characters
+/// (ALPHA / DIGIT / "-" / "." / "_" / "~"): safe in a query value and in an
+/// application/x-www-form-urlencoded body.
+std::string percent_encode(std::string_view text);
 
 /// True for localhost, 127.0.0.0/8 and ::1 (with or without brackets).
 bool is_loopback_host(std::string_view host);

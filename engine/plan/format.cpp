@@ -2,6 +2,7 @@
 #include "engine/plan/format.h"
 
 #include "engine/core/strings.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::plan {
 
@@ -30,6 +31,14 @@ void append_value(std::string& out, const std::optional<Json>& v, bool sensitive
   if (!v) out += "(absent)";
   else if (sensitive) out += "(sensitive)";
   else out += v->dump();
+}
+
+/// The note of a type that is only recorded in state ("recorded only: no
+/// cluster configured"), or "".
+std::string recorded_only(const ResourceChange& rc) {
+  const Resource* r = rc.after ? &*rc.after : rc.before ? &*rc.before : nullptr;
+  const ResourceType* t = find_resource_type(rc.type, r ? r->provider : "");
+  return t ? t->recorded_only : "";
 }
 
 std::string plural(int n, const char* what) { return std::to_string(n) + " to " + what; }
@@ -69,6 +78,7 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
         first = false;
       }
     }
+    if (std::string note = recorded_only(rc); !note.empty()) out += "; " + note;
     out += ")\n";
     if (rc.action == Action::Delete) continue;
     for (const auto& c : rc.changes) {

@@ -81,6 +81,7 @@ const std::vector<std::string>& blueprint_sections() {
       "stacks",          "networks.vlans",    "networks.fabrics", "storage.tiers",
       "storage.backups", "node_pools",        "burst_pools",      "access.namespaces",
       "access.roles",    "access.audit_logging", "access.transport", "monitoring",
+      "clusters",
   };
   return sections;
 }
@@ -187,6 +188,7 @@ void to_json(Json& j, const ResourceType& t) {
   j = {{"type", t.type}, {"description", t.description}, {"attributes", t.attributes}};
   if (!t.import_id.empty()) j["import_id"] = t.import_id;
   if (t.inventory) j["inventory"] = true;
+  if (!t.recorded_only.empty()) j["recorded_only"] = t.recorded_only;
 }
 
 void from_json(const Json& j, ResourceType& t) {
@@ -195,6 +197,7 @@ void from_json(const Json& j, ResourceType& t) {
   t.attributes = j.value("attributes", std::vector<AttributeSpec>{});
   t.import_id = j.value("import_id", "");
   t.inventory = j.value("inventory", false);
+  t.recorded_only = j.value("recorded_only", "");
 }
 
 void to_json(Json& j, const OptionSpec& o) {

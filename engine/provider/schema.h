@@ -48,6 +48,11 @@ struct ResourceType {
   /// desired resource of this type during plan, creates included, and an
   /// error diagnostic stops the plan before anything changes.
   bool inventory = false;
+  /// Non-empty: resources of this type reach no external system, they are
+  /// only recorded in state. Plans and apply print this note with the
+  /// action ("recorded only: no cluster configured"), never a bare
+  /// "create"/"created" that reads as done.
+  std::string recorded_only;
 
   const AttributeSpec* find(const std::string& attr) const;
   bool operator==(const ResourceType&) const = default;
@@ -86,7 +91,9 @@ struct SettingSpec {
 /// Sections are fixed by the blueprint format: "node_pools", "burst_pools",
 /// "stacks", "networks.vlans", "networks.fabrics", "storage.tiers",
 /// "storage.backups", "access.namespaces", "access.roles",
-/// "access.audit_logging", "access.transport", "monitoring".
+/// "access.audit_logging", "access.transport", "monitoring", "clusters".
+/// When a blueprint declares a cluster, the provider serving `clusters`
+/// also takes every other section it serves (not only as default).
 struct SectionSpec {
   std::string section;
   std::string resource_type;  ///< one of the provider's own types

@@ -2,6 +2,14 @@
 -- can actually honour. Capacity is an availability matter: SOC 2 A1.1 ("maintains,
 -- monitors and evaluates current processing capacity ... to manage capacity demand").
 
+-- The namespace's resource: access.namespace.NAME (recorded only), or
+-- kubernetes.namespace.NAME when the blueprint declares a cluster.
+local function namespace_address(ctx, name)
+  local applied = "kubernetes.namespace." .. name
+  if ctx.resource(applied) then return applied end
+  return "access.namespace." .. name
+end
+
 policy {
   id = "ML-QUOTA-001",
   title = "Every namespace has a GPU quota",
@@ -13,9 +21,9 @@ policy {
     local namespaces = ctx.blueprint.access.namespaces
     for _, ns in ipairs(namespaces) do
       if not (ns.quota and ns.quota.gpus) then
-        fail("access.namespace." .. ns.name, "namespace '" .. ns.name .. "' has no GPU quota; set quota: {gpus: N}")
+        fail(namespace_address(ctx, ns.name), "namespace '" .. ns.name .. "' has no GPU quota; set quota: {gpus: N}")
       else
-        pass("access.namespace." .. ns.name, "quota of " .. ns.quota.gpus .. " GPUs")
+        pass(namespace_address(ctx, ns.name), "quota of " .. ns.quota.gpus .. " GPUs")
       end
     end
     if #namespaces == 0 then pass(nil, "the blueprint declares no namespaces") end
@@ -50,5 +58,25 @@ policy {
     else
       pass(nil, "no namespaces, so no quotas to honour")
     end
+  end,
+}
+
+policy {
+  id = "ML-QUOTA-003",
+  title = "Namespaces created on a cluster have a GPU quota",
+  description = "Every namespace the blueprint applies to a Kubernetes cluster (clusters:) gets a ResourceQuota with requests.nvidia.com/gpu (quota.gpus); without one a single tenant can schedule every GPU of the cluster. Checked on the planned kubernetes.namespace resources, so a plan that breaks it sends no request (A1.1).",
+  severity = "high",
+  enforcement = "mandatory",
+  controls = { soc2 = { "A1.1" } },
+  check = function(ctx)
+    local namespaces = ctx.resources("kubernetes.namespace")
+    for _, r in ipairs(namespaces) do
+      if r.gpu_quota == nil then
+        fail(r.address, "namespace '" .. r.name .. "' would be created on cluster '" .. tostring(r.cluster) .. "' without a GPU quota; set quota: {gpus: N}")
+      else
+        pass(r.address, "ResourceQuota gpu-quota with requests.nvidia.com/gpu " .. r.gpu_quota)
+      end
+    end
+    if #namespaces == 0 then pass(nil, "no namespace is applied to a cluster") end
   end,
 }

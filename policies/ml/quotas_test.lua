@@ -34,3 +34,19 @@ test {
   policies = { "ML-QUOTA-002" },
   expect = { { "ML-QUOTA-002", "" } },
 }
+
+local on_cluster = base .. "clusters:\n  - {name: clinic, context: admin}\n"
+
+test {
+  name = "namespaces applied to a cluster with GPU quotas pass ML-QUOTA-003",
+  blueprint = on_cluster,
+  policies = { "ML-QUOTA-003" },
+  expect = {},
+}
+
+test {
+  name = "a namespace applied to a cluster without a GPU quota fails ML-QUOTA-001 and ML-QUOTA-003 at kubernetes.namespace",
+  blueprint = replace(on_cluster, '{name: model-review, quota: {gpus: 8}, service_accounts: []}', '{name: model-review, service_accounts: []}'),
+  policies = { "ML-QUOTA-001", "ML-QUOTA-003" },
+  expect = { { "ML-QUOTA-001", "kubernetes.namespace.model-review" }, { "ML-QUOTA-003", "kubernetes.namespace.model-review" } },
+}

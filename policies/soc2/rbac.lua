@@ -5,7 +5,13 @@ local function has(list, value)
   return false
 end
 
-local function role_address(r) return "access.role." .. r.name end
+-- The role's resource: access.role.NAME (recorded only), or kubernetes.role.NAME
+-- when the blueprint declares a cluster and the role is applied there.
+local function role_address(ctx, r)
+  local applied = "kubernetes.role." .. r.name
+  if ctx.resource(applied) then return applied end
+  return "access.role." .. r.name
+end
 
 policy {
   id = "SOC2-RBAC-001",
@@ -18,13 +24,13 @@ policy {
     local roles = ctx.blueprint.access.roles
     for _, r in ipairs(roles) do
       if has(r.verbs, "*") then
-        fail(role_address(r), "role '" .. r.name .. "' grants every verb ('*'); list the verbs it needs, e.g. get, list, create")
+        fail(role_address(ctx, r), "role '" .. r.name .. "' grants every verb ('*'); list the verbs it needs, e.g. get, list, create")
       end
       if has(r.resources, "*") then
-        fail(role_address(r), "role '" .. r.name .. "' applies to every resource ('*'); list the resources it needs, e.g. jobs, pods/log")
+        fail(role_address(ctx, r), "role '" .. r.name .. "' applies to every resource ('*'); list the resources it needs, e.g. jobs, pods/log")
       end
       if not has(r.verbs, "*") and not has(r.resources, "*") then
-        pass(role_address(r), "verbs " .. table.concat(r.verbs, ", ") .. " on " .. table.concat(r.resources, ", "))
+        pass(role_address(ctx, r), "verbs " .. table.concat(r.verbs, ", ") .. " on " .. table.concat(r.resources, ", "))
       end
     end
     if #roles == 0 then pass(nil, "the blueprint grants no roles") end
@@ -51,12 +57,12 @@ policy {
         for _, s in ipairs(r.subjects) do
           if string.sub(s, 1, 6) == "group:" then
             ok = false
-            fail(role_address(r), "role '" .. r.name .. "' gives cluster-admin-level power to " .. s .. "; bind it to named users, not groups")
+            fail(role_address(ctx, r), "role '" .. r.name .. "' gives cluster-admin-level power to " .. s .. "; bind it to named users, not groups")
           end
         end
       end
       if ok then
-        pass(role_address(r), powerful and ("privileged role bound to named subjects: " .. table.concat(r.subjects, ", "))
+        pass(role_address(ctx, r), powerful and ("privileged role bound to named subjects: " .. table.concat(r.subjects, ", "))
                                      or "no cluster-admin, escalate, bind or impersonate")
       end
     end
@@ -81,7 +87,7 @@ policy {
       for _, sa in ipairs(ns.service_accounts) do
         declared[ns.name .. "/" .. sa] = true
         if owner[sa] and owner[sa] ~= ns.name then
-          fail("access.namespace." .. ns.name, "service account '" .. sa .. "' is also declared in namespace '" .. owner[sa] .. "'; give each workload its own service account")
+          fail(ctx.resource("kubernetes.namespace." .. ns.name) and "kubernetes.namespace." .. ns.name or "access.namespace." .. ns.name, "service account '" .. sa .. "' is also declared in namespace '" .. owner[sa] .. "'; give each workload its own service account")
         else
           owner[sa] = ns.name
         end
@@ -91,13 +97,13 @@ policy {
       for _, s in ipairs(r.subjects) do
         local ns, name = string.match(s, "^serviceaccount:([^/]+)/(.+)$")
         if string.sub(s, 1, 15) == "serviceaccount:" and not ns then
-          fail(role_address(r), "subject '" .. s .. "' must name its namespace: serviceaccount:NAMESPACE/NAME")
+          fail(role_address(ctx, r), "subject '" .. s .. "' must name its namespace: serviceaccount:NAMESPACE/NAME")
         elseif ns and not declared[ns .. "/" .. name] then
-          fail(role_address(r), "subject '" .. s .. "' is not a service account declared in namespace '" .. ns .. "'")
+          fail(role_address(ctx, r), "subject '" .. s .. "' is not a service account declared in namespace '" .. ns .. "'")
         elseif ns then
           for _, target in ipairs(r.namespaces) do
             if target ~= ns then
-              fail(role_address(r), "service account " .. ns .. "/" .. name .. " is granted access to namespace '" .. target .. "'; a service account serves one workload in its own namespace")
+              fail(role_address(ctx, r), "service account " .. ns .. "/" .. name .. " is granted access to namespace '" .. target .. "'; a service account serves one workload in its own namespace")
             end
           end
         end

@@ -38,3 +38,10 @@ test {
     'subjects: ["group:pathology-ml"]', 'subjects: ["serviceaccount:pathology-ai/ghost"]'),
   expect = { { "SOC2-RBAC-003", "access.role.pathology-researcher" } },
 }
+
+test {
+  name = "on a cluster, wildcard verbs fail at the kubernetes.role resource",
+  blueprint = replace(base, radiology, 'verbs: ["*"], resources: [jobs]}\n    - {name: pathology') .. "clusters:\n  - {name: clinic, context: admin}\n",
+  policies = { "SOC2-RBAC-001" },
+  expect = { { "SOC2-RBAC-001", "kubernetes.role.radiology-researcher" } },
+}

@@ -3,25 +3,12 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "engine/net/http.h"
+
 namespace plinth::gcp {
 namespace {
 
 using nlohmann::json;
-
-std::string form_escape(std::string_view s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
 
 /// What usually causes an OAuth error and what to do about it.
 std::string advice(const OAuthError& e) {
@@ -45,7 +32,7 @@ std::string advice(const OAuthError& e) {
 }  // namespace
 
 std::string token_request_body(std::string_view assertion) {
-  return "grant_type=" + form_escape(kJwtBearerGrantType) + "&assertion=" + form_escape(assertion);
+  return "grant_type=" + net::percent_encode(kJwtBearerGrantType) + "&assertion=" + net::percent_encode(assertion);
 }
 
 std::optional<OAuthError> parse_oauth_error(std::string_view body) {

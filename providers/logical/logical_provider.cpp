@@ -99,6 +99,10 @@ ProviderSchema build() {
            attr("images", "Container images, ideally pinned by digest.", T::StringList),
        }},
   };
+  // Access resources reach a cluster only when the blueprint declares one
+  // (clusters:); until then they are bookkeeping, and plans say so.
+  for (auto& t : s.resource_types)
+    if (t.type == "access.namespace" || t.type == "access.role") t.recorded_only = "recorded only: no cluster configured";
   s.sections = {
       {"stacks", "plinth.stack", true, {}},
       {"networks.vlans", "net.vlan", true, {}},

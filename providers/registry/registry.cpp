@@ -9,6 +9,7 @@
 #include "providers/azure/schema.h"
 #include "providers/baremetal/redfish_provider.h"
 #include "providers/gcp/schema.h"
+#include "providers/kubernetes/kubernetes_provider.h"
 #include "providers/logical/logical_provider.h"
 
 namespace plinth {
@@ -28,6 +29,7 @@ const std::map<std::string, Builtin>& builtins() {
       {"aws", {&aws::schema, nullptr}},
       {"gcp", {&gcp::schema, nullptr}},
       {"azure", {&azure::schema, nullptr}},
+      {"kubernetes", {&kubernetes::schema, [] { return std::make_unique<kubernetes::KubernetesProvider>(); }}},
   };
   return table;
 }

@@ -81,7 +81,7 @@ TEST_CASE("plan exits 1 on a mandatory policy failure and names the policy, addr
                         "(access.role.cluster-admin)\n"));
   CHECK(contains(r.err, "  policy SOC2-RBAC-002 (mandatory, critical): No cluster-admin or privilege-escalating "
                         "roles for groups [hipaa 164.312(a)(1); soc2 CC6.1, CC6.3]\n"));
-  CHECK(contains(r.err, "policy check: 19 policies run, 6 mandatory failure(s), 0 advisory warning(s), 0 waived, 0 "
+  CHECK(contains(r.err, "policy check: 20 policies run, 6 mandatory failure(s), 0 advisory warning(s), 0 waived, 0 "
                         "error(s); 20 not selected by metadata.compliance\n"));
 }
 
@@ -161,7 +161,7 @@ policy {
                                "collectgarbage), string, table, math, utf8)\n"));
   CHECK(contains(r.err, file + ":7: warning[X-LOOP]: policy X-LOOP could not run: instruction limit of 10000000 "
                                "exceeded (an endless loop?); simplify the check or raise the limit\n"));
-  CHECK(contains(r.err, "policy check: 10 policies run, 0 mandatory failure(s), 0 advisory warning(s), 0 waived, 2 error(s)"));
+  CHECK(contains(r.err, "policy check: 11 policies run, 0 mandatory failure(s), 0 advisory warning(s), 0 waived, 2 error(s)"));
 }
 
 TEST_CASE("PLINTH_POLICY_DIR adds to the built-in packs") {
@@ -175,5 +175,5 @@ TEST_CASE("PLINTH_POLICY_DIR adds to the built-in packs") {
                       {{"PLINTH_POLICY_DIR", dir.path() + "/packs"}});
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "error[ONLY-001]: no\n"));
-  CHECK(contains(r.err, "policy check: 9 policies run, 1 mandatory failure(s)"));  // the 8 built-in ml ones too
+  CHECK(contains(r.err, "policy check: 10 policies run, 1 mandatory failure(s)"));  // the 9 built-in ml ones too
 }

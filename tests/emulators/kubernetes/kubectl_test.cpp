@@ -189,7 +189,7 @@ TEST_CASE("kubectl discovers the API and lists the seeded namespaces, nodes and 
   CHECK(resources.find("nvidia.com/v1") != std::string::npos);
   CHECK(resources.find("ClusterPolicy") != std::string::npos);
   std::string core = k.ok({"api-resources", "--api-group", "", "--no-headers", "-o", "name"});
-  CHECK(core == "namespaces\nnodes\nresourcequotas\nserviceaccounts\n");
+  CHECK(core == "configmaps\nnamespaces\nnodes\nresourcequotas\nserviceaccounts\n");
 
   json node = k.json_of({"get", "node", "node-1"});
   CHECK(node["status"]["capacity"]["nvidia.com/gpu"] == "8");

@@ -86,6 +86,8 @@ json builtin_cells(const ResourceType& t, const json& obj, std::chrono::system_c
     return {name, age(obj, now), request, limit};
   }
   if (t.kind == "ServiceAccount") return {name, obj.value("secrets", json::array()).size(), age(obj, now)};
+  if (t.kind == "ConfigMap")
+    return {name, obj.value("data", json::object()).size() + obj.value("binaryData", json::object()).size(), age(obj, now)};
   if (t.kind == "Node") {
     std::string ready = "Unknown";
     for (const auto& c : status.value("conditions", json::array()))
@@ -126,6 +128,8 @@ std::vector<Column> builtin_columns(const ResourceType& t) {
              "Limits control the maximum amount of cpu/memory that a container may use independent of contention on "
              "the node.",
              0, ""}};
+  if (t.kind == "ConfigMap")
+    return {name_column(), {"Data", "string", "", "", 0, ""}, age_column()};
   if (t.kind == "ServiceAccount")
     return {name_column(),
             {"Secrets", "string", "",
@@ -185,6 +189,7 @@ const json& schema_of(const std::string& kind) {
        with_base({{"spec", {{"hard", "*"}, {"scopes", "*"}, {"scopeSelector", "*"}}}, {"status", "*"}})},
       {"ServiceAccount",
        with_base({{"secrets", "*"}, {"imagePullSecrets", "*"}, {"automountServiceAccountToken", "*"}})},
+      {"ConfigMap", with_base({{"data", "*"}, {"binaryData", "*"}, {"immutable", "*"}})},
       {"Node", with_base({{"spec",
                            {{"podCIDR", "*"},
                             {"podCIDRs", "*"},
@@ -258,6 +263,7 @@ const std::vector<std::string>& resource_verbs() {
 
 std::vector<ResourceType> builtin_types() {
   std::vector<ResourceType> t;
+  t.push_back({"", "v1", "ConfigMap", "configmaps", "configmap", true, {"cm"}, {}, false});
   t.push_back({"", "v1", "Namespace", "namespaces", "namespace", false, {"ns"}, {}, true});
   t.push_back({"", "v1", "Node", "nodes", "node", false, {"no"}, {}, true});
   t.push_back({"", "v1", "ResourceQuota", "resourcequotas", "resourcequota", true, {"quota"}, {}, true});

@@ -46,7 +46,7 @@ struct ResourceType {
 /// The verbs every resource accepts.
 const std::vector<std::string>& resource_verbs();
 
-/// Namespace, ResourceQuota, ServiceAccount, Node, Role, RoleBinding,
+/// Namespace, ResourceQuota, ServiceAccount, ConfigMap, Node, Role, RoleBinding,
 /// ClusterRole, ClusterRoleBinding and CustomResourceDefinition.
 std::vector<ResourceType> builtin_types();
 

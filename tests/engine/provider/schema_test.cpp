@@ -32,7 +32,8 @@ TEST_CASE("registry: the built-in providers describe every resource type and blu
   std::vector<std::string> names;
   for (const auto* t : types) names.push_back(t->type);
   CHECK(names == std::vector<std::string>{"access.audit_logging", "access.namespace", "access.role", "access.transport",
-                                          "aws.instance", "azure.vm", "baremetal.node", "gcp.instance", "net.fabric",
+                                          "aws.instance", "azure.vm", "baremetal.node", "gcp.instance",
+                                          "kubernetes.cluster", "kubernetes.namespace", "kubernetes.role", "net.fabric",
                                           "net.vlan", "plinth.monitoring", "plinth.stack", "storage.backup",
                                           "storage.tier"});
   for (const auto* t : types) {

@@ -187,6 +187,8 @@ void to_json(Json& j, const ResourceType& t) {
   j = {{"type", t.type}, {"description", t.description}, {"attributes", t.attributes}};
   if (!t.import_id.empty()) j["import_id"] = t.import_id;
   if (t.inventory) j["inventory"] = true;
+  if (t.create_before_destroy) j["create_before_destroy"] = true;
+  if (!t.placement.empty()) j["placement"] = t.placement;
 }
 
 void from_json(const Json& j, ResourceType& t) {
@@ -195,6 +197,8 @@ void from_json(const Json& j, ResourceType& t) {
   t.attributes = j.value("attributes", std::vector<AttributeSpec>{});
   t.import_id = j.value("import_id", "");
   t.inventory = j.value("inventory", false);
+  t.create_before_destroy = j.value("create_before_destroy", false);
+  t.placement = j.value("placement", std::vector<std::string>{});
 }
 
 void to_json(Json& j, const OptionSpec& o) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 
@@ -246,8 +247,12 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
     }
   }
 
-  if (auto s = providers.open(providers_of(planned.desired.resources, st.doc.resources)); !s)
-    return fail(io, command, s.error().message);
+  // The providers of what this plan changes (a -target plan may leave a
+  // provider this build cannot run out entirely).
+  std::set<std::string> changing;
+  for (const auto& c : p.changes)
+    if (c.action != plan::Action::NoOp) changing.insert(c.after ? c.after->provider : c.before->provider);
+  if (auto s = providers.open(changing); !s) return fail(io, command, s.error().message);
 
   const size_t total = static_cast<size_t>(p.summary().changes());
   Progress progress(io, command, total);

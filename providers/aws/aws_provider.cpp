@@ -323,11 +323,11 @@ Result<Resource> AwsProvider::create(const Resource& desired, Call& call) {
       }
     }
   }
-  std::string msg = last_message;
-  if (refused.size() > 1) msg += "; also refused: " + join(std::vector<std::string>(refused.begin(), refused.end() - 1), ", ");
+  // Every candidate named (the zone included: a spot refusal does not name it), then AWS's last answer.
+  std::string msg = desired.address + ": no capacity for " + join(refused, ", then ") + ": " + last_message;
   if (types.size() == 1 && slots.size() == 1)
     msg += ". List fallbacks in the pool (instance_types, zones or subnets) to let Plinth try elsewhere";
-  return Error{Error::Kind::Conflict, desired.address + ": no capacity: " + msg, 0};
+  return Error{Error::Kind::Conflict, msg, 0};
 }
 
 Result<Resource> AwsProvider::update(const Resource& prior, const Resource& desired, Call& call) {
@@ -434,8 +434,10 @@ std::vector<ReadResult> AwsProvider::read(const std::vector<Resource>& resources
       const std::string state = str(inst.value("State", Json::object()), "Name");
       if (!active_state(state)) {
         const Json reason = inst.value("StateReason", Json::object());
-        if (str(reason, "Code") == "Server.SpotInstanceTermination")
-          out.gone_reason = "reclaimed by AWS (" + str(reason, "Code") + ": " + str(reason, "Message") + ")";
+        const std::string code = str(reason, "Code"), message = str(reason, "Message");
+        if (code == "Server.SpotInstanceTermination")  // EC2's message repeats the code
+          out.gone_reason =
+              "reclaimed by AWS (" + (message.rfind(code, 0) == 0 ? message : code + ": " + message) + ")";
         continue;
       }
       Resource cur = res;

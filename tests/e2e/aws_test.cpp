@@ -276,13 +276,14 @@ TEST_CASE("aws: without fallbacks a pool without capacity fails at once with AWS
   Workspace ws(ec2);
   Pool pool;
   pool.desired = 3;
+  pool.spot = false;
   pool.extra = "    zones: [us-east-1a]\n";
   auto r = ws.apply(pool);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
-  CHECK(r.out.find("aws.instance.gpu[0]: no capacity: InsufficientInstanceCapacity: We currently do not have "
-                   "sufficient p5.48xlarge capacity in the Availability Zone you requested (us-east-1a).") !=
-        std::string::npos);
+  CHECK(r.out.find("aws.instance.gpu[0]: no capacity for p5.48xlarge in us-east-1a: InsufficientInstanceCapacity: We "
+                   "currently do not have sufficient p5.48xlarge capacity in the Availability Zone you requested "
+                   "(us-east-1a).") != std::string::npos);
   CHECK(r.out.find("List fallbacks in the pool") != std::string::npos);
   // One RunInstances per instance: the capacity error is never retried.
   CHECK(ec2.requests("RunInstances") == 3);
@@ -299,10 +300,18 @@ TEST_CASE("aws: with throttling on, the apply finishes and every RequestLimitExc
   auto r = ws.apply(pool);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("RequestLimitExceeded") == std::string::npos);
+  CHECK(r.out.find("Failed:") == std::string::npos);
+  // Every RequestLimitExceeded the emulator answered shows as a retry, none as a failure.
   Json c = ec2.counters();
   INFO(c.dump(2));
-  CHECK(c["actions"]["RunInstances"]["faults"].value("throttle", 0) > 0);
+  auto throttles = [&](const char* action) {
+    const Json& a = c["actions"].contains(action) ? c["actions"][action] : Json::object();
+    return a.contains("faults") ? a["faults"].value("throttle", 0) : 0;
+  };
+  const int throttled = throttles("RunInstances") + throttles("DescribeInstances");
+  CHECK(throttles("RunInstances") > 0);
+  CHECK(count_of(r.out, " failed, retrying in ") == static_cast<size_t>(throttled));
+  CHECK(count_of(r.out, "RequestLimitExceeded: Request limit exceeded.") == static_cast<size_t>(throttled));
   CHECK(ec2.active().size() == 20);
 }
 
@@ -409,6 +418,7 @@ TEST_CASE("aws: refresh of 1,000 instances takes O(pages) DescribeInstances requ
   ws.home.write(".aws/config", "[default]\n");
   auto env = ws.env;
   env["AWS_DEFAULT_REGION"] = "us-east-1";
+  env["AWS_PROFILE"] = "default";
   env["AWS_PAGER"] = "";
   auto cli = run_program({"/usr/bin/aws", "ec2", "run-instances", "--image-id", kAmi, "--instance-type",
                           "p5.48xlarge", "--count", "1000", "--tag-specifications",
@@ -528,7 +538,7 @@ TEST_CASE("aws: burst pool settings are checked with file:line:column and did yo
   auto r = run_plinth({"validate", bp}, dir.path());
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find(bp + ":27:5: error BP002: unknown key 'placement_grup' in burst pool 'gpu'") != std::string::npos);
+  CHECK(r.err.find(bp + ":27:5: error[BP002]: unknown key 'placement_grup' in burst pool 'gpu'") != std::string::npos);
   CHECK(r.err.find("did you mean 'placement_group'?") != std::string::npos);
   CHECK(r.err.find(bp + ":28:28:") != std::string::npos);
 }

@@ -202,6 +202,7 @@ std::variant<ec2::Json, ApiFailure> Ec2Client::once(const std::string& action, c
     return ApiFailure{"", e};
   }
   if (resp->status >= 200 && resp->status < 300) {
+    if (model_.output_shape(action).empty()) return ec2::Json::object();  // <return>true</return>
     auto parsed = ec2::parse_response(model_, model_.output_shape(action), resp->body, ec2::Timestamps::AsSent);
     if (!parsed) return ApiFailure{"", Error::fatal("cannot read the answer to " + action + where + ": " + parsed.error().message)};
     return *parsed;

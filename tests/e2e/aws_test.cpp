@@ -78,6 +78,15 @@ struct Pool {
   bool spot = true;
 };
 
+/// A pool of `desired` instances with more keys `extra`.
+Pool pool_of(int desired, std::string extra = "", bool spot = true) {
+  Pool p;
+  p.desired = desired;
+  p.extra = std::move(extra);
+  p.spot = spot;
+  return p;
+}
+
 std::string blueprint(const Pool& p) {
   return "apiVersion: plinth/v1\n"
          "kind: Blueprint\n"
@@ -130,6 +139,13 @@ struct Workspace {
     return run_plinth(args, dir.path(), env);
   }
   RunResult apply(const Pool& p) { return run({"apply", "--auto-approve", "--parallelism", "10"}, p); }
+  /// apply, which must succeed.
+  RunResult applied(const Pool& p) {
+    RunResult r = apply(p);
+    INFO(r.out << r.err << ec2.stderr_text());
+    REQUIRE(r.exit_code == 0);
+    return r;
+  }
   RunResult plan(const Pool& p) { return run({"plan", "--detailed-exitcode"}, p); }
   std::string state() const { return dir.path() + "/plinth.state.json"; }
   size_t instances_in_state() const {
@@ -239,6 +255,13 @@ TEST_CASE("aws: 40 spot p5.48xlarge over two zones with placement groups and EFA
   for (const auto& i : now) CHECK(old_ids.count(i["instance_id"].get<std::string>()) == 0);
   CHECK(ws.doc().deposed.empty());
   CHECK(ws.plan(ten_pinned).exit_code == 0);
+
+  // The placement groups go with the pool's last instances.
+  auto gone = ws.run({"destroy", "--auto-approve"}, ten_pinned);
+  INFO(gone.out << gone.err);
+  REQUIRE(gone.exit_code == 0);
+  CHECK(ec2.active().empty());
+  CHECK(ec2.control("GET", "/__emulator/state")["placement_groups"].empty());
 }
 
 TEST_CASE("aws: with room for only 25 p5 in zone a, fallback to p5e and zone b fills the pool and the summary says "
@@ -248,9 +271,7 @@ TEST_CASE("aws: with room for only 25 p5 in zone a, fallback to p5e and zone b f
   Workspace ws(ec2);
   Pool pool;
   pool.extra = "    instance_types: [p5.48xlarge, p5e.48xlarge]\n    zones: [us-east-1a, us-east-1b]\n";
-  auto r = ws.apply(pool);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
+  auto r = ws.applied(pool);
   auto active = ec2.active();
   REQUIRE(active.size() == 40);
   std::map<std::string, int> placed;
@@ -274,10 +295,7 @@ TEST_CASE("aws: without fallbacks a pool without capacity fails at once with AWS
           "[e2e][aws]") {
   Ec2 ec2({"--capacity", "p5.48xlarge:us-east-1a=0"});
   Workspace ws(ec2);
-  Pool pool;
-  pool.desired = 3;
-  pool.spot = false;
-  pool.extra = "    zones: [us-east-1a]\n";
+  Pool pool = pool_of(3, "    zones: [us-east-1a]\n", false);
   auto r = ws.apply(pool);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
@@ -295,11 +313,8 @@ TEST_CASE("aws: with throttling on, the apply finishes and every RequestLimitExc
   Workspace ws(ec2);
   ws.env["PLINTH_AWS_REQUEST_RATES"] = "mutating=1000:1000,non-mutating=1000:1000";  // let the server throttle
   ws.env["PLINTH_AWS_RETRY_ATTEMPTS"] = "12";
-  Pool pool;
-  pool.desired = 20;
-  auto r = ws.apply(pool);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
+  Pool pool = pool_of(20);
+  auto r = ws.applied(pool);
   CHECK(r.out.find("Failed:") == std::string::npos);
   // Every RequestLimitExceeded the emulator answered shows as a retry, none as a failure.
   Json c = ec2.counters();
@@ -315,14 +330,24 @@ TEST_CASE("aws: with throttling on, the apply finishes and every RequestLimitExc
   CHECK(ec2.active().size() == 20);
 }
 
+TEST_CASE("aws: the client-side token bucket keeps an apply under EC2's request rate", "[e2e][aws]") {
+  Ec2 ec2({"--throttle", "RunInstances=2:5"});
+  Workspace ws(ec2);
+  // Slower than the server's bucket: EC2 never has to say RequestLimitExceeded.
+  ws.env["PLINTH_AWS_REQUEST_RATES"] = "RunInstances=1:4,mutating=1000:1000,non-mutating=1000:1000";
+  ws.applied(pool_of(6));
+  Json c = ec2.counters();
+  INFO(c.dump(2));
+  CHECK(c["actions"]["RunInstances"]["requests"] == 6);
+  CHECK(c["actions"]["RunInstances"].value("faults", Json::object()).value("throttle", 0) == 0);
+  CHECK(ec2.active().size() == 6);
+}
+
 TEST_CASE("aws: a connection dropped after RunInstances succeeded makes no duplicate instance", "[e2e][aws]") {
   Ec2 ec2({"--lose-response", "RunInstances=3"});
   Workspace ws(ec2);
-  Pool pool;
-  pool.desired = 5;
-  auto r = ws.apply(pool);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
+  Pool pool = pool_of(5);
+  auto r = ws.applied(pool);
   CHECK(ec2.counters()["actions"]["RunInstances"]["faults"].value("lose-response", 0) == 3);
   auto all = ec2.instances();
   CHECK(all.size() == 5);  // terminated included: nothing was launched twice
@@ -335,9 +360,8 @@ TEST_CASE("aws: an instance whose answer was lost and whose run crashed is adopt
           "[e2e][aws]") {
   Ec2 ec2;
   Workspace ws(ec2);
-  Pool pool;
-  pool.desired = 3;
-  REQUIRE(ws.apply(pool).exit_code == 0);
+  Pool pool = pool_of(3);
+  ws.applied(pool);
   // Forget one instance in state, as if the run had died before journaling it.
   auto doc = ws.doc();
   std::erase_if(doc.resources, [](const Resource& r) { return r.address == "aws.instance.gpu[1]"; });
@@ -359,9 +383,8 @@ TEST_CASE("aws: a spot instance reclaimed by AWS shows as reclaimed, not as drif
           "[e2e][aws]") {
   Ec2 ec2;
   Workspace ws(ec2);
-  Pool pool;
-  pool.desired = 3;
-  REQUIRE(ws.apply(pool).exit_code == 0);
+  Pool pool = pool_of(3);
+  ws.applied(pool);
   const std::string victim = ws.doc().find("aws.instance.gpu[2]")->computed["id"];
   ec2.control("POST", "/__emulator/reclaim", {{"instance_ids", {victim}}});
   auto p = ws.plan(pool);
@@ -372,9 +395,7 @@ TEST_CASE("aws: a spot instance reclaimed by AWS shows as reclaimed, not as drif
                    "termination) (the next apply creates it again)") != std::string::npos);
   CHECK(p.err.find("Drift:") == std::string::npos);
   CHECK(p.out.find("+ aws.instance.gpu[2] (create)") != std::string::npos);
-  auto r = ws.apply(pool);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
+  auto r = ws.applied(pool);
   CHECK(ec2.active().size() == 3);
   CHECK(ws.doc().find("aws.instance.gpu[2]")->computed["id"] != victim);
 }
@@ -382,8 +403,7 @@ TEST_CASE("aws: a spot instance reclaimed by AWS shows as reclaimed, not as drif
 TEST_CASE("aws: wrong credentials give AWS's error and touch nothing", "[e2e][aws]") {
   Ec2 ec2;
   Workspace ws(ec2);
-  Pool pool;
-  pool.desired = 2;
+  Pool pool = pool_of(2);
   ws.env["AWS_SECRET_ACCESS_KEY"] = "not-the-secret";
   auto r = ws.apply(pool);
   INFO(r.out << r.err);
@@ -469,8 +489,7 @@ TEST_CASE("aws: secrets never reach the plan file, the state or the output", "[e
   Ec2 ec2({"--session-token", token});
   Workspace ws(ec2);
   ws.env["AWS_SESSION_TOKEN"] = token;
-  Pool pool;
-  pool.desired = 2;
+  Pool pool = pool_of(2);
   std::string seen;
   auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, pool);
   seen += plan.out + plan.err;
@@ -514,13 +533,8 @@ TEST_CASE("aws: the example cluster blueprint's AWS burst pool applies against t
 TEST_CASE("aws: a Capacity Block is targeted with MarketType capacity-block and its reservation", "[e2e][aws]") {
   Ec2 ec2({"--capacity-reservation", "cr-0123456789abcdef0=p5.48xlarge:us-east-1b:2:capacity-block"});
   Workspace ws(ec2);
-  Pool pool;
-  pool.desired = 2;
-  pool.spot = false;
-  pool.extra = "    capacity: {capacity_block: cr-0123456789abcdef0}\n";
-  auto r = ws.apply(pool);
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
+  Pool pool = pool_of(2, "    capacity: {capacity_block: cr-0123456789abcdef0}\n", false);
+  auto r = ws.applied(pool);
   auto active = ec2.active();
   REQUIRE(active.size() == 2);
   for (const auto& i : active) {

@@ -556,3 +556,18 @@ TEST_CASE("aws: burst pool settings are checked with file:line:column and did yo
   CHECK(r.err.find("did you mean 'placement_group'?") != std::string::npos);
   CHECK(r.err.find(bp + ":28:28:") != std::string::npos);
 }
+
+TEST_CASE("aws: changing only where new instances may go updates the pool in place", "[e2e][aws]") {
+  Ec2 ec2;
+  Workspace ws(ec2);
+  ws.applied(pool_of(2, "    zones: [us-east-1a]\n"));
+  Pool wider = pool_of(2, "    zones: [us-east-1a, us-east-1b]\n    instance_types: [p5.48xlarge, p5e.48xlarge]\n");
+  auto p = ws.plan(wider);
+  INFO(p.out << p.err);
+  CHECK(p.out.find("~ aws.instance.gpu[0] (update in place)") != std::string::npos);
+  CHECK(p.out.find("0 to create, 2 to update, 0 to replace, 0 to destroy") != std::string::npos);
+  ws.applied(wider);
+  CHECK(ec2.requests("CreateTags") == 2);  // the new attribute hash, nothing launched
+  CHECK(ec2.instances().size() == 2);
+  CHECK(ws.plan(wider).exit_code == 0);
+}

@@ -40,20 +40,41 @@ class Journal {
  public:
   Journal(state::StateDocument doc, state::Backend& backend) : doc_(std::move(doc)), backend_(backend) {
     for (auto& r : doc_.resources) by_address_[r.address] = std::move(r);
+    for (auto& r : doc_.deposed) deposed_[r.address] = std::move(r);
     doc_.resources.clear();
+    doc_.deposed.clear();
   }
 
-  /// Records `r` (present) or removes `address` (nullopt) and saves. False
-  /// when the journal is closed or the write failed.
-  bool record(const std::string& address, std::optional<Resource> r) {
+  /// Records `r` (present) or removes `address` (nullopt) and saves. With
+  /// `deposed` set, the deposed object of `address` is set (present) or
+  /// dropped (nullopt) in the same write. False when the journal is closed
+  /// or the write failed.
+  bool record(const std::string& address, std::optional<Resource> r,
+              std::optional<std::optional<Resource>> deposed = std::nullopt) {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return false;
     if (r) by_address_[address] = std::move(*r);
     else by_address_.erase(address);
+    return save(address, std::move(deposed));
+  }
+  /// Drops the deposed object of `address` and saves.
+  bool drop_deposed(const std::string& address) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return false;
+    return save(address, std::optional<Resource>{});
+  }
+
+ private:
+  bool save(const std::string& address, std::optional<std::optional<Resource>> deposed) {
+    if (deposed) {
+      if (*deposed) deposed_[address] = std::move(**deposed);
+      else deposed_.erase(address);
+    }
     state::StateDocument next = doc_;
     next.serial = doc_.serial + 1;
     next.resources.reserve(by_address_.size());
     for (const auto& [_, res] : by_address_) next.resources.push_back(res);
+    for (const auto& [_, res] : deposed_) next.deposed.push_back(res);
     Status st = backend_.save(next);
     if (!st) {
       error_ = "state " + backend_.describe() + ": " + st.error().message;
@@ -65,6 +86,7 @@ class Journal {
     return true;
   }
 
+ public:
   bool failed() {
     std::lock_guard<std::mutex> lock(mu_);
     return !error_.empty();
@@ -80,6 +102,7 @@ class Journal {
   std::mutex mu_;
   state::StateDocument doc_;  // resources kept in by_address_
   std::map<std::string, Resource> by_address_;
+  std::map<std::string, Resource> deposed_;  ///< by the address the object had
   state::Backend& backend_;
   bool closed_ = false;
   std::string error_;
@@ -276,6 +299,37 @@ Outcome run_node(Shared& s, const Node& n) {
                 " cannot be changed; remove it from the blueprint or make the provider available (plinth providers)");
 
   const Deadlines& deadlines = s.limits(n.provider).deadlines;
+  if (c.deposed) {  // an object a create-before-destroy replace left behind
+    Status st = with_retries<Status>(s, n, "delete", deadlines.remove, o,
+                                     [&](Call& call) { return p->remove(*c.before, call); });
+    if (!st) return failed(st.error());
+    return done(s.journal.drop_deposed(c.before->address) ? "" : "the operation completed but the state could not be written");
+  }
+  const ResourceType* type = p->schema().resource_type(c.type);
+  if (c.action == plan::Action::Replace && type && type->create_before_destroy) {
+    // Create the replacement first; the old object stays until it exists. In
+    // between, the state records the new object at the address and the old
+    // one as deposed, so a crash never loses either (docs/apply.md).
+    auto r = with_retries<Result<Resource>>(s, n, "create", deadlines.create, o,
+                                            [&](Call& call) { return p->create(*c.after, call); });
+    if (!r) {
+      Error e = r.error();
+      e.message += " (create before destroy: the old object was kept and is still recorded)";
+      return failed(e);
+    }
+    o.computed = r->computed;
+    if (!s.journal.record(c.address, recorded(std::move(*r)), std::optional<Resource>(*c.before)))
+      return done("the operation completed but the state could not be written");
+    Status st = with_retries<Status>(s, n, "delete", deadlines.remove, o,
+                                     [&](Call& call) { return p->remove(*c.before, call); });
+    if (!st) {
+      Error e = st.error();
+      e.message = "the replacement was created, but removing the old object failed: " + e.message +
+                  "; it is recorded as deposed and the next apply removes it";
+      return failed(e);
+    }
+    return done(s.journal.drop_deposed(c.address) ? "" : "the operation completed but the state could not be written");
+  }
   const bool removes = c.action == plan::Action::Delete || c.action == plan::Action::Replace;
   const bool creates = c.action == plan::Action::Create || c.action == plan::Action::Replace;
   if (removes) {
@@ -288,6 +342,7 @@ Outcome run_node(Shared& s, const Node& n) {
     auto r = with_retries<Result<Resource>>(s, n, "create", deadlines.create, o,
                                             [&](Call& call) { return p->create(*c.after, call); });
     if (!r) return failed(r.error());
+    o.computed = r->computed;
     return done(journal(recorded(std::move(*r))));
   }
   if (c.action == plan::Action::Update) {

@@ -73,6 +73,9 @@ struct Outcome {
   std::chrono::milliseconds elapsed{0};
   int attempts = 0;        ///< provider calls made (0 for skips)
   bool timed_out = false;  ///< failed because its deadline passed
+  /// A create or replace that created its object: the provider's `computed`
+  /// values (the summary shows the type's placement keys from them).
+  Json computed = Json::object();
 };
 
 struct Report {
@@ -91,7 +94,11 @@ struct Report {
 /// Ordering: a create, update or replace starts after every changed resource
 /// in its desired `depends_on`; a delete starts after every changed resource
 /// that depended on it before (dependents are removed first). A replace is
-/// remove-then-create (the resource is journaled as gone in between).
+/// remove-then-create (the resource is journaled as gone in between), except
+/// for types that declare create_before_destroy: the replacement is created
+/// first and journaled with the old object as deposed, then the old object is
+/// removed; when the create fails the old object stays recorded. A change
+/// marked `deposed` removes such a left-over object.
 ///
 /// `state` is the refreshed prior state the plan was made from; the backend
 /// must be locked by the caller. After EVERY completed operation the state is

@@ -1,7 +1,9 @@
 #include "engine/apply/refresh.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "engine/core/duration.h"
@@ -76,7 +78,8 @@ ProviderReads read_provider(const std::string& name, const std::vector<size_t>& 
 
 }  // namespace
 
-RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers, const LimitsLookup& limits) {
+RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers, const LimitsLookup& limits,
+                      const Discovery& discovery) {
   RefreshResult out;
   std::map<std::string, std::vector<size_t>> by_provider;
   for (size_t i = 0; i < prior.size(); ++i) by_provider[prior[i].provider].push_back(i);
@@ -105,7 +108,7 @@ RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& 
       }
       if (!r.current) {
         observed[i].reset();
-        out.drift.push_back({prior[i].address, true, {}});
+        out.drift.push_back({prior[i].address, true, {}, r.gone_reason});
         continue;
       }
       Resource cur = std::move(*r.current);
@@ -119,6 +122,32 @@ RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& 
   }
   for (auto& r : observed)
     if (r) out.resources.push_back(std::move(*r));
+  std::set<std::string> known;
+  for (const auto& r : prior) known.insert(r.address);
+  for (const auto& name : discovery.providers) {
+    Provider* p = providers ? providers(name) : nullptr;
+    if (!p) continue;
+    const ProviderLimits lim = limits ? limits(name) : ProviderLimits{};
+    std::vector<Resource> mine, wanted;
+    for (const auto& r : out.resources)
+      if (r.provider == name) mine.push_back(r);
+    for (const auto& r : discovery.desired)
+      if (r.provider == name) wanted.push_back(r);
+    Call call(Deadline::after(lim.deadlines.read), lim.retry);
+    auto found = p->discover(mine, wanted, call);
+    if (!found) {
+      out.failures.push_back({"provider " + name, found.error()});
+      continue;
+    }
+    for (auto& r : *found)
+      if (known.insert(r.address).second) out.adopted.push_back(std::move(r));
+  }
+  auto by_res = [](const Resource& a, const Resource& b) { return a.address < b.address; };
+  std::sort(out.adopted.begin(), out.adopted.end(), by_res);
+  if (!out.adopted.empty()) {
+    out.resources.insert(out.resources.end(), out.adopted.begin(), out.adopted.end());
+    std::stable_sort(out.resources.begin(), out.resources.end(), by_res);
+  }
   auto by_address = [](const auto& a, const auto& b) { return a.address < b.address; };
   std::stable_sort(out.drift.begin(), out.drift.end(), by_address);
   std::stable_sort(out.failures.begin(), out.failures.end(), by_address);
@@ -137,7 +166,8 @@ std::string drift_text(const std::vector<Drift>& drift) {
   std::string out;
   for (const auto& d : drift) {
     if (d.gone) {
-      out += "  - " + d.address + ": no longer exists (the next apply creates it again)\n";
+      out += "  - " + d.address + ": " + (d.reason.empty() ? "no longer exists" : safe_text(d.reason)) +
+             " (the next apply creates it again)\n";
       continue;
     }
     out += "  ~ " + d.address + "\n";

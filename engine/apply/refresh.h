@@ -17,6 +17,7 @@ struct Drift {
   std::string address;
   bool gone = false;  ///< the provider says it no longer exists
   std::vector<plan::AttributeChange> changes;  ///< before = state value, after = observed value
+  std::string reason;  ///< gone without anyone deleting it: the provider's why ("reclaimed by AWS ...")
 };
 
 struct ReadFailure {
@@ -31,6 +32,16 @@ struct RefreshResult {
   std::vector<Drift> drift;           ///< address order
   std::vector<ReadFailure> failures;  ///< address order
   Diagnostics diagnostics;            ///< what providers found (inventory mismatches, ...)
+  /// Objects providers found for this state that it did not record
+  /// (Provider::discover); also in `resources`. Address order.
+  std::vector<Resource> adopted;
+};
+
+/// Which providers refresh asks for objects the state does not record, and
+/// the blueprint's resources they are matched against.
+struct Discovery {
+  std::vector<std::string> providers;
+  std::vector<Resource> desired;
 };
 
 /// The limits of provider `name` (its retry policy and read deadline).
@@ -42,8 +53,12 @@ using LimitsLookup = std::function<ProviderLimits(const std::string& name)>;
 /// good, run out of attempts or pass the provider's read deadline (counted
 /// from the first attempt). A provider this run does not have is a failure
 /// for each of its resources. Without `limits`, ProviderLimits' defaults.
+/// With `discovery`, each of its providers is then asked for objects of this
+/// state that `prior` lacks (one call each, with the read deadline); they
+/// are adopted (RefreshResult::adopted), and a failing discovery is a failure
+/// named after the provider.
 RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers,
-                      const LimitsLookup& limits = {});
+                      const LimitsLookup& limits = {}, const Discovery& discovery = {});
 
 /// "  ~ baremetal.node.a[0]\n      bios.X: "A" -> "B"\n" blocks, or "" when
 /// there is no drift. Sensitive values print as (sensitive).

@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 
@@ -12,6 +14,7 @@
 #include "engine/cli/policy_gate.h"
 #include "engine/core/strings.h"
 #include "engine/plan/format.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::cli {
 namespace {
@@ -188,6 +191,38 @@ std::vector<FlagSpec> execute_flags() {
   };
 }
 
+namespace {
+
+/// "Placement:" and, per created resource whose type declares placement
+/// keys (ResourceType::placement), where its provider put it, then a count
+/// per distinct placement: what a capacity fallback chose.
+void print_placement(Io& io, const apply::Report& report) {
+  std::vector<std::string> lines;
+  std::map<std::string, int> counts;
+  for (const auto& o : report.outcomes) {
+    if (o.status != apply::OutcomeStatus::Succeeded || o.computed.empty()) continue;
+    auto parts = parse_address(o.address);
+    const ResourceType* type = parts ? find_resource_type(parts->type) : nullptr;
+    if (!type || type->placement.empty()) continue;
+    std::string where;
+    for (const auto& key : type->placement) {
+      auto it = o.computed.find(key);
+      if (it == o.computed.end() || (it->is_string() && it->get<std::string>().empty())) continue;
+      if (!where.empty()) where += ", ";
+      where += key + " " + (it->is_string() ? it->get<std::string>() : it->dump());
+    }
+    if (where.empty()) continue;
+    lines.push_back("  " + o.address + ": " + safe_text(where));
+    ++counts[parts->type + "." + parts->name + ": " + safe_text(where)];
+  }
+  if (lines.empty()) return;
+  std::fprintf(io.out, "Placement:\n");
+  for (const auto& l : lines) std::fprintf(io.out, "%s\n", l.c_str());
+  for (const auto& [what, n] : counts) std::fprintf(io.out, "  %d x %s\n", n, what.c_str());
+}
+
+}  // namespace
+
 int execute_plan(const Args& args, Io& io, const std::string& command, Planned& planned, ProviderSet& providers) {
   auto parallelism = parse_parallelism(args);
   if (!parallelism) return fail(io, command, parallelism.error().message);
@@ -198,6 +233,7 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
     st.doc.lineage = fresh.lineage;
     st.doc.plinth_version = fresh.plinth_version;
   }
+  providers.bind({st.doc.lineage, planned.loaded.blueprint.metadata.name});
 
   // Show the plan, then the policy gate: nothing is changed when it blocks.
   std::string text = plan::to_text(p, {io.color});
@@ -209,7 +245,7 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
   if (!check_inventory(planned.inventory, providers, io, command)) return kExitFailure;
 
   if (!p.has_changes()) {
-    if (!planned.drift.empty()) {  // record what the refresh observed
+    if (!planned.drift.empty() || planned.adopted) {  // record what the refresh observed
       state::StateDocument next = st.doc;
       next.serial = st.doc.serial + 1;
       if (auto s = st.backend->save(next); !s) return fail(io, command, "state " + st.path + ": " + s.error().message);
@@ -275,6 +311,7 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
   if (not_started) std::fprintf(io.out, ", %zu not started", not_started);
   if (cancelled) std::fprintf(io.out, ", %zu cancelled", cancelled);
   std::fprintf(io.out, ".\n");
+  print_placement(io, report);
   size_t timed_out = 0;
   for (const auto& o : report.outcomes) timed_out += o.timed_out ? 1 : 0;
   if (timed_out) {

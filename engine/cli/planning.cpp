@@ -46,12 +46,22 @@ std::set<std::string> providers_of(const std::vector<Resource>& desired, const s
 
 std::optional<apply::RefreshResult> refresh_state(StateSession& session, ProviderSet& providers, Io& io,
                                                   const std::string& command, FILE* drift_out,
-                                                  const std::set<std::string>& rechecked) {
+                                                  const std::set<std::string>& rechecked,
+                                                  const std::vector<Resource>& desired) {
   if (auto st = providers.open(providers_of({}, session.doc.resources)); !st) {
     fail(io, command, st.error().message);
     return std::nullopt;
   }
-  apply::RefreshResult r = apply::refresh(session.doc.resources, providers.lookup(), providers.limits_lookup());
+  // Objects of this state it does not record: asked of every provider in
+  // use that this run can open (one that cannot is reported when it is used).
+  apply::Discovery discovery;
+  if (!session.doc.lineage.empty()) {
+    for (const auto& name : providers_of(desired, session.doc.resources))
+      if (providers.get(name) || providers.open({name})) discovery.providers.push_back(name);
+    discovery.desired = desired;
+  }
+  apply::RefreshResult r =
+      apply::refresh(session.doc.resources, providers.lookup(), providers.limits_lookup(), discovery);
   std::erase_if(r.diagnostics, [&](const Diagnostic& d) { return rechecked.count(d.address) > 0; });
   print_diagnostics(r.diagnostics, io);
   for (const auto& f : r.failures) {
@@ -68,9 +78,24 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
                  command.c_str(), r.failures.size() + count(r.diagnostics, Severity::Error), session.path.c_str());
     return std::nullopt;
   }
-  if (drift_out && !r.drift.empty()) {
-    std::fprintf(drift_out, "Drift: %zu resource(s) changed outside Plinth (state -> observed):\n%s\n", r.drift.size(),
-                 apply::drift_text(r.drift).c_str());
+  // Objects their provider removed on its own (a reclaimed spot instance)
+  // are not drift by a person: they are listed apart.
+  std::vector<apply::Drift> by_person, by_provider;
+  for (const auto& d : r.drift) (d.gone && !d.reason.empty() ? by_provider : by_person).push_back(d);
+  if (drift_out && !by_provider.empty())
+    std::fprintf(drift_out, "Gone: %zu resource(s) removed by their provider, not by a person:\n%s\n",
+                 by_provider.size(), apply::drift_text(by_provider).c_str());
+  if (drift_out && !by_person.empty()) {
+    std::fprintf(drift_out, "Drift: %zu resource(s) changed outside Plinth (state -> observed):\n%s\n",
+                 by_person.size(), apply::drift_text(by_person).c_str());
+  }
+  if (!r.adopted.empty()) {
+    std::fprintf(io.err, "Adopted: %zu object(s) made for this state (lineage %s) but missing from it:\n",
+                 r.adopted.size(), session.doc.lineage.c_str());
+    for (const auto& a : r.adopted) {
+      std::string id = a.computed.value("id", Json("")).is_string() ? a.computed.value("id", "") : "";
+      std::fprintf(io.err, "  + %s%s\n", a.address.c_str(), id.empty() ? "" : (" (" + safe_text(id) + ")").c_str());
+    }
   }
   session.doc.resources = r.resources;
   return r;
@@ -150,15 +175,29 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
         inventory.push_back(r);
         rechecked.insert(r.address);
       }
+  if (!session->doc.lineage.empty())
+    providers.bind({session->doc.lineage, loaded->blueprint.metadata.name});
   std::vector<apply::Drift> drift;
-  if (args.flag("refresh", true) && !session->doc.resources.empty()) {
-    auto r = refresh_state(*session, providers, io, command, io.err, rechecked);
+  bool adopted = false;
+  if (args.flag("refresh", true) && (!session->doc.resources.empty() || !session->doc.lineage.empty())) {
+    auto r = refresh_state(*session, providers, io, command, io.err, rechecked,
+                           destroy ? std::vector<Resource>{} : desired->resources);
     if (!r) return std::nullopt;
     drift = std::move(r->drift);
+    adopted = !r->adopted.empty();
   }
 
   // 5. diff (-target: only some resources and what they need)
   plan::Plan p = plan::diff(destroy ? std::vector<Resource>{} : desired->resources, session->doc.resources);
+  for (const auto& old : session->doc.deposed) {  // left by a create-before-destroy replace (docs/apply.md)
+    plan::ResourceChange c;
+    c.address = old.address + " (deposed)";
+    c.type = old.type;
+    c.action = plan::Action::Delete;
+    c.before = old;
+    c.deposed = true;
+    p.changes.push_back(std::move(c));
+  }
   if (const auto targets = args.all("target"); !targets.empty()) {
     auto t = plan::restrict_to_targets(p, targets);
     if (!t) {
@@ -182,7 +221,7 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
     if (c.action != plan::Action::Delete) planned.insert(c.address);
   std::erase_if(inventory, [&](const Resource& r) { return !planned.count(r.address); });
   return Planned{std::move(*loaded), std::move(*desired), std::move(*session), std::move(p), std::move(drift),
-                 std::move(inventory)};
+                 std::move(inventory), adopted};
 }
 
 }  // namespace plinth::cli

@@ -38,9 +38,13 @@ Result<StateSession> open_state(const Args& args, const std::string& operation);
 /// nullopt then (the state is left as it was).
 /// Diagnostics of addresses in `rechecked` are left out (plan checks those
 /// against the blueprint instead: check_inventory).
+/// With `desired` (the blueprint's resources) the providers also look for
+/// objects of this state it does not record; they are adopted into the
+/// state and listed ("Adopted: ...") on io.err.
 std::optional<apply::RefreshResult> refresh_state(StateSession& session, ProviderSet& providers, Io& io,
                                                   const std::string& command, FILE* drift_out,
-                                                  const std::set<std::string>& rechecked = {});
+                                                  const std::set<std::string>& rechecked = {},
+                                                  const std::vector<Resource>& desired = {});
 
 /// Reads `desired` (resources of types whose schema sets `inventory`)
 /// through their providers and prints what they find: the real objects
@@ -60,6 +64,9 @@ struct Planned {
   /// Desired resources of inventory types the plan creates, changes or
   /// keeps: check_inventory() reads them after the policy gate.
   std::vector<Resource> inventory;
+  /// The refresh adopted objects the state did not record (saved even when
+  /// the plan has no changes).
+  bool adopted = false;
 };
 
 /// load -> expand -> state -> refresh (unless --refresh=false; nothing to do

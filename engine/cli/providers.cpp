@@ -59,9 +59,16 @@ Status ProviderSet::open(const std::set<std::string>& names) {
       return Error::invalid("provider " + name + ": " + st.error().message);
     }
     limits_[name] = apply::limits_from(*config);
+    if (binding_) p->bind(*binding_);
     providers_[name] = std::move(p);
   }
   return {};
+}
+
+void ProviderSet::bind(const StateBinding& binding) {
+  if (binding_ && *binding_ == binding) return;
+  binding_ = binding;
+  for (auto& [name, p] : providers_) p->bind(binding);
 }
 
 Status ProviderSet::check_options(const std::set<std::string>& used) const {

@@ -3,6 +3,7 @@
 // use (built in, or a plugin process), configured from its options, closed
 // when the command ends.
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -44,6 +45,9 @@ class ProviderSet {
   /// --provider-option names, without starting any: a typo, a wrong type or
   /// an unknown provider name is an error before anything runs.
   Status check_options(const std::set<std::string>& used) const;
+  /// The state this command works for: given to every provider opened so
+  /// far and to those opened later (Provider::bind).
+  void bind(const StateBinding& binding);
   /// The provider `name` after open(), or nullptr.
   Provider* get(const std::string& name) const;
   apply::ProviderLookup lookup() const;
@@ -56,6 +60,7 @@ class ProviderSet {
   std::vector<bp::ProviderDecl> declarations_;
   std::map<std::string, std::unique_ptr<Provider>> providers_;
   std::map<std::string, apply::ProviderLimits> limits_;
+  std::optional<StateBinding> binding_;
 };
 
 }  // namespace plinth::cli

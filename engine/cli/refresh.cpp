@@ -13,16 +13,22 @@ int run_refresh(const Args& args, Io& io) {
     return kExitSuccess;
   }
   ProviderSet providers(args);
-  // The blueprint says which plugins (and options) its providers are.
+  // The blueprint says which plugins (and options) its providers are, and
+  // what objects of this state not recorded in it would be.
+  std::vector<Resource> desired;
+  std::string blueprint_name;
   if (!args.positional.empty()) {
     auto loaded = load_blueprint(args.positional, io);
     if (!loaded) return kExitFailure;
     providers.use_declarations(loaded->blueprint.providers);
+    blueprint_name = loaded->blueprint.metadata.name;
+    if (auto g = graph::expand(loaded->blueprint)) desired = std::move(g->resources);
   }
+  providers.bind({session->doc.lineage, blueprint_name});
   const size_t n = session->doc.resources.size();
-  auto r = refresh_state(*session, providers, io, "refresh", io.out);
+  auto r = refresh_state(*session, providers, io, "refresh", io.out, {}, desired);
   if (!r) return kExitFailure;
-  if (r->drift.empty()) {
+  if (r->drift.empty() && r->adopted.empty()) {
     std::fprintf(io.out, "No drift: all %zu resource(s) in %s match what their providers report.\n", n,
                  session->path.c_str());
     return kExitSuccess;
@@ -31,6 +37,9 @@ int run_refresh(const Args& args, Io& io) {
   next.serial = session->doc.serial + 1;
   if (auto s = session->backend->save(next); !s)
     return fail(io, "refresh", "state " + session->path + ": " + s.error().message);
+  if (!r->adopted.empty())
+    std::fprintf(io.out, "Adopted %zu object(s) into the state: the next plan keeps those the blueprint wants.\n",
+                 r->adopted.size());
   std::fprintf(io.out,
                "State %s updated to serial %llu with what was observed. Nothing was changed; "
                "'plinth plan' shows what apply would change back.\n",

@@ -312,6 +312,23 @@ class Expander {
     return ci->hash;
   }
 
+  /// EFA interfaces (catalog) of each instance type a burst pool may launch:
+  /// `instance_type` and any fallbacks its provider setting `instance_types`
+  /// lists; types without EFA are left out.
+  static Json efa_interfaces(const bp::BurstPool& p) {
+    auto cat = catalog::default_catalog();
+    Json out = Json::object();
+    if (!cat) return out;
+    std::vector<std::string> types = {p.instance_type};
+    if (const auto it = p.settings.find("instance_types"); it != p.settings.end() && it->is_array())
+      for (const auto& t : *it)
+        if (t.is_string()) types.push_back(t.get<std::string>());
+    for (const auto& t : types)
+      if (const catalog::InstanceType* it = (*cat)->instance_type(p.provider, t); it && it->efa_interfaces > 0)
+        out[t] = it->efa_interfaces;
+    return out;
+  }
+
   /// The catalog model a pool names (by name, alias or product name), or nullptr.
   static const catalog::GpuModel* gpu_model(const std::string& gpu) {
     auto cat = catalog::default_catalog();
@@ -419,6 +436,7 @@ class Expander {
               {"storage", p.storage}};
     for (const auto& [k, v] : p.settings.items())
       if (!a.contains(k)) a[k] = v;
+    if (Json efa = efa_interfaces(p); !efa.empty()) a["efa_interfaces"] = std::move(efa);
     std::string checkpoint_tier;
     if (p.checkpointing) {
       a["checkpointing"] = {{"interval_minutes", p.checkpointing->interval_minutes},
@@ -426,7 +444,13 @@ class Expander {
       checkpoint_tier = p.checkpointing->target;
     }
     const auto deps = pool_deps(p.stack, "", p.networks, p.storage, checkpoint_tier);
-    for (int i = 0; i < p.desired; ++i) add(type, p.name, p.origin, a, deps, p.provider, i);
+    // The rendered cloud-init travels with the desired resource (not planned:
+    // user_data_hash stands for it) so the provider can pass it to the cloud.
+    auto ci = render::render_pool(bp_, p.name);
+    for (int i = 0; i < p.desired; ++i) {
+      Resource& r = add(type, p.name, p.origin, a, deps, p.provider, i);
+      if (ci) r.computed["user_data"] = ci->user_data;
+    }
     return {};
   }
 

@@ -60,6 +60,11 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
   for (const auto& rc : plan.changes) {
     if (rc.action == Action::NoOp) continue;
     Style st = style(rc.action);
+    // A type that replaces create-before-destroy shows it as Terraform does.
+    const Resource* r = rc.after ? &*rc.after : rc.before ? &*rc.before : nullptr;
+    const ResourceType* type = r ? find_resource_type(rc.type, r->provider) : nullptr;
+    const bool cbd = rc.action == Action::Replace && type && type->create_before_destroy;
+    if (cbd) st = {"+/-", st.color, "replace, create before destroy"};
     out += "  ";
     if (options.color) out += st.color;
     out += st.marker;

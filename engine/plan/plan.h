@@ -27,6 +27,10 @@ struct ResourceChange {
   std::vector<AttributeChange> changes;  ///< empty for no-op
   std::optional<Resource> before;        ///< prior (state) resource
   std::optional<Resource> after;         ///< desired resource
+  /// A Delete of an object a create-before-destroy replace superseded and
+  /// that is still recorded as deposed in state (docs/apply.md); `address`
+  /// is then "ADDRESS (deposed)" and `before` the old object.
+  bool deposed = false;
   /// Paths of the changed attributes that force the replacement, in path order.
   std::vector<std::string> forced_by() const;
   bool operator==(const ResourceChange&) const = default;

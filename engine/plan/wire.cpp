@@ -29,6 +29,7 @@ void to_json(Json& j, const ResourceChange& rc) {
   j = {{"address", rc.address}, {"type", rc.type}, {"action", to_string(rc.action)}, {"changes", rc.changes}};
   if (rc.before) j["before"] = *rc.before;
   if (rc.after) j["after"] = *rc.after;
+  if (rc.deposed) j["deposed"] = true;
 }
 
 void from_json(const Json& j, ResourceChange& rc) {
@@ -44,6 +45,7 @@ void from_json(const Json& j, ResourceChange& rc) {
     rc.changes.push_back(wire::within("changes[" + std::to_string(i) + "]", [&] { return changes[i].get<AttributeChange>(); }));
   if (j.contains("before")) rc.before = wire::within("before", [&] { return j.at("before").get<Resource>(); });
   if (j.contains("after")) rc.after = wire::within("after", [&] { return j.at("after").get<Resource>(); });
+  rc.deposed = j.contains("deposed") && j.at("deposed").is_boolean() && j.at("deposed").get<bool>();
 }
 
 void to_json(Json& j, const Summary& s) {

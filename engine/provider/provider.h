@@ -18,11 +18,25 @@ struct ReadResult {
   /// The resource as it is now (attributes as observed, computed values), or
   /// nullopt when it no longer exists.
   std::optional<Resource> current;
+  /// When `current` is nullopt and the provider knows why the object is
+  /// gone without anyone deleting it ("reclaimed by AWS (Server.Spot...)"):
+  /// refresh and plan show this instead of treating it as drift by a person.
+  std::string gone_reason;
   /// Why it could not be read; when set, `current` is meaningless.
   std::optional<Error> error;
   /// Findings such as inventory mismatches (the BMC reports 7 GPUs, the pool declares 8).
   Diagnostics diagnostics;
   bool operator==(const ReadResult&) const = default;
+};
+
+/// What the engine tells a provider about the state it works for, before any
+/// read or change: providers that tag what they create (cloud instances) use
+/// it to make creates idempotent across runs and to find objects of this
+/// state that the state does not record.
+struct StateBinding {
+  std::string lineage;    ///< the state's lineage (fixed when the state was created)
+  std::string blueprint;  ///< the blueprint's metadata.name; "" when unknown
+  bool operator==(const StateBinding&) const = default;
 };
 
 /// One back end that creates, reads, updates and removes resources of the
@@ -51,6 +65,22 @@ class Provider {
 
   /// Takes the options parsed from the schema. Errors name the option.
   virtual Status configure(const ProviderConfig& config) = 0;
+  /// The state this run works for; called after configure() and again when
+  /// a new state gets its lineage. Providers that need none ignore it.
+  virtual void bind(const StateBinding& binding) { (void)binding; }
+  /// Objects this provider made for the bound state that the state does not
+  /// record (a create whose answer was lost, a run that crashed before its
+  /// journal write), as resources with their addresses: `known` are the
+  /// state's resources of this provider, `desired` the blueprint's. An
+  /// object made from the desired resource at its address comes back with
+  /// that resource's attributes (the plan then keeps it); anything else with
+  /// what was observed. Refresh adopts them into state, so the next apply
+  /// never creates a duplicate. Default: none.
+  virtual Result<std::vector<Resource>> discover(const std::vector<Resource>& known,
+                                                 const std::vector<Resource>& desired, const Call& call) {
+    (void)known, (void)desired, (void)call;
+    return std::vector<Resource>{};
+  }
   /// Batch refresh: one ReadResult per element of `resources`, same order.
   /// Each resource gets its own budget: `call.fork()` when it starts.
   virtual std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call& call) = 0;

@@ -189,6 +189,8 @@ void to_json(Json& j, const ResourceType& t) {
   if (!t.import_id.empty()) j["import_id"] = t.import_id;
   if (t.inventory) j["inventory"] = true;
   if (!t.recorded_only.empty()) j["recorded_only"] = t.recorded_only;
+  if (t.create_before_destroy) j["create_before_destroy"] = true;
+  if (!t.placement.empty()) j["placement"] = t.placement;
 }
 
 void from_json(const Json& j, ResourceType& t) {
@@ -198,6 +200,8 @@ void from_json(const Json& j, ResourceType& t) {
   t.import_id = j.value("import_id", "");
   t.inventory = j.value("inventory", false);
   t.recorded_only = j.value("recorded_only", "");
+  t.create_before_destroy = j.value("create_before_destroy", false);
+  t.placement = j.value("placement", std::vector<std::string>{});
 }
 
 void to_json(Json& j, const OptionSpec& o) {

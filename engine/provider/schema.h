@@ -53,6 +53,15 @@ struct ResourceType {
   /// action ("recorded only: no cluster configured"), never a bare
   /// "create"/"created" that reads as done.
   std::string recorded_only;
+  /// A replacement is created before the object it replaces is removed
+  /// (burst instances: the pool never shrinks while a replacement is
+  /// refused). The executor journals the old object as deposed in between;
+  /// when the create fails the old object stays and is still recorded.
+  bool create_before_destroy = false;
+  /// Keys of `computed` that say where the provider placed an object it
+  /// created (e.g. the instance type and zone a capacity fallback picked);
+  /// the apply summary shows them per created resource.
+  std::vector<std::string> placement;
 
   const AttributeSpec* find(const std::string& attr) const;
   bool operator==(const ResourceType&) const = default;

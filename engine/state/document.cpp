@@ -32,11 +32,13 @@ Json canonical_json(const StateDocument& doc) {
   std::sort(sorted.begin(), sorted.end(), [](const Resource& a, const Resource& b) { return a.address < b.address; });
   Json resources = Json::array();
   for (const auto& r : sorted) resources.push_back(r);
-  return Json{{"format_version", doc.format_version},
-              {"lineage", doc.lineage},
-              {"serial", doc.serial},
-              {"plinth_version", doc.plinth_version},
-              {"resources", std::move(resources)}};
+  Json out{{"format_version", doc.format_version},
+           {"lineage", doc.lineage},
+           {"serial", doc.serial},
+           {"plinth_version", doc.plinth_version},
+           {"resources", std::move(resources)}};
+  if (!doc.deposed.empty()) out["deposed"] = doc.deposed;  // absent otherwise: older files keep their checksum
+  return out;
 }
 
 std::string checksum_of(const Json& canonical) { return "sha256:" + sha256_hex(canonical.dump()); }
@@ -127,6 +129,12 @@ std::string to_json_text(const StateDocument& doc) {
   for (const auto& r : canonical["resources"])
     out["resources"].push_back(ordered(
         r, {"address", "type", "name", "index", "provider", "source", "depends_on", "attributes", "computed"}));
+  if (canonical.contains("deposed")) {
+    out["deposed"] = OrderedJson::array();
+    for (const auto& r : canonical["deposed"])
+      out["deposed"].push_back(ordered(
+          r, {"address", "type", "name", "index", "provider", "source", "depends_on", "attributes", "computed"}));
+  }
   return out.dump(2) + "\n";
 }
 
@@ -207,6 +215,17 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
   }
   std::sort(doc.resources.begin(), doc.resources.end(),
             [](const Resource& a, const Resource& b) { return a.address < b.address; });
+  if (j.contains("deposed")) {
+    const Json& dj = j["deposed"];
+    if (!dj.is_array()) return damaged(source, "has a field 'deposed' that is not an array");
+    for (size_t i = 0; i < dj.size(); ++i) {
+      try {
+        doc.deposed.push_back(dj[i].get<Resource>());
+      } catch (const std::exception& e) {
+        return damaged(source, "has a malformed 'deposed[" + std::to_string(i) + "]': " + e.what());
+      }
+    }
+  }
   return doc;
 }
 

@@ -17,6 +17,10 @@ struct StateDocument {
   uint64_t serial = 0;
   std::string plinth_version;
   std::vector<Resource> resources;  ///< sorted by address
+  /// Objects a create-before-destroy replace superseded whose removal has not
+  /// completed yet (docs/apply.md): each keeps the address it had; the next
+  /// plan deletes them. Written only when there are some.
+  std::vector<Resource> deposed;
 
   const Resource* find(const std::string& address) const;
   bool operator==(const StateDocument&) const = default;

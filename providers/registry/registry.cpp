@@ -5,6 +5,7 @@
 
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
+#include "providers/aws/aws_provider.h"
 #include "providers/aws/schema.h"
 #include "providers/azure/schema.h"
 #include "providers/baremetal/redfish_provider.h"
@@ -26,7 +27,7 @@ const std::map<std::string, Builtin>& builtins() {
   static const std::map<std::string, Builtin> table = {
       {"plinth", {&logical::schema, [] { return std::make_unique<logical::LogicalProvider>(); }}},
       {"baremetal", {&baremetal::schema, [] { return std::make_unique<baremetal::RedfishProvider>(); }}},
-      {"aws", {&aws::schema, nullptr}},
+      {"aws", {&aws::schema, [] { return std::make_unique<aws::AwsProvider>(); }}},
       {"gcp", {&gcp::schema, nullptr}},
       {"azure", {&azure::schema, nullptr}},
       {"kubernetes", {&kubernetes::schema, [] { return std::make_unique<kubernetes::KubernetesProvider>(); }}},

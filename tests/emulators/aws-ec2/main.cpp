@@ -567,7 +567,17 @@ int main(int argc, char** argv) {
   }
   auto handler = [&em](const httplib::Request& req, httplib::Response& res) { em.serve(req, res); };
   svr->Get(".*", handler);
-  svr->Post(".*", handler);
+  // POST bodies are read here: cpp-httplib would refuse a form body over 8 KiB with 413 (its
+  // limit is compiled into Debian's library), and EC2 takes RunInstances requests far larger
+  // (16 KiB of user data, 32 EFA interfaces).
+  svr->Post(".*", [&em](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    httplib::Request full = req;
+    read([&full](const char* data, size_t n) {
+      full.body.append(data, n);
+      return full.body.size() <= (1u << 20);
+    });
+    em.serve(full, res);
+  });
   svr->Put(".*", handler);
   svr->Delete(".*", handler);
   svr->Patch(".*", handler);

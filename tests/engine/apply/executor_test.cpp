@@ -489,3 +489,82 @@ TEST_CASE("refresh: a read that fails with a retryable error is read again, with
   REQUIRE(r2.failures.size() == 1);
   CHECK(r2.failures[0].error.message == "connection reset (gave up after 3 attempts)");
 }
+
+namespace {
+
+/// A fake whose type fake.vm replaces create-before-destroy, and the replace
+/// of fake.vm.v[0] from size 1 to size 2.
+struct CreateBeforeDestroy {
+  CreateBeforeDestroy() {
+    ResourceType vm{"fake.vm", "fake", "a VM", {{"size", true, false, "", ValueType::Int}}};
+    vm.create_before_destroy = true;
+    p.mutable_schema().resource_types.push_back(vm);
+    change.address = old.address;
+    change.type = old.type;
+    change.action = plan::Action::Replace;
+    change.before = old;
+    change.after = want;
+  }
+  FakeProvider p;
+  MemoryBackend backend;
+  Resource old = res("fake.vm", "v", 0, {}, "fake", {{"size", 1}});
+  Resource want = res("fake.vm", "v", 0, {}, "fake", {{"size", 2}});
+  plan::ResourceChange change;
+};
+
+}  // namespace
+
+TEST_CASE("apply: a create-before-destroy replace creates first and journals the old object as deposed until it is "
+          "removed",
+          "[apply]") {
+  CreateBeforeDestroy t;
+  plan::Plan pl;
+  pl.changes = {t.change};
+  apply::Report r = apply::execute(pl, doc_with({t.old}), t.backend, lookup(t.p), fast_options());
+  REQUIRE(r.ok());
+  CHECK(t.p.calls() == std::vector<std::string>{"create fake.vm.v[0]", "remove fake.vm.v[0]"});
+  auto saved = t.backend.saved();
+  REQUIRE(saved.size() == 2);
+  // Between the two: the new object at the address, the old one deposed.
+  REQUIRE(saved[0].resources.size() == 1);
+  CHECK(saved[0].resources[0].attributes == Json{{"size", 2}});
+  REQUIRE(saved[0].deposed.size() == 1);
+  CHECK(saved[0].deposed[0].attributes == Json{{"size", 1}});
+  CHECK(saved[1].deposed.empty());
+  CHECK(saved[1].resources.size() == 1);
+}
+
+TEST_CASE("apply: when a create-before-destroy replacement is refused the old object stays", "[apply]") {
+  CreateBeforeDestroy t;
+  t.p.fail("fake.vm.v[0]", {Error{Error::Kind::Conflict, "no capacity", 0}});
+  plan::Plan pl;
+  pl.changes = {t.change};
+  apply::Report r = apply::execute(pl, doc_with({t.old}), t.backend, lookup(t.p), fast_options());
+  CHECK_FALSE(r.ok());
+  CHECK(t.p.calls() == std::vector<std::string>{"create fake.vm.v[0]"});
+  const auto& o = outcome(r, "fake.vm.v[0]");
+  CHECK(o.status == apply::OutcomeStatus::Failed);
+  CHECK(o.error == "no capacity (create before destroy: the old object was kept and is still recorded)");
+  CHECK(t.backend.saved().empty());  // the state still holds the old object, untouched
+}
+
+TEST_CASE("apply: a deposed object left in state is removed and dropped from it", "[apply]") {
+  CreateBeforeDestroy t;
+  state::StateDocument doc = doc_with({t.want}, 3);
+  doc.deposed = {t.old};
+  plan::ResourceChange c;
+  c.address = t.old.address + " (deposed)";
+  c.type = t.old.type;
+  c.action = plan::Action::Delete;
+  c.before = t.old;
+  c.deposed = true;
+  plan::Plan pl;
+  pl.changes = {c};
+  apply::Report r = apply::execute(pl, doc, t.backend, lookup(t.p), fast_options());
+  REQUIRE(r.ok());
+  CHECK(t.p.calls() == std::vector<std::string>{"remove fake.vm.v[0]"});
+  auto saved = t.backend.saved();
+  REQUIRE(saved.size() == 1);
+  CHECK(saved[0].deposed.empty());
+  CHECK(saved[0].resources == std::vector<Resource>{t.want});
+}

@@ -21,6 +21,8 @@ class FakeProvider : public Provider {
     schema_.version = "0.0.0";
   }
   const ProviderSchema& schema() const override { return schema_; }
+  /// Its schema, for tests that declare resource types (create_before_destroy, ...).
+  ProviderSchema& mutable_schema() { return schema_; }
   Status configure(const ProviderConfig&) override { return {}; }
   /// Calls in flight end at once with Cancelled; later calls too.
   void stop() override { stopped_ = true; }

@@ -81,6 +81,19 @@ TEST_CASE("a state document survives a round trip through JSON, resources sorted
   CHECK(to_json_text(*back) == text);
 }
 
+TEST_CASE("deposed objects survive a round trip and a document without any has no deposed field") {
+  StateDocument doc = sample();
+  CHECK(to_json_text(doc).find("deposed") == std::string::npos);
+  doc.deposed.push_back(node("train-a", 0));
+  std::string text = to_json_text(doc);
+  CHECK(text.find("\"deposed\": [") != std::string::npos);
+  auto back = parse(text, "s.json");
+  REQUIRE(back.ok());
+  REQUIRE(back->deposed.size() == 1);
+  CHECK(back->deposed[0] == doc.deposed[0]);
+  CHECK(to_json_text(*back) == text);
+}
+
 TEST_CASE("the JSON text puts the header fields first and a sha256 checksum") {
   std::string text = to_json_text(sample());
   Json j = Json::parse(text);

@@ -428,9 +428,21 @@ void RedfishProvider::close() {
     clients.swap(clients_);
   }
   if (stopped_) return;  // cancelled: leave the sessions to expire on the BMCs
-  // Best effort: sessions also expire on the BMC. A few seconds at most.
+  // Best effort: sessions also expire on the BMC. A few seconds at most,
+  // `parallelism` BMCs at a time (one after the other, 1,000 sessions would
+  // take 1,000 round trips).
   Call d(Deadline::after(std::chrono::seconds(5)), RetryPolicy{1});
-  for (auto& [key, client] : clients) (void)client->logout(d);
+  std::vector<RedfishClient*> list;
+  for (auto& [key, client] : clients) list.push_back(client.get());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < list.size(); i = next++) (void)list[i]->logout(d);
+  };
+  const size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, options_.parallelism)), list.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
 }
 
 Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {

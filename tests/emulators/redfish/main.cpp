@@ -139,7 +139,8 @@ struct Emulator {
     re::Request r;
     r.method = req.method;
     r.path = path;
-    if (auto q = req.target.find('?'); q != std::string::npos) r.query = req.target.substr(q + 1);
+    if (auto q = req.target.find('?'); q != std::string::npos)  // %XX decoded, as a service reads it
+      r.query = httplib::detail::decode_url(req.target.substr(q + 1), false);
     r.body = req.body;
     for (const auto& [k, v] : req.headers) {
       std::string lower = k;

@@ -32,20 +32,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-/// %XX escapes decoded (a query may come encoded or not).
-std::string percent_decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
 
 const std::vector<std::string> kResetTypes = {
     "On",      "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "PowerCycle",
@@ -592,8 +578,7 @@ Response Bmc::get(const Request& r, const std::string& uri) {
     // references N deep (default 1, at most MaxLevels).
     std::string expand;
     for (const auto& part : split(r.query, '&'))
-      if (part.rfind("$expand=", 0) == 0 || part.rfind("%24expand=", 0) == 0)
-        expand = percent_decode(part.substr(part.find('=') + 1));
+      if (part.rfind("$expand=", 0) == 0) expand = part.substr(part.find('=') + 1);
     if (!expand.empty()) {
       static const std::regex form(R"(^([*.~])(\(\$levels=(\d{1,3})\))?$)");
       std::smatch m;

@@ -38,7 +38,7 @@ std::string load_mockup(const std::string& dir, Mockup& out);
 struct Request {
   std::string method;
   std::string path;
-  std::string query;
+  std::string query;  ///< %XX already decoded
   std::map<std::string, std::string> headers;  ///< names lower-cased
   std::string body;
 };

@@ -13,14 +13,34 @@ GPUS = [("H100-80GB", 8, 1536), ("A100-80GB", 8, 1024), ("A100-40GB", 8, 1024), 
 DIGEST = "sha256:" + "3f" * 32
 
 
+def bmc(a, p: int) -> str:
+    """The pool's bmc: made-up hosts, or the emulator's listeners (one port each)."""
+    if a.bmc_endpoint:
+        return f'{{endpoints: "{a.bmc_endpoint}", credentials: "env:BMC_CREDENTIALS", ca_bundle: "{a.bmc_ca}"}}'
+    if not a.bmc_port_base:
+        return f'{{endpoints: "https://bmc-{p}-{{index}}.dc1.example", credentials: "env:BMC_CREDENTIALS"}}'
+    first = a.bmc_port_base + p * a.nodes_per_pool
+    ports = ", ".join(f'"https://127.0.0.1:{first + i}"' for i in range(a.nodes_per_pool))
+    return f'{{endpoints: [{ports}], credentials: "env:BMC_CREDENTIALS", ca_bundle: "{a.bmc_ca}"}}'
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", type=int, default=500)
     ap.add_argument("--nodes-per-pool", type=int, default=20)
     ap.add_argument("--name", default="bench")
+    ap.add_argument("--compliance", default="soc2", help="comma-separated frameworks ('' for none)")
+    ap.add_argument("--bmc-port-base", type=int, default=0,
+                    help="BMC i of the blueprint at https://127.0.0.1:(BASE+i) (redfish-emulator --port-base)")
+    ap.add_argument("--bmc-endpoint", default="",
+                    help="endpoint template of every pool's BMCs, e.g. https://127.0.0.1:8443/bmc/{index}")
+    ap.add_argument("--bios", default="SriovEnable: Enabled, ProcTurboMode: Enabled",
+                    help="every pool's BIOS attributes, as YAML flow mapping content")
+    ap.add_argument("--bmc-ca", default="", help="CA bundle of the BMCs (redfish-emulator's ca.pem)")
     a = ap.parse_args()
+    frameworks = ", ".join(f for f in a.compliance.split(",") if f)
     w = sys.stdout.write
-    w(f"apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {{name: {a.name}, owner: bench, compliance: [soc2]}}\n")
+    w(f"apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {{name: {a.name}, owner: bench, compliance: [{frameworks}]}}\n")
     w("stacks:\n")
     for s, (drv, cuda) in enumerate([("550.54.15", "12.4"), ("560.35.03", "12.6"), ("570.124.06", "12.8")]):
         w(f"  s{s}:\n    driver: \"{drv}\"\n    cuda: \"{cuda}\"\n    cudnn: \"9.1.0\"\n"
@@ -43,9 +63,9 @@ def main() -> int:
           f"    hardware: {{gpu: {gpu}, gpus_per_node: {per_node}, cpu_cores: 96, memory_gb: {mem}}}\n"
           f"    stack: s{p % 3}\n    fabric: ib\n"
           f"    boot: {{method: pxe, image: \"https://images.example/ubuntu-24.04.iso\"}}\n"
-          f"    bios: {{SriovEnable: Enabled, ProcTurboMode: Enabled}}\n"
+          f"    bios: {{{a.bios}}}\n"
           f"    networks: [v{p % 8}]\n    storage: [hot{p % 4}]\n"
-          f"    bmc: {{endpoints: \"https://bmc-{p}-{{index}}.dc1.example\", credentials: \"env:BMC_CREDENTIALS\"}}\n")
+          f"    bmc: {bmc(a, p)}\n")
     return 0
 
 

@@ -1,6 +1,7 @@
 // plinth: the command-line front end. Thin on purpose: it picks a command
 // from the table (engine/cli/command.h), parses its flags and runs it; every
 // stage lives in the engine libraries.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -32,6 +33,11 @@ void print_overview(FILE* f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A plan of many nodes frees millions of small JSON nodes; glibc's fast
+  // bins keep them unmerged until a later free consolidates them all at once,
+  // which cost ~15 % of a 10,000-node plan (docs/benchmarks.md). Without fast
+  // bins (the per-thread cache still serves small sizes) they merge as freed.
+  mallopt(M_MXFAST, 0);
   try {
     plinth::register_builtin_providers();
     std::vector<std::string> rest(argv + 1, argv + argc);

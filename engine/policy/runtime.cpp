@@ -6,7 +6,9 @@
 #include <yaml-cpp/yaml.h>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <set>
+#include <unordered_map>
 
 #include "engine/core/embedded.h"
 #include "engine/core/files.h"
@@ -80,22 +82,105 @@ void push_json(lua_State* L, const Json& j) {
 
 /// The fields every resource view has; attributes with these names are only
 /// reachable through r.attributes.
-const std::set<std::string> kResourceFields = {"address", "type",       "name",       "index",   "provider",
-                                               "source",  "depends_on", "attributes", "computed"};
+const std::set<std::string, std::less<>> kResourceFields = {
+    "address", "type", "name", "index", "provider", "source", "depends_on", "attributes", "computed"};
+
+/// Read-only views of equal JSON containers cannot be told apart by a policy
+/// (nothing can change them), so the context builds each distinct nested value
+/// (a pool's bios, networks, source, ...) once and every resource that holds
+/// an equal one shares its view: the nodes of a pool share all but their
+/// scalars. Keeps the views on the Lua stack (in a table at index()) while
+/// the context is built.
+class SharedViews {
+ public:
+  explicit SharedViews(lua_State* L) : L_(L) {
+    lua_newtable(L);
+    index_ = lua_gettop(L);
+  }
+  int index() const { return index_; }
+
+  /// Pushes the view of `j`, which must stay alive while this object does.
+  void push(const Json& j) {
+    if (!j.is_structured()) {
+      push_json(L_, j);
+      return;
+    }
+    const size_t h = std::hash<Json>{}(j);
+    auto [first, last] = seen_.equal_range(h);
+    for (auto it = first; it != last; ++it)
+      if (*it->second.first == j) {
+        lua_rawgeti(L_, index_, it->second.second);
+        return;
+      }
+    push_json(L_, j);
+    lua_pushvalue(L_, -1);
+    lua_rawseti(L_, index_, ++count_);
+    seen_.emplace(h, std::pair<const Json*, lua_Integer>{&j, count_});
+  }
+  /// Pushes the view of a value built for the occasion (kept while this object lives).
+  void push_owned(Json j) { push(owned_.emplace_back(std::move(j))); }
+
+ private:
+  lua_State* L_;
+  int index_ = 0;
+  lua_Integer count_ = 0;
+  std::unordered_multimap<size_t, std::pair<const Json*, lua_Integer>> seen_;
+  std::deque<Json> owned_;
+};
 
 /// A resource as policies see it: its wire form (engine/provider/resource.h)
 /// with every attribute also reachable as r.NAME (unless NAME is one of the
 /// resource's own fields), read-only. `index` is absent for singletons.
-void push_resource(lua_State* L, const Resource& r) {
-  Json j = r;
-  if (r.index < 0) j.erase("index");
-  Json attributes = std::move(j["attributes"]);
-  j.erase("attributes");
-  if (attributes.is_object())
-    for (const auto& [k, v] : attributes.items())
-      if (!kResourceFields.count(k) && !j.contains(k)) j[k] = v;
-  j["attributes"] = std::move(attributes);
-  push_json(L, j);
+/// Built straight from the Resource, keys in the order of the wire form's
+/// JSON object (sorted), as push_json of that object would.
+void push_resource(lua_State* L, const Resource& r, SharedViews& views) {
+  enum class Field { Address, Type, Name, Index, Provider, Source, DependsOn, Attributes, Computed, Attribute };
+  struct Key {
+    std::string_view name;
+    Field field;
+    const Json* value = nullptr;
+  };
+  std::vector<Key> keys = {{"address", Field::Address},       {"type", Field::Type},
+                           {"name", Field::Name},             {"provider", Field::Provider},
+                           {"source", Field::Source},         {"depends_on", Field::DependsOn},
+                           {"attributes", Field::Attributes}, {"computed", Field::Computed}};
+  if (r.index >= 0) keys.push_back({"index", Field::Index});
+  if (r.attributes.is_object())
+    for (auto it = r.attributes.begin(); it != r.attributes.end(); ++it)
+      if (!kResourceFields.count(it.key())) keys.push_back({it.key(), Field::Attribute, &it.value()});
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) { return a.name < b.name; });
+
+  auto push_string = [&](const std::string& v) { lua_pushlstring(L, v.data(), v.size()); };
+  lua_createtable(L, 0, static_cast<int>(keys.size()));
+  for (const auto& k : keys) {
+    lua_pushlstring(L, k.name.data(), k.name.size());
+    switch (k.field) {
+      case Field::Address: push_string(r.address); break;
+      case Field::Type: push_string(r.type); break;
+      case Field::Name: push_string(r.name); break;
+      case Field::Index: lua_pushinteger(L, r.index); break;
+      case Field::Provider: push_string(r.provider); break;
+      case Field::Source: push_string(r.source.str()); break;
+      case Field::DependsOn: views.push_owned(Json(r.depends_on)); break;
+      case Field::Computed: views.push(r.computed); break;
+      case Field::Attribute: views.push(*k.value); break;
+      case Field::Attributes:
+        if (!r.attributes.is_object()) {
+          push_json(L, r.attributes);
+          break;
+        }
+        lua_createtable(L, 0, static_cast<int>(r.attributes.size()));
+        for (auto it = r.attributes.begin(); it != r.attributes.end(); ++it) {
+          lua_pushlstring(L, it.key().data(), it.key().size());
+          views.push(it.value());
+          lua_rawset(L, -3);
+        }
+        Sandbox::make_readonly(L);
+        break;
+    }
+    lua_rawset(L, -3);
+  }
+  Sandbox::make_readonly(L);
 }
 
 /// The plan as policies see it: its wire form with sensitive values left out
@@ -563,18 +648,20 @@ void Runtime::build_context(const Input& input) {
   lua_State* L = sb_.L();
   static const std::vector<Resource> kNone;
   const auto& resources = input.resources ? *input.resources : kNone;
+  SharedViews views(L);
   lua_createtable(L, static_cast<int>(resources.size()), 0);
   lua_createtable(L, 0, static_cast<int>(resources.size()));
   for (size_t i = 0; i < resources.size(); ++i) {
     const Resource& r = resources[i];
     sources_[r.address] = r.source;
-    push_resource(L, r);
+    push_resource(L, r, views);
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, r.address.c_str());
     lua_rawseti(L, -3, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, LUA_REGISTRYINDEX, kByAddressKey);
   lua_setfield(L, LUA_REGISTRYINDEX, kAllKey);
+  lua_remove(L, views.index());
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kCacheKey);
 

@@ -1,5 +1,6 @@
 #include "providers/baremetal/redfish_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cctype>
 #include <cstdlib>
@@ -265,7 +266,22 @@ Result<Json> RedfishClient::service_root(Call& call) {
   return root_;
 }
 
-Result<std::string> RedfishClient::system_uri(Call& call) {
+Result<std::string> RedfishClient::expand_query(int levels, Call& call) {
+  auto root = service_root(call);
+  if (!root) return root.error();
+  const Json& features = root->value("ProtocolFeaturesSupported", Json::object());
+  const Json& expand = features.is_object() ? features.value("ExpandQuery", Json::object()) : Json::object();
+  if (!expand.is_object() || expand.value("NoLinks", Json(false)) != Json(true)) return std::string();
+  int allowed = 1;
+  if (expand.value("Levels", Json(false)) == Json(true)) {
+    const Json& max = expand.value("MaxLevels", Json(1));
+    allowed = max.is_number_integer() ? static_cast<int>(std::clamp<long long>(max.get<long long>(), 1, 6)) : 1;
+  }
+  levels = std::clamp(levels, 1, allowed);
+  return levels == 1 ? std::string("$expand=.") : "$expand=.($levels=" + std::to_string(levels) + ")";
+}
+
+Result<std::string> RedfishClient::system_uri(Call& call, std::optional<Doc>* first) {
   {
     std::lock_guard<std::mutex> g(mu_);
     if (!system_uri_.empty()) return system_uri_;
@@ -276,18 +292,27 @@ Result<std::string> RedfishClient::system_uri(Call& call) {
   if (systems.empty())
     return Error::fatal("GET " + endpoint_ + "/redfish/v1/: the service root has no Systems collection; "
                         "is this a BMC's Redfish service?");
-  auto coll = get(systems, call);
+  auto query = expand_query(3, call);
+  if (!query) return query.error();
+  auto coll = get(systems, call, *query);
   if (!coll) return coll.error();
   const Json& members = coll->body.is_object() ? coll->body.value("Members", Json::array()) : Json::array();
   if (!members.is_array() || members.empty() || text(members[0], "@odata.id").empty())
     return Error::fatal("GET " + coll->url + ": the Systems collection has no members");
+  const Json& member = members[0];
+  if (first && member.is_object() && member.size() > 1) {  // expanded: more than the reference
+    auto u = url(text(member, "@odata.id"));
+    if (!u) return u.error();
+    *first = Doc{*u, member, text(member, "@odata.etag")};
+  }
   std::lock_guard<std::mutex> g(mu_);
-  system_uri_ = text(members[0], "@odata.id");
+  system_uri_ = text(member, "@odata.id");
   return system_uri_;
 }
 
-Result<Doc> RedfishClient::get(const std::string& uri, Call& call) {
-  auto r = exchange("GET", uri, "", call);
+Result<Doc> RedfishClient::get(const std::string& uri, Call& call, const std::string& query) {
+  auto r = exchange("GET", query.empty() ? uri : uri + (uri.find('?') == std::string::npos ? "?" : "&") + query, "",
+                    call);
   if (!r) return r.error();
   const std::string u = *url(uri);
   if (auto e = net::status_error("GET", u, *r)) return *e;
@@ -299,16 +324,30 @@ Result<Doc> RedfishClient::get(const std::string& uri, Call& call) {
   return Doc{u, std::move(*j), std::move(etag)};
 }
 
-Result<net::Response> RedfishClient::patch(const std::string& uri, const Json& body, Call& call) {
+Result<net::Response> RedfishClient::patch(const std::string& uri, const Json& body, Call& call,
+                                           const std::optional<std::string>& etag) {
+  std::optional<std::string> known = etag;
   for (int attempt = 0;; ++attempt) {
-    auto doc = get(uri, call);
-    if (!doc) return doc.error();
+    std::string tag, where;
+    if (known) {
+      tag = *known;
+      auto u = url(uri);
+      if (!u) return u.error();
+      where = *u;
+    } else {
+      auto doc = get(uri, call);
+      if (!doc) return doc.error();
+      tag = doc->etag;
+      where = doc->url;
+    }
+    known.reset();  // a second attempt reads the ETag afresh
     net::Headers h;
-    if (!doc->etag.empty()) h["If-Match"] = doc->etag;
+    if (!tag.empty()) h["If-Match"] = tag;
     auto r = exchange("PATCH", uri, body.dump(), call, h);
     if (!r) return r;
-    if (r->status == 412 && attempt == 0) continue;  // changed under us: re-read the ETag once
-    if (auto e = net::status_error("PATCH", doc->url, *r)) return *e;
+    // 412: changed under us; 428: the service wants If-Match. Re-read the ETag once.
+    if ((r->status == 412 || r->status == 428) && attempt == 0) continue;
+    if (auto e = net::status_error("PATCH", where, *r)) return *e;
     return r;
   }
 }

@@ -1,5 +1,6 @@
 #pragma once
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "engine/core/result.h"
@@ -56,14 +57,29 @@ class RedfishClient {
 
   /// The service root, fetched once.
   Result<Json> service_root(Call& call);
-  /// The URI of the first ComputerSystem (ServiceRoot -> Systems -> Members[0]), found once.
-  Result<std::string> system_uri(Call& call);
+  /// The `$expand` query that expands references outside Links `levels` deep
+  /// ("$expand=.($levels=2)"), cut to the depth the service root's
+  /// ProtocolFeaturesSupported.ExpandQuery allows (NoLinks; Levels and
+  /// MaxLevels, else one level); "" when the service does not offer it.
+  /// A service that advertises $expand and ignores it still answers
+  /// correctly: callers take a reference that was not expanded to a GET.
+  Result<std::string> expand_query(int levels, Call& call);
+  /// The URI of the first ComputerSystem (ServiceRoot -> Systems -> Members[0]),
+  /// found once. The collection is read with $expand (3 levels) where the
+  /// service offers it: when this call read it and the member came expanded,
+  /// `first` (if given) receives the system with its inventory, saving a GET.
+  Result<std::string> system_uri(Call& call, std::optional<Doc>* first = nullptr);
 
-  /// GET `uri` as JSON; a redirect or malformed JSON is an error naming the URL.
-  Result<Doc> get(const std::string& uri, Call& call);
-  /// PATCH `uri` with `body`, sending If-Match with the resource's current
-  /// ETag when the service gives ETags; on 412 re-reads and tries once more.
-  Result<net::Response> patch(const std::string& uri, const Json& body, Call& call);
+  /// GET `uri` (with `query`, e.g. expand_query's, when not empty) as JSON; a
+  /// redirect or malformed JSON is an error naming the URL. Doc::url is the
+  /// URL without the query.
+  Result<Doc> get(const std::string& uri, Call& call, const std::string& query = "");
+  /// PATCH `uri` with `body`, sending If-Match with the resource's ETag: the
+  /// one in `etag` when the caller read the resource already ("" for none:
+  /// no If-Match), else GETs it first. On 412 (or 428, If-Match required)
+  /// re-reads the ETag and tries once more.
+  Result<net::Response> patch(const std::string& uri, const Json& body, Call& call,
+                              const std::optional<std::string>& etag = std::nullopt);
   /// POST an action; a 202 with a Location (task monitor) is polled until the
   /// task finishes (bounded by power_timeout_ms and the deadline).
   Status post_action(const std::string& uri, const Json& body, Call& call);

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <future>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -243,27 +245,26 @@ Result<Doc> find_cd_media(RedfishClient& c, const Json& system, Call& d) {
 }
 
 /// Sets the one-time boot override the node's boot_method asks for; for
-/// virtual-media, ejects and inserts boot_image first.
-Status set_boot(RedfishClient& c, const std::string& system_uri, const Resource& r, Call& d) {
+/// virtual-media, ejects and inserts boot_image first. `sys` is the system
+/// as just read (its ETag goes with the PATCH).
+Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys, const Resource& r, Call& d) {
   const std::string method = str(r.attributes, "boot_method");
   const std::string image = str(r.attributes, "boot_image");
   if (method.empty()) return {};
   if (method == "pxe") {
-    auto p = c.patch(system_uri, boot_override("Pxe"), d);
+    auto p = c.patch(system_uri, boot_override("Pxe"), d, sys.etag);
     return p ? Status{} : Status{p.error()};
   }
   if (method == "uefi-http") {
     Json body = boot_override("UefiHttp");
     if (!image.empty()) body["Boot"]["HttpBootUri"] = image;
-    auto p = c.patch(system_uri, body, d);
+    auto p = c.patch(system_uri, body, d, sys.etag);
     return p ? Status{} : Status{p.error()};
   }
   if (method == "virtual-media") {
     if (image.empty())
       return Error::invalid("boot method virtual-media needs boot.image (the installer ISO URL) in the pool");
-    auto sys = c.get(system_uri, d);
-    if (!sys) return sys.error();
-    auto media = find_cd_media(c, sys->body, d);
+    auto media = find_cd_media(c, sys.body, d);
     if (!media) return media.error();
     if (media->body.value("Inserted", Json(false)) == Json(true) || !media->body.value("Image", Json()).is_null()) {
       if (auto eject = action_target(media->body, "#VirtualMedia.EjectMedia"); !eject.empty())
@@ -277,59 +278,132 @@ Status set_boot(RedfishClient& c, const std::string& system_uri, const Resource&
   return Error::invalid("unknown boot method '" + method + "'; use pxe, uefi-http or virtual-media");
 }
 
+/// The resource a navigation property ({"@odata.id": ...}) names: as the
+/// service expanded it ($expand), else read with a GET (with `query`).
+Result<Doc> follow(RedfishClient& c, const Json& nav, Call& d, const std::string& query = "") {
+  const std::string id = str(nav, "@odata.id");
+  if (nav.size() > 1) {  // expanded: more than the reference
+    auto u = c.url(id);
+    if (!u) return u.error();
+    return Doc{*u, nav, str(nav, "@odata.etag")};
+  }
+  return c.get(id, d, query);
+}
+
+/// The members of a collection: those the service expanded as they are, the
+/// others read with GETs sent at once.
+Result<std::vector<Json>> member_docs(RedfishClient& c, const Json& collection, Call& d) {
+  std::vector<Json> out;
+  if (!collection.is_object() || !collection.contains("Members") || !collection["Members"].is_array()) return out;
+  const Json& list = collection["Members"];
+  std::vector<std::future<Result<Doc>>> reads;
+  std::vector<size_t> read_at;
+  for (const auto& m : list) {
+    if (!m.is_object() || str(m, "@odata.id").empty()) continue;
+    out.push_back(m);
+    if (m.size() == 1) {
+      read_at.push_back(out.size() - 1);
+      const std::string id = str(m, "@odata.id");
+      reads.push_back(std::async(std::launch::async, [&c, &d, id] { return c.get(id, d); }));
+    }
+  }
+  std::optional<Error> failed;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    auto doc = reads[i].get();
+    if (!doc) {
+      if (!failed) failed = doc.error();
+    } else {
+      out[read_at[i]] = std::move(doc->body);
+    }
+  }
+  if (failed) return *failed;
+  return out;
+}
+
+/// A collection a navigation property names, with its members.
+Result<std::vector<Json>> collection_members(RedfishClient& c, const Json& nav, Call& d, const std::string& query) {
+  auto coll = follow(c, nav, d, query);
+  if (!coll) return coll.error();
+  return member_docs(c, coll->body, d);
+}
+
 /// PATCHes BIOS attributes to the settings object (@Redfish.Settings) or the
-/// Bios resource itself; they take effect at the next reset.
-Status set_bios(RedfishClient& c, const std::string& system_uri, const Json& bios, Call& d) {
+/// Bios resource itself; they take effect at the next reset. `sys` is the
+/// system as just read (its Bios may come expanded).
+Status set_bios(RedfishClient& c, const Doc& sys, const Json& bios, Call& d) {
   if (!bios.is_object() || bios.empty()) return {};
-  auto sys = c.get(system_uri, d);
-  if (!sys) return sys.error();
-  const std::string bios_uri = link(sys->body, "Bios");
-  if (bios_uri.empty())
-    return Error::fatal("GET " + sys->url + ": the system has no Bios resource, so the pool's bios settings cannot be applied");
-  auto b = c.get(bios_uri, d);
+  if (link(sys.body, "Bios").empty())
+    return Error::fatal("GET " + sys.url + ": the system has no Bios resource, so the pool's bios settings cannot be applied");
+  auto b = follow(c, sys.body["Bios"], d);
   if (!b) return b.error();
-  std::string target = bios_uri;
+  std::string target = link(sys.body, "Bios");
+  std::optional<std::string> etag = b->etag;
   if (b->body.contains("@Redfish.Settings") && b->body["@Redfish.Settings"].is_object())
-    if (auto s = link(b->body["@Redfish.Settings"], "SettingsObject"); !s.empty()) target = s;
-  auto p = c.patch(target, {{"Attributes", bios}}, d);
+    if (auto s = link(b->body["@Redfish.Settings"], "SettingsObject"); !s.empty()) {
+      // The settings object holds only what is pending: PATCHed without
+      // If-Match unless the service asks for it (428) or it changed (412).
+      target = s;
+      etag = "";
+    }
+  auto p = c.patch(target, {{"Attributes", bios}}, d, etag);
   return p ? Status{} : Status{p.error()};
 }
 
-/// Polls PowerState until it is `want`, within the power timeout.
-Status wait_power(RedfishClient& c, const std::string& system_uri, const std::string& want,
-                  const RedfishSettings& s, Call& d, const std::atomic<bool>* cancel) {
+/// Polls PowerState until it is `want`, within the power timeout, and
+/// returns the system as last read (with `query`, so the last poll can be
+/// the read-back). The first poll is at once; then the waits grow from a
+/// quarter of poll_ms to poll_ms, so a transition of a few hundred ms is not
+/// waited on for a whole interval.
+Result<Doc> wait_power(RedfishClient& c, const std::string& system_uri, const std::string& want,
+                       const RedfishSettings& s, Call& d, const std::atomic<bool>* cancel,
+                       const std::string& query = "") {
   const Deadline limit = Deadline::after(std::chrono::milliseconds(s.power_timeout_ms));
+  int wait_ms = std::max(1, s.poll_ms / 4);
   for (;;) {
-    auto sys = c.get(system_uri, d);
+    auto sys = c.get(system_uri, d, query);
     if (!sys) return sys.error();
     const std::string state = str(sys->body, "PowerState");
-    if (state == want) return {};
+    if (state == want) return sys;
     if (limit.passed())
       return Error{Error::Kind::Retryable,
                    sys->url + " did not reach PowerState " + want + " within " + std::to_string(s.power_timeout_ms) +
                        " ms (power_timeout_ms); last seen: " + (state.empty() ? "none" : state),
                    0};
-    if (auto st = net::pause(s.poll_ms, d.deadline(), cancel, "waiting for PowerState " + want + " at " + sys->url); !st)
-      return st;
+    if (auto st = net::pause(wait_ms, d.deadline(), cancel, "waiting for PowerState " + want + " at " + sys->url); !st)
+      return st.error();
+    wait_ms = std::min(wait_ms * 2, s.poll_ms);
   }
 }
 
 /// ComputerSystem.Reset: `on` powers the host on (On when off, ForceRestart
-/// when on) and waits for On; otherwise ForceOff (when not off) and waits for Off.
-Status reset(RedfishClient& c, const std::string& system_uri, bool on, const RedfishSettings& s, Call& d,
-             const std::atomic<bool>* cancel) {
-  auto sys = c.get(system_uri, d);
-  if (!sys) return sys.error();
-  const std::string target = action_target(sys->body, "#ComputerSystem.Reset");
+/// when on) and waits for On; otherwise ForceOff (when not off) and waits for
+/// Off. `sys` is the system as read before (its action target and PowerState);
+/// returns it as read when the power state was reached (with `query`).
+Result<Doc> reset(RedfishClient& c, const std::string& system_uri, const Doc& sys, bool on, const RedfishSettings& s,
+                  Call& d, const std::atomic<bool>* cancel, const std::string& query = "") {
+  const std::string target = action_target(sys.body, "#ComputerSystem.Reset");
   if (target.empty())
-    return Error::fatal("GET " + sys->url + ": the system has no #ComputerSystem.Reset action");
-  const std::string state = str(sys->body, "PowerState");
+    return Error::fatal("GET " + sys.url + ": the system has no #ComputerSystem.Reset action");
+  const std::string state = str(sys.body, "PowerState");
   std::string type;
   if (on) type = state == "Off" || state == "PoweringOff" ? "On" : "ForceRestart";
   else if (state != "Off") type = "ForceOff";
   if (!type.empty())
-    if (auto st = c.post_action(target, {{"ResetType", type}}, d); !st) return st;
-  return wait_power(c, system_uri, on ? "On" : "Off", s, d, cancel);
+    if (auto st = c.post_action(target, {{"ResetType", type}}, d); !st) return st.error();
+  return wait_power(c, system_uri, on ? "On" : "Off", s, d, cancel, query);
+}
+
+/// The node's system: as system_uri() found it expanded, else read (with
+/// $expand 2 levels deep where offered, so its inventory comes along).
+Result<Doc> read_system(RedfishClient& c, Call& d, std::string* uri = nullptr) {
+  std::optional<Doc> first;
+  auto sys_uri = c.system_uri(d, &first);
+  if (!sys_uri) return sys_uri.error();
+  if (uri) *uri = *sys_uri;
+  if (first) return *first;
+  auto query = c.expand_query(2, d);
+  if (!query) return query.error();
+  return c.get(*sys_uri, d, *query);
 }
 
 }  // namespace
@@ -354,9 +428,21 @@ void RedfishProvider::close() {
     clients.swap(clients_);
   }
   if (stopped_) return;  // cancelled: leave the sessions to expire on the BMCs
-  // Best effort: sessions also expire on the BMC. A few seconds at most.
+  // Best effort: sessions also expire on the BMC. A few seconds at most,
+  // `parallelism` BMCs at a time (one after the other, 1,000 sessions would
+  // take 1,000 round trips).
   Call d(Deadline::after(std::chrono::seconds(5)), RetryPolicy{1});
-  for (auto& [key, client] : clients) (void)client->logout(d);
+  std::vector<RedfishClient*> list;
+  for (auto& [key, client] : clients) list.push_back(client.get());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < list.size(); i = next++) (void)list[i]->logout(d);
+  };
+  const size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, options_.parallelism)), list.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
 }
 
 Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {
@@ -377,7 +463,7 @@ Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {
   return p;
 }
 
-ReadResult RedfishProvider::read_one(const Resource& r, Call& d) {
+ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<Doc> system) {
   ReadResult out;
   out.address = r.address;
   auto fail = [&](Error e) {
@@ -390,10 +476,12 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d) {
     return out;
   }
   RedfishClient& c = **cp;
-  auto sys_uri = c.system_uri(d);
-  if (!sys_uri) return fail(sys_uri.error());
-  auto sys = c.get(*sys_uri, d);
-  if (!sys) return fail(sys.error());
+  if (!system) {
+    auto sys = read_system(c, d);
+    if (!sys) return fail(sys.error());
+    system = std::move(*sys);
+  }
+  const Doc* sys = &*system;
   const Json& s = sys->body;
 
   Resource cur = r;
@@ -410,36 +498,49 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d) {
     computed["boot_override_enabled"] = str(s["Boot"], "BootSourceOverrideEnabled");
   }
 
-  // BIOS: the blueprint's keys as observed (drift shows in the plan), all of them in computed.
-  if (auto bios_uri = link(s, "Bios"); !bios_uri.empty()) {
-    auto b = c.get(bios_uri, d);
-    if (!b) return fail(b.error());
-    const Json observed = b->body.value("Attributes", Json::object());
-    computed["bios"] = observed;
-    const Json managed = r.attributes.value("bios", Json::object());
-    Json seen = Json::object();
-    if (managed.is_object())
-      for (auto it = managed.begin(); it != managed.end(); ++it)
-        if (observed.is_object() && observed.contains(it.key())) seen[it.key()] = observed[it.key()];
-    cur.attributes["bios"] = seen;
-  }
-
-  // GPUs: Processors with ProcessorType GPU.
   const std::string procs = link(s, "Processors");
   if (procs.empty())
     return fail(Error::fatal("GET " + sys->url +
                              ": the system has no Processors collection, so its GPUs cannot be checked against the "
                              "pool; check the BMC firmware (it must list GPUs as Processors with ProcessorType GPU)"));
-  auto coll = c.get(procs, d);
-  if (!coll) return fail(coll.error());
+  // The reads of the inventory are sent at once; whatever the service
+  // expanded ($expand) needs no request at all.
+  auto expand = c.expand_query(1, d);
+  if (!expand) return fail(expand.error());
+  const Json managed = r.attributes.value("bios", Json::object());
+  const bool read_bios = managed.is_object() && !managed.empty() && !link(s, "Bios").empty();
+  std::future<Result<Doc>> bios;
+  if (read_bios) bios = std::async(std::launch::async, [&] { return follow(c, s["Bios"], d); });
+  std::future<Result<std::vector<Json>>> nic_docs;
+  if (!link(s, "EthernetInterfaces").empty())
+    nic_docs = std::async(std::launch::async,
+                          [&] { return collection_members(c, s["EthernetInterfaces"], d, *expand); });
+  auto proc_docs = collection_members(c, s["Processors"], d, *expand);
+  std::optional<Result<Doc>> bios_doc;
+  if (bios.valid()) bios_doc.emplace(bios.get());
+  std::optional<Result<std::vector<Json>>> nics;
+  if (nic_docs.valid()) nics.emplace(nic_docs.get());
+
+  // BIOS: the blueprint's keys as observed (drift shows in the plan), all of
+  // them in computed. Not read when the pool manages no BIOS attribute.
+  if (bios_doc) {
+    if (!*bios_doc) return fail(bios_doc->error());
+    const Json observed = (*bios_doc)->body.value("Attributes", Json::object());
+    computed["bios"] = observed;
+    Json seen = Json::object();
+    for (auto it = managed.begin(); it != managed.end(); ++it)
+      if (observed.is_object() && observed.contains(it.key())) seen[it.key()] = observed[it.key()];
+    cur.attributes["bios"] = seen;
+  }
+
+  // GPUs: Processors with ProcessorType GPU.
+  if (!proc_docs) return fail(proc_docs.error());
   int gpus = 0;
   std::map<std::string, int> models;
-  for (const auto& m : members(coll->body)) {
-    auto p = c.get(m, d);
-    if (!p) return fail(p.error());
-    if (str(p->body, "ProcessorType") != "GPU") continue;
+  for (const auto& p : *proc_docs) {
+    if (str(p, "ProcessorType") != "GPU") continue;
     ++gpus;
-    ++models[str(p->body, "Model")];
+    ++models[str(p, "Model")];
   }
   computed["gpu_count"] = gpus;
   Json model_list = Json::array();
@@ -452,15 +553,11 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d) {
       s["MemorySummary"].contains("TotalSystemMemoryGiB") && s["MemorySummary"]["TotalSystemMemoryGiB"].is_number())
     mem = s["MemorySummary"]["TotalSystemMemoryGiB"].get<double>();
   computed["memory_gib"] = mem;
-  if (auto nics = link(s, "EthernetInterfaces"); !nics.empty()) {
-    auto n = c.get(nics, d);
-    if (!n) return fail(n.error());
+  if (nics) {
+    if (!*nics) return fail(nics->error());
     Json macs = Json::array();
-    for (const auto& m : members(n->body)) {
-      auto e = c.get(m, d);
-      if (!e) return fail(e.error());
-      if (auto mac = str(e->body, "MACAddress"); !mac.empty()) macs.push_back(mac);
-    }
+    for (const auto& e : **nics)
+      if (auto mac = str(e, "MACAddress"); !mac.empty()) macs.push_back(mac);
     computed["macs"] = macs;
   }
 
@@ -524,13 +621,18 @@ Result<Resource> RedfishProvider::create(const Resource& desired, Call& d) {
   auto cp = client_for(desired);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
-  auto sys = c.system_uri(d);
+  std::string sys_uri;
+  auto sys = read_system(c, d, &sys_uri);
   if (!sys) return at(desired.address, sys.error());
-  if (auto st = set_boot(c, *sys, desired, d); !st) return at(desired.address, st.error());
+  if (auto st = set_boot(c, sys_uri, *sys, desired, d); !st) return at(desired.address, st.error());
   if (auto st = set_bios(c, *sys, desired.attributes.value("bios", Json::object()), d); !st)
     return at(desired.address, st.error());
-  if (auto st = reset(c, *sys, true, options_.settings, d, &stopped_); !st) return at(desired.address, st.error());
-  auto observed = read_one(desired, d);
+  // The poll that sees the host on reads its inventory too (with $expand).
+  auto expand = c.expand_query(2, d);
+  if (!expand) return at(desired.address, expand.error());
+  auto on = reset(c, sys_uri, *sys, true, options_.settings, d, &stopped_, *expand);
+  if (!on) return at(desired.address, on.error());
+  auto observed = read_one(desired, d, std::move(*on));
   if (observed.error) return *observed.error;
   Resource out = desired;
   out.computed = observed.current->computed;
@@ -541,20 +643,28 @@ Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& 
   auto cp = client_for(desired);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
-  auto sys = c.system_uri(d);
-  if (!sys) return at(desired.address, sys.error());
   const Json want_bios = desired.attributes.value("bios", Json::object());
   const bool bios_changed = want_bios != prior.attributes.value("bios", Json::object());
   const bool boot_changed =
       str(desired.attributes, "boot_method") != str(prior.attributes, "boot_method") ||
       str(desired.attributes, "boot_image") != str(prior.attributes, "boot_image");
-  if (boot_changed)
-    if (auto st = set_boot(c, *sys, desired, d); !st) return at(desired.address, st.error());
-  if (bios_changed) {
-    if (auto st = set_bios(c, *sys, want_bios, d); !st) return at(desired.address, st.error());
-    if (auto st = reset(c, *sys, true, options_.settings, d, &stopped_); !st) return at(desired.address, st.error());
+  std::optional<Doc> after;  // the system as the reset left it
+  if (boot_changed || bios_changed) {
+    std::string sys_uri;
+    auto sys = read_system(c, d, &sys_uri);
+    if (!sys) return at(desired.address, sys.error());
+    if (boot_changed)
+      if (auto st = set_boot(c, sys_uri, *sys, desired, d); !st) return at(desired.address, st.error());
+    if (bios_changed) {
+      if (auto st = set_bios(c, *sys, want_bios, d); !st) return at(desired.address, st.error());
+      auto expand = c.expand_query(2, d);
+      if (!expand) return at(desired.address, expand.error());
+      auto on = reset(c, sys_uri, *sys, true, options_.settings, d, &stopped_, *expand);
+      if (!on) return at(desired.address, on.error());
+      after = std::move(*on);
+    }
   }
-  auto observed = read_one(desired, d);
+  auto observed = read_one(desired, d, std::move(after));
   if (observed.error) return *observed.error;
   Resource out = desired;
   out.computed = observed.current->computed;
@@ -565,13 +675,13 @@ Status RedfishProvider::remove(const Resource& prior, Call& d) {
   auto cp = client_for(prior);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
-  auto sys = c.system_uri(d);
+  std::string sys_uri;
+  auto sys = read_system(c, d, &sys_uri);
   if (!sys) return at(prior.address, sys.error());
-  if (auto st = reset(c, *sys, false, options_.settings, d, &stopped_); !st) return at(prior.address, st.error());
-  auto doc = c.get(*sys, d);
-  if (!doc) return at(prior.address, doc.error());
-  if (doc->body.contains("Boot") && str(doc->body["Boot"], "BootSourceOverrideEnabled") != "Disabled") {
-    auto p = c.patch(*sys, {{"Boot", {{"BootSourceOverrideEnabled", "Disabled"}}}}, d);
+  auto off = reset(c, sys_uri, *sys, false, options_.settings, d, &stopped_);
+  if (!off) return at(prior.address, off.error());
+  if (off->body.contains("Boot") && str(off->body["Boot"], "BootSourceOverrideEnabled") != "Disabled") {
+    auto p = c.patch(sys_uri, {{"Boot", {{"BootSourceOverrideEnabled", "Disabled"}}}}, d, off->etag);
     if (!p) return at(prior.address, p.error());
   }
   return {};

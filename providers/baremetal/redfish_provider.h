@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -63,7 +64,10 @@ class RedfishProvider : public Provider {
  private:
   /// The client for the node's BMC (created and cached on first use).
   Result<RedfishClient*> client_for(const Resource& r);
-  ReadResult read_one(const Resource& r, Call& call);
+  /// Reads one node: its system (`system` when the caller just read it,
+  /// e.g. the last power poll of a create), its inventory and the BIOS
+  /// attributes the pool manages (none read when it manages none).
+  ReadResult read_one(const Resource& r, Call& call, std::optional<Doc> system = std::nullopt);
 
   RedfishOptions options_;
   std::unique_ptr<net::Client> http_;

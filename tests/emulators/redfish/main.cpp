@@ -48,7 +48,7 @@ class RequestLog {
     return out_.good();
   }
   void write(std::optional<int> bmc, const std::string& method, const std::string& path, std::optional<int> status,
-             const std::string& fault, std::chrono::steady_clock::duration took) {
+             const std::string& fault, std::chrono::steady_clock::duration took, const std::string& query = "") {
     if (!out_.is_open()) return;
     auto now = std::chrono::system_clock::now();
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
@@ -60,6 +60,7 @@ class RequestLog {
                      {"bmc", bmc ? re::json(*bmc) : re::json(nullptr)},
                      {"method", method},
                      {"path", path},
+                     {"query", query},
                      {"status", status ? re::json(*status) : re::json(nullptr)},
                      {"fault", fault.empty() ? re::json(nullptr) : re::json(fault)},
                      {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(took).count()}};
@@ -138,6 +139,8 @@ struct Emulator {
     re::Request r;
     r.method = req.method;
     r.path = path;
+    if (auto q = req.target.find('?'); q != std::string::npos)  // %XX decoded, as a service reads it
+      r.query = httplib::detail::decode_url(req.target.substr(q + 1), false);
     r.body = req.body;
     for (const auto& [k, v] : req.headers) {
       std::string lower = k;
@@ -152,7 +155,7 @@ struct Emulator {
       out = re::error_response(500, "InternalError", {});
     }
     reply(res, out);
-    log.write(index, req.method, req.path, out.status, "", took());
+    log.write(index, req.method, req.path, out.status, "", took(), r.query);
   }
 
   static void reply(httplib::Response& res, const re::Response& r) {
@@ -201,7 +204,7 @@ int main(int argc, char** argv) {
     std::cerr << "redfish-emulator: cannot open --request-log " << o.request_log << "\n";
     return 1;
   }
-  re::ServiceSettings settings{o.power_delay_ms, o.session_timeout_s, o.async_tasks};
+  re::ServiceSettings settings{o.power_delay_ms, o.session_timeout_s, o.async_tasks, o.expand};
   std::shared_ptr<const re::Mockup> shared = mockup;
   for (int i = 0; i < o.bmcs; ++i) {
     std::string prefix = o.port_base ? "" : "/bmc/" + std::to_string(i);

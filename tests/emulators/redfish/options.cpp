@@ -84,6 +84,8 @@ See docs/emulators.md for the full description.
   --power-delay-ms N       time a power transition takes (default 500)
   --session-timeout S      idle seconds before a session expires (default: the mockup's, 0 = never)
   --async-tasks            Reset and VirtualMedia actions answer 202 with a task monitor
+  --expand off|on|ignored  $expand: off (default; the service root says it is not supported),
+                           on (advertised and done as DSP0266 says), ignored (advertised, not done)
   --latency-ms N|MIN-MAX   added latency per request
   --rate-503 F             fraction of requests answered 503 with Retry-After: 1
   --rate-500 F             fraction of requests answered 500
@@ -170,6 +172,10 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       o.session_timeout_s = s;
     } else if (flag == "--async-tasks") {
       o.async_tasks = true;
+    } else if (flag == "--expand") {
+      err = args.str_flag(o.expand);
+      if (err.empty() && o.expand != "off" && o.expand != "on" && o.expand != "ignored")
+        err = "--expand needs off, on or ignored, got '" + o.expand + "'";
     } else if (flag == "--latency-ms") {
       err = args.latency_flag(o.latency_min_ms, o.latency_max_ms);
     } else if (flag == "--rate-503") {

@@ -36,6 +36,7 @@ struct Options {
   int power_delay_ms = 500;
   std::optional<int> session_timeout_s;  ///< default: the mockup's SessionService.SessionTimeout
   bool async_tasks = false;
+  std::string expand = "off";  ///< $expand: off (not advertised, ignored), on (DSP0266 7.3), ignored (advertised, not done)
   int latency_min_ms = 0;
   int latency_max_ms = 0;
   double rate_503 = 0;

@@ -724,3 +724,48 @@ TEST_CASE("override malformed-json cuts every JSON answer of one BMC") {
   CHECK_THROWS_AS(json::parse(bad.body), json::parse_error);
   CHECK(get(em, em.bmc(0) + kSystem).js()["Id"] == "437XR1138R2");
 }
+
+TEST_CASE("$expand with --expand on: references replaced by the resources, levels, Links, errors") {
+  Emulator em({"--expand", "on", "--gpus", "8"});
+  const json features = get(em, em.bmc() + "/redfish/v1/").js()["ProtocolFeaturesSupported"]["ExpandQuery"];
+  CHECK(features == json{{"ExpandAll", true}, {"Levels", true}, {"Links", true}, {"NoLinks", true}, {"MaxLevels", 6}});
+
+  // One level: the members are the systems themselves, their own references stay references.
+  json systems = get(em, em.bmc() + "/redfish/v1/Systems?$expand=.").js();
+  REQUIRE(systems["Members"].size() == 1);
+  const json& sys = systems["Members"][0];
+  CHECK(sys["@odata.id"] == "/bmc/0" + kSystem);
+  CHECK(sys["PowerState"] == "On");
+  CHECK(!sys["@odata.etag"].get<std::string>().empty());
+  CHECK(sys["Processors"] == json{{"@odata.id", "/bmc/0" + kSystem + "/Processors"}});
+
+  // Three levels (percent-encoded): the processors themselves; Links are not followed by ".".
+  Http deep = get(em, em.bmc() + "/redfish/v1/Systems?%24expand=.(%24levels%3D3)");
+  REQUIRE(deep.status == 200);
+  const json members = deep.js()["Members"];
+  REQUIRE(members.size() == 1);
+  const json& s3 = members[0];
+  int gpus = 0;
+  for (const auto& p : s3["Processors"]["Members"]) gpus += p.value("ProcessorType", "") == "GPU";
+  CHECK(gpus == 8);
+  CHECK(s3["Bios"].contains("Attributes"));
+  for (const auto& c : s3["Links"]["Chassis"]) CHECK(c.size() == 1);  // still a reference
+  CHECK(get(em, em.bmc() + kSystem + "?$expand=~").js()["Links"]["Chassis"][0].contains("@odata.type"));
+  // The answer's ETag is the resource's own: a PATCH may use it.
+  Http expanded = get(em, em.bmc() + kSystem + "?$expand=*($levels=2)");
+  CHECK(expanded.header("etag") == get(em, em.bmc() + kSystem).header("etag"));
+
+  CHECK(get(em, em.bmc() + kSystem + "?$expand=x").status == 400);
+  Http too_deep = get(em, em.bmc() + kSystem + "?$expand=.($levels=7)");
+  CHECK(too_deep.status == 400);
+  CHECK(too_deep.js()["error"]["@Message.ExtendedInfo"][0]["MessageId"] == "Base.1.8.1.QueryParameterOutOfRange");
+}
+
+TEST_CASE("$expand with --expand ignored is advertised and not done; off is neither") {
+  Emulator ignored({"--expand", "ignored"});
+  CHECK(get(ignored, ignored.bmc() + "/redfish/v1/").js()["ProtocolFeaturesSupported"]["ExpandQuery"]["NoLinks"] == true);
+  CHECK(get(ignored, ignored.bmc() + "/redfish/v1/Systems?$expand=.").js()["Members"][0].size() == 1);
+  Emulator off({});
+  CHECK(get(off, off.bmc() + "/redfish/v1/").js()["ProtocolFeaturesSupported"]["ExpandQuery"]["NoLinks"] == false);
+  CHECK(get(off, off.bmc() + "/redfish/v1/Systems?$expand=.").js()["Members"][0].size() == 1);
+}

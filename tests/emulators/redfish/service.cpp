@@ -1,5 +1,8 @@
 #include "tests/emulators/redfish/service.h"
 
+#include <cctype>
+#include <regex>
+
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
@@ -15,6 +18,20 @@ const char* const kRegistry = "Base.1.8.1.";
 const char* const kSessions = "/redfish/v1/SessionService/Sessions";
 const char* const kTasks = "/redfish/v1/TaskService/Tasks";
 const char* const kTaskMonitors = "/redfish/v1/TaskService/TaskMonitors/";
+/// ProtocolFeaturesSupported.ExpandQuery.MaxLevels with --expand on (as the DMTF mockups say).
+constexpr int kMaxExpandLevels = 6;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t at = s.find(sep); at != std::string::npos; at = s.find(sep, start)) {
+    out.push_back(s.substr(start, at - start));
+    start = at + 1;
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
 
 const std::vector<std::string> kResetTypes = {
     "On",      "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "PowerCycle",
@@ -74,6 +91,15 @@ const std::map<std::string, std::pair<std::string, std::string>>& base_messages(
       {"ServiceTemporarilyUnavailable",
        {"The service is temporarily unavailable.  Retry in %1 seconds.",
         "Wait for the indicated retry duration and retry the operation."}},
+      {"QueryParameterValueFormatError",
+       {"The value %1 for the parameter %2 is of a different format than the parameter can accept.",
+        "Correct the value for the query parameter in the request and resubmit the request if the operation "
+        "failed."}},
+      {"QueryParameterOutOfRange",
+       {"The value %1 for the query parameter %2 is out of range %3.",
+        "Reduce the value for the query parameter to a value that is within range, such as a start or count "
+        "value that is within bounds of the number of resources in a collection or a page that is within the "
+        "range of valid pages."}},
       {"InternalError",
        {"The request failed due to an internal service error.  The service is still operational.",
         "Resubmit the request.  If the problem persists, consider resetting the service."}},
@@ -534,7 +560,71 @@ Response Bmc::get(const Request& r, const std::string& uri) {
     out.headers.emplace_back("ETag", it->second);
     return out;
   }
+  if (uri == "/redfish/v1" && settings_.expand != "off") {
+    // What the DMTF mockups advertise, now that it is true (or, with
+    // --expand ignored, claimed).
+    json root = *find(uri);
+    root["ProtocolFeaturesSupported"]["ExpandQuery"] = {
+        {"ExpandAll", true}, {"Levels", true}, {"Links", true}, {"NoLinks", true}, {"MaxLevels", kMaxExpandLevels}};
+    std::string tag = etag_of(root);
+    root["@odata.etag"] = tag;
+    Response out = json_response(200, root);
+    out.headers.emplace_back("ETag", tag);
+    return out;
+  }
+  if (settings_.expand == "on") {
+    // $expand (DSP0266 7.3): "*" every reference, "." those outside Links,
+    // "~" those inside Links; ($levels=N) follows the expanded resources' own
+    // references N deep (default 1, at most MaxLevels).
+    std::string expand;
+    for (const auto& part : split(r.query, '&'))
+      if (part.rfind("$expand=", 0) == 0) expand = part.substr(part.find('=') + 1);
+    if (!expand.empty()) {
+      static const std::regex form(R"(^([*.~])(\(\$levels=(\d{1,3})\))?$)");
+      std::smatch m;
+      if (!std::regex_match(expand, m, form))
+        return error(400, {message("QueryParameterValueFormatError", {expand, "$expand"})});
+      int levels = m[3].matched ? std::stoi(m[3]) : 1;
+      if (levels < 1 || levels > kMaxExpandLevels)
+        return error(400, {message("QueryParameterOutOfRange",
+                                   {std::to_string(levels), "$levels", "1-" + std::to_string(kMaxExpandLevels)})});
+      json body = *find(uri);
+      expand_refs(body, expand[0], levels, false);
+      std::string tag = etag_of(*find(uri));
+      body["@odata.etag"] = tag;
+      Response out = json_response(200, body);
+      out.headers.emplace_back("ETag", tag);
+      return out;
+    }
+  }
   return with_resource(200, uri);
+}
+
+void Bmc::expand_refs(json& node, char which, int levels, bool in_links) const {
+  if (node.is_array()) {
+    for (auto& v : node) expand_refs(v, which, levels, in_links);
+    return;
+  }
+  if (!node.is_object()) return;
+  // A reference: an object whose only property is @odata.id.
+  if (node.size() == 1 && node.contains("@odata.id") && node["@odata.id"].is_string()) {
+    const bool wanted = which == '*' || (which == '.' && !in_links) || (which == '~' && in_links);
+    std::string target = node["@odata.id"].get<std::string>();
+    while (target.size() > 1 && target.back() == '/') target.pop_back();
+    const json* res = wanted ? find(target) : nullptr;
+    if (!res) return;
+    json copy = *res;
+    copy["@odata.etag"] = etag_of(*res);
+    if (levels > 1) expand_refs(copy, which, levels - 1, false);
+    node = std::move(copy);
+    return;
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    // Annotations (@Redfish.Settings, @odata.*) and Actions are not navigation properties.
+    if (!it.key().empty() && it.key()[0] == '@') continue;
+    if (it.key() == "Actions" || it.key() == "Oem") continue;
+    expand_refs(it.value(), which, levels, in_links || it.key() == "Links");
+  }
 }
 
 Response Bmc::patch(const Request& r, const std::string& uri) {

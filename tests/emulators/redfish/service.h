@@ -38,7 +38,7 @@ std::string load_mockup(const std::string& dir, Mockup& out);
 struct Request {
   std::string method;
   std::string path;
-  std::string query;
+  std::string query;  ///< %XX already decoded
   std::map<std::string, std::string> headers;  ///< names lower-cased
   std::string body;
 };
@@ -54,6 +54,10 @@ struct ServiceSettings {
   int power_delay_ms = 500;
   std::optional<int> session_timeout_s;
   bool async_tasks = false;
+  /// "off": the root says $expand is unsupported and queries are ignored;
+  /// "on": advertised (ExpandAll, Levels, Links, NoLinks, MaxLevels 6) and done;
+  /// "ignored": advertised but ignored, like a BMC with a broken $expand.
+  std::string expand = "off";
 };
 
 /// One emulated BMC: its own copy-on-write view of the shared mockup, its
@@ -104,6 +108,11 @@ class Bmc {
   Response task_monitor(const std::string& id);
   Response finish_action(const Request& r, const std::string& target, int delay_ms, std::function<void()> run);
   Response with_resource(int status, const std::string& uri);
+  /// The resource at `uri` as served (with @odata.etag), its references
+  /// expanded as `$expand` (`query`) asks when --expand on.
+  json served(const std::string& uri, const std::string& query) const;
+  /// Replaces the references in `node` by the resources they name, `levels` deep.
+  void expand_refs(json& node, char which, int levels, bool in_links) const;
   Response json_response(int status, const json& body);
 
   /// Returns "" when the request carries valid credentials, else why not.

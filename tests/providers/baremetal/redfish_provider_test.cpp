@@ -61,10 +61,13 @@ std::unique_ptr<Provider> provider(const Emulator& em, std::map<std::string, std
   return std::move(p).value();
 }
 
-/// GET through the emulator with basic auth: the test's independent view.
+/// GET through the emulator with basic auth: the test's independent view
+/// (sent again while the emulator injects a 503).
 Json get(const Emulator& em, int bmc, const std::string& path) {
   net::Client c({em.ca(), false, 5000, 5000});
   auto r = c.request({"GET", em.bmc(bmc) + path, {}, "", "admin:admin"});
+  for (int i = 0; i < 20 && !r.ok() && r.error().message.find("HTTP 503") != std::string::npos; ++i) r = c.request({"GET", em.bmc(bmc) + path, {}, "", "admin:admin"});
+  INFO((r.ok() ? "" : r.error().message));
   REQUIRE(r.ok());
   return Json::parse(r->body);
 }
@@ -438,11 +441,12 @@ TEST_CASE("faults: 20% of answers are 503 with Retry-After, the engine's retries
     INFO(o.address << ": " << o.error);
     CHECK(o.status == apply::OutcomeStatus::Succeeded);
   }
-  for (int i = 0; i < 4; ++i) CHECK(get(em, i, kSystem)["PowerState"] == "On");
   auto r = apply::refresh(nodes, lookup, [&](const std::string&) { return opts.default_limits; });
   CHECK(r.failures.empty());
 
-  // 503s happened, and the next request to that BMC waited the Retry-After second.
+  // 503s happened, and the request was sent again only after the Retry-After
+  // second (other requests to that BMC, e.g. the inventory reads sent at
+  // once, may go on meanwhile).
   auto ms_of_day = [](const Json& l) {  // "2026-12-02T13:20:00.123Z"
     const std::string t = l["time"];
     return ((std::stol(t.substr(11, 2)) * 60 + std::stol(t.substr(14, 2))) * 60 + std::stol(t.substr(17, 2))) * 1000 +
@@ -454,25 +458,35 @@ TEST_CASE("faults: 20% of answers are 503 with Retry-After, the engine's retries
     if (lines[i]["fault"] != "503") continue;
     ++faults;
     for (size_t j = i + 1; j < lines.size(); ++j)
-      if (lines[j]["bmc"] == lines[i]["bmc"]) {
+      if (lines[j]["bmc"] == lines[i]["bmc"] && lines[j]["method"] == lines[i]["method"] &&
+          lines[j]["path"] == lines[i]["path"]) {
         INFO(lines[i].dump() << " then " << lines[j].dump());
         CHECK(ms_of_day(lines[j]) - ms_of_day(lines[i]) >= 900);
         break;
       }
   }
   CHECK(faults > 5);
+  // (read after the log: these GETs send again at once on an injected 503)
+  for (int i = 0; i < 4; ++i) CHECK(get(em, i, kSystem)["PowerState"] == "On");
 }
 
 TEST_CASE("sessions: an expired session is renewed once") {
   Emulator em({"--gpus", "8", "--session-timeout", "1"});
   auto p = provider(em);
+  auto logins = [&] {
+    int n = 0;
+    for (const auto& l : log_lines(em))
+      n += l["method"] == "POST" && l["path"].get<std::string>().ends_with("/SessionService/Sessions");
+    return n;
+  };
   CHECK_FALSE(p->read({node(em, 0)}, *one_call())[0].error);
+  // Usually 1; on a loaded machine the first read's new connections (its
+  // inventory reads go in parallel) may outlast the 1 s session already.
+  const int before = logins();
+  CHECK(before >= 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(2200));
   CHECK_FALSE(p->read({node(em, 0)}, *one_call())[0].error);
-  int logins = 0;
-  for (const auto& l : log_lines(em))
-    logins += l["method"] == "POST" && l["path"].get<std::string>().ends_with("/SessionService/Sessions");
-  CHECK(logins == 2);
+  CHECK(logins() == before + 1);
 }
 
 TEST_CASE("registry: unknown providers and bad options") {

@@ -1,0 +1,107 @@
+// plinth plan's text and --json output, byte for byte, on the example
+// blueprints and on a state with updates, replaces and deletes: the speed work
+// of the planner (issue 15) must not change a single byte of a plan. The
+// expected files were written by the planner before that work
+// (tests/e2e/golden/plan/); to accept a deliberate change of the format,
+// run this test with PLINTH_UPDATE_GOLDEN=1 and review the diff.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "engine/blueprint/loader.h"
+#include "engine/core/files.h"
+#include "engine/graph/expand.h"
+#include "engine/state/state.h"
+#include "tests/support/run.h"
+
+using namespace plinth;
+using plinth::test::run_plinth;
+using plinth::test::TempDir;
+
+namespace {
+
+const std::string kGolden = "tests/e2e/golden/plan/";
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string replace_once(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+/// Writes a state holding what `blueprint_path` expands to, with a fixed
+/// lineage so the --json output does not vary from run to run.
+std::string write_state_of(const TempDir& dir, const std::string& blueprint_path) {
+  auto loaded = bp::load_files({blueprint_path});
+  REQUIRE(loaded.ok());
+  auto g = graph::expand(loaded.blueprint);
+  REQUIRE(g.ok());
+  auto doc = state::new_document();
+  doc.lineage = "00000000-0000-4000-8000-000000000000";
+  doc.serial = 7;
+  doc.resources = g->resources;
+  return dir.write("plinth.state.json", state::to_json_text(doc));
+}
+
+/// Compares `actual` with the golden file NAME (or writes it when
+/// PLINTH_UPDATE_GOLDEN is set).
+void check_golden(const std::string& name, const std::string& actual) {
+  const std::string path = kGolden + name;
+  if (std::getenv("PLINTH_UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  auto expected = read_file(path);
+  REQUIRE(expected.ok());
+  INFO(path << " differs from the plan printed now (PLINTH_UPDATE_GOLDEN=1 rewrites it after review)");
+  CHECK(*expected == actual);
+}
+
+/// Plans `blueprints` against `state` as text and as JSON and checks both.
+void check_plan(const std::string& name, std::vector<std::string> blueprints, const std::string& state,
+                const TempDir& dir) {
+  for (bool json : {false, true}) {
+    std::vector<std::string> args = {"plan"};
+    args.insert(args.end(), blueprints.begin(), blueprints.end());
+    args.insert(args.end(), {"--state", state, "--refresh=false", "-lock=false"});
+    if (json) args.push_back("--json");
+    auto r = run_plinth(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    check_golden(name + (json ? ".json" : ".txt"), replace_all(r.out, dir.path(), "TMP"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("plan output of the example blueprints from an empty state is unchanged byte for byte") {
+  TempDir dir;
+  const std::string state = dir.path() + "/plinth.state.json";
+  check_plan("lab", {"blueprints/examples/lab.yaml"}, state, dir);
+  check_plan("cluster", {"blueprints/examples/cluster.yaml"}, state, dir);
+  check_plan("regulated", {"blueprints/examples/regulated.yaml"}, state, dir);
+  check_plan("multi-file", {"blueprints/examples/multi-file/base.yaml", "blueprints/examples/multi-file/pools.yaml"},
+             state, dir);
+}
+
+TEST_CASE("plan output against a state with updates, replaces and deletes is unchanged byte for byte") {
+  TempDir dir;
+  // The state is the cluster as it was: a BIOS setting (update) and the prep
+  // pool's boot method (replace) changed since, and 4 more prep nodes than now
+  // (delete).
+  const std::string cluster = read_file("blueprints/examples/cluster.yaml").value();
+  std::string before = replace_once(cluster, "SriovEnable: Enabled", "SriovEnable: Disabled");
+  before = replace_once(before, "boot: {method: pxe, image: \"http://pxe.dc1.example/ubuntu-22.04/\"}",
+                        "boot: {method: uefi-http, image: \"http://pxe.dc1.example/ubuntu-22.04/\"}");
+  before = replace_once(before, "    count: 4\n    role: preprocessing", "    count: 8\n    role: preprocessing");
+  const std::string old_path = dir.write("before.yaml", before);
+  const std::string state = write_state_of(dir, old_path);
+  const std::string now_path = dir.write("now.yaml", cluster);
+  check_plan("cluster-changes", {now_path}, state, dir);
+}

@@ -1,0 +1,188 @@
+// The request budget of the baremetal provider, counted from the emulator's
+// request log (deterministic: power transitions are instant, no faults):
+// a create of a node is at most 10 requests where the service root offers
+// $expand, and falls back to plain GETs (same result) where it does not or
+// where $expand is advertised and ignored. Speed itself is measured by
+// bench/run.sh, never here.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <sstream>
+
+#include "engine/net/http.h"
+#include "providers/baremetal/redfish_provider.h"
+#include "tests/providers/baremetal/configured.h"
+#include "tests/providers/baremetal/emulator.h"
+
+using namespace plinth;
+using plinth::test::Emulator;
+
+namespace {
+
+const std::string kSystem = "/redfish/v1/Systems/437XR1138R2";
+const char* kCredsVar = "PLINTH_TEST_BMC_CREDENTIALS";
+
+Resource node(const Emulator& em, int i, Json bios) {
+  Resource r;
+  r.type = "baremetal.node";
+  r.name = "train-a";
+  r.index = i;
+  r.address = make_address(r.type, r.name, i);
+  r.provider = "baremetal";
+  r.attributes = {{"gpu", "H100-80GB"},
+                  {"gpu_product_names", {"NVIDIA H100 80GB HBM3"}},
+                  {"gpus_per_node", 8},
+                  {"memory_gb", 1536},
+                  {"bios", std::move(bios)},
+                  {"boot_method", "pxe"},
+                  {"boot_image", ""},
+                  {"bmc_endpoint", em.bmc(i)},
+                  {"bmc_credentials", std::string("env:") + kCredsVar},
+                  {"bmc_ca_bundle", ""}};
+  return r;
+}
+
+std::unique_ptr<Provider> provider(const Emulator& em) {
+  setenv(kCredsVar, "admin:admin", 1);
+  auto p = configured({{"ca_bundle", em.ca()}, {"poll_ms", "20"}, {"power_timeout_ms", "10000"}});
+  REQUIRE(p.ok());
+  return std::move(p).value();
+}
+
+/// The request log, one "METHOD PATH[?QUERY]" per request, by BMC.
+std::map<int, std::vector<std::string>> requests(const Emulator& em) {
+  std::map<int, std::vector<std::string>> out;
+  std::istringstream in(em.log());
+  for (std::string line; std::getline(in, line);) {
+    Json l = Json::parse(line);
+    std::string path = l["path"];
+    path = path.substr(path.find("/redfish"));
+    const std::string query = l.value("query", "");
+    out[l["bmc"].get<int>()].push_back(l["method"].get<std::string>() + " " + path + (query.empty() ? "" : "?" + query));
+  }
+  return out;
+}
+
+/// Creates nodes 0..n-1 (pxe, one BIOS attribute) and closes the provider
+/// (which deletes the sessions).
+void create_nodes(const Emulator& em, int n) {
+  auto p = provider(em);
+  for (int i = 0; i < n; ++i) {
+    auto created = p->create(node(em, i, {{"ProcTurboMode", "Disabled"}}), *one_call());
+    INFO((created.ok() ? "" : created.error().message));
+    REQUIRE(created.ok());
+    CHECK(created->computed["gpu_count"] == 8);
+    CHECK(created->computed["power_state"] == "On");
+    CHECK(created->computed["bios"]["ProcTurboMode"] == "Disabled");
+    CHECK(created->computed["macs"].size() >= 1);
+  }
+  p->close();
+}
+
+/// Members of a collection of BMC 0, read with basic auth after the counting.
+size_t members(const Emulator& em, const std::string& path) {
+  net::Client c({em.ca(), false, 5000, 5000});
+  auto r = c.request({"GET", em.bmc(0) + path, {}, "", "admin:admin"});
+  REQUIRE(r.ok());
+  return Json::parse(r->body)["Members"].size();
+}
+
+const std::vector<std::string> kEmulator = {"--bmcs", "3", "--gpus", "8", "--memory-gib", "2048", "--power-state",
+                                            "Off", "--power-delay-ms", "0"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::string& expand) {
+  args.insert(args.end(), {"--expand", expand});
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("request budget: a create is 8 requests per node where the service offers $expand") {
+  Emulator em(with(kEmulator, "on"));
+  create_nodes(em, 3);
+  auto log = requests(em);
+  REQUIRE(log.size() == 3);
+  for (const auto& [bmc, sent] : log) {
+    INFO("BMC " << bmc);
+    CHECK(sent == std::vector<std::string>{
+                      "GET /redfish/v1/",
+                      "POST /redfish/v1/SessionService/Sessions",
+                      "GET /redfish/v1/Systems?$expand=.($levels=3)",  // the system, its BIOS and inventory
+                      "PATCH " + kSystem,                              // boot override (If-Match from the expansion)
+                      "PATCH " + kSystem + "/Bios/Settings",
+                      "POST " + kSystem + "/Actions/ComputerSystem.Reset",
+                      "GET " + kSystem + "?$expand=.($levels=2)",  // On, and the read-back in one
+                      "DELETE " + sent.back().substr(7),
+                  });
+    CHECK(sent.size() <= 10);
+    CHECK(sent.back().starts_with("DELETE /redfish/v1/SessionService/Sessions/"));
+  }
+}
+
+TEST_CASE("request budget: without $expand (not offered, or offered and ignored) every resource is a GET") {
+  for (const std::string mode : {"off", "ignored"}) {
+    INFO("--expand " << mode);
+    Emulator em(with(kEmulator, mode));
+    create_nodes(em, 3);
+    auto log = requests(em);
+    const size_t processors = members(em, kSystem + "/Processors");
+    const size_t nics = members(em, kSystem + "/EthernetInterfaces");
+    REQUIRE(processors >= 8);  // the 8 GPUs and the mockup's own processors
+    REQUIRE(log.size() == 3);
+    for (auto [bmc, sent] : log) {
+      INFO("BMC " << bmc);
+      // Root, session, Systems, system, PATCH, Bios, PATCH settings, Reset,
+      // poll (On), then the read-back (sent at once, so in any order): Bios,
+      // Processors + each member, EthernetInterfaces + each member; and the
+      // session's DELETE.
+      CHECK(sent.size() == 9 + 3 + processors + nics + 1);
+      const std::string q = mode == "off" ? "" : "?$expand=.($levels=3)";
+      const std::string q2 = mode == "off" ? "" : "?$expand=.($levels=2)";
+      REQUIRE(sent.size() > 9);
+      CHECK(std::vector<std::string>(sent.begin(), sent.begin() + 9) ==
+            std::vector<std::string>{"GET /redfish/v1/", "POST /redfish/v1/SessionService/Sessions",
+                                     "GET /redfish/v1/Systems" + q, "GET " + kSystem + q2, "PATCH " + kSystem,
+                                     "GET " + kSystem + "/Bios", "PATCH " + kSystem + "/Bios/Settings",
+                                     "POST " + kSystem + "/Actions/ComputerSystem.Reset", "GET " + kSystem + q2});
+      int processor_reads = 0, nic_reads = 0, bios_reads = 0;
+      for (const auto& s : sent) {
+        processor_reads += s.starts_with("GET " + kSystem + "/Processors");
+        nic_reads += s.starts_with("GET " + kSystem + "/EthernetInterfaces");
+        bios_reads += s.starts_with("GET " + kSystem + "/Bios");
+      }
+      CHECK(processor_reads == static_cast<int>(processors) + 1);
+      CHECK(nic_reads == static_cast<int>(nics) + 1);
+      CHECK(bios_reads == 2);  // its settings link before the PATCH, its attributes after the reset
+    }
+  }
+}
+
+TEST_CASE("request budget: a read is 3 requests with $expand, and no BIOS read when the pool manages none") {
+  for (const std::string mode : {"on", "off"}) {
+    INFO("--expand " << mode);
+    Emulator em(with(kEmulator, mode));
+    {
+      auto p = provider(em);
+      std::vector<Resource> nodes = {node(em, 0, Json::object()), node(em, 1, Json::object()),
+                                     node(em, 2, {{"ProcTurboMode", "Enabled"}})};
+      auto results = p->read(nodes, *one_call());
+      for (const auto& r : results) {
+        INFO(r.address << (r.error ? ": " + r.error->message : ""));
+        REQUIRE_FALSE(r.error);
+        CHECK(r.current->computed["gpu_count"] == 8);
+      }
+      CHECK_FALSE(results[0].current->computed.contains("bios"));
+      CHECK(results[0].current->attributes["bios"] == Json::object());
+      CHECK(results[2].current->computed["bios"]["ProcTurboMode"] == "Enabled");
+      p->close();
+    }
+    auto log = requests(em);
+    for (auto [bmc, sent] : log) {
+      INFO("BMC " << bmc);
+      int bios_reads = 0;
+      for (const auto& s : sent) bios_reads += s.starts_with("GET " + kSystem + "/Bios");
+      CHECK(bios_reads == (mode == "off" && bmc == 2 ? 1 : 0));
+      if (mode == "on") CHECK(sent.size() == 4);  // root, session, Systems expanded, DELETE
+    }
+  }
+}

@@ -761,7 +761,7 @@ TEST_CASE("$expand with --expand on: references replaced by the resources, level
   CHECK(too_deep.js()["error"]["@Message.ExtendedInfo"][0]["MessageId"] == "Base.1.8.1.QueryParameterOutOfRange");
 }
 
-TEST_CASE("$expand with --expand ignored is advertised and not done; off is neither") {
+TEST_CASE("$expand with --expand ignored is advertised and not done, off is neither") {
   Emulator ignored({"--expand", "ignored"});
   CHECK(get(ignored, ignored.bmc() + "/redfish/v1/").js()["ProtocolFeaturesSupported"]["ExpandQuery"]["NoLinks"] == true);
   CHECK(get(ignored, ignored.bmc() + "/redfish/v1/Systems?$expand=.").js()["Members"][0].size() == 1);

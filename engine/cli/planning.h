@@ -25,6 +25,16 @@ struct StateSession {
   bool existed = false;
 };
 
+/// The state backend for `location` (--state, PLINTH_STATE) with encryption
+/// (docs/state.md, "Encryption"): the key from --state-key-file, else
+/// $PLINTH_STATE_KEY, else $PLINTH_STATE_KEY_FILE; values that resource types
+/// mark sensitive are encrypted when a key is given, and the whole document
+/// with PLINTH_STATE_ENCRYPTION=document. Errors name the key's origin.
+Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, const std::string& location);
+
+/// --state-key-file FILE, for commands that read or write the state.
+FlagSpec state_key_flag();
+
 /// Opens the state for PATH... (--state, $PLINTH_STATE, else beside the first
 /// blueprint), takes its lock for `operation` waiting --lock-timeout (default
 /// 0s) and loads it. Errors name the file.

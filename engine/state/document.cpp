@@ -32,11 +32,13 @@ Json canonical_json(const StateDocument& doc) {
   std::sort(sorted.begin(), sorted.end(), [](const Resource& a, const Resource& b) { return a.address < b.address; });
   Json resources = Json::array();
   for (const auto& r : sorted) resources.push_back(r);
-  return Json{{"format_version", doc.format_version},
-              {"lineage", doc.lineage},
-              {"serial", doc.serial},
-              {"plinth_version", doc.plinth_version},
-              {"resources", std::move(resources)}};
+  Json out{{"format_version", doc.format_version},
+           {"lineage", doc.lineage},
+           {"serial", doc.serial},
+           {"plinth_version", doc.plinth_version},
+           {"resources", std::move(resources)}};
+  if (!doc.sealed.empty()) out["sealed"] = doc.sealed;
+  return out;
 }
 
 std::string checksum_of(const Json& canonical) { return "sha256:" + sha256_hex(canonical.dump()); }
@@ -123,6 +125,7 @@ std::string to_json_text(const StateDocument& doc) {
   out["serial"] = doc.serial;
   out["plinth_version"] = doc.plinth_version;
   out["checksum"] = sum;
+  if (!doc.sealed.empty()) out["sealed"] = doc.sealed;
   out["resources"] = OrderedJson::array();
   for (const auto& r : canonical["resources"])
     out["resources"].push_back(ordered(
@@ -188,6 +191,12 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
   if (!top.error().empty()) return damaged(source, top.error());
   if (doc.lineage.empty()) return damaged(source, "has an empty lineage");
   doc.serial = serial->get<uint64_t>();
+  if (auto it = j.find("sealed"); it != j.end()) {
+    if (!it->is_string() || it->get<std::string>().empty())
+      return damaged(source, "has a field 'sealed' that is not a non-empty string");
+    if (!resources->empty()) return damaged(source, "has both sealed and clear resources");
+    doc.sealed = it->get<std::string>();
+  }
 
   std::map<std::string, size_t> seen;
   for (size_t i = 0; i < resources->size(); ++i) {

@@ -193,6 +193,12 @@ class PostgresBackend final : public Backend {
       auto now = steady_clock::now();
       if (now >= deadline) {
         auto info = holder();
+        // The holder records itself right after taking the lock: a run that
+        // just took it has not yet. Give it a moment so the message names it.
+        for (int i = 0; i < 100 && info && !*info; ++i) {
+          std::this_thread::sleep_for(milliseconds(20));
+          info = holder();
+        }
         if (!info) return info.error();
         std::string who = holder_text(*info);
         return lock_held_error(source_, who, timeout);

@@ -13,7 +13,8 @@ FlagSpec state_key_flag() {
           "$PLINTH_STATE_KEY_FILE; docs/state.md)."};
 }
 
-Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, const std::string& location) {
+Result<state::EncryptionSettings> state_encryption(const Args& args, const std::string& location,
+                                                   bool document_needs_key) {
   auto key = state::state_key_from(args.get("state-key-file"));
   if (!key) return key.error();
   state::EncryptionSettings s;
@@ -23,7 +24,7 @@ Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, con
   if (!m.empty() && m != "sensitive" && m != "document")
     return Error::invalid("PLINTH_STATE_ENCRYPTION='" + m + "' must be 'sensitive' (the default) or 'document'");
   s.whole_document = m == "document";
-  if (s.whole_document && !s.key)
+  if (s.whole_document && !s.key && document_needs_key)
     return Error::invalid("PLINTH_STATE_ENCRYPTION=document needs a key: set PLINTH_STATE_KEY, "
                           "PLINTH_STATE_KEY_FILE or pass --state-key-file FILE");
   s.sensitive_paths = [](const Resource& r) {
@@ -34,7 +35,13 @@ Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, con
     return out;
   };
   s.shown = state::redact_location(location);
-  return state::with_encryption(state::open_backend(location), std::move(s));
+  return s;
+}
+
+Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, const std::string& location) {
+  auto s = state_encryption(args, location);
+  if (!s) return s.error();
+  return state::with_encryption(state::open_backend(location), std::move(*s));
 }
 
 Result<StateSession> open_state(const Args& args, const std::string& operation) {

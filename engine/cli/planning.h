@@ -12,6 +12,7 @@
 #include "engine/cli/providers.h"
 #include "engine/graph/expand.h"
 #include "engine/plan/plan.h"
+#include "engine/state/encryption.h"
 #include "engine/state/state.h"
 
 namespace plinth::cli {
@@ -31,6 +32,13 @@ struct StateSession {
 /// mark sensitive are encrypted when a key is given, and the whole document
 /// with PLINTH_STATE_ENCRYPTION=document. Errors name the key's origin.
 Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, const std::string& location);
+
+/// The encryption open_state_backend uses for `location`: the key (as above),
+/// PLINTH_STATE_ENCRYPTION and the sensitive attributes of the registered
+/// resource types. `document_needs_key`: PLINTH_STATE_ENCRYPTION=document
+/// without a key is an error (state rekey brings its own new key).
+Result<state::EncryptionSettings> state_encryption(const Args& args, const std::string& location,
+                                                   bool document_needs_key = true);
 
 /// --state-key-file FILE, for commands that read or write the state.
 FlagSpec state_key_flag();

@@ -259,28 +259,19 @@ int migrate(const Args& args, Io& io, const std::string& location, const std::st
 /// state rekey: loads with the current key (--state-key-file, PLINTH_STATE_KEY)
 /// and saves under the new one (--new-key-file, PLINTH_STATE_NEW_KEY).
 int rekey(const Args& args, Io& io, const std::string& location, const std::string& path) {
-  auto old_key = state::state_key_from(args.get("state-key-file"));
-  if (!old_key) return fail(io, "state", old_key.error().message);
   Result<state::StateKey> new_key = Error::invalid(
       "missing the new key: pass --new-key-file FILE or set PLINTH_STATE_NEW_KEY (64 hex digits or base64 of 32 "
       "bytes, e.g. from 'openssl rand -hex 32')");
   if (auto f = args.get("new-key-file")) new_key = state::read_state_key_file(*f);
   else if (const char* v = std::getenv("PLINTH_STATE_NEW_KEY"); v && *v) new_key = state::parse_state_key(v, "PLINTH_STATE_NEW_KEY");
   if (!new_key) return fail(io, "state", new_key.error().message);
-  auto opened = open_state_backend(args, location);  // checks PLINTH_STATE_ENCRYPTION
-  if (!opened) return fail(io, "state", opened.error().message);
-  state::EncryptionSettings s;
+  // The current key reads (as an old key), the new one writes.
+  auto settings = state_encryption(args, location, false);
+  if (!settings) return fail(io, "state", settings.error().message);
+  state::EncryptionSettings s = std::move(*settings);
+  s.old_keys.clear();
+  if (s.key) s.old_keys.push_back(*s.key);
   s.key = *new_key;
-  if (*old_key) s.old_keys.push_back(**old_key);
-  const char* mode = std::getenv("PLINTH_STATE_ENCRYPTION");
-  s.whole_document = mode && std::string(mode) == "document";
-  s.sensitive_paths = [](const Resource& r) {
-    std::vector<std::string> out;
-    if (const ResourceType* t = find_resource_type(r.type, r.provider))
-      for (const auto& a : t->attributes)
-        if (a.sensitive) out.push_back(a.name);
-    return out;
-  };
   s.shown = path;
   auto backend = state::with_encryption(state::open_backend(location), std::move(s));
   auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));

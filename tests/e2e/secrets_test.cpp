@@ -9,7 +9,7 @@
 
 #include "engine/provider/registry.h"
 #include "engine/state/state.h"
-#include "tests/providers/baremetal/emulator.h"
+#include "tests/fault/fault.h"
 #include "tests/support/run.h"
 
 using namespace plinth;
@@ -20,34 +20,12 @@ namespace {
 
 std::string pool(const std::string& name, int count, const std::string& endpoint, const std::string& credentials,
                  const std::string& ca) {
-  return "  - name: " + name + "\n"
-         "    provider: baremetal\n"
-         "    count: " + std::to_string(count) + "\n"
-         "    role: training\n"
-         "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
-         "    stack: train\n"
-         "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n"
-         "    bmc:\n"
-         "      endpoints: \"" + endpoint + "/bmc/{index}\"\n"
-         "      credentials: " + credentials + "\n"
-         "      ca_bundle: " + ca + "\n"
-         "    mig: {profile: none}\n";
+  std::string text = test::fault::pool(name, count, "\"" + endpoint + "/bmc/{index}\"", ca);
+  text.replace(text.find("env:BMC_CREDENTIALS"), 19, credentials);
+  return text;
 }
 
-std::string blueprint(const std::string& pools) {
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: secrets, owner: ml-platform}\n"
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"550.54.15\"\n"
-         "    cuda: \"12.4\"\n"
-         "    cudnn: \"9.1.0\"\n"
-         "    frameworks: {pytorch: \"2.3.1\"}\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "node_pools:\n" +
-         pools;
-}
+std::string blueprint(const std::string& pools) { return test::fault::blueprint("secrets", pools); }
 
 std::vector<std::string> emulator_args(int bmcs, const std::string& password) {
   return {"--bmcs", std::to_string(bmcs), "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "0",

@@ -2,15 +2,13 @@
 // a file and in PostgreSQL (issue 16): one applies at a time (no server is
 // provisioned twice), the state is never corrupted, and the others wait up to
 // --lock-timeout or fail naming the holder.
-#include <fcntl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <sstream>
 
 #include "engine/state/state.h"
-#include "tests/providers/baremetal/emulator.h"
+#include "tests/fault/fault.h"
 #include "tests/support/postgres.h"
 #include "tests/support/run.h"
 
@@ -23,66 +21,7 @@ constexpr int kProcesses = 8;
 constexpr int kNodes = 6;
 
 std::string blueprint(const std::string& base, const std::string& ca) {
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: concurrency, owner: ml-platform}\n"
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"550.54.15\"\n"
-         "    cuda: \"12.4\"\n"
-         "    cudnn: \"9.1.0\"\n"
-         "    frameworks: {pytorch: \"2.3.1\"}\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "node_pools:\n"
-         "  - name: shared\n"
-         "    provider: baremetal\n"
-         "    count: " + std::to_string(kNodes) + "\n"
-         "    role: inference\n"
-         "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
-         "    stack: train\n"
-         "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n"
-         "    bmc:\n"
-         "      endpoints: \"" + base + "/bmc/{index}\"\n"
-         "      credentials: env:BMC_CREDENTIALS\n"
-         "      ca_bundle: " + ca + "\n"
-         "    mig: {profile: none}\n";
-}
-
-/// Starts `argv` (after the plinth binary) as a child writing to `out`.
-pid_t start(const std::vector<std::string>& args, const std::string& out) {
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int n = ::open("/dev/null", O_RDONLY);
-    dup2(o, 1);
-    dup2(o, 2);
-    dup2(n, 0);
-    if (chdir(source_dir().c_str()) != 0) _exit(126);
-    setenv("BMC_CREDENTIALS", "admin:admin", 1);
-    std::vector<std::string> argv = {plinth_binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-/// Successful ComputerSystem.Reset requests per BMC.
-std::map<int, int> resets(const Emulator& emu) {
-  std::map<int, int> out;
-  std::istringstream in(emu.log());
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j["bmc"].is_number() || j["method"] != "POST") continue;
-    if (j["path"].get<std::string>().find("ComputerSystem.Reset") != std::string::npos && j["status"].is_number() &&
-        j["status"].get<int>() < 300)
-      ++out[j["bmc"].get<int>()];
-  }
-  return out;
+  return fault::blueprint("concurrency", fault::pool("shared", kNodes, "\"" + base + "/bmc/{index}\"", ca));
 }
 
 void run_eight(const std::string& location, const std::string& shown) {
@@ -98,7 +37,7 @@ void run_eight(const std::string& location, const std::string& shown) {
     outs.push_back(dir.path() + "/wait-" + std::to_string(i) + ".txt");
     std::vector<std::string> args = {i % 2 ? "plan" : "apply", bp, "--state", location, "--lock-timeout", "120s"};
     if (i % 2 == 0) args.push_back("--auto-approve");
-    pids.push_back(start(args, outs.back()));
+    pids.push_back(fault::start_plinth(args, outs.back()));
   }
   int applied = 0;
   for (int i = 0; i < kProcesses; ++i) {
@@ -111,11 +50,11 @@ void run_eight(const std::string& location, const std::string& shown) {
     if (out.find("Apply complete: " + std::to_string(kNodes + 1) + " succeeded") != std::string::npos) ++applied;
   }
   CHECK(applied == 1);  // the first apply created everything; the others found nothing to do
-  for (auto [bmc, n] : resets(emu)) {
+  for (auto [bmc, n] : fault::resets(emu.log_path())) {
     INFO("BMC " << bmc);
     CHECK(n == 1);  // never provisioned twice
   }
-  CHECK(resets(emu).size() == static_cast<size_t>(kNodes));
+  CHECK(fault::resets(emu.log_path()).size() == static_cast<size_t>(kNodes));
   auto doc = state::open_backend(location)->load();
   REQUIRE(doc.ok());
   REQUIRE(*doc);
@@ -132,7 +71,7 @@ void run_eight(const std::string& location, const std::string& shown) {
     outs.push_back(dir.path() + "/nowait-" + std::to_string(i) + ".txt");
     std::vector<std::string> args = {i % 2 ? "plan" : "apply", bp, "--state", location};
     if (i % 2 == 0) args.push_back("--auto-approve");
-    pids.push_back(start(args, outs.back()));
+    pids.push_back(fault::start_plinth(args, outs.back()));
   }
   int ok = 0, refused = 0;
   for (int i = 0; i < kProcesses; ++i) {
@@ -154,12 +93,12 @@ void run_eight(const std::string& location, const std::string& shown) {
   CHECK(ok + refused == kProcesses);
   // Whatever ran, the state is whole, and one more apply converges.
   auto r = run_plinth({"apply", bp, "--state", location, "--auto-approve", "--lock-timeout", "60s"}, "",
-                      {{"BMC_CREDENTIALS", "admin:admin"}});
+                      fault::kEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  r = run_plinth({"plan", bp, "--state", location, "--detailed-exitcode"}, "", {{"BMC_CREDENTIALS", "admin:admin"}});
+  r = run_plinth({"plan", bp, "--state", location, "--detailed-exitcode"}, "", fault::kEnv);
   CHECK(r.exit_code == 0);
-  for (auto [bmc, n] : resets(emu)) {
+  for (auto [bmc, n] : fault::resets(emu.log_path())) {
     INFO("BMC " << bmc);
     CHECK(n == 2);  // created once, its BIOS change applied once
   }

@@ -27,8 +27,7 @@
 #include <thread>
 
 #include "engine/state/state.h"
-#include "tests/providers/baremetal/emulator.h"
-#include "tests/support/run.h"
+#include "tests/fault/fault.h"
 
 using namespace plinth;
 using namespace plinth::test;
@@ -72,34 +71,11 @@ std::string blueprint(const std::string& base, const std::string& ca, const Flee
     std::string endpoints;
     for (int i = 0; i < kPerPool; ++i)
       endpoints += (i ? ", " : "") + base + "/bmc/" + std::to_string(j * kPerPool + i);
-    pools += "  - name: p" + std::to_string(j) + "\n"
-             "    provider: baremetal\n"
-             "    count: " + std::to_string(kPerPool) + "\n"
-             "    role: inference\n"
-             "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
-             "    stack: train\n"
-             "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n"
-             "    bios: {ProcTurboMode: " + std::string(f.turbo[j] ? "Enabled" : "Disabled") + "}\n"
-             "    bmc:\n"
-             "      endpoints: [" + endpoints + "]\n"
-             "      credentials: env:BMC_CREDENTIALS\n"
-             "      ca_bundle: " + ca + "\n"
-             "    mig: {profile: none}\n";
+    pools += fault::pool("p" + std::to_string(j), kPerPool, "[" + endpoints + "]", ca,
+                         "    bios: {ProcTurboMode: " + std::string(f.turbo[j] ? "Enabled" : "Disabled") + "}\n");
   }
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: crash-matrix, owner: ml-platform}\n"
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"550.54.15\"\n"
-         "    cuda: \"12.4\"\n"
-         "    cudnn: \"9.1.0\"\n"
-         "    frameworks: {pytorch: \"2.3.1\"}\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "node_pools:\n" + pools;
+  return fault::blueprint("crash-matrix", pools);
 }
-
-const std::map<std::string, std::string> kEnv = {{"BMC_CREDENTIALS", "admin:admin"}};
 
 /// Counts the lines of a growing file, reading only what was added since the last call.
 class LineCounter {
@@ -133,41 +109,6 @@ uint64_t serial_of(const std::string& path) {
   return p ? std::strtoull(p + 10, nullptr, 10) : 0;
 }
 
-/// Successful ComputerSystem.Reset requests per BMC in log lines [from, to).
-std::map<int, int> resets(const std::string& log, size_t from) {
-  std::map<int, int> out;
-  std::ifstream in(log);
-  std::string line;
-  for (size_t i = 0; std::getline(in, line); ++i) {
-    if (i < from) continue;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j["bmc"].is_number() || j["method"] != "POST") continue;
-    if (j["path"].get<std::string>().find("ComputerSystem.Reset") == std::string::npos) continue;
-    if (j["status"].is_number() && j["status"].get<int>() < 300) ++out[j["bmc"].get<int>()];
-  }
-  return out;
-}
-
-/// Starts `plinth apply` as a child writing to `out`; returns its pid.
-pid_t start_apply(const std::string& bp, const std::string& st, const std::string& out) {
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int n = ::open("/dev/null", O_RDONLY);
-    dup2(o, 1);
-    dup2(o, 2);
-    dup2(n, 0);
-    if (chdir(source_dir().c_str()) != 0) _exit(126);
-    setenv("BMC_CREDENTIALS", "admin:admin", 1);
-    const std::string par = std::to_string(kParallelism);
-    execl(plinth_binary().c_str(), plinth_binary().c_str(), "apply", bp.c_str(), "--state", st.c_str(),
-          "--auto-approve", "--parallelism", par.c_str(), "--refresh=false", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
-
 }  // namespace
 
 TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded points, state intact, re-run converges "
@@ -196,7 +137,7 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
     const auto t0 = std::chrono::steady_clock::now();
     const size_t log_start = log_lines.count();
     // How many operations this step's apply makes.
-    auto planned = run_plinth({"plan", bp, "--state", st, "--refresh=false", "--json"}, "", kEnv);
+    auto planned = run_plinth({"plan", bp, "--state", st, "--refresh=false", "--json"}, "", fault::kEnv);
     REQUIRE(planned.exit_code == 0);
     auto summary = nlohmann::json::parse(planned.out)["summary"];
     const size_t ops = summary.value("create", 0) + summary.value("update", 0) + summary.value("delete", 0) +
@@ -208,7 +149,9 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
     const size_t r = std::uniform_int_distribution<size_t>(0, 40)(rng);
     const uint64_t serial0 = serial_of(st);
     const std::string out = dir.path() + "/apply-" + std::to_string(step) + ".txt";
-    pid_t pid = start_apply(bp, st, out);
+    pid_t pid = fault::start_plinth({"apply", bp, "--state", st, "--auto-approve", "--parallelism",
+                                     std::to_string(kParallelism), "--refresh=false"},
+                                    out);
     int status = 0;
     bool exited = false;
     size_t mark = 0;  // log lines when K operations were recorded
@@ -253,11 +196,11 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
       REQUIRE(attempts < 3);
       auto a = run_plinth({"apply", bp, "--state", st, "--auto-approve", "--parallelism", std::to_string(kParallelism),
                            "--refresh=false"},
-                          "", kEnv);
+                          "", fault::kEnv);
       ++reruns;
       INFO("step " << step << " re-run: " << a.out << a.err);
       REQUIRE(a.exit_code == 0);
-      auto p = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode", "--refresh=false"}, "", kEnv);
+      auto p = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode", "--refresh=false"}, "", fault::kEnv);
       INFO(p.out << p.err);
       if (p.exit_code == 0) break;
       REQUIRE(p.exit_code == 2);
@@ -281,32 +224,17 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
 
     // The emulator: the blueprint's nodes On, the rest Off (an orphan is a
     // server left On that no state entry manages).
-    auto pw = run_program({"/usr/bin/python3", "-c",
-                           "import json,ssl,sys,http.client,base64,urllib.parse\n"
-                           "ctx=ssl.create_default_context(cafile=sys.argv[1])\n"
-                           "auth='Basic '+base64.b64encode(b'admin:admin').decode()\n"
-                           "u=urllib.parse.urlparse(sys.argv[2])\n"
-                           "c=http.client.HTTPSConnection(u.hostname,u.port,context=ctx)\n"
-                           "out=[]\n"
-                           "for i in range(int(sys.argv[3])):\n"
-                           "  c.request('GET','/bmc/%d/redfish/v1/Systems/437XR1138R2'%i,headers={'Authorization':auth})\n"
-                           "  out.append(json.loads(c.getresponse().read())['PowerState'])\n"
-                           "print(' '.join(out))\n",
-                           emu.ca(), emu.base(), std::to_string(kNodes)});
-    REQUIRE(pw.exit_code == 0);
-    std::istringstream words(pw.out);
-    std::string word;
-    int servers = 0;
-    for (int i = 0; words >> word; ++i, ++servers) {
-      if (v.present[i / kPerPool]) CHECK(word == "On");
-      else if (word != "Off") ++orphans;  // powered on, but no pool declares it
+    const auto power = fault::power_states(emu, kNodes);
+    REQUIRE(power.size() == static_cast<size_t>(kNodes));
+    for (int i = 0; i < kNodes; ++i) {
+      if (v.present[i / kPerPool]) CHECK(power[i] == "On");
+      else if (power[i] != "Off") ++orphans;  // powered on, but no pool declares it
     }
-    CHECK(servers == kNodes);
 
     // No server was powered (reset) more than needed: once per operation,
     // twice only for the few operations in flight when the kill landed.
     size_t twice = 0;
-    for (auto [bmc, n] : resets(log, log_start)) {
+    for (auto [bmc, n] : fault::resets(log, log_start)) {
       INFO("step " << step << ": BMC " << bmc << " was reset " << n << " times");
       CHECK(n <= 2);
       if (n == 2) ++twice;
@@ -320,7 +248,7 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
   // Finally the state is compared with the servers themselves: a plan that
   // reads every node (refresh and inventory) shows no changes and no drift.
   {
-    auto p = run_plinth({"plan", dir.path() + "/bp.yaml", "--state", st, "--detailed-exitcode"}, "", kEnv);
+    auto p = run_plinth({"plan", dir.path() + "/bp.yaml", "--state", st, "--detailed-exitcode"}, "", fault::kEnv);
     INFO(p.out << p.err);
     CHECK(p.exit_code == 0);
     CHECK(p.err.find("Drift") == std::string::npos);

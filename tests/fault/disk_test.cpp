@@ -15,7 +15,7 @@
 #include <filesystem>
 
 #include "engine/state/state.h"
-#include "tests/support/run.h"
+#include "tests/fault/fault.h"
 
 using namespace plinth;
 using namespace plinth::test;
@@ -41,33 +41,21 @@ state::StateDocument big_state(int n) {
 }
 
 /// Runs plinth with `args` in a child whose file size limit is `limit` bytes
-/// (SIGXFSZ ignored, so writes fail with EFBIG as on a full disk).
+/// (SIGXFSZ ignored, so writes fail with EFBIG as on a full disk). Its stdout
+/// and stderr are both in `err`.
 RunResult run_limited(const std::vector<std::string>& args, rlim_t limit) {
   const TempDir io;
-  const std::string out = io.path() + "/out", err = io.path() + "/err";
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    FILE* o = std::freopen(out.c_str(), "w", stdout);
-    FILE* e = std::freopen(err.c_str(), "w", stderr);
-    if (!o || !e) _exit(125);
+  const std::string out = io.path() + "/out";
+  pid_t pid = fault::start_plinth(args, out, [limit] {
     signal(SIGXFSZ, SIG_IGN);
     rlimit rl{limit, limit};
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(124);
-    std::vector<std::string> argv = {plinth_binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
+  });
   int status = 0;
   REQUIRE(waitpid(pid, &status, 0) == pid);
   RunResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.err = slurp(out);
   return r;
 }
 

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "engine/core/duration.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::apply {
 
@@ -442,6 +444,26 @@ Report execute(const plan::Plan& plan, state::StateDocument state, state::Backen
       }
     }
   }
+  // Two operations on one real object (the same value of the type's
+  // import_id, e.g. one BMC endpoint kept by a renamed pool): the delete of
+  // the old address finishes before the create, update or replace of the new
+  // one starts, so they never run on the same server at once.
+  std::map<std::pair<std::string, std::string>, std::set<size_t>> by_object;
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const plan::ResourceChange& c = s.nodes[i].change;
+    for (const auto* r : {c.before ? &*c.before : nullptr, c.after ? &*c.after : nullptr}) {
+      const ResourceType* t = r ? find_resource_type(r->type, r->provider) : nullptr;
+      if (!t || t->import_id.empty()) continue;
+      auto it = r->attributes.find(t->import_id);
+      if (it != r->attributes.end() && it->is_string() && !it->get<std::string>().empty())
+        by_object[{r->type, it->get<std::string>()}].insert(i);
+    }
+  }
+  for (const auto& [object, ops] : by_object)
+    for (size_t d : ops)
+      if (s.nodes[d].change.action == plan::Action::Delete)
+        for (size_t o : ops)
+          if (o != d && s.nodes[o].change.action != plan::Action::Delete) edges.insert({d, o});
   for (auto [from, to] : edges) {
     s.nodes[from].dependents.push_back(to);
     ++s.nodes[to].waiting;

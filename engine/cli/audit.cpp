@@ -7,6 +7,7 @@
 
 #include "engine/audit/report.h"
 #include "engine/cli/common.h"
+#include "engine/cli/planning.h"
 #include "engine/cli/policy_gate.h"
 #include "engine/graph/expand.h"
 #include "engine/state/state.h"
@@ -45,7 +46,9 @@ int run_audit(const Args& args, Io& io) {
   if (!desired) return fail(io, "audit", desired.error().message);
 
   const std::string state_path = state::resolve_state_path(args.get("state"), args.positional);
-  auto backend = state::open_backend(state_path);
+  auto opened = open_state_backend(args, state_path);
+  if (!opened) return fail(io, "audit", opened.error().message);
+  auto backend = std::move(*opened);
   auto doc = backend->load();
   if (!doc) return fail(io, "audit", doc.error().message);
   state::StateDocument prior = *doc ? std::move(**doc) : state::StateDocument{};
@@ -98,6 +101,7 @@ const Register reg({
         {"output", "FILE", "Write the report to FILE instead of stdout."},
         {"framework", "F", "Only this framework's policies, with its full control list (hipaa, soc2, gdpr)."},
         {"state", "FILE", "State file to plan against (default: plinth.state.json beside the first blueprint)."},
+        state_key_flag(),
         {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable).", true},
         {"soft-fail", "", "Exit 0 even when a mandatory policy fails (the report still says so)."},
     },

@@ -185,6 +185,7 @@ std::vector<FlagSpec> execute_flags() {
       {"parallelism", "N", "Operations in flight at once (default 10)."},
       {"state", "FILE", "State file (default: plinth.state.json beside the first blueprint)."},
       {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
+      state_key_flag(),
       {"refresh", "", "Read the resources in state through their providers first (default true)."},
       {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable).", true},
       provider_option_flag(),

@@ -204,6 +204,7 @@ const Register reg({
         {"json", "", "Print the plan as JSON (format in docs/plan.md)."},
         {"detailed-exitcode", "", "Exit 2 when the plan has changes, 0 when it has none."},
         {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
+        state_key_flag(),
         {"lock", "", "Lock the state while reading it (default true); -lock=false plans without writing the lock "
                      "file, e.g. from a read-only checkout. Another run may change the state meanwhile."},
         {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable; docs/policy-authoring.md).", true},

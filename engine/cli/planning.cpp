@@ -3,8 +3,46 @@
 #include "engine/core/strings.h"
 #include "engine/plan/target.h"
 #include "engine/provider/registry.h"
+#include "engine/state/encryption.h"
 
 namespace plinth::cli {
+
+FlagSpec state_key_flag() {
+  return {"state-key-file", "FILE",
+          "Key for encrypted state (64 hex digits or base64 of 32 bytes; default $PLINTH_STATE_KEY, else the file "
+          "$PLINTH_STATE_KEY_FILE; docs/state.md)."};
+}
+
+Result<state::EncryptionSettings> state_encryption(const Args& args, const std::string& location,
+                                                   bool document_needs_key) {
+  auto key = state::state_key_from(args.get("state-key-file"));
+  if (!key) return key.error();
+  state::EncryptionSettings s;
+  s.key = *key;
+  const char* mode = std::getenv("PLINTH_STATE_ENCRYPTION");
+  const std::string m = mode ? mode : "";
+  if (!m.empty() && m != "sensitive" && m != "document")
+    return Error::invalid("PLINTH_STATE_ENCRYPTION='" + m + "' must be 'sensitive' (the default) or 'document'");
+  s.whole_document = m == "document";
+  if (s.whole_document && !s.key && document_needs_key)
+    return Error::invalid("PLINTH_STATE_ENCRYPTION=document needs a key: set PLINTH_STATE_KEY, "
+                          "PLINTH_STATE_KEY_FILE or pass --state-key-file FILE");
+  s.sensitive_paths = [](const Resource& r) {
+    std::vector<std::string> out;
+    if (const ResourceType* t = find_resource_type(r.type, r.provider))
+      for (const auto& a : t->attributes)
+        if (a.sensitive) out.push_back(a.name);
+    return out;
+  };
+  s.shown = state::redact_location(location);
+  return s;
+}
+
+Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, const std::string& location) {
+  auto s = state_encryption(args, location);
+  if (!s) return s.error();
+  return state::with_encryption(state::open_backend(location), std::move(*s));
+}
 
 Result<StateSession> open_state(const Args& args, const std::string& operation) {
   StateSession s;
@@ -17,7 +55,9 @@ Result<StateSession> open_state(const Args& args, const std::string& operation) 
   };
   auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
   if (!timeout) return fail("--lock-timeout: " + timeout.error().message);
-  s.backend = state::open_backend(location);
+  auto backend = open_state_backend(args, location);
+  if (!backend) return fail(backend.error().message);
+  s.backend = std::move(*backend);
   if (args.flag("lock", true)) {  // -lock=false: a read-only plan (Terraform's flag)
     auto guard = state::LockGuard::acquire(*s.backend, operation, *timeout);
     if (!guard) {

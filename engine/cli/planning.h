@@ -12,6 +12,7 @@
 #include "engine/cli/providers.h"
 #include "engine/graph/expand.h"
 #include "engine/plan/plan.h"
+#include "engine/state/encryption.h"
 #include "engine/state/state.h"
 
 namespace plinth::cli {
@@ -24,6 +25,23 @@ struct StateSession {
   state::StateDocument doc;              ///< empty (serial 0, no lineage) when there is no state yet
   bool existed = false;
 };
+
+/// The state backend for `location` (--state, PLINTH_STATE) with encryption
+/// (docs/state.md, "Encryption"): the key from --state-key-file, else
+/// $PLINTH_STATE_KEY, else $PLINTH_STATE_KEY_FILE; values that resource types
+/// mark sensitive are encrypted when a key is given, and the whole document
+/// with PLINTH_STATE_ENCRYPTION=document. Errors name the key's origin.
+Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, const std::string& location);
+
+/// The encryption open_state_backend uses for `location`: the key (as above),
+/// PLINTH_STATE_ENCRYPTION and the sensitive attributes of the registered
+/// resource types. `document_needs_key`: PLINTH_STATE_ENCRYPTION=document
+/// without a key is an error (state rekey brings its own new key).
+Result<state::EncryptionSettings> state_encryption(const Args& args, const std::string& location,
+                                                   bool document_needs_key = true);
+
+/// --state-key-file FILE, for commands that read or write the state.
+FlagSpec state_key_flag();
 
 /// Opens the state for PATH... (--state, $PLINTH_STATE, else beside the first
 /// blueprint), takes its lock for `operation` waiting --lock-timeout (default

@@ -60,6 +60,7 @@ const Register reg({
     {
         {"state", "FILE", "State file (default: plinth.state.json beside the first blueprint)."},
         {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
+        state_key_flag(),
         {"detailed-exitcode", "", "Exit 2 when drift was found."},
         provider_option_flag(),
     },

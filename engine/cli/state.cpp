@@ -7,14 +7,17 @@
 #include <set>
 
 #include "engine/cli/common.h"
+#include "engine/cli/planning.h"
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
+#include "engine/state/encryption.h"
 #include "engine/state/state.h"
 
 namespace plinth::cli {
 namespace {
 
-const std::vector<std::string> kSubcommands = {"list", "show", "history", "restore", "unlock", "rm", "mv"};
+const std::vector<std::string> kSubcommands = {"list", "show", "history", "restore", "unlock", "rm", "mv", "rekey",
+                                               "migrate"};
 
 /// Loads the state at `path`; nullopt (after printing why) when it is
 /// missing and `required`, or damaged.
@@ -209,6 +212,86 @@ Result<std::vector<std::string>> move_resources(state::StateDocument& doc, const
   return lines;
 }
 
+/// state migrate --to LOCATION: copies the state, its lineage, serial and
+/// kept versions as stored (encrypted values stay encrypted; no key needed).
+int migrate(const Args& args, Io& io, const std::string& location, const std::string& path) {
+  auto to = args.get("to");
+  if (!to || to->empty())
+    return fail(io, "state", "missing --to LOCATION; usage: plinth state migrate --to postgres://...|FILE [--state FILE]");
+  const std::string target_shown = state::redact_location(*to);
+  if (*to == location) return fail(io, "state", "--to " + target_shown + " is the state itself; nothing to do");
+  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+  if (!timeout) return fail(io, "state", timeout.error().message);
+  auto source = state::open_backend(location);  // as stored: no key needed
+  auto target = state::open_backend(*to);
+  auto src_lock = state::LockGuard::acquire(*source, "plinth state migrate", *timeout);
+  if (!src_lock) return fail(io, "state", src_lock.error().message);
+  auto cur = source->load();
+  if (!cur) return fail(io, "state", cur.error().message);
+  if (!*cur) return fail(io, "state", "no state at " + path + " to migrate (nothing has been applied there)");
+  auto entries = source->history();
+  if (!entries) return fail(io, "state", entries.error().message);
+  std::vector<std::pair<state::HistoryEntry, state::StateDocument>> versions;
+  size_t skipped = 0;
+  for (const auto& e : *entries) {
+    if (e.damaged || e.lineage != (**cur).lineage) {
+      ++skipped;
+      continue;
+    }
+    auto v = source->saved_version(e.serial);
+    if (!v) return fail(io, "state", v.error().message);
+    versions.emplace_back(e, std::move(*v));
+  }
+  auto dst_lock = state::LockGuard::acquire(*target, "plinth state migrate", *timeout);
+  if (!dst_lock) return fail(io, "state", dst_lock.error().message);
+  if (auto st = target->adopt(versions, **cur); !st) return fail(io, "state", st.error().message);
+  std::fprintf(io.out,
+               "Migrated state %s (lineage %s, serial %llu, %zu kept version(s)) to %s.\n"
+               "%s is left as it was; use --state %s (or PLINTH_STATE) from now on.\n",
+               path.c_str(), (**cur).lineage.c_str(), static_cast<unsigned long long>((**cur).serial), versions.size(),
+               target_shown.c_str(), path.c_str(), target_shown.c_str());
+  if (skipped)
+    std::fprintf(io.err, "plinth state: %zu damaged kept version(s) were not copied (plinth state history shows them)\n",
+                 skipped);
+  return kExitSuccess;
+}
+
+/// state rekey: loads with the current key (--state-key-file, PLINTH_STATE_KEY)
+/// and saves under the new one (--new-key-file, PLINTH_STATE_NEW_KEY).
+int rekey(const Args& args, Io& io, const std::string& location, const std::string& path) {
+  Result<state::StateKey> new_key = Error::invalid(
+      "missing the new key: pass --new-key-file FILE or set PLINTH_STATE_NEW_KEY (64 hex digits or base64 of 32 "
+      "bytes, e.g. from 'openssl rand -hex 32')");
+  if (auto f = args.get("new-key-file")) new_key = state::read_state_key_file(*f);
+  else if (const char* v = std::getenv("PLINTH_STATE_NEW_KEY"); v && *v) new_key = state::parse_state_key(v, "PLINTH_STATE_NEW_KEY");
+  if (!new_key) return fail(io, "state", new_key.error().message);
+  // The current key reads (as an old key), the new one writes.
+  auto settings = state_encryption(args, location, false);
+  if (!settings) return fail(io, "state", settings.error().message);
+  state::EncryptionSettings s = std::move(*settings);
+  s.old_keys.clear();
+  if (s.key) s.old_keys.push_back(*s.key);
+  s.key = *new_key;
+  s.shown = path;
+  auto backend = state::with_encryption(state::open_backend(location), std::move(s));
+  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+  if (!timeout) return fail(io, "state", timeout.error().message);
+  auto guard = state::LockGuard::acquire(*backend, "plinth state rekey", *timeout);
+  if (!guard) return fail(io, "state", guard.error().message);
+  int status = kExitSuccess;
+  auto doc = load_state(*backend, path, true, io, status);
+  if (!doc) return status;
+  state::StateDocument next = *doc;
+  next.serial = doc->serial + 1;
+  if (auto st = backend->save(next); !st) return fail(io, "state", st.error().message);
+  std::fprintf(io.out,
+               "Saved state %s as serial %llu encrypted with key %s (%s). Kept versions up to serial %llu stay "
+               "under the key they were written with: keep the old key until you no longer need to restore them.\n",
+               path.c_str(), static_cast<unsigned long long>(next.serial), new_key->id.c_str(),
+               new_key->origin.c_str(), static_cast<unsigned long long>(doc->serial));
+  return kExitSuccess;
+}
+
 int run_state(const Args& args, Io& io) {
   if (args.positional.empty())
     return fail(io, "state", "missing subcommand; use one of: " + join(kSubcommands, ", ") +
@@ -229,7 +312,9 @@ int run_state(const Args& args, Io& io) {
   }
   const std::string location = state::resolve_state_path(args.get("state"));
   const std::string path = state::redact_location(location);
-  auto backend = state::open_backend(location);
+  auto opened = open_state_backend(args, location);
+  if (!opened) return fail(io, "state", opened.error().message);
+  auto backend = std::move(*opened);
   int status = kExitSuccess;
 
   if (sub == "list") {
@@ -244,6 +329,8 @@ int run_state(const Args& args, Io& io) {
     return show(*doc, path, rest[0], io);
   }
   if (sub == "history") return history(*backend, path, io);
+  if (sub == "migrate") return migrate(args, io, location, path);
+  if (sub == "rekey") return rekey(args, io, location, path);
   if (sub == "rm")
     return edit_state(args, io, *backend, path, "rm",
                       [&](state::StateDocument& d) { return remove_resources(d, path, rest); });
@@ -274,7 +361,8 @@ int run_state(const Args& args, Io& io) {
 
 const Register reg({
     "state",
-    "plinth state list|show ADDRESS|history|restore SERIAL|unlock|rm ADDRESS...|mv SOURCE DESTINATION [flags]",
+    "plinth state list|show ADDRESS|history|restore SERIAL|unlock|rm ADDRESS...|mv SOURCE DESTINATION|rekey|migrate "
+    "--to LOCATION [flags]",
     "Inspect the state, list or restore its saved versions, forget or rename resources, remove a stale lock.",
     "  list             every resource address in the state, sorted, one per line\n"
     "  show ADDRESS     one resource: where it is declared, its attributes and the values\n"
@@ -289,6 +377,11 @@ const Register reg({
     "                   and the next plan creates them again unless they leave the blueprint\n"
     "  mv SRC DST       record a resource (or every node of a pool) under a new address, so\n"
     "                   the plan changes it in place instead of deleting and creating it\n"
+    "  rekey            save the state again encrypted with a new key (--new-key-file FILE or\n"
+    "                   $PLINTH_STATE_NEW_KEY; the current key from --state-key-file or\n"
+    "                   $PLINTH_STATE_KEY)\n"
+    "  migrate --to LOCATION  copy the state with its lineage, serial and kept versions to\n"
+    "                   a PostgreSQL URL or a file; refuses a target holding another lineage\n"
     "rm and mv take the lock, save a new serial (the old one stays restorable) and accept\n"
     "--dry-run.\n\n"
     "The state file is --state, else $PLINTH_STATE, else plinth.state.json in the current\n"
@@ -298,6 +391,9 @@ const Register reg({
         {"lock-timeout", "D", "restore, rm, mv: how long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
         {"force", "", "unlock: remove the lock even if its holder still runs."},
         {"dry-run", "", "rm, mv: print what would change and write nothing."},
+        state_key_flag(),
+        {"new-key-file", "FILE", "rekey: the new key (default $PLINTH_STATE_NEW_KEY)."},
+        {"to", "LOCATION", "migrate: where to copy the state (postgres://... URL or file)."},
     },
     run_state,
     60,

@@ -3,6 +3,16 @@
 
 namespace plinth::state {
 
+Result<StateDocument> Backend::saved_version(uint64_t serial) {
+  return Error{Error::Kind::NotFound,
+               describe() + " cannot read saved version " + std::to_string(serial) + " (not supported by this backend)",
+               0};
+}
+
+Status Backend::adopt(const std::vector<std::pair<HistoryEntry, StateDocument>>&, const StateDocument&) {
+  return Error::invalid(describe() + " cannot take in another state (not supported by this backend)");
+}
+
 bool is_postgres_location(const std::string& location) {
   return location.starts_with("postgres://") || location.starts_with("postgresql://");
 }

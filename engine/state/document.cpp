@@ -38,6 +38,7 @@ Json canonical_json(const StateDocument& doc) {
            {"plinth_version", doc.plinth_version},
            {"resources", std::move(resources)}};
   if (!doc.deposed.empty()) out["deposed"] = doc.deposed;  // absent otherwise: older files keep their checksum
+  if (!doc.sealed.empty()) out["sealed"] = doc.sealed;
   return out;
 }
 
@@ -125,6 +126,7 @@ std::string to_json_text(const StateDocument& doc) {
   out["serial"] = doc.serial;
   out["plinth_version"] = doc.plinth_version;
   out["checksum"] = sum;
+  if (!doc.sealed.empty()) out["sealed"] = doc.sealed;
   out["resources"] = OrderedJson::array();
   for (const auto& r : canonical["resources"])
     out["resources"].push_back(ordered(
@@ -196,6 +198,12 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
   if (!top.error().empty()) return damaged(source, top.error());
   if (doc.lineage.empty()) return damaged(source, "has an empty lineage");
   doc.serial = serial->get<uint64_t>();
+  if (auto it = j.find("sealed"); it != j.end()) {
+    if (!it->is_string() || it->get<std::string>().empty())
+      return damaged(source, "has a field 'sealed' that is not a non-empty string");
+    if (!resources->empty()) return damaged(source, "has both sealed and clear resources");
+    doc.sealed = it->get<std::string>();
+  }
 
   std::map<std::string, size_t> seen;
   for (size_t i = 0; i < resources->size(); ++i) {

@@ -256,6 +256,27 @@ class LocalBackend final : public Backend {
     return r;
   }
 
+  Result<StateDocument> saved_version(uint64_t serial) override {
+    const std::string file = history_file(serial);
+    std::error_code ec;
+    if (!fs::exists(file, ec))
+      return Error{Error::Kind::NotFound, "no saved version " + std::to_string(serial) + " of state " + path_, 0};
+    auto text = read_file(file);
+    if (!text) return text.error();
+    return parse(*text, file);
+  }
+
+  Status adopt(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
+               const StateDocument& current) override {
+    bool took_lock = lock_fd_ < 0;
+    if (took_lock) {
+      if (auto st = lock("plinth state migrate", milliseconds(0)); !st) return st;
+    }
+    Status st = adopt_locked(versions, current);
+    if (took_lock) unlock();
+    return st;
+  }
+
   Result<std::string> break_lock(bool force) override {
     if (lock_fd_ >= 0) {
       unlock();
@@ -377,6 +398,46 @@ class LocalBackend final : public Backend {
     auto files = history_files();
     for (size_t i = 0; i + kHistoryKeep < files.size(); ++i)
       if (!is_run_start(files[i].first)) fs::remove(files[i].second, ec);
+    return {};
+  }
+
+  Status adopt_locked(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
+                      const StateDocument& current) {
+    auto stored = load();
+    if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+    if (*stored && (*stored)->lineage != current.lineage)
+      return Error{Error::Kind::Conflict,
+                   "the target state " + path_ + " holds another state (lineage " + (*stored)->lineage +
+                       ", not " + current.lineage + "); nothing was written. Pick an empty target, or remove that "
+                       "state first if it is no longer wanted",
+                   0};
+    if (*stored && (*stored)->serial > current.serial)
+      return Error{Error::Kind::Conflict,
+                   "the target state " + path_ + " is at serial " + std::to_string((*stored)->serial) +
+                       ", newer than the source's " + std::to_string(current.serial) + "; nothing was written",
+                   0};
+    std::error_code ec;
+    for (const std::string& dir : {state_dir_, history_dir_}) {
+      fs::create_directory(dir, ec);
+      if (ec) return Error::fatal("cannot write state " + path_ + ": cannot create " + dir + ": " + ec.message());
+      fs::permissions(dir, fs::perms::owner_all, ec);
+    }
+    for (const auto& [entry, doc] : versions) {
+      const std::string file = history_file(entry.serial);
+      if (auto st = write_file_atomic(file, to_json_text(doc), 0600); !st)
+        return Error::fatal("cannot write state " + path_ + ": " + st.error().message);
+      std::tm tm{};
+      if (strptime(entry.saved_at.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) {
+        struct timespec times[2] = {{timegm(&tm), 0}, {timegm(&tm), 0}};
+        (void)::utimensat(AT_FDCWD, file.c_str(), times, 0);
+      }
+      if (entry.run_start) {
+        if (auto st = write_file_atomic(run_start_marker(entry.serial), "", 0600); !st)
+          return Error::fatal("cannot write state " + path_ + ": " + st.error().message);
+      }
+    }
+    if (auto st = write_file_atomic(path_, to_json_text(current), 0600); !st)
+      return Error::fatal("cannot write state " + path_ + ": " + st.error().message);
     return {};
   }
 

@@ -193,6 +193,12 @@ class PostgresBackend final : public Backend {
       auto now = steady_clock::now();
       if (now >= deadline) {
         auto info = holder();
+        // The holder records itself right after taking the lock: a run that
+        // just took it has not yet. Give it a moment so the message names it.
+        for (int i = 0; i < 100 && info && !*info; ++i) {
+          std::this_thread::sleep_for(milliseconds(20));
+          info = holder();
+        }
         if (!info) return info.error();
         std::string who = holder_text(*info);
         return lock_held_error(source_, who, timeout);
@@ -271,6 +277,27 @@ class PostgresBackend final : public Backend {
     auto r = restore_locked(serial);
     if (took_lock) unlock();
     return r;
+  }
+
+  Result<StateDocument> saved_version(uint64_t serial) override {
+    if (auto st = connect(); !st) return st.error();
+    auto r = exec("SELECT document FROM plinth_state_history WHERE workspace = $1 AND serial = $2::bigint",
+                  {workspace_, std::to_string(serial)});
+    if (!r) return r.error();
+    if (PQntuples(r->get()) == 0)
+      return Error{Error::Kind::NotFound, "no saved version " + std::to_string(serial) + " of state " + source_, 0};
+    return parse(value(*r, 0, 0), source_ + " history serial " + std::to_string(serial));
+  }
+
+  Status adopt(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
+               const StateDocument& current) override {
+    bool took_lock = !locked_;
+    if (took_lock) {
+      if (auto st = lock("plinth state migrate", milliseconds(0)); !st) return st;
+    }
+    Status st = adopt_locked(versions, current);
+    if (took_lock) unlock();
+    return st;
   }
 
   Result<std::string> break_lock(bool force) override {
@@ -458,6 +485,49 @@ class PostgresBackend final : public Backend {
       return Error::fatal("cannot save state " + source_ + ": " + c.error().message);
     txn.done = true;
     run_started_ = true;
+    return {};
+  }
+
+  /// adopt() in one transaction.
+  Status adopt_locked(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
+                      const StateDocument& current) {
+    if (auto st = connect(); !st) return st;
+    if (auto b = exec("BEGIN", {}); !b) return b.error();
+    Transaction txn{*this};
+    auto cur = exec("SELECT document FROM plinth_state WHERE workspace = $1 FOR UPDATE", {workspace_});
+    if (!cur) return cur.error();
+    if (PQntuples(cur->get()) > 0) {
+      auto stored = parse(value(*cur, 0, 0), source_);
+      if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+      if (stored->lineage != current.lineage)
+        return Error{Error::Kind::Conflict,
+                     "the target state " + source_ + " holds another state (lineage " + stored->lineage + ", not " +
+                         current.lineage + "); nothing was written. Pick an empty workspace, or remove that state "
+                         "first if it is no longer wanted",
+                     0};
+      if (stored->serial > current.serial)
+        return Error{Error::Kind::Conflict,
+                     "the target state " + source_ + " is at serial " + std::to_string(stored->serial) +
+                         ", newer than the source's " + std::to_string(current.serial) + "; nothing was written",
+                     0};
+    }
+    for (const auto& [entry, doc] : versions) {
+      const std::string saved_at = entry.saved_at.empty() ? "now" : entry.saved_at;
+      auto r = exec(
+          "INSERT INTO plinth_state_history (workspace, serial, document, saved_at, run_start) "
+          "VALUES ($1, $2::bigint, $3, $4::timestamptz, $5::boolean) ON CONFLICT (workspace, serial) DO UPDATE SET "
+          "document = EXCLUDED.document, saved_at = EXCLUDED.saved_at, run_start = EXCLUDED.run_start",
+          {workspace_, std::to_string(entry.serial), to_json_text(doc), saved_at, entry.run_start ? "true" : "false"});
+      if (!r) return Error::fatal("cannot write state " + source_ + ": " + r.error().message + " (nothing was written)");
+    }
+    auto r = exec(
+        "INSERT INTO plinth_state (workspace, lineage, serial, document, updated_at) "
+        "VALUES ($1, $2, $3::bigint, $4, now()) ON CONFLICT (workspace) DO UPDATE SET "
+        "lineage = EXCLUDED.lineage, serial = EXCLUDED.serial, document = EXCLUDED.document, updated_at = now()",
+        {workspace_, current.lineage, std::to_string(current.serial), to_json_text(current)});
+    if (!r) return Error::fatal("cannot write state " + source_ + ": " + r.error().message + " (nothing was written)");
+    if (auto c = exec("COMMIT", {}); !c) return Error::fatal("cannot write state " + source_ + ": " + c.error().message);
+    txn.done = true;
     return {};
   }
 

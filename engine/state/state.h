@@ -21,13 +21,19 @@ struct StateDocument {
   /// completed yet (docs/apply.md): each keeps the address it had; the next
   /// plan deletes them. Written only when there are some.
   std::vector<Resource> deposed;
+  /// Whole-document encryption (engine/state/encryption.h): the resources,
+  /// AES-256-GCM sealed, and `resources` empty. "" for a document in clear.
+  std::string sealed;
 
   const Resource* find(const std::string& address) const;
   bool operator==(const StateDocument&) const = default;
 };
 
-/// The newest format_version this build reads and writes.
-inline constexpr int kFormatVersion = 1;
+/// The newest format_version this build reads and writes: 2 is a document
+/// with encrypted values or sealed resources (engine/state/encryption.h), 1
+/// one in clear (older plinth cannot read 2, so it never takes an encrypted
+/// state for an empty one).
+inline constexpr int kFormatVersion = 2;
 
 }  // namespace plinth::state
 
@@ -96,6 +102,18 @@ class Backend {
   /// PID is not running on this host). A live holder is only removed with
   /// `force`. Returns what was done, for the user.
   virtual Result<std::string> break_lock(bool force) = 0;
+  /// Kept version `serial` exactly as stored (encrypted values stay
+  /// encrypted); NotFound when it is not kept.
+  virtual Result<StateDocument> saved_version(uint64_t serial);
+  /// Copies another state in (`plinth state migrate`): `versions` are its
+  /// kept versions, oldest first, with their saved_at and run_start, and
+  /// `current` its document, all as stored. Refused (Conflict, nothing
+  /// written) when this state holds another lineage or a serial above
+  /// current's; the same lineage at or below it is brought up to date, so
+  /// an interrupted migration can be run again. Takes the lock for the write
+  /// when it is not already held.
+  virtual Status adopt(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
+                       const StateDocument& current);
 };
 
 /// History retention, per run. A run is everything saved while one lock is

@@ -162,10 +162,10 @@ TEST_CASE("bash completion is generated from the command table", "[e2e][anywhere
   };
   CHECK(complete("plinth pl") == "plan\n");
   CHECK(complete("plinth v") == "validate version\n");
-  CHECK(complete("plinth plan --sta") == "--state\n");
+  CHECK(complete("plinth plan --sta") == "--state --state-key-file\n");
   CHECK(complete("plinth plan --ta") == "--target\n");
   CHECK(complete("plinth audit --format s") == "sarif\n");
-  CHECK(complete("plinth state r") == "restore rm\n");
+  CHECK(complete("plinth state r") == "restore rm rekey\n");
   CHECK(complete("plinth help imp") == "import\n");
   CHECK(contains(complete("plinth validate --"), "--json"));
 }

@@ -60,7 +60,7 @@ TEST_CASE("new documents get a random UUID v4 lineage and this plinth's version"
   CHECK(std::regex_match(b.lineage, uuid4));
   CHECK(a.lineage != b.lineage);
   CHECK(a.serial == 0);
-  CHECK(a.format_version == kFormatVersion);
+  CHECK(a.format_version == 1);  // 2 (kFormatVersion) only once something is encrypted
   CHECK(a.plinth_version == PLINTH_VERSION);
   CHECK(a.resources.empty());
 }
@@ -169,11 +169,11 @@ TEST_CASE("a hand-edited state file fails its checksum") {
 
 TEST_CASE("a state file from a newer plinth asks for an upgrade") {
   Json j = Json::parse(to_json_text(sample()));
-  j["format_version"] = 2;
+  j["format_version"] = 3;
   auto r = parse(j.dump(), "s.json");
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message == "state file s.json has format_version 2, but this plinth (" PLINTH_VERSION
-                             ") reads format_version 1 and older; upgrade plinth to use this state. Plinth left "
+  CHECK(r.error().message == "state file s.json has format_version 3, but this plinth (" PLINTH_VERSION
+                             ") reads format_version 2 and older; upgrade plinth to use this state. Plinth left "
                              "the file untouched.");
 }
 

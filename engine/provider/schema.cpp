@@ -35,6 +35,13 @@ std::optional<ValueType> parse_value_type(std::string_view text) {
   return std::nullopt;
 }
 
+AttributeSpec attr(std::string name, std::string description, ValueType type) {
+  return {std::move(name), false, false, std::move(description), type};
+}
+AttributeSpec force_new(std::string name, std::string description, ValueType type) {
+  return {std::move(name), true, false, std::move(description), type};
+}
+
 const AttributeSpec* ResourceType::find(const std::string& attr) const {
   auto it = std::find_if(attributes.begin(), attributes.end(), [&](const AttributeSpec& a) { return a.name == attr; });
   return it == attributes.end() ? nullptr : &*it;

@@ -32,6 +32,11 @@ struct AttributeSpec {
   bool operator==(const AttributeSpec&) const = default;
 };
 
+/// An attribute a change updates in place.
+AttributeSpec attr(std::string name, std::string description, ValueType type = ValueType::Any);
+/// An attribute a change replaces the resource for (force_new).
+AttributeSpec force_new(std::string name, std::string description, ValueType type = ValueType::Any);
+
 /// One kind of resource a provider manages ("baremetal.node").
 struct ResourceType {
   std::string type;      ///< two dot-separated words: PREFIX.KIND

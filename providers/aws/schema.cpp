@@ -15,32 +15,37 @@ ProviderSchema build_schema() {
   p.docs = "docs/providers/aws.md";
 
   std::vector<AttributeSpec> attrs = cloud::instance_attributes();
-  auto add = [&](std::string name, bool force_new, std::string description, T type) {
-    attrs.push_back({std::move(name), force_new, false, std::move(description), type});
-  };
-  add("image", true, "AMI id the instance boots (ami-...).", T::String);
-  add("instance_types", false,
-      "Instance types to fall back on, in order, when EC2 answers InsufficientInstanceCapacity (after every zone of "
-      "the one before); chooses where new instances go.",
-      T::StringList);
-  add("zones", false, "Availability zones to try, in order, for each instance type; empty: EC2 picks.", T::StringList);
-  add("subnets", false, "Subnet ids to launch into, in order (one per zone); used instead of `zones` when set.",
-      T::StringList);
-  add("security_groups", true, "Security group ids of the instance's network interfaces.", T::StringList);
-  add("iam_instance_profile", true, "IAM instance profile, by name or ARN.", T::String);
-  add("key_name", true, "EC2 key pair for SSH; empty for none.", T::String);
-  add("root_volume", true,
-      "Root EBS volume: {size_gb, type, encrypted, kms_key_id} (the encryption policies read it).", T::Object);
-  add("placement_group", true,
-      "Launch into a cluster placement group per zone that Plinth creates with the pool and deletes with its last "
-      "instance.",
-      T::Bool);
-  add("capacity", true,
-      "Target an existing capacity reservation ({reservation: cr-...}) or Capacity Block ({capacity_block: cr-...}).",
-      T::Object);
-  add("efa_interfaces", false,
-      "EFA interfaces per instance type, from the catalog (p5.48xlarge 32, p4d.24xlarge 4, ...); set by Plinth.",
-      T::Map);
+  attrs.insert(
+      attrs.end(),
+      {
+          force_new("image", "AMI id the instance boots (ami-...).", T::String),
+          attr("instance_types",
+               "Instance types to fall back on, in order, when EC2 answers InsufficientInstanceCapacity (after every "
+               "zone of the one before); chooses where new instances go.",
+               T::StringList),
+          attr("zones", "Availability zones to try, in order, for each instance type; empty: EC2 picks.",
+               T::StringList),
+          attr("subnets", "Subnet ids to launch into, in order (one per zone); used instead of `zones` when set.",
+               T::StringList),
+          force_new("security_groups", "Security group ids of the instance's network interfaces.", T::StringList),
+          force_new("iam_instance_profile", "IAM instance profile, by name or ARN.", T::String),
+          force_new("key_name", "EC2 key pair for SSH; empty for none.", T::String),
+          force_new("root_volume",
+                    "Root EBS volume: {size_gb, type, encrypted, kms_key_id} (the encryption policies read it).",
+                    T::Object),
+          force_new("placement_group",
+                    "Launch into a cluster placement group per zone that Plinth creates with the pool and deletes "
+                    "with its last instance.",
+                    T::Bool),
+          force_new("capacity",
+                    "Target an existing capacity reservation ({reservation: cr-...}) or Capacity Block "
+                    "({capacity_block: cr-...}).",
+                    T::Object),
+          attr("efa_interfaces",
+               "EFA interfaces per instance type, from the catalog (p5.48xlarge 32, p4d.24xlarge 4, ...); set by "
+               "Plinth.",
+               T::Map),
+      });
 
   ResourceType instance{"aws.instance", "aws", "One EC2 instance of an AWS burst pool (the pool's `desired` count).",
                         std::move(attrs)};

@@ -17,13 +17,6 @@ namespace plinth::baremetal {
 
 namespace {
 
-AttributeSpec attr(std::string name, std::string description, ValueType type) {
-  return {std::move(name), false, false, std::move(description), type};
-}
-AttributeSpec force_new(std::string name, std::string description, ValueType type) {
-  return {std::move(name), true, false, std::move(description), type};
-}
-
 ProviderSchema build_schema() {
   using T = ValueType;
   ProviderSchema s;

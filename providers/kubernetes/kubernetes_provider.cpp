@@ -19,11 +19,6 @@ constexpr const char* kGpuResource = "requests.nvidia.com/gpu";
 
 ProviderSchema build_schema() {
   using T = ValueType;
-  // An attribute: a change is an update in place, or (kReplace) a replacement.
-  constexpr bool kReplace = true;
-  auto attr = [](std::string name, std::string description, T type, bool replace = false) {
-    return AttributeSpec{std::move(name), replace, false, std::move(description), type};
-  };
   ProviderSchema s;
   s.name = "kubernetes";
   s.version = PLINTH_VERSION;
@@ -33,10 +28,9 @@ ProviderSchema build_schema() {
   s.docs = "docs/providers/kubernetes.md";
   const auto cluster =
       attr("cluster", "Name of the blueprint's cluster (clusters:) the resource is applied to.", T::String);
-  const auto context = attr("context",
-                            "kubeconfig context of the cluster (\"\" = current-context); another context is another "
-                            "cluster.",
-                            T::String, kReplace);
+  const auto context = force_new(
+      "context", "kubeconfig context of the cluster (\"\" = current-context); another context is another cluster.",
+      T::String);
   s.resource_types = {
       {"kubernetes.cluster",
        "kubernetes",
@@ -81,7 +75,7 @@ ProviderSchema build_schema() {
            attr("verbs", "The rules' verbs.", T::StringList),
            attr("resources", "The rules' resources; the API group is known for common kinds, else RESOURCE.GROUP.",
                 T::StringList),
-           attr("scope", "cluster: a ClusterRole and ClusterRoleBinding (absent: namespace).", T::String, kReplace),
+           force_new("scope", "cluster: a ClusterRole and ClusterRoleBinding (absent: namespace).", T::String),
        }},
   };
   s.sections = {

@@ -3,13 +3,6 @@
 namespace plinth::logical {
 namespace {
 
-AttributeSpec attr(std::string name, std::string description, ValueType type = ValueType::Any) {
-  return {std::move(name), false, false, std::move(description), type};
-}
-AttributeSpec force_new(std::string name, std::string description, ValueType type = ValueType::Any) {
-  return {std::move(name), true, false, std::move(description), type};
-}
-
 ProviderSchema build() {
   using T = ValueType;
   ProviderSchema s;

@@ -19,6 +19,7 @@
 #include "providers/gcp/jwt.h"
 #include "providers/gcp/service_account.h"
 #include "tests/emulators/common/connection.h"
+#include "tests/emulators/common/listen.h"
 #include "tests/emulators/common/tls.h"
 #include "tests/emulators/gcp/catalog.h"
 #include "tests/emulators/gcp/compute.h"
@@ -212,7 +213,7 @@ int main(int argc, char** argv) {
   svr->set_keep_alive_timeout(2);
   svr->set_tcp_nodelay(true);
   svr->set_payload_max_length(8 * 1024 * 1024);
-  int port = o.port == 0 ? svr->bind_to_any_port(o.host) : (svr->bind_to_port(o.host, o.port) ? o.port : -1);
+  int port = plinth::emulator::bind_server(*svr, o.host, o.port);
   if (port <= 0) {
     std::cerr << "gcp-emulator: cannot listen on " << o.host << ":" << o.port
               << " (in use? pick another --port, or 0 for a free one)\n";

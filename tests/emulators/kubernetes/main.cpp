@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "tests/emulators/common/connection.h"
+#include "tests/emulators/common/listen.h"
 #include "tests/emulators/common/tls.h"
 #include "tests/emulators/kubernetes/options.h"
 #include "tests/emulators/kubernetes/server.h"
@@ -400,7 +401,7 @@ int main(int argc, char** argv) {
   svr->set_keep_alive_max_count(1000);
   svr->set_keep_alive_timeout(5);
   svr->set_tcp_nodelay(true);
-  int port = o.port == 0 ? svr->bind_to_any_port(o.host) : (svr->bind_to_port(o.host, o.port) ? o.port : -1);
+  int port = plinth::emulator::bind_server(*svr, o.host, o.port);
   if (port <= 0) {
     std::cerr << "kube-apiserver-emulator: cannot listen on " << o.host << ":" << o.port
               << " (in use? pick another --port, or 0 for a free one)\n";

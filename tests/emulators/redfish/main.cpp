@@ -22,6 +22,7 @@
 #include "tests/emulators/redfish/options.h"
 #include "tests/emulators/redfish/service.h"
 #include "tests/emulators/common/connection.h"
+#include "tests/emulators/common/listen.h"
 #include "tests/emulators/common/tls.h"
 
 namespace re = plinth::redfish_emulator;
@@ -50,12 +51,17 @@ class RequestLog {
   void write(std::optional<int> bmc, const std::string& method, const std::string& path, std::optional<int> status,
              const std::string& fault, std::chrono::steady_clock::duration took, const std::string& query = "") {
     if (!out_.is_open()) return;
-    auto now = std::chrono::system_clock::now();
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-    std::string t = re::now_iso();
-    char frac[8];
-    std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(ms));
-    t = t.substr(0, t.size() - 1) + frac;
+    // One clock reading for the seconds and the milliseconds (two readings
+    // printed 13:15:40.000 for a request after 13:15:40.999).
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::system_clock::now().time_since_epoch()).count();
+    std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+    std::string t = buf;
     re::json line = {{"time", t},
                      {"bmc", bmc ? re::json(*bmc) : re::json(nullptr)},
                      {"method", method},
@@ -264,11 +270,7 @@ int main(int argc, char** argv) {
     svr->set_keep_alive_timeout(2);
     svr->set_tcp_nodelay(true);
     int want = o.port_base ? (*o.port_base == 0 ? 0 : *o.port_base + l) : o.port;
-    int port = want;
-    if (want == 0)
-      port = svr->bind_to_any_port(o.host);
-    else if (!svr->bind_to_port(o.host, want))
-      port = -1;
+    int port = plinth::emulator::bind_server(*svr, o.host, want);
     if (port <= 0) {
       std::cerr << "redfish-emulator: cannot listen on " << o.host << ":" << want
                 << " (in use? pick another --port/--port-base, or 0 for a free one)\n";

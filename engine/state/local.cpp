@@ -174,7 +174,14 @@ class LocalBackend final : public Backend {
         return Error::fatal("cannot lock " + lock_path_ + ": " + std::strerror(e));
       auto now = steady_clock::now();
       if (now >= deadline) {
-        std::string who = holder_text(read_lock_info(lock_path_), lock_path_);
+        // The holder writes its details just after it takes the lock; a
+        // refusal in between would name nobody, so give it a moment.
+        auto holder = read_lock_info(lock_path_);
+        for (int i = 0; !holder && i < 50; ++i) {
+          std::this_thread::sleep_for(milliseconds(10));
+          holder = read_lock_info(lock_path_);
+        }
+        std::string who = holder_text(holder, lock_path_);
         return lock_held_error(path_, who, timeout);
       }
       std::this_thread::sleep_for(std::min<steady_clock::duration>(milliseconds(100), deadline - now));

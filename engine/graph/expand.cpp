@@ -404,6 +404,9 @@ class Expander {
                               " node(s); give one endpoint per node or one template containing {index}");
       a["bmc_credentials"] = p.bmc->credentials;
       a["bmc_ca_bundle"] = p.bmc->ca_bundle;
+      // A provisioned server runs; refresh reads its power state into this
+      // attribute, so a server found off shows as drift.
+      a["power"] = "On";
     }
     for (const auto& [k, v] : p.settings.items())
       if (!a.contains(k)) a[k] = v;

@@ -260,9 +260,12 @@ TEST_CASE("import adopts an existing server after reading it through its provide
   REQUIRE(doc.ok());
   CHECK(doc->find("baremetal.node.gpu[1]")->computed.contains("serial_number"));
 
-  // The next plan creates only what is not there yet.
+  // The next plan creates only what is not there yet; the imported server
+  // is Off, and a node of the blueprint runs, so it is powered on in place.
   auto plan = run_plinth({"plan", "bp.yaml"}, dir.path(), kBmcEnv);
-  CHECK(contains(plan.out, "Plan: 2 to create, 0 to update, 0 to replace, 0 to destroy."));
+  INFO(plan.out << plan.err);
+  CHECK(contains(plan.out, "Plan: 2 to create, 1 to update, 0 to replace, 0 to destroy."));
+  CHECK(contains(plan.out, "~ baremetal.node.gpu[1] (update in place)\n      power: \"Off\" -> \"On\"\n"));
   CHECK_FALSE(contains(plan.out, "baremetal.node.gpu[1] (create)"));
 
   auto again = run_plinth({"import", "baremetal.node.gpu[1]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv);

@@ -40,7 +40,9 @@ milliseconds since(Clock::time_point t) { return std::chrono::duration_cast<mill
 /// Writes the state after each completed operation, one writer at a time.
 class Journal {
  public:
-  Journal(state::StateDocument doc, state::Backend& backend) : doc_(std::move(doc)), backend_(backend) {
+  Journal(state::StateDocument doc, state::Backend& backend, std::shared_ptr<state::Backend> fallback)
+      : doc_(std::move(doc)), backend_(backend), fallback_(std::move(fallback)) {
+    if (fallback_) last_saved_ = doc_;
     for (auto& r : doc_.resources) by_address_[r.address] = std::move(r);
     for (auto& r : doc_.deposed) deposed_[r.address] = std::move(r);
     doc_.resources.clear();
@@ -77,14 +79,40 @@ class Journal {
     next.resources.reserve(by_address_.size());
     for (const auto& [_, res] : by_address_) next.resources.push_back(res);
     for (const auto& [_, res] : deposed_) next.deposed.push_back(res);
+    if (local_) return save_locally(next);
     Status st = backend_.save(next);
     if (!st) {
       error_ = "state " + backend_.describe() + ": " + st.error().message;
+      if (!fallback_) {
+        closed_ = true;
+        return false;
+      }
+      // The operation completed: keep it in the local journal (the state as
+      // last saved first, so the journal says where it continues from).
+      local_ = true;
+      if (Status base = fallback_->save(last_saved_); !base) {
+        error_ += "; the local journal " + fallback_->describe() + " could not be written either: " +
+                  base.error().message;
+        closed_ = true;
+        return false;
+      }
+      return save_locally(next);
+    }
+    doc_.serial = next.serial;
+    ++saves_;
+    if (fallback_) last_saved_ = std::move(next);
+    return true;
+  }
+
+  bool save_locally(const state::StateDocument& next) {
+    if (Status st = fallback_->save(next); !st) {
+      error_ += "; the local journal " + fallback_->describe() + " could not be written either: " +
+                st.error().message;
       closed_ = true;
       return false;
     }
     doc_.serial = next.serial;
-    ++saves_;
+    ++local_records_;
     return true;
   }
 
@@ -98,6 +126,10 @@ class Journal {
     report.journal_error = error_;
     report.final_serial = doc_.serial;
     report.saves = saves_;
+    if (local_) {
+      report.fallback_journal = fallback_->describe();
+      report.fallback_records = local_records_;
+    }
   }
 
  private:
@@ -106,6 +138,10 @@ class Journal {
   std::map<std::string, Resource> by_address_;
   std::map<std::string, Resource> deposed_;  ///< by the address the object had
   state::Backend& backend_;
+  std::shared_ptr<state::Backend> fallback_;
+  state::StateDocument last_saved_;  ///< kept only with a fallback
+  bool local_ = false;               ///< the backend failed: writing to fallback_
+  size_t local_records_ = 0;
   bool closed_ = false;
   std::string error_;
   size_t saves_ = 0;
@@ -123,7 +159,7 @@ struct Node {
 /// every worker (they are all joined).
 struct Shared {
   Shared(state::StateDocument doc, state::Backend& backend, ProviderLookup lookup, Options opts)
-      : journal(std::move(doc), backend), providers(std::move(lookup)), options(std::move(opts)) {}
+      : journal(std::move(doc), backend, opts.fallback), providers(std::move(lookup)), options(std::move(opts)) {}
 
   std::mutex mu;
   std::condition_variable cv;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,12 @@ struct Options {
   /// Called from worker threads, one call at a time (serialized).
   std::function<void(const Event&)> on_event;
   uint64_t seed = 0;  ///< jitter seed; 0 = random
+  /// Where completed operations are journaled once a write to the state
+  /// backend fails (a PostgreSQL server that stopped): the state as last
+  /// saved, then every operation that completes after, each as a new
+  /// version. The apply still starts nothing new. Null: no fallback, the
+  /// apply stops with the failed write (docs/state.md, "Local journal").
+  std::shared_ptr<state::Backend> fallback;
 };
 
 enum class OutcomeStatus {
@@ -84,6 +91,10 @@ struct Report {
   std::string journal_error;      ///< set when a state write failed (the apply stopped)
   uint64_t final_serial = 0;      ///< serial of the last state written
   size_t saves = 0;               ///< state writes made
+  /// Set when the fallback journal was used: its describe() ("local file
+  /// PATH"), and the operations it holds beyond the last saved state.
+  std::string fallback_journal;
+  size_t fallback_records = 0;
   size_t count(OutcomeStatus s) const;
   /// Everything succeeded and every state write worked.
   bool ok() const { return journal_error.empty() && count(OutcomeStatus::Succeeded) == outcomes.size(); }

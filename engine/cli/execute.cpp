@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <csignal>
+#include <filesystem>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "engine/cli/policy_gate.h"
 #include "engine/core/strings.h"
 #include "engine/plan/format.h"
+#include "engine/state/journal.h"
 #include "engine/provider/registry.h"
 
 namespace plinth::cli {
@@ -276,6 +278,19 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
   opts.limits = providers.limits();
   opts.cancel = &g_cancel;
   opts.on_event = [&](const apply::Event& e) { progress.on_event(e); };
+  // A PostgreSQL state can go away mid-apply (server stopped, network
+  // lost): what completes after that is kept in a local journal that the
+  // next run (or plinth state push-journal) writes into the state.
+  std::string journal_dir;
+  if (state::is_postgres_location(st.location)) {
+    const std::string jp = state::journal_path(st.location);
+    journal_dir = std::filesystem::path(jp).parent_path().string();
+    std::error_code ec;
+    std::filesystem::create_directories(journal_dir, ec);
+    std::filesystem::permissions(journal_dir, std::filesystem::perms::owner_all, ec);
+    auto fb = open_state_backend(args, jp);  // encrypted as the state is
+    if (fb) opts.fallback = std::shared_ptr<state::Backend>(std::move(*fb));
+  }
 
   apply::Report report;
   {
@@ -301,6 +316,10 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
     watcher.join();
   }
   progress.finish();
+  if (!journal_dir.empty() && report.fallback_journal.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(journal_dir, ec);  // only when empty: never anyone's journal
+  }
 
   // Summary.
   using apply::OutcomeStatus;
@@ -331,7 +350,15 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
                      safe_text(o.error).c_str());
   }
   std::fflush(io.out);
-  if (!report.journal_error.empty())
+  if (!report.journal_error.empty() && !report.fallback_journal.empty())
+    std::fprintf(io.err,
+                 "plinth %s: %s; stopped: started no new operation. The %zu operation(s) that completed after that are "
+                 "kept in the %s (serial %llu). When the state is reachable again, the next plan or apply from this "
+                 "directory writes them into it, or run: plinth state push-journal --state %s\n",
+                 command.c_str(), report.journal_error.c_str(), report.fallback_records,
+                 report.fallback_journal.c_str(), static_cast<unsigned long long>(report.final_serial),
+                 st.path.c_str());
+  else if (!report.journal_error.empty())
     std::fprintf(io.err, "plinth %s: %s; stopped. Completed operations up to serial %llu are recorded.\n",
                  command.c_str(), report.journal_error.c_str(), static_cast<unsigned long long>(report.final_serial));
   if (report.cancelled)

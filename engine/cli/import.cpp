@@ -55,6 +55,7 @@ int run_import(const Args& args, Io& io) {
   // 2. state, locked for the whole import
   auto session = open_state(rest, "plinth import");
   if (!session) return fail(io, "import", session.error().message);
+  if (!session->notice.empty()) std::fprintf(io.err, "%s\n", session->notice.c_str());
   if (session->doc.find(address))
     return fail(io, "import", address + " is already in state " + session->path +
                                   "; to adopt another one, first forget it: plinth state rm '" + address + "'");

@@ -4,6 +4,7 @@
 #include "engine/plan/target.h"
 #include "engine/provider/registry.h"
 #include "engine/state/encryption.h"
+#include "engine/state/journal.h"
 
 namespace plinth::cli {
 
@@ -47,6 +48,7 @@ Result<std::unique_ptr<state::Backend>> open_state_backend(const Args& args, con
 Result<StateSession> open_state(const Args& args, const std::string& operation) {
   StateSession s;
   const std::string location = state::resolve_state_path(args.get("state"), args.positional);
+  s.location = location;
   s.path = state::redact_location(location);
   // Backend messages usually name the state already ("state P is locked
   // by ..."); say it once.
@@ -67,6 +69,17 @@ Result<StateSession> open_state(const Args& args, const std::string& operation) 
       return fail(m);
     }
     s.lock.emplace(std::move(*guard));
+    // An apply that lost its state backend left the operations it completed
+    // in a local journal: they go into the state before anything else.
+    if (const std::string jp = state::journal_path(location); state::journal_exists(jp)) {
+      auto journal = open_state_backend(args, jp);
+      if (!journal) return fail(journal.error().message);
+      auto pushed = state::push_journal(**journal, jp, *s.backend);
+      if (!pushed)
+        return fail(pushed.error().message + " (" + operation + " stopped before changing anything; plinth state "
+                    "push-journal retries)");
+      s.notice = "plinth: " + *pushed;
+    }
   }
   auto doc = s.backend->load();
   if (!doc) return fail(doc.error().message);
@@ -205,6 +218,7 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
     fail(io, command, session.error().message);
     return std::nullopt;
   }
+  if (!session->notice.empty()) std::fprintf(io.err, "%s\n", session->notice.c_str());
 
   // 4. refresh (servers the blueprint declares are checked against it below)
   std::vector<Resource> inventory;

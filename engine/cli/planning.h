@@ -19,11 +19,15 @@ namespace plinth::cli {
 
 /// A state backend locked for one command, and what it held.
 struct StateSession {
-  std::string path;
+  std::string location;  ///< as given (--state, PLINTH_STATE, the default); may hold a password
+  std::string path;      ///< location as shown (redacted)
   std::unique_ptr<state::Backend> backend;
   std::optional<state::LockGuard> lock;  ///< declared after backend: unlocks first
   state::StateDocument doc;              ///< empty (serial 0, no lineage) when there is no state yet
   bool existed = false;
+  /// What opening did that the user should hear of (a local journal written
+  /// into the state); "" when nothing. Printed to stderr by the command.
+  std::string notice;
 };
 
 /// The state backend for `location` (--state, PLINTH_STATE) with encryption

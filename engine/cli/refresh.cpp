@@ -8,6 +8,7 @@ namespace {
 int run_refresh(const Args& args, Io& io) {
   auto session = open_state(args, "plinth refresh");
   if (!session) return fail(io, "refresh", session.error().message);
+  if (!session->notice.empty()) std::fprintf(io.err, "%s\n", session->notice.c_str());
   if (!session->existed) {
     std::fprintf(io.out, "No state at %s: nothing to refresh.\n", session->path.c_str());
     return kExitSuccess;

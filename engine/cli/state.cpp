@@ -11,13 +11,14 @@
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
 #include "engine/state/encryption.h"
+#include "engine/state/journal.h"
 #include "engine/state/state.h"
 
 namespace plinth::cli {
 namespace {
 
 const std::vector<std::string> kSubcommands = {"list", "show", "history", "restore", "unlock", "rm", "mv", "rekey",
-                                               "migrate"};
+                                               "migrate", "push-journal"};
 
 /// Loads the state at `path`; nullopt (after printing why) when it is
 /// missing and `required`, or damaged.
@@ -292,6 +293,28 @@ int rekey(const Args& args, Io& io, const std::string& location, const std::stri
   return kExitSuccess;
 }
 
+/// state push-journal [JOURNAL]: writes the local journal an apply kept when
+/// the state could not be written (state::journal_path by default) into it.
+int push_journal(const Args& args, Io& io, state::Backend& backend, const std::string& location,
+                 const std::string& given) {
+  const std::string jp = given.empty() ? state::journal_path(location) : given;
+  if (!state::journal_exists(jp))
+    return fail(io, "state",
+                "no local journal at " + jp + " (an apply keeps one only when the state could not be written; " +
+                    "pass the path it printed: plinth state push-journal JOURNAL --state " +
+                    state::redact_location(location) + ")");
+  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+  if (!timeout) return fail(io, "state", timeout.error().message);
+  auto guard = state::LockGuard::acquire(backend, "plinth state push-journal", *timeout);
+  if (!guard) return fail(io, "state", guard.error().message);
+  auto journal = open_state_backend(args, jp);  // encrypted as the state is
+  if (!journal) return fail(io, "state", journal.error().message);
+  auto r = state::push_journal(**journal, jp, backend);
+  if (!r) return fail(io, "state", r.error().message);
+  std::fprintf(io.out, "%s\n", r->c_str());
+  return kExitSuccess;
+}
+
 int run_state(const Args& args, Io& io) {
   if (args.positional.empty())
     return fail(io, "state", "missing subcommand; use one of: " + join(kSubcommands, ", ") +
@@ -301,11 +324,12 @@ int run_state(const Args& args, Io& io) {
   if (std::find(kSubcommands.begin(), kSubcommands.end(), sub) == kSubcommands.end())
     return fail(io, "state", "unknown subcommand '" + sub + "'; " + did_you_mean(sub, kSubcommands));
   const size_t want = sub == "show" || sub == "restore" || sub == "rm" ? 1 : sub == "mv" ? 2 : 0;
-  if (rest.size() < want || (rest.size() > want && sub != "rm")) {
+  if (rest.size() < want || (rest.size() > want && sub != "rm" && !(sub == "push-journal" && rest.size() == 1))) {
     std::string usage = sub == "show"      ? "plinth state show ADDRESS"
                         : sub == "restore" ? "plinth state restore SERIAL"
                         : sub == "rm"      ? "plinth state rm ADDRESS..."
                         : sub == "mv"      ? "plinth state mv SOURCE DESTINATION"
+                        : sub == "push-journal" ? "plinth state push-journal [JOURNAL]"
                                            : "plinth state " + sub;
     return fail(io, "state", (rest.size() < want ? "missing argument" : "unexpected argument '" + rest[want] + "'") +
                                  "; usage: " + usage + " [--state FILE]");
@@ -330,6 +354,7 @@ int run_state(const Args& args, Io& io) {
   }
   if (sub == "history") return history(*backend, path, io);
   if (sub == "migrate") return migrate(args, io, location, path);
+  if (sub == "push-journal") return push_journal(args, io, *backend, location, rest.empty() ? "" : rest[0]);
   if (sub == "rekey") return rekey(args, io, location, path);
   if (sub == "rm")
     return edit_state(args, io, *backend, path, "rm",
@@ -362,7 +387,7 @@ int run_state(const Args& args, Io& io) {
 const Register reg({
     "state",
     "plinth state list|show ADDRESS|history|restore SERIAL|unlock|rm ADDRESS...|mv SOURCE DESTINATION|rekey|migrate "
-    "--to LOCATION [flags]",
+    "--to LOCATION|push-journal [JOURNAL] [flags]",
     "Inspect the state, list or restore its saved versions, forget or rename resources, remove a stale lock.",
     "  list             every resource address in the state, sorted, one per line\n"
     "  show ADDRESS     one resource: where it is declared, its attributes and the values\n"
@@ -382,13 +407,17 @@ const Register reg({
     "                   $PLINTH_STATE_KEY)\n"
     "  migrate --to LOCATION  copy the state with its lineage, serial and kept versions to\n"
     "                   a PostgreSQL URL or a file; refuses a target holding another lineage\n"
+    "  push-journal [JOURNAL]  write the local journal an apply kept when the state (a\n"
+    "                   PostgreSQL server) went away mid-apply into the state, then remove it;\n"
+    "                   refuses when the state changed since (the next plan or apply from the\n"
+    "                   same directory does this too)\n"
     "rm and mv take the lock, save a new serial (the old one stays restorable) and accept\n"
     "--dry-run.\n\n"
     "The state file is --state, else $PLINTH_STATE, else plinth.state.json in the current\n"
     "directory. Format, locking and recovery are described in docs/state.md.",
     {
         {"state", "FILE", "State file (default: $PLINTH_STATE, else plinth.state.json)."},
-        {"lock-timeout", "D", "restore, rm, mv: how long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
+        {"lock-timeout", "D", "restore, rm, mv, push-journal: how long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
         {"force", "", "unlock: remove the lock even if its holder still runs."},
         {"dry-run", "", "rm, mv: print what would change and write nothing."},
         state_key_flag(),

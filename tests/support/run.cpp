@@ -25,7 +25,10 @@ std::string plinth_binary() {
 RunResult run_program(const std::vector<std::string>& argv, const std::string& cwd,
                       const std::map<std::string, std::string>& env, const std::string& stdin_text) {
   int out_pipe[2], err_pipe[2], in_pipe[2];
-  if (pipe(out_pipe) || pipe(err_pipe) || pipe(in_pipe)) throw std::runtime_error("pipe failed");
+  // Close-on-exec: the program gets only its copies at 0, 1 and 2, so a
+  // daemon it starts (a PostgreSQL server) cannot hold our pipes open.
+  if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC) || pipe2(in_pipe, O_CLOEXEC))
+    throw std::runtime_error("pipe failed");
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {

@@ -1,0 +1,117 @@
+// The local journal an apply keeps when its state backend fails
+// (engine/state/journal.h): pushed only onto the state it continues.
+#include "engine/state/journal.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+
+#include "tests/support/run.h"
+
+using namespace plinth;
+using namespace plinth::state;
+namespace fs = std::filesystem;
+
+namespace {
+
+Resource vlan(const std::string& name, int id) {
+  Resource r;
+  r.type = "net.vlan";
+  r.name = name;
+  r.address = make_address(r.type, r.name);
+  r.provider = "plinth";
+  r.attributes = Json{{"id", id}};
+  return r;
+}
+
+/// A state at serial 3 and the journal an apply would have left from it:
+/// the state as last saved, then two operations.
+struct Setup {
+  test::TempDir dir;
+  std::string state_path = dir.path() + "/plinth.state.json";
+  std::string journal = dir.path() + "/j/x.state.json";
+  StateDocument base;
+  StateDocument last;
+  Setup() {
+    fs::create_directories(dir.path() + "/j");
+    base = new_document();
+    base.serial = 3;
+    base.resources = {vlan("a", 1)};
+    REQUIRE(open_local(state_path)->save(base).ok());
+    auto j = open_local(journal);
+    REQUIRE(j->save(base).ok());
+    last = base;
+    last.serial = 4;
+    last.resources.push_back(vlan("b", 2));
+    REQUIRE(j->save(last).ok());
+    last.serial = 5;
+    last.resources.push_back(vlan("c", 3));
+    REQUIRE(j->save(last).ok());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("journal: the path is per state location and leaves the password out") {
+  ::unsetenv("PLINTH_JOURNAL_DIR");
+  const std::string a = journal_path("postgres://u:secret@db/plinth?workspace=x");
+  CHECK(a.rfind(".plinth-journal/", 0) == 0);
+  CHECK(a.ends_with(".state.json"));
+  CHECK(a == journal_path("postgres://u:other@db/plinth?workspace=x"));
+  CHECK(a != journal_path("postgres://u:secret@db/plinth?workspace=y"));
+  CHECK(a.find("secret") == std::string::npos);
+  ::setenv("PLINTH_JOURNAL_DIR", "/var/tmp/j", 1);
+  CHECK(journal_path("postgres://db/p").rfind("/var/tmp/j/", 0) == 0);
+  ::unsetenv("PLINTH_JOURNAL_DIR");
+}
+
+TEST_CASE("journal: pushed onto the state it continues, then removed") {
+  Setup s;
+  auto target = open_local(s.state_path);
+  auto r = push_journal(*open_local(s.journal), s.journal, *target);
+  REQUIRE(r.ok());
+  CHECK(*r == "wrote the local journal " + s.journal + " (2 operation(s) completed after the state could not be "
+                                                       "written; serial 3 -> 5) to state local file " +
+                  s.state_path + " and removed it");
+  auto doc = target->load();
+  REQUIRE(doc.ok());
+  CHECK((**doc).serial == 5);
+  CHECK((**doc).resources.size() == 3);
+  CHECK_FALSE(journal_exists(s.journal));
+  CHECK_FALSE(fs::exists(s.journal + ".d"));
+}
+
+TEST_CASE("journal: refused when the state moved on or is another lineage, and kept for the user") {
+  Setup s;
+  SECTION("another run saved since") {
+    StateDocument other = s.base;
+    other.serial = 4;
+    other.resources = {vlan("z", 9)};
+    REQUIRE(open_local(s.state_path)->save(other).ok());
+    auto r = push_journal(*open_local(s.journal), s.journal, *open_local(s.state_path));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind == Error::Kind::Conflict);
+    CHECK(r.error().message.find("is at serial 4, but the local journal " + s.journal +
+                                 " continues serial 3: another run changed the state since") != std::string::npos);
+  }
+  SECTION("another lineage") {
+    fs::remove(s.state_path);
+    fs::remove_all(s.state_path + ".d");
+    StateDocument other = new_document();
+    other.serial = 3;
+    REQUIRE(open_local(s.state_path)->save(other).ok());
+    auto r = push_journal(*open_local(s.journal), s.journal, *open_local(s.state_path));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("it belongs to another state") != std::string::npos);
+  }
+  CHECK(journal_exists(s.journal));
+}
+
+TEST_CASE("journal: one the state already holds is only removed") {
+  Setup s;
+  REQUIRE(open_local(s.state_path)->save(s.last).ok());
+  auto r = push_journal(*open_local(s.journal), s.journal, *open_local(s.state_path));
+  REQUIRE(r.ok());
+  CHECK(r->find("already holds the local journal") != std::string::npos);
+  CHECK_FALSE(journal_exists(s.journal));
+}

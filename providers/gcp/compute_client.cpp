@@ -116,19 +116,16 @@ std::chrono::milliseconds ComputeClient::take() {
   return std::chrono::milliseconds(static_cast<long long>(-tokens_ / settings_.requests_per_second * 1000.0) + 1);
 }
 
-Result<std::string> ComputeClient::token(Call& call, bool refresh) {
+Result<std::string> ComputeClient::token(Call& call, const std::string& stale) {
   const CredentialSource& cs = settings_.credentials;
-  if (!cs.key) {
-    if (refresh)  // a fixed token cannot be renewed here
-      return Error::fatal("the Compute API refused " + cs.who +
-                          " (expired or revoked); set GOOGLE_OAUTH_ACCESS_TOKEN to a fresh token (`gcloud auth "
-                          "print-access-token`) or use GOOGLE_APPLICATION_CREDENTIALS");
-    return cs.access_token;
-  }
+  if (!cs.key) return cs.access_token;  // a fixed token: nothing to refresh
   std::lock_guard<std::mutex> lock(token_mu_);
   if (token_refused_) return *token_refused_;
   const auto now = std::chrono::system_clock::now();
-  if (token_ && !refresh) {
+  // After a 401 only the token that was refused is replaced: threads that
+  // met the same 401 get the one the first of them fetched.
+  const bool refused = token_ && !stale.empty() && token_->access_token == stale;
+  if (token_ && !refused) {
     const auto margin = std::min(std::chrono::seconds(300), token_->expires_in / 4);
     if (!token_->expires_within(margin, now)) return token_->access_token;
   }
@@ -174,7 +171,7 @@ std::variant<Json, ApiFailure> ComputeClient::send(const std::string& method, co
                                "waiting for the client-side Compute API rate limit");
           !st)
         return ApiFailure{"", "", st.error(), nullptr};
-    auto tok = token(call, false);
+    auto tok = token(call, "");
     if (!tok) return ApiFailure{"", "", tok.error(), nullptr};
     net::Request r;
     r.method = method;
@@ -208,18 +205,26 @@ std::variant<Json, ApiFailure> ComputeClient::send(const std::string& method, co
     std::string reason, message = str(e, "message");
     if (e.contains("errors") && e["errors"].is_array() && !e["errors"].empty()) reason = str(e["errors"][0], "reason");
     if (message.empty()) message = "HTTP " + std::to_string(resp->status) + " without a Google error answer";
-    if (resp->status == 401 && !refreshed) {
+    if (resp->status == 401 && !refreshed && settings_.credentials.key) {
       // The token expired or was revoked: one fresh token, then the call again.
       refreshed = true;
-      auto fresh = token(call, true);
+      auto fresh = token(call, *tok);
       if (!fresh) return ApiFailure{"HTTP401", reason, fresh.error(), nullptr};
       continue;
     }
+    if (resp->status == 401)
+      message += where + "; " + settings_.credentials.who +
+                 (settings_.credentials.key
+                      ? " got a fresh token and it was refused too: check the account and its key"
+                      : " was refused (expired or revoked?): set GOOGLE_OAUTH_ACCESS_TOKEN to a fresh token (`gcloud "
+                        "auth print-access-token`), or use GOOGLE_APPLICATION_CREDENTIALS");
     ApiFailure f;
     f.code = "HTTP" + std::to_string(resp->status);
     f.reason = reason;
     f.error = {kind_of_http(resp->status, reason),
-               "HTTP " + std::to_string(resp->status) + " " + (reason.empty() ? "" : reason + ": ") + message + where, 0};
+               "HTTP " + std::to_string(resp->status) + " " + (reason.empty() ? "" : reason + ": ") + message +
+                   (resp->status == 401 ? "" : where),
+               0};
     if (f.error.kind == Error::Kind::Throttled) f.error.retry_after_ms = net::parse_retry_after_ms(resp->header("Retry-After"));
     if (f.error.retryable() && call.retry(f.error)) continue;
     return f;

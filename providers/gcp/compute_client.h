@@ -102,8 +102,9 @@ class ComputeClient {
   const std::string& root() const { return settings_.root; }
 
  private:
-  /// The cached token, or a new one from the token endpoint.
-  Result<std::string> token(Call& call, bool refresh);
+  /// The cached token, or a new one from the token endpoint when there is
+  /// none, it is about to expire, or it is `stale` (refused with a 401).
+  Result<std::string> token(Call& call, const std::string& stale);
   std::chrono::milliseconds take();
 
   net::Client& http_;

@@ -618,3 +618,24 @@ TEST_CASE("gcp: secrets never reach the plan file, the state or the output", "[e
   CHECK(seen.find(token) == std::string::npos);
   CHECK(seen.find("ya29.") == std::string::npos);
 }
+
+TEST_CASE("gcp: the example blueprint of README and docs/providers/gcp.md applies against the emulator",
+          "[e2e][gcp]") {
+  Gce gce;
+  TempDir dir;
+  const std::string bp = dir.write("gcp-burst.yaml", slurp(source_dir() + "/blueprints/examples/gcp-burst.yaml"));
+  const std::string st = dir.path() + "/plinth.state.json";
+  auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve"}, dir.path(), env_for(gce));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  auto active = gce.active();
+  REQUIRE(active.size() == 2);
+  for (const auto& i : active) {
+    CHECK(i["scheduling"]["provisioningModel"] == "SPOT");
+    CHECK(i["labels"]["team"] == "research");
+    CHECK(i["disks"][0]["diskSizeGb"] == "500");
+  }
+  CHECK(by_zone(active) == std::map<std::string, int>{{"us-central1-a", 1}, {"us-central1-b", 1}});
+  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, dir.path(), env_for(gce));
+  CHECK(again.exit_code == 0);
+}

@@ -639,3 +639,24 @@ TEST_CASE("gcp: the example blueprint of README and docs/providers/gcp.md applie
   auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, dir.path(), env_for(gce));
   CHECK(again.exit_code == 0);
 }
+
+TEST_CASE("gcp: changing only where new instances may go, or the labels, updates the pool in place with setLabels",
+          "[e2e][gcp]") {
+  Gce gce;
+  Workspace ws(gce);
+  ws.applied(pool_of(2, "    zones: [us-central1-a]\n"));
+  Pool wider = pool_of(2, "    zones: [us-central1-a, us-central1-b]\n    machine_types: [a3-highgpu-8g, a3-megagpu-8g]\n"
+                          "    labels: {team: vision}\n");
+  auto p = ws.plan(wider);
+  INFO(p.out << p.err);
+  CHECK(p.out.find("~ gcp.instance.gpu[0] (update in place)") != std::string::npos);
+  CHECK(p.out.find("0 to create, 2 to update, 0 to replace, 0 to destroy") != std::string::npos);
+  ws.applied(wider);
+  CHECK(gce.count("compute.instances.setLabels", "200") == 2);  // the new labels, nothing inserted
+  CHECK(gce.count("compute.instances.insert") == 2);
+  for (const auto& i : gce.active()) {
+    CHECK(i["labels"]["team"] == "vision");
+    CHECK(i["labels"]["plinth-lineage"] == ws.doc().lineage);
+  }
+  CHECK(ws.plan(wider).exit_code == 0);
+}

@@ -84,7 +84,8 @@ ApiFailure operation_failure(const Json& op, const std::string& where) {
   Error::Kind kind = capacity ? Error::Kind::Conflict : Error::Kind::Fatal;
   if (!capacity && (f.code == "INTERNAL_ERROR" || (http >= 500 && http != 503))) kind = Error::Kind::Retryable;
   if (!capacity && f.code == "RESOURCE_ALREADY_EXISTS") kind = Error::Kind::Conflict;
-  f.error = {kind, f.code + ": " + message + detail_note(f.code, f.details) + where + " [operation " + str(op, "name") + "]",
+  f.error = {kind,
+             f.code + ": " + message + detail_note(f.code, f.details) + where + " [operation " + str(op, "name") + "]",
              0};
   return f;
 }
@@ -140,9 +141,9 @@ Result<std::string> ComputeClient::token(Call& call, const std::string& stale) {
     r.deadline = call.deadline();
     r.cancel = cancel_;
     auto resp = http_.send(r);
-    Result<AccessToken> t = resp ? parse_token_response(resp->status, resp->body, cs.token_uri, cs.who,
-                                                        std::chrono::system_clock::now())
-                                 : Result<AccessToken>(resp.error());
+    Result<AccessToken> t =
+        resp ? parse_token_response(resp->status, resp->body, cs.token_uri, cs.who, std::chrono::system_clock::now())
+             : Result<AccessToken>(resp.error());
     if (t) {
       token_ = *t;
       call.progress();
@@ -225,7 +226,8 @@ std::variant<Json, ApiFailure> ComputeClient::send(const std::string& method, co
                "HTTP " + std::to_string(resp->status) + " " + (reason.empty() ? "" : reason + ": ") + message +
                    (resp->status == 401 ? "" : where),
                0};
-    if (f.error.kind == Error::Kind::Throttled) f.error.retry_after_ms = net::parse_retry_after_ms(resp->header("Retry-After"));
+    if (f.error.kind == Error::Kind::Throttled)
+      f.error.retry_after_ms = net::parse_retry_after_ms(resp->header("Retry-After"));
     if (f.error.retryable() && call.retry(f.error)) continue;
     return f;
   }

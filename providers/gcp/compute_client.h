@@ -71,8 +71,8 @@ struct ClientSettings {
   CredentialSource credentials;
   double requests_per_second = 20;  ///< client-side bucket over every Compute call of the project
   double burst = 50;
-  int poll_ms = 1000;      ///< first interval between zoneOperations.get polls
-  int max_poll_ms = 10000; ///< the interval doubles up to this
+  int poll_ms = 1000;       ///< first interval between zoneOperations.get polls
+  int max_poll_ms = 10000;  ///< the interval doubles up to this
 };
 
 /// Sends Compute API calls. Thread-safe.

@@ -69,8 +69,8 @@ Json observed(const Json& i) {
             {"zone", last_segment(str(i, "zone"))},
             {"status", str(i, "status")},
             {"provisioning_model", scheduling.value("provisioningModel", "STANDARD")}};
-  for (auto [from, to] : {std::pair<const char*, const char*>{"selfLink", "self_link"},
-                          {"creationTimestamp", "creation_timestamp"}})
+  for (auto [from, to] :
+       {std::pair<const char*, const char*>{"selfLink", "self_link"}, {"creationTimestamp", "creation_timestamp"}})
     if (auto v = str(i, from); !v.empty()) c[to] = v;
   const Json nics = i.value("networkInterfaces", Json::array());
   if (!nics.empty())
@@ -111,9 +111,8 @@ std::string instance_name(const std::string& pool, int index, const std::string&
     base += std::isalnum(c) ? static_cast<char>(std::tolower(c)) : '-';
   }
   if (base.empty() || !std::isalpha(static_cast<unsigned char>(base[0]))) base = "p" + base;
-  const std::string tail =
-      "-" + std::to_string(std::max(index, 0)) + "-" +
-      sha256_hex(lineage + "\n" + address + "\n" + attributes.dump()).substr(0, 8);
+  const std::string tail = "-" + std::to_string(std::max(index, 0)) + "-" +
+                           sha256_hex(lineage + "\n" + address + "\n" + attributes.dump()).substr(0, 8);
   base = base.substr(0, 63 - tail.size());
   while (!base.empty() && base.back() == '-') base.pop_back();
   return base + tail;
@@ -144,7 +143,8 @@ Json insert_body(const Resource& desired, const InsertTarget& t) {
 
   const Json disk = a.value("boot_disk", Json::object());
   Json init = {{"sourceImage", str(a, "image")},
-               {"diskType", "zones/" + t.zone + "/diskTypes/" + (str(disk, "type").empty() ? "pd-balanced" : str(disk, "type"))}};
+               {"diskType",
+                "zones/" + t.zone + "/diskTypes/" + (str(disk, "type").empty() ? "pd-balanced" : str(disk, "type"))}};
   if (disk.is_object() && disk.contains("size_gb")) init["diskSizeGb"] = disk["size_gb"].dump();
 
   const std::string region = region_of_zone(t.zone);
@@ -157,7 +157,8 @@ Json insert_body(const Resource& desired, const InsertTarget& t) {
   if (spot) {
     scheduling["provisioningModel"] = "SPOT";
     scheduling["automaticRestart"] = false;
-    scheduling["instanceTerminationAction"] = str(a, "termination_action").empty() ? "DELETE" : str(a, "termination_action");
+    scheduling["instanceTerminationAction"] =
+        str(a, "termination_action").empty() ? "DELETE" : str(a, "termination_action");
   } else {
     scheduling["provisioningModel"] = "STANDARD";
     scheduling["automaticRestart"] = true;
@@ -175,8 +176,8 @@ Json insert_body(const Resource& desired, const InsertTarget& t) {
     for (const auto& s : strings(sa, "scopes"))
       scopes.push_back(s.find("://") == std::string::npos ? "https://www.googleapis.com/auth/" + s : s);
     if (scopes.empty()) scopes.push_back(kCloudPlatformScope);
-    body["serviceAccounts"] = Json::array({{{"email", str(sa, "email").empty() ? "default" : str(sa, "email")},
-                                            {"scopes", scopes}}});
+    body["serviceAccounts"] =
+        Json::array({{{"email", str(sa, "email").empty() ? "default" : str(sa, "email")}, {"scopes", scopes}}});
   }
   return body;
 }
@@ -449,16 +450,16 @@ std::variant<Json, ApiFailure> GcpProvider::insert(const Resource& desired, cons
       }
       const Json& inst = std::get<Json>(got);
       if (metadata_item(inst, kMetadataAddress) != desired.address)
-        return ApiFailure{f->code, f->reason,
-                          Error{Error::Kind::Fatal,
-                                f->error.message + "; it was not made by Plinth for " + desired.address +
-                                    ": rename or delete it",
-                                0},
-                          nullptr};
+        return ApiFailure{
+            f->code, f->reason,
+            Error{Error::Kind::Fatal,
+                  f->error.message + "; it was not made by Plinth for " + desired.address + ": rename or delete it", 0},
+            nullptr};
       if (alive(str(inst, "status"))) return inst;
       if (cleared) return *f;
       cleared = true;
-      if (auto st = delete_instance(zone, name, request_id({rid_base, "clear", str(inst, "id")}), desired.address, call);
+      if (auto st =
+              delete_instance(zone, name, request_id({rid_base, "clear", str(inst, "id")}), desired.address, call);
           !st)
         return ApiFailure{"", "", st.error(), nullptr};
       continue;
@@ -495,7 +496,8 @@ Result<Resource> GcpProvider::create(const Resource& desired, Call& call) {
   if (str(a, "image").empty())
     return Error::invalid(desired.address + ": burst pool '" + desired.name +
                           "' sets no image; add `image: projects/debian-cloud/global/images/family/debian-12` (the "
-                          "boot disk image) to the pool (" + desired.source.str() + ")");
+                          "boot disk image) to the pool (" +
+                          desired.source.str() + ")");
   StateBinding binding;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -519,7 +521,8 @@ Result<Resource> GcpProvider::create(const Resource& desired, Call& call) {
     for (const auto& zone : zones) {
       InsertTarget t{compute_->project(), zone, type, name, binding.lineage, binding.blueprint};
       const Json body = insert_body(desired, t);
-      const std::string rid_base = join({run_id_, binding.lineage, desired.address, attributes_hash(a), zone, type}, "|");
+      const std::string rid_base =
+          join({run_id_, binding.lineage, desired.address, attributes_hash(a), zone, type}, "|");
       auto out = insert(desired, body, zone, rid_base, call);
       if (auto* f = std::get_if<ApiFailure>(&out)) {
         if (f->error.kind == Error::Kind::Conflict && f->reason.empty() && f->code != "RESOURCE_ALREADY_EXISTS") {
@@ -551,18 +554,18 @@ Result<Resource> GcpProvider::update(const Resource& prior, const Resource& desi
     std::lock_guard<std::mutex> lock(mu_);
     binding = binding_;
   }
-  const Json labels =
-      insert_body(desired, InsertTarget{compute_->project(), zone, "", name, binding.lineage, binding.blueprint})["labels"];
+  const Json labels = insert_body(
+      desired, InsertTarget{compute_->project(), zone, "", name, binding.lineage, binding.blueprint})["labels"];
   for (int attempt = 0;; ++attempt) {
     auto got = compute_->send("GET", "zones/" + zone + "/instances/" + name, {}, nullptr,
                               "compute.instances.get " + name + " in " + zone, call);
     if (auto* f = std::get_if<ApiFailure>(&got)) return at(desired.address, f->error);
     const Json& inst = std::get<Json>(got);
-    auto out = compute_->send(
-        "POST", "zones/" + zone + "/instances/" + name + "/setLabels",
-        {{"requestId", request_id({run_id_, desired.address, attributes_hash(desired.attributes), std::to_string(attempt)})}},
-        {{"labels", labels}, {"labelFingerprint", str(inst, "labelFingerprint")}},
-        "compute.instances.setLabels " + name + " in " + zone, call);
+    auto out = compute_->send("POST", "zones/" + zone + "/instances/" + name + "/setLabels",
+                              {{"requestId", request_id({run_id_, desired.address, attributes_hash(desired.attributes),
+                                                         std::to_string(attempt)})}},
+                              {{"labels", labels}, {"labelFingerprint", str(inst, "labelFingerprint")}},
+                              "compute.instances.setLabels " + name + " in " + zone, call);
     if (auto* f = std::get_if<ApiFailure>(&out)) {
       if (f->reason == "conditionNotMet" && attempt < 3) continue;  // labels changed since the get
       return at(desired.address, f->error);

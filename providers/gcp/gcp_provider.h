@@ -115,7 +115,7 @@ class GcpProvider : public Provider {
   std::atomic<bool> stopped_{false};
   std::mutex mu_;
   StateBinding binding_;
-  std::string run_id_;             ///< random per configure(): requestIds never replay an earlier run's failure
+  std::string run_id_;                     ///< random per configure(): requestIds never replay an earlier run's failure
   std::map<std::string, int> generation_;  ///< requestId base -> failed operations so far
 };
 

@@ -18,8 +18,7 @@ ProviderSchema build_schema() {
   attrs.insert(
       attrs.end(),
       {
-          force_new("image",
-                    "Boot disk image: projects/P/global/images/NAME, .../images/family/FAMILY or a full URL.",
+          force_new("image", "Boot disk image: projects/P/global/images/NAME, .../images/family/FAMILY or a full URL.",
                     T::String),
           attr("machine_types",
                "Machine types to fall back on, in order, when the zone has no capacity or quota (after every zone of "
@@ -71,30 +70,56 @@ ProviderSchema build_schema() {
   p.sections = {{"burst_pools", "gcp.instance", false, std::move(settings)}};
 
   p.options = {
-      {"project", T::String, "", {"GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"},
+      {"project",
+       T::String,
+       "",
+       {"GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"},
        "Project the instances are in; empty: the key file's project_id."},
-      {"credentials", T::String, "", {"GOOGLE_APPLICATION_CREDENTIALS"},
+      {"credentials",
+       T::String,
+       "",
+       {"GOOGLE_APPLICATION_CREDENTIALS"},
        "Service-account key file (JSON) to get access tokens with."},
-      {"access_token", T::String, "", {"GOOGLE_OAUTH_ACCESS_TOKEN"},
-       "An OAuth 2.0 access token to use instead of a key file (CI with workload identity federation).", true},
-      {"token_uri", T::String, "", {}, "Token endpoint for the key file's assertions; empty: the key file's token_uri."},
-      {"endpoint", T::String, "", {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE"},
+      {"access_token",
+       T::String,
+       "",
+       {"GOOGLE_OAUTH_ACCESS_TOKEN"},
+       "An OAuth 2.0 access token to use instead of a key file (CI with workload identity federation).",
+       true},
+      {"token_uri",
+       T::String,
+       "",
+       {},
+       "Token endpoint for the key file's assertions; empty: the key file's token_uri."},
+      {"endpoint",
+       T::String,
+       "",
+       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE"},
        "Compute API root; empty: https://compute.googleapis.com/compute/v1/."},
-      {"ca_bundle", T::String, "", {"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"},
+      {"ca_bundle",
+       T::String,
+       "",
+       {"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"},
        "CA bundle (PEM) to verify the endpoints; empty: the system store."},
       {"timeout_ms", T::Int, "30000", {}, "Longest one HTTP request may take (cut to the operation's deadline)."},
       {"connect_timeout_ms", T::Int, "10000", {}, "Longest a TCP + TLS connection may take."},
-      {"poll_ms", T::Int, "1000", {},
+      {"poll_ms",
+       T::Int,
+       "1000",
+       {},
        "First interval between zoneOperations.get polls; it doubles up to 10 times that (at most 10 s)."},
       {"wait", T::Bool, "true", {}, "Wait for insert and delete operations to be DONE."},
       {"page_size", T::Int, "500", {}, "aggregatedList maxResults (1-500): instances per page of a refresh."},
-      {"requests_per_second", T::Number, "20", {},
+      {"requests_per_second",
+       T::Number,
+       "20",
+       {},
        "Client-side token bucket over every Compute call of the project (0: none), under the API's per-minute rate "
        "quotas."},
       {"request_burst", T::Int, "50", {}, "Calls the client-side bucket lets through at once."},
   };
-  p.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(20), std::chrono::minutes(10),
-                          std::chrono::minutes(15)};
+  p.deadlines =
+      Deadlines{std::chrono::minutes(2), std::chrono::minutes(20), std::chrono::minutes(10), std::chrono::minutes(15)};
   return p;
 }
 

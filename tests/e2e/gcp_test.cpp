@@ -115,6 +115,7 @@ Pool pool_of(int desired, std::string extra = "    zones: [us-central1-a, us-cen
   return p;
 }
 
+// clang-format off
 std::string blueprint(const Pool& p) {
   return "apiVersion: plinth/v1\n"
          "kind: Blueprint\n"
@@ -143,6 +144,7 @@ std::string blueprint(const Pool& p) {
          "    storage: [ckpt]\n"
          "    image: " + kImage + "\n" + p.extra;
 }
+// clang-format on
 
 /// The environment of a user pointing plinth at the emulator: the key file
 /// (whose token_uri is the emulator's), the Compute root and the test CA.
@@ -217,9 +219,10 @@ std::string metadata(const Json& instance, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("gcp: 16 SPOT a3-highgpu-8g over two zones, re-plan clean, a stack pin change replaces "
-          "create-before-destroy, desired 16 -> 4 deletes 12",
-          "[e2e][gcp]") {
+TEST_CASE(
+    "gcp: 16 SPOT a3-highgpu-8g over two zones, re-plan clean, a stack pin change replaces "
+    "create-before-destroy, desired 16 -> 4 deletes 12",
+    "[e2e][gcp]") {
   Gce gce({"--operation-ms", "20"});  // operations really are PENDING, RUNNING, then DONE: the provider polls
   Workspace ws(gce);
   Pool pool;
@@ -309,9 +312,10 @@ TEST_CASE("gcp: 16 SPOT a3-highgpu-8g over two zones, re-plan clean, a stack pin
   CHECK(gce.state()["disks"].empty());  // boot disks go with their instances
 }
 
-TEST_CASE("gcp: with room for 5 a3-highgpu-8g in zone a and 6 in b, the fallback zone and machine type fill the "
-          "pool of 16 in one apply and the summary says where each went",
-          "[e2e][gcp]") {
+TEST_CASE(
+    "gcp: with room for 5 a3-highgpu-8g in zone a and 6 in b, the fallback zone and machine type fill the "
+    "pool of 16 in one apply and the summary says where each went",
+    "[e2e][gcp]") {
   Gce gce({"--capacity", "us-central1-a/a3-highgpu-8g=5", "--capacity", "us-central1-b/a3-highgpu-8g=6"});
   Workspace ws(gce);
   Pool pool;
@@ -336,9 +340,10 @@ TEST_CASE("gcp: with room for 5 a3-highgpu-8g in zone a and 6 in b, the fallback
   CHECK(ws.plan(pool).exit_code == 0);  // the fallback choice is no drift
 }
 
-TEST_CASE("gcp: without a fallback a pool without capacity fails at once with GCP's reason, and QUOTA_EXCEEDED "
-          "names its metric",
-          "[e2e][gcp]") {
+TEST_CASE(
+    "gcp: without a fallback a pool without capacity fails at once with GCP's reason, and QUOTA_EXCEEDED "
+    "names its metric",
+    "[e2e][gcp]") {
   Gce gce({"--capacity", "us-central1-a/a3-highgpu-8g=0", "--stockout-code", "ZONE_RESOURCE_POOL_EXHAUSTED"});
   Workspace ws(gce);
   Pool pool = pool_of(3, "    zones: [us-central1-a]\n", false);
@@ -365,9 +370,10 @@ TEST_CASE("gcp: without a fallback a pool without capacity fails at once with GC
   CHECK(ws.instances_in_state() == 1);
 }
 
-TEST_CASE("gcp: a SPOT instance preempted by GCP shows as preempted, not as drift, and is created again "
-          "(termination action DELETE and STOP)",
-          "[e2e][gcp]") {
+TEST_CASE(
+    "gcp: a SPOT instance preempted by GCP shows as preempted, not as drift, and is created again "
+    "(termination action DELETE and STOP)",
+    "[e2e][gcp]") {
   for (const std::string action : {"DELETE", "STOP"}) {
     DYNAMIC_SECTION(action) {
       Gce gce;
@@ -477,8 +483,7 @@ TEST_CASE("gcp: the client-side token bucket keeps an apply under the project's 
   CHECK(gce.active().size() == 6);
 }
 
-TEST_CASE("gcp: a revoked key and an expired access token give Google's error and touch nothing",
-          "[e2e][gcp]") {
+TEST_CASE("gcp: a revoked key and an expired access token give Google's error and touch nothing", "[e2e][gcp]") {
   Gce gce({"--extra-keys"});
   Pool pool = pool_of(2);
   {
@@ -487,7 +492,8 @@ TEST_CASE("gcp: a revoked key and an expired access token give Google's error an
     auto r = ws.apply(pool);
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
-    CHECK(r.out.find("refused the assertion (HTTP 400) with invalid_grant: Invalid JWT Signature.") != std::string::npos);
+    CHECK(r.out.find("refused the assertion (HTTP 400) with invalid_grant: Invalid JWT Signature.") !=
+          std::string::npos);
     CHECK(gce.count("oauth2.token") == 1);  // the refusal is remembered: one request, not one per instance
     CHECK(gce.count("compute.instances.insert") == 0);
   }
@@ -522,12 +528,13 @@ TEST_CASE("gcp: refresh of 1,000 instances takes O(pages) aggregatedList request
       net::Client client(net::ClientOptions{gce.ca()});
       for (int i = t; i < 1000; i += 4) {
         const std::string zone = i % 2 ? "us-central1-b" : "us-central1-a";
-        Json body = {{"name", "gpu-" + std::to_string(i)},
-                     {"machineType", "zones/" + zone + "/machineTypes/e2-medium"},
-                     {"labels", {{"plinth-lineage", lineage}}},
-                     {"metadata", {{"items", {{{"key", "plinth-address"}, {"value", make_address("gcp.instance", "gpu", i)}}}}}},
-                     {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kImage}}}}}},
-                     {"networkInterfaces", {{{"network", "global/networks/default"}}}}};
+        Json body = {
+            {"name", "gpu-" + std::to_string(i)},
+            {"machineType", "zones/" + zone + "/machineTypes/e2-medium"},
+            {"labels", {{"plinth-lineage", lineage}}},
+            {"metadata", {{"items", {{{"key", "plinth-address"}, {"value", make_address("gcp.instance", "gpu", i)}}}}}},
+            {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kImage}}}}}},
+            {"networkInterfaces", {{{"network", "global/networks/default"}}}}};
         net::Request r;
         r.method = "POST";
         r.url = gce.compute_root() + "projects/plinth-test/zones/" + zone + "/instances";
@@ -619,8 +626,7 @@ TEST_CASE("gcp: secrets never reach the plan file, the state or the output", "[e
   CHECK(seen.find("ya29.") == std::string::npos);
 }
 
-TEST_CASE("gcp: the example blueprint of README and docs/providers/gcp.md applies against the emulator",
-          "[e2e][gcp]") {
+TEST_CASE("gcp: the example blueprint of README and docs/providers/gcp.md applies against the emulator", "[e2e][gcp]") {
   Gce gce;
   TempDir dir;
   const std::string bp = dir.write("gcp-burst.yaml", slurp(source_dir() + "/blueprints/examples/gcp-burst.yaml"));
@@ -645,8 +651,9 @@ TEST_CASE("gcp: changing only where new instances may go, or the labels, updates
   Gce gce;
   Workspace ws(gce);
   ws.applied(pool_of(2, "    zones: [us-central1-a]\n"));
-  Pool wider = pool_of(2, "    zones: [us-central1-a, us-central1-b]\n    machine_types: [a3-highgpu-8g, a3-megagpu-8g]\n"
-                          "    labels: {team: vision}\n");
+  Pool wider = pool_of(2,
+                       "    zones: [us-central1-a, us-central1-b]\n    machine_types: [a3-highgpu-8g, a3-megagpu-8g]\n"
+                       "    labels: {team: vision}\n");
   auto p = ws.plan(wider);
   INFO(p.out << p.err);
   CHECK(p.out.find("~ gcp.instance.gpu[0] (update in place)") != std::string::npos);

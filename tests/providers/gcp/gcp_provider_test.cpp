@@ -3,12 +3,13 @@
 // labels and requestIds, credentials as Google's libraries find them, and
 // its Compute client against gcp-emulator (a token refused with a 401 is
 // fetched again once). End to end: tests/e2e/gcp_test.cpp.
+#include "providers/gcp/gcp_provider.h"
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <regex>
 
 #include "providers/gcp/compute_client.h"
-#include "providers/gcp/gcp_provider.h"
 #include "providers/gcp/schema.h"
 #include "tests/support/emulator_process.h"
 #include "tests/support/run.h"
@@ -54,7 +55,8 @@ void conform(const json& value, const json& schema, const std::string& path, std
     }
   } else if (type == "array") {
     if (!value.is_array()) return errors.push_back(path + ": not an array");
-    for (size_t i = 0; i < value.size(); ++i) conform(value[i], schema["items"], path + "[" + std::to_string(i) + "]", errors);
+    for (size_t i = 0; i < value.size(); ++i)
+      conform(value[i], schema["items"], path + "[" + std::to_string(i) + "]", errors);
   } else if (type == "string") {
     if (!value.is_string()) errors.push_back(path + ": not a string (int64 values are strings in Google's JSON)");
   } else if (type == "boolean") {
@@ -108,7 +110,8 @@ TEST_CASE("gcp: the insert body is an Instance of the discovery document, field 
     CHECK(body["disks"][0]["initializeParams"]["diskSizeGb"] == "500");
     CHECK(body["disks"][0]["initializeParams"]["diskType"] == "zones/us-central1-b/diskTypes/pd-ssd");
     CHECK(body["networkInterfaces"][0]["network"] == "projects/plinth-test/global/networks/ml-vpc");
-    CHECK(body["networkInterfaces"][0]["subnetwork"] == "projects/plinth-test/regions/us-central1/subnetworks/gpu-subnet");
+    CHECK(body["networkInterfaces"][0]["subnetwork"] ==
+          "projects/plinth-test/regions/us-central1/subnetworks/gpu-subnet");
     CHECK(body["serviceAccounts"][0]["scopes"][0] == "https://www.googleapis.com/auth/cloud-platform");
     CHECK(body["labels"]["team"] == "vision");
     CHECK(body["labels"]["plinth-lineage"] == "lin-eage");
@@ -118,8 +121,8 @@ TEST_CASE("gcp: the insert body is an Instance of the discovery document, field 
   }
   // The setLabels body too.
   std::vector<std::string> errors;
-  conform(json{{"labels", {{"a", "b"}}}, {"labelFingerprint", "42WmSpB8rSM="}}, json{{"$ref", "InstancesSetLabelsRequest"}},
-          "InstancesSetLabelsRequest", errors);
+  conform(json{{"labels", {{"a", "b"}}}, {"labelFingerprint", "42WmSpB8rSM="}},
+          json{{"$ref", "InstancesSetLabelsRequest"}}, "InstancesSetLabelsRequest", errors);
   CHECK(errors.empty());
 }
 
@@ -136,12 +139,21 @@ TEST_CASE("gcp: the methods, paths and query parameters the provider uses are th
            {"instances", "insert", "POST", "projects/{project}/zones/{zone}/instances", {"requestId"}},
            {"instances", "get", "GET", "projects/{project}/zones/{zone}/instances/{instance}", {}},
            {"instances", "delete", "DELETE", "projects/{project}/zones/{zone}/instances/{instance}", {"requestId"}},
-           {"instances", "setLabels", "POST", "projects/{project}/zones/{zone}/instances/{instance}/setLabels",
+           {"instances",
+            "setLabels",
+            "POST",
+            "projects/{project}/zones/{zone}/instances/{instance}/setLabels",
             {"requestId"}},
-           {"instances", "aggregatedList", "GET", "projects/{project}/aggregated/instances",
+           {"instances",
+            "aggregatedList",
+            "GET",
+            "projects/{project}/aggregated/instances",
             {"filter", "maxResults", "pageToken"}},
            {"zoneOperations", "get", "GET", "projects/{project}/zones/{zone}/operations/{operation}", {}},
-           {"zoneOperations", "list", "GET", "projects/{project}/zones/{zone}/operations",
+           {"zoneOperations",
+            "list",
+            "GET",
+            "projects/{project}/zones/{zone}/operations",
             {"filter", "maxResults", "pageToken"}},
        }) {
     INFO(u.resource << "." << u.method);
@@ -191,7 +203,8 @@ TEST_CASE("gcp: requestIds are UUIDs, the same for the same parts and different 
   CHECK(id != gcp::request_id({"run", "lineage", "gcp.instance.gpu[0]", "us-central1-b"}));
 }
 
-TEST_CASE("gcp: credentials are an access token when one is set, else the key file, with a message saying what to set") {
+TEST_CASE(
+    "gcp: credentials are an access token when one is set, else the key file, with a message saying what to set") {
   auto none = config({});
   REQUIRE(none.ok());
   auto missing = gcp::find_credentials(*none);
@@ -230,13 +243,14 @@ TEST_CASE("gcp: operation errors: capacity and quota are Conflict with GCP's cod
         "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS: The zone 'projects/p/zones/us-central1-a' does not have enough "
         "resources. [GCP says these zones have room: us-central1-b,us-central1-c] (compute.instances.insert x in "
         "us-central1-a) [operation operation-1]");
-  json quota = {{"name", "operation-2"},
-                {"httpErrorStatusCode", 403},
-                {"error",
-                 {{"errors",
-                   {{{"code", "QUOTA_EXCEEDED"},
-                     {"message", "Quota 'NVIDIA_H100_GPUS' exceeded.  Limit: 8.0 in region us-central1."},
-                     {"errorDetails", {{{"quotaInfo", {{"metricName", "compute.googleapis.com/nvidia_h100_gpus"}}}}}}}}}}}};
+  json quota = {
+      {"name", "operation-2"},
+      {"httpErrorStatusCode", 403},
+      {"error",
+       {{"errors",
+         {{{"code", "QUOTA_EXCEEDED"},
+           {"message", "Quota 'NVIDIA_H100_GPUS' exceeded.  Limit: 8.0 in region us-central1."},
+           {"errorDetails", {{{"quotaInfo", {{"metricName", "compute.googleapis.com/nvidia_h100_gpus"}}}}}}}}}}}};
   auto q = gcp::operation_failure(quota, "");
   CHECK(q.error.kind == Error::Kind::Conflict);
   CHECK(q.error.message.find("[metric compute.googleapis.com/nvidia_h100_gpus;") != std::string::npos);

@@ -629,7 +629,7 @@ TEST_CASE("gcp: secrets never reach the plan file, the state or the output", "[e
 TEST_CASE("gcp: the example blueprint of README and docs/providers/gcp.md applies against the emulator", "[e2e][gcp]") {
   Gce gce;
   TempDir dir;
-  const std::string bp = dir.write("gcp-burst.yaml", slurp(source_dir() + "/blueprints/examples/gcp-burst.yaml"));
+  const std::string bp = dir.write("gcp-burst.yaml", slurp(source_dir() + "/blueprints/examples/gcp/gcp-burst.yaml"));
   const std::string st = dir.path() + "/plinth.state.json";
   auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve"}, dir.path(), env_for(gce));
   INFO(r.out << r.err);

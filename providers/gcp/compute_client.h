@@ -10,9 +10,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "engine/net/http.h"
 #include "engine/provider/call.h"

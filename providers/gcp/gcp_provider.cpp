@@ -380,7 +380,6 @@ Result<std::vector<Resource>> GcpProvider::discover(const std::vector<Resource>&
     auto w = wanted.find(address);
     if (w != wanted.end() && label(inst, kLabelAttributes) == attributes_hash(w->second->attributes)) {
       r = *w->second;  // made from exactly what the blueprint wants: keep it
-      r.computed = Json::object();
     } else {
       r.address = address;
       r.type = parts->type;

@@ -5,6 +5,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "engine/net/http.h"
 #include "engine/provider/provider.h"

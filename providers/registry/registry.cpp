@@ -9,6 +9,7 @@
 #include "providers/aws/schema.h"
 #include "providers/azure/schema.h"
 #include "providers/baremetal/redfish_provider.h"
+#include "providers/gcp/gcp_provider.h"
 #include "providers/gcp/schema.h"
 #include "providers/kubernetes/kubernetes_provider.h"
 #include "providers/logical/logical_provider.h"
@@ -28,7 +29,7 @@ const std::map<std::string, Builtin>& builtins() {
       {"plinth", {&logical::schema, [] { return std::make_unique<logical::LogicalProvider>(); }}},
       {"baremetal", {&baremetal::schema, [] { return std::make_unique<baremetal::RedfishProvider>(); }}},
       {"aws", {&aws::schema, [] { return std::make_unique<aws::AwsProvider>(); }}},
-      {"gcp", {&gcp::schema, nullptr}},
+      {"gcp", {&gcp::schema, [] { return std::make_unique<gcp::GcpProvider>(); }}},
       {"azure", {&azure::schema, nullptr}},
       {"kubernetes", {&kubernetes::schema, [] { return std::make_unique<kubernetes::KubernetesProvider>(); }}},
   };

@@ -251,7 +251,7 @@ TEST_CASE("e2e: plinth state with a wrong subcommand or argument says what to us
   CHECK(r.exit_code == 1);
   CHECK(r.err == "plinth state: unknown subcommand 'lst'; did you mean 'list'?\n");
   r = run_plinth({"state"});
-  CHECK(r.err == "plinth state: missing subcommand; use one of: list, show, history, restore, unlock, rm, mv, rekey, migrate (see "
+  CHECK(r.err == "plinth state: missing subcommand; use one of: list, show, history, restore, unlock, rm, mv, rekey, migrate, push-journal (see "
                  "'plinth help state')\n");
   r = run_plinth({"state", "show"});
   CHECK(r.err == "plinth state: missing argument; usage: plinth state show ADDRESS [--state FILE]\n");

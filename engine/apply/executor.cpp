@@ -37,7 +37,11 @@ using std::chrono::milliseconds;
 
 milliseconds since(Clock::time_point t) { return std::chrono::duration_cast<milliseconds>(Clock::now() - t); }
 
-/// Writes the state after each completed operation, one writer at a time.
+/// Writes the state after completed operations: an operation is recorded
+/// only once a save that includes it has been written. Saves are one at a
+/// time; the operations that complete while one is being written go into
+/// the next save together (group commit), so N operations finishing at once
+/// cost a few saves, not N (each save writes every resource).
 class Journal {
  public:
   Journal(state::StateDocument doc, state::Backend& backend, std::shared_ptr<state::Backend> fallback)
@@ -49,71 +53,84 @@ class Journal {
     doc_.deposed.clear();
   }
 
-  /// Records `r` (present) or removes `address` (nullopt) and saves. With
-  /// `deposed` set, the deposed object of `address` is set (present) or
-  /// dropped (nullopt) in the same write. False when the journal is closed
-  /// or the write failed.
+  /// Records `r` (present) or removes `address` (nullopt); returns once a
+  /// save holding it is written. With `deposed` set, the deposed object of
+  /// `address` is set (present) or dropped (nullopt) in the same write.
+  /// False when the journal is closed or the write failed.
   bool record(const std::string& address, std::optional<Resource> r,
               std::optional<std::optional<Resource>> deposed = std::nullopt) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (closed_) return false;
     if (r) by_address_[address] = std::move(*r);
     else by_address_.erase(address);
-    return save(address, std::move(deposed));
-  }
-  /// Drops the deposed object of `address` and saves.
-  bool drop_deposed(const std::string& address) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return false;
-    return save(address, std::optional<Resource>{});
-  }
-
- private:
-  bool save(const std::string& address, std::optional<std::optional<Resource>> deposed) {
     if (deposed) {
       if (*deposed) deposed_[address] = std::move(**deposed);
       else deposed_.erase(address);
     }
-    state::StateDocument next = doc_;
-    next.serial = doc_.serial + 1;
-    next.resources.reserve(by_address_.size());
-    for (const auto& [_, res] : by_address_) next.resources.push_back(res);
-    for (const auto& [_, res] : deposed_) next.deposed.push_back(res);
-    if (local_) return save_locally(next);
-    Status st = backend_.save(next);
-    if (!st) {
-      error_ = "state " + backend_.describe() + ": " + st.error().message;
-      if (!fallback_) {
-        closed_ = true;
-        return false;
-      }
-      // The operation completed: keep it in the local journal (the state as
-      // last saved first, so the journal says where it continues from).
-      local_ = true;
-      if (Status base = fallback_->save(last_saved_); !base) {
-        error_ += "; the local journal " + fallback_->describe() + " could not be written either: " +
-                  base.error().message;
-        closed_ = true;
-        return false;
-      }
-      return save_locally(next);
-    }
-    doc_.serial = next.serial;
-    ++saves_;
-    if (fallback_) last_saved_ = std::move(next);
-    return true;
+    return commit(lock, ++changes_);
+  }
+  /// Drops the deposed object of `address`; returns once that is written.
+  bool drop_deposed(const std::string& address) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (closed_) return false;
+    deposed_.erase(address);
+    return commit(lock, ++changes_);
   }
 
-  bool save_locally(const state::StateDocument& next) {
-    if (Status st = fallback_->save(next); !st) {
-      error_ += "; the local journal " + fallback_->describe() + " could not be written either: " +
-                st.error().message;
-      closed_ = true;
-      return false;
+ private:
+  /// Waits until change `mine` is in a written save, writing the next save
+  /// itself when no other thread is writing one.
+  bool commit(std::unique_lock<std::mutex>& lock, uint64_t mine) {
+    for (;;) {
+      if (committed_ >= mine) return true;
+      if (closed_) return false;
+      if (saving_) {
+        cv_.wait(lock);
+        continue;
+      }
+      // Lead: write everything recorded so far, without holding the lock.
+      saving_ = true;
+      const uint64_t upto = changes_;
+      state::StateDocument next = doc_;
+      next.serial = doc_.serial + 1;
+      next.resources.reserve(by_address_.size());
+      for (const auto& [_, res] : by_address_) next.resources.push_back(res);
+      for (const auto& [_, res] : deposed_) next.deposed.push_back(res);
+      const bool local = local_;
+      lock.unlock();
+      std::string failure, fallback_failure;
+      bool to_local = local;
+      if (!local) {
+        if (Status st = backend_.save(next); !st) {
+          failure = "state " + backend_.describe() + ": " + st.error().message;
+          // The operations completed: keep them in the local journal (the
+          // state as last saved first, so it says where it continues from).
+          if (fallback_) {
+            to_local = true;
+            if (Status base = fallback_->save(last_saved_); !base) fallback_failure = base.error().message;
+          }
+        }
+      }
+      if (to_local && fallback_failure.empty())
+        if (Status st = fallback_->save(next); !st) fallback_failure = st.error().message;
+      lock.lock();
+      saving_ = false;
+      if (!failure.empty()) error_ = failure;
+      if (to_local) local_ = true;
+      if (!fallback_failure.empty() || (!failure.empty() && !fallback_)) {
+        if (!fallback_failure.empty())
+          error_ += "; the local journal " + fallback_->describe() + " could not be written either: " +
+                    fallback_failure;
+        closed_ = true;
+      } else {
+        if (to_local) local_records_ += upto - committed_;
+        else ++saves_;
+        doc_.serial = next.serial;
+        committed_ = upto;
+        if (fallback_ && !to_local) last_saved_ = std::move(next);
+      }
+      cv_.notify_all();
     }
-    doc_.serial = next.serial;
-    ++local_records_;
-    return true;
   }
 
  public:
@@ -134,12 +151,16 @@ class Journal {
 
  private:
   std::mutex mu_;
+  std::condition_variable cv_;
   state::StateDocument doc_;  // resources kept in by_address_
   std::map<std::string, Resource> by_address_;
   std::map<std::string, Resource> deposed_;  ///< by the address the object had
   state::Backend& backend_;
   std::shared_ptr<state::Backend> fallback_;
   state::StateDocument last_saved_;  ///< kept only with a fallback
+  uint64_t changes_ = 0;             ///< changes recorded (numbered from 1)
+  uint64_t committed_ = 0;           ///< changes up to this one are in a written save
+  bool saving_ = false;              ///< a thread is writing a save
   bool local_ = false;               ///< the backend failed: writing to fallback_
   size_t local_records_ = 0;
   bool closed_ = false;

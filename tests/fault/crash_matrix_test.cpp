@@ -2,8 +2,8 @@
 // Redfish emulator is SIGKILLed at 20 seeded points. After each kill the state
 // must parse and pass its integrity checks; apply is re-run until it
 // converges; then the emulator must hold exactly the blueprint, the state must
-// match it and a final plan must show no changes. Bare metal only: the AWS
-// provider is another branch's work (extend this when it lands).
+// match it and a final plan must show no changes. The AWS matrix is
+// aws_crash_matrix_test.cpp.
 //
 // Reproduce a run with PLINTH_CRASH_SEED=N (the seed is printed). A kill point
 // is "after the emulator has logged R requests of this apply"; the test polls
@@ -143,9 +143,12 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
     const size_t ops = summary.value("create", 0) + summary.value("update", 0) + summary.value("delete", 0) +
                        2 * summary.value("replace", 0);
     REQUIRE(ops > 0);
-    // The kill point: once K operations are recorded, after R more requests
-    // (so it lands inside the next operations, not between them).
-    const size_t k = std::uniform_int_distribution<size_t>(0, ops - 1)(rng);
+    // The kill point: once K state saves are written, after R more requests
+    // (so it lands inside the next operations, not between them). A save
+    // holds every operation that completed while the one before it was being
+    // written (group commit), so an apply writes between ops / parallelism
+    // and ops saves: K is drawn below the smaller bound, so it is reached.
+    const size_t k = std::uniform_int_distribution<size_t>(0, std::max<size_t>(ops / kParallelism, 1) - 1)(rng);
     const size_t r = std::uniform_int_distribution<size_t>(0, 40)(rng);
     const uint64_t serial0 = serial_of(st);
     const std::string out = dir.path() + "/apply-" + std::to_string(step) + ".txt";
@@ -154,7 +157,7 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
                                     out);
     int status = 0;
     bool exited = false;
-    size_t mark = 0;  // log lines when K operations were recorded
+    size_t mark = 0;  // log lines when K saves were written
     while (true) {
       if (waitpid(pid, &status, WNOHANG) == pid) {
         exited = true;
@@ -173,8 +176,8 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
       ++not_reached;  // the apply finished first
     }
     const uint64_t killed_at = serial_of(st);
-    std::printf("  step %2d: %3d nodes, %3zu operations, kill after %3zu recorded + %2zu requests: %s "
-                "(%llu recorded)",
+    std::printf("  step %2d: %3d nodes, %3zu operations, kill after %3zu saves + %2zu requests: %s "
+                "(%llu saves written)",
                 step, v.nodes(), ops, k, r, exited ? "apply finished first" : "SIGKILL",
                 static_cast<unsigned long long>(killed_at - serial0));
     std::fflush(stdout);

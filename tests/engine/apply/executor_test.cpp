@@ -208,7 +208,7 @@ TEST_CASE("apply: a fatal error skips the resource's dependents but independent 
   CHECK(in_state == std::vector<std::string>{"fake.net.b", "fake.node.y[0]", "fake.node.y[1]"});
 }
 
-TEST_CASE("apply: state is journaled after every completed operation", "[apply]") {
+TEST_CASE("apply: one operation at a time, state is journaled after every completed operation", "[apply]") {
   FakeProvider p;
   MemoryBackend backend;
   // prior: a (to update), b (to delete), c (to replace: force-new unknown here, so make it a delete + create)
@@ -217,7 +217,9 @@ TEST_CASE("apply: state is journaled after every completed operation", "[apply]"
   std::vector<Resource> desired = {res("fake.node", "a", -1, {}, "fake", {{"size", 2}}),
                                    res("fake.node", "c", -1, {}, "fake", {{"size", 1}})};
   backend.save(doc_with(prior, 7)).ok();  // the stored state
-  apply::Report r = apply::execute(plan::diff(desired, prior), doc_with(prior, 7), backend, lookup(p), fast_options());
+  apply::Options one = fast_options();
+  one.parallelism = 1;  // nothing completes while a save is written, so nothing is grouped
+  apply::Report r = apply::execute(plan::diff(desired, prior), doc_with(prior, 7), backend, lookup(p), one);
   REQUIRE(r.ok());
   auto saved = backend.saved();
   REQUIRE(saved.size() == 4);  // the initial one + one per operation
@@ -567,4 +569,45 @@ TEST_CASE("apply: a deposed object left in state is removed and dropped from it"
   REQUIRE(saved.size() == 1);
   CHECK(saved[0].deposed.empty());
   CHECK(saved[0].resources == std::vector<Resource>{t.want});
+}
+
+TEST_CASE("apply: operations that complete during a save are written together, each only reported once saved",
+          "[apply][journal]") {
+  // A slow store (10 ms a save) and 40 creates at once: group commit writes
+  // far fewer than 40 saves, and no operation is reported finished before a
+  // save holding it is written.
+  class SlowBackend : public MemoryBackend {
+   public:
+    Status save(const state::StateDocument& doc) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return MemoryBackend::save(doc);
+    }
+  } backend;
+  FakeProvider p;
+  std::vector<Resource> desired;
+  for (int i = 0; i < 40; ++i) desired.push_back(res("fake.node", "n", i, {}, "fake", {{"size", 1}}));
+  backend.save(doc_with({}, 1)).ok();
+  apply::Options o = fast_options();
+  o.parallelism = 40;
+  std::mutex mu;
+  std::vector<std::string> unsaved;
+  o.on_event = [&](const apply::Event& e) {
+    if (e.kind != apply::Event::Kind::Finished || !e.ok) return;
+    const auto saved = backend.saved();
+    if (!saved.back().find(e.address)) {
+      std::lock_guard<std::mutex> l(mu);
+      unsaved.push_back(e.address);
+    }
+  };
+  apply::Report r = apply::execute(plan::diff(desired, {}), doc_with({}, 1), backend, lookup(p), o);
+  REQUIRE(r.ok());
+  CHECK(r.count(apply::OutcomeStatus::Succeeded) == 40);
+  CHECK(unsaved.empty());
+  INFO("saves: " << r.saves);
+  CHECK(r.saves < 40);
+  CHECK(r.saves >= 1);
+  const auto saved = backend.saved();
+  CHECK(saved.back().resources.size() == 40);
+  CHECK(r.final_serial == 1 + r.saves);
+  for (size_t i = 1; i < saved.size(); ++i) CHECK(saved[i].serial == saved[i - 1].serial + 1);
 }

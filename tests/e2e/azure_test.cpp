@@ -541,3 +541,27 @@ TEST_CASE("azure: secrets never reach the plan file, the state or the output", "
   CHECK(seen.find("access_token") == std::string::npos);
   CHECK(az.vms().size() == 2);
 }
+
+TEST_CASE("azure: the example cluster blueprint's Azure burst pool applies against the emulator", "[e2e][azure]") {
+  Azure az;
+  TempDir dir;
+  const std::string bp = dir.write("cluster.yaml", slurp(source_dir() + "/blueprints/examples/cluster.yaml"));
+  const std::string st = dir.path() + "/plinth.state.json";
+  auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve", "-target", "azure.vm.azure-nd"}, dir.path(),
+                      env_for(az));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  Json vms = az.vms();
+  REQUIRE(vms.size() == 1);
+  CHECK(vms[0]["size"] == kH100);
+  CHECK(vms[0]["priority"] == "Spot");
+  CHECK(vms[0]["resourceGroup"] == "rg-ml-burst");
+  // The resource group and Plinth's VNet were made on first use.
+  Json state = az.control("GET", "state");
+  CHECK(state["virtualNetworks"].size() == 1);
+  CHECK(state["virtualNetworks"][0]["name"] == "plinth-eastus");
+  auto again = run_plinth({"plan", bp, "--state", st, "-target", "azure.vm.azure-nd", "--detailed-exitcode"},
+                          dir.path(), env_for(az));
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+}

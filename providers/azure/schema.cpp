@@ -40,8 +40,8 @@ ProviderSchema build_schema() {
                     T::Number),
           force_new("accelerated_networking", "Accelerated networking on the NIC (default true).", T::Bool),
           force_new("os_disk",
-                    "OS disk: {size_gb, type, encryption_at_host, disk_encryption_set_id} (the encryption policies "
-                    "read it).",
+                    "OS disk: {size_gb, type, encryption_at_host, disk_encryption_set_id}; recorded as sent, so "
+                    "policies can check the disk's encryption.",
                     T::Object),
       });
 

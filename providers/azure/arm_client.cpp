@@ -216,8 +216,14 @@ void ArmClient::observe_remaining(const std::string& name, const net::Response& 
   std::lock_guard<std::mutex> lock(mu_);
   auto it = buckets_.find(name);
   if (it == buckets_.end()) return;
-  // ARM knows what every client of the subscription used: never assume more.
-  it->second.tokens = std::min(it->second.tokens, remaining);
+  // ARM knows what every client of the subscription used: never assume more,
+  // and count the refill from now on (ARM counted it up to its answer).
+  Bucket& b = it->second;
+  const auto now = std::chrono::steady_clock::now();
+  b.tokens =
+      std::min(b.rate.size, b.tokens + std::chrono::duration<double>(now - b.last).count() * b.rate.refill_per_second);
+  b.tokens = std::min(b.tokens, remaining);
+  b.last = now;
 }
 
 std::string ArmClient::url_of(const std::string& path, const std::string& api_version) const {

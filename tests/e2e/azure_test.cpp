@@ -235,6 +235,8 @@ TEST_CASE("azure: a Spot pool of 8 Standard_ND96isr_H100_v5 with NICs, re-plan c
     CHECK(!n["attachedTo"].is_null());
   }
   CHECK(ws.vms_in_state() == 8);
+  // One Entra token for the whole run, shared by its parallel creates.
+  CHECK(count_of(az.log(), "\"path\":\"/" + kTenant + "/oauth2/v2.0/token\"") == 1);
   CHECK(r.out.find("4 x azure.vm.gpu: instance_type Standard_ND96isr_H100_v5, zone 1") != std::string::npos);
 
   auto again = ws.plan({pool});
@@ -464,6 +466,19 @@ TEST_CASE("azure: 429 SubscriptionRequestsThrottled is retried after Retry-After
     INFO(c.dump(2));
     CHECK(c["events"].value("throttled", 0) == 0);
     CHECK(az.vms().size() == 3);
+  }
+  {
+    // The client's buckets are ARM's defaults, far above this subscription's 4 writes; the
+    // x-ms-ratelimit-remaining-subscription-writes header of each answer lowers them.
+    Azure az({"--writes-bucket", "4:10"});
+    Workspace ws(az);
+    auto r = ws.run({"apply", "--auto-approve", "--parallelism", "1"}, {pool_of(4)});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(az.requests("Microsoft.Compute/virtualMachines/write") + az.requests("Microsoft.Network/networkInterfaces/write") == 8);
+    Json c = az.control("GET", "counters");
+    INFO(c.dump(2));
+    CHECK(c["events"].value("throttled", 0) == 0);
   }
 }
 

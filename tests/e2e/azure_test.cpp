@@ -4,6 +4,7 @@
 // answers, LROs honouring Retry-After, 429 throttling, refresh in O(pages),
 // Entra client credentials (secret and certificate), secrets.
 #include <catch2/catch.hpp>
+#include <climits>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "engine/net/http.h"
 #include "engine/state/state.h"
+#include "tests/providers/baremetal/emulator.h"
 #include "tests/support/emulator_process.h"
 #include "tests/support/run.h"
 
@@ -577,6 +579,101 @@ TEST_CASE("azure: the example cluster blueprint's Azure burst pool applies again
   CHECK(state["virtualNetworks"][0]["name"] == "plinth-eastus");
   auto again = run_plinth({"plan", bp, "--state", st, "-target", "azure.vm.azure-nd", "--detailed-exitcode"},
                           dir.path(), env_for(az));
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+}
+
+namespace {
+
+/// ISO time of a request-log line in milliseconds of the day.
+long long ms_of_day(const std::string& t) {
+  return (std::stoll(t.substr(11, 2)) * 3600 + std::stoll(t.substr(14, 2)) * 60) * 1000 +
+         static_cast<long long>(std::stod(t.substr(17, 6)) * 1000);
+}
+
+/// First and last request time of an emulator's log (service `only` when set).
+std::pair<long long, long long> span(const std::string& log, const std::string& only = "") {
+  std::pair<long long, long long> out{LLONG_MAX, 0};
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("time") || (!only.empty() && j.value("service", "") != only)) continue;
+    const long long t = ms_of_day(j["time"].get<std::string>());
+    out.first = std::min(out.first, t);
+    out.second = std::max(out.second, t);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("azure: one blueprint with bare-metal, AWS and Azure pools applies in one run, the providers in parallel, "
+          "and re-plans clean",
+          "[e2e][azure]") {
+  // Each emulator answers after 60 ms (EC2 after 300 ms), so every provider's work spans several
+  // hundred ms: run one after the other, their request spans could not overlap.
+  Emulator redfish({"--bmcs", "3", "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "20", "--power-state",
+                    "Off", "--latency-ms", "60"});
+  EmulatorProcess ec2(AWS_EC2_EMULATOR_BINARY, {"--pending-ms", "0", "--shutdown-ms", "0", "--latency-ms", "300"});
+  Azure az({"--latency-ms", "60"});
+  TempDir dir, home;
+  std::string bp = blueprint({pool_of(3)});
+  bp.insert(bp.find("burst_pools:\n") + std::string("burst_pools:\n").size(),
+            "  - name: aws\n"
+            "    provider: aws\n"
+            "    region: us-east-1\n"
+            "    instance_type: p5.48xlarge\n"
+            "    desired: 3\n"
+            "    max: 8\n"
+            "    spot: true\n"
+            "    stack: train\n"
+            "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
+            "    image: ami-0abcdef1234567890\n");
+  bp += "node_pools:\n"
+        "  - name: train-a\n"
+        "    provider: baremetal\n"
+        "    count: 3\n"
+        "    role: training\n"
+        "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
+        "    stack: train\n"
+        "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n"
+        "    bios: {ProcTurboMode: Enabled, PowerProfile: MaxPerf}\n"
+        "    storage: [ckpt]\n"
+        "    bmc:\n"
+        "      endpoints: \"" + redfish.base() + "/bmc/{index}\"\n"
+        "      credentials: env:BMC_CREDENTIALS\n"
+        "      ca_bundle: " + redfish.ca() + "\n"
+        "    mig: {profile: none}\n";
+  const std::string file = dir.write("bp.yaml", bp);
+  auto env = env_for(az);
+  env.insert({{"BMC_CREDENTIALS", "admin:admin"},
+              {"HOME", home.path()},
+              {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
+              {"AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"},
+              {"AWS_SESSION_TOKEN", ""},
+              {"AWS_PROFILE", ""},
+              {"AWS_REGION", "us-east-1"},
+              {"AWS_ENDPOINT_URL_EC2", ec2.base()},
+              {"AWS_CA_BUNDLE", ec2.ca()},
+              {"PLINTH_AWS_POLL_MS", "5"}});
+  const std::string st = dir.path() + "/plinth.state.json";
+  auto r = run_plinth({"apply", file, "--state", st, "--auto-approve", "--parallelism", "12"}, dir.path(), env);
+  INFO(r.out << r.err << az.stderr_text() << ec2.stderr_text());
+  REQUIRE(r.exit_code == 0);
+  auto doc = state::parse(slurp(st), st);
+  REQUIRE(doc.ok());
+  std::map<std::string, int> types;
+  for (const auto& res : doc->resources) ++types[res.type];
+  CHECK(types["baremetal.node"] == 3);
+  CHECK(types["aws.instance"] == 3);
+  CHECK(types["azure.vm"] == 3);
+  CHECK(az.vms().size() == 3);
+  // The three providers worked at the same time: their request spans overlap.
+  const auto b = span(redfish.log()), a = span(ec2.log()), z = span(az.log(), "arm");
+  INFO("redfish " << b.first << "-" << b.second << ", ec2 " << a.first << "-" << a.second << ", arm " << z.first
+                  << "-" << z.second);
+  CHECK(std::max({b.first, a.first, z.first}) < std::min({b.second, a.second, z.second}));
+  auto again = run_plinth({"plan", file, "--state", st, "--detailed-exitcode"}, dir.path(), env);
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);
 }

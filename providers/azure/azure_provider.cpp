@@ -375,8 +375,12 @@ Result<Resource> AzureProvider::create(const Resource& desired, Call& call) {
   auto existing = get_vm(path, "GET " + what, call);
   if (!existing) return at(desired.address, existing.error());
   if (!existing->is_null()) {
+    if (const std::string owner = tag(*existing, kTagAddress); owner != desired.address)
+      return Error::fatal(desired.address + ": a VM named " + name + " exists in resource group " + w->resource_group +
+                          " that Plinth did not make for this address (its plinth:address tag is '" + owner +
+                          "'); delete or rename it, then apply again");
     const std::string state = str(props(*existing), "provisioningState");
-    if (tag(*existing, kTagAddress) == desired.address && state == "Succeeded") {
+    if (state == "Succeeded") {
       const std::string power = status_of(*existing, "PowerState/");
       if (power != "deallocated" && power != "deallocating" && power != "stopped") return finish(*existing, "");
       auto started = arm_->send("POST", path + "/start", kComputeApi, Json(), call, "POST " + what + "/start");
@@ -599,6 +603,10 @@ Result<std::vector<Resource>> AzureProvider::discover(const std::vector<Resource
       const std::string address = tag(vm, kTagAddress);
       if (address.empty() || names.count(name) || addresses.count(address)) continue;
       if (str(props(vm), "provisioningState") != "Succeeded") continue;
+      // An evicted (deallocated) Spot VM is not adopted: the next create starts it again by name.
+      if (const std::string power = status_of(vm, "PowerState/");
+          spot(vm) && (power == "deallocated" || power == "deallocating"))
+        continue;
       auto parts = parse_address(address);
       if (!parts || parts->type != "azure.vm") continue;
       Resource r;

@@ -23,6 +23,19 @@ std::string str(const Json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+/// j[key] when j is an object that has it, else null: ARM's answers are not trusted to have a shape.
+const Json& field(const Json& j, const char* key) {
+  static const Json none;
+  if (!j.is_object()) return none;
+  auto it = j.find(key);
+  return it == j.end() ? none : *it;
+}
+
+bool flag(const Json& j, const char* key, bool fallback) {
+  const Json& v = field(j, key);
+  return v.is_boolean() ? v.get<bool>() : fallback;
+}
+
 std::vector<std::string> strings(const Json& j, const char* key) {
   std::vector<std::string> out;
   if (!j.is_object()) return out;
@@ -78,15 +91,14 @@ Json forcing(const Json& attributes) {
 }
 
 std::string tag(const Json& vm, const char* key) {
-  return vm.is_object() && vm.contains("tags") ? str(vm["tags"], key) : "";
+  return str(field(vm, "tags"), key);
 }
 
 /// The instance view's status with `prefix` ("PowerState/"), without it.
 std::string status_of(const Json& vm, const std::string& prefix) {
-  const Json* view = nullptr;
-  if (vm.contains("properties") && vm["properties"].contains("instanceView")) view = &vm["properties"]["instanceView"];
-  if (!view || !view->contains("statuses")) return "";
-  for (const auto& s : (*view)["statuses"]) {
+  const Json& statuses = field(field(field(vm, "properties"), "instanceView"), "statuses");
+  if (!statuses.is_array()) return "";
+  for (const auto& s : statuses) {
     const std::string code = str(s, "code");
     if (code.rfind(prefix, 0) == 0) return code.substr(prefix.size());
   }
@@ -101,18 +113,18 @@ const Json& props(const Json& vm) {
 /// What Plinth records of a VM (computed).
 Json observed(const Json& vm, const std::string& private_ip) {
   const Json& p = props(vm);
-  Json zones = vm.value("zones", Json::array());
+  const Json& zones = field(vm, "zones");
   Json c = {{"id", str(vm, "id")},
             {"name", str(vm, "name")},
             {"vm_id", str(p, "vmId")},
-            {"instance_type", str(p.value("hardwareProfile", Json::object()), "vmSize")},
+            {"instance_type", str(field(p, "hardwareProfile"), "vmSize")},
             {"zone", zones.is_array() && !zones.empty() && zones[0].is_string() ? zones[0].get<std::string>() : ""},
             {"location", str(vm, "location")},
             {"priority", str(p, "priority").empty() ? "Regular" : str(p, "priority")},
             {"provisioning_state", str(p, "provisioningState")}};
   if (auto e = str(p, "evictionPolicy"); !e.empty()) c["eviction_policy"] = e;
   if (auto power = status_of(vm, "PowerState/"); !power.empty()) c["power_state"] = power;
-  const Json nics = p.value("networkProfile", Json::object()).value("networkInterfaces", Json::array());
+  const Json& nics = field(field(p, "networkProfile"), "networkInterfaces");
   if (nics.is_array() && !nics.empty()) c["nic_id"] = str(nics[0], "id");
   if (!private_ip.empty()) c["private_ip"] = private_ip;
   return c;
@@ -151,7 +163,7 @@ Json nic_body(const Resource& desired, const std::string& location, const std::s
   return {{"location", location},
           {"tags", tags},
           {"properties",
-           {{"enableAcceleratedNetworking", a.value("accelerated_networking", true)},
+           {{"enableAcceleratedNetworking", flag(a, "accelerated_networking", true)},
             {"ipConfigurations",
              {{{"name", "ipconfig1"},
                {"properties",
@@ -173,12 +185,12 @@ Json vm_body(const Resource& desired, const std::string& location, const std::st
                  {"sku", parts.size() > 2 ? parts[2] : ""},
                  {"version", parts.size() > 3 ? parts[3] : "latest"}};
   }
-  const Json disk = a.value("os_disk", Json::object());
+  const Json& disk = field(a, "os_disk");
   Json managed = {{"storageAccountType", str(disk, "type").empty() ? "Premium_LRS" : str(disk, "type")}};
   if (auto des = str(disk, "disk_encryption_set_id"); !des.empty()) managed["diskEncryptionSet"] = {{"id", des}};
   Json os_disk = {{"createOption", "FromImage"}, {"caching", "ReadWrite"}, {"deleteOption", "Delete"},
                   {"managedDisk", managed}};
-  if (disk.contains("size_gb") && disk["size_gb"].is_number_integer()) os_disk["diskSizeGB"] = disk["size_gb"];
+  if (field(disk, "size_gb").is_number_integer()) os_disk["diskSizeGB"] = field(disk, "size_gb");
   Json os = {{"computerName", computer_name},
              {"adminUsername", user},
              {"linuxConfiguration",
@@ -192,11 +204,11 @@ Json vm_body(const Resource& desired, const std::string& location, const std::st
             {"osProfile", os},
             {"networkProfile",
              {{"networkInterfaces", {{{"id", nic_id}, {"properties", {{"primary", true}, {"deleteOption", "Delete"}}}}}}}}};
-  if (disk.value("encryption_at_host", false)) p["securityProfile"] = {{"encryptionAtHost", true}};
-  if (a.value("spot", false)) {
+  if (flag(disk, "encryption_at_host", false)) p["securityProfile"] = {{"encryptionAtHost", true}};
+  if (flag(a, "spot", false)) {
     p["priority"] = "Spot";
     p["evictionPolicy"] = str(a, "eviction_policy").empty() ? "Deallocate" : str(a, "eviction_policy");
-    double price = a.contains("max_price") && a["max_price"].is_number() ? a["max_price"].get<double>() : -1.0;
+    double price = field(a, "max_price").is_number() ? field(a, "max_price").get<double>() : -1.0;
     p["billingProfile"] = {{"maxPrice", price}};
   }
   Json body = {{"location", location}, {"tags", tags}, {"properties", p}};
@@ -424,7 +436,7 @@ Result<Resource> AzureProvider::create(const Resource& desired, Call& call) {
       std::string ip;
       {
         const Json& nb = std::get<ArmReply>(nic).body;
-        const Json cfgs = props(nb).value("ipConfigurations", Json::array());
+        const Json& cfgs = field(props(nb), "ipConfigurations");
         if (cfgs.is_array() && !cfgs.empty()) ip = str(props(cfgs[0]), "privateIPAddress");
       }
       auto nic_done = arm_->wait(std::get<ArmReply>(nic), call, "PUT networkInterfaces/" + nic_name);
@@ -500,14 +512,20 @@ Result<std::map<std::string, Json>> AzureProvider::list(const Where& w, Call& ca
                      "/providers/Microsoft.Compute/virtualMachines?$expand=instanceView";
   std::string api = kComputeApi;
   const std::string what = "GET virtualMachines in " + w.resource_group;
+  std::set<std::string> seen;
   while (!next.empty()) {
+    if (!seen.insert(next).second)
+      return Error::fatal("ARM answered the same nextLink twice (" + next + ") while listing " + what.substr(4) +
+                          "; refusing to loop");
     auto page = arm_->send("GET", next, api, Json(), call, what);
     if (auto* f = std::get_if<ArmFailure>(&page)) {
       if (f->code == "ResourceGroupNotFound") return out;
       return f->error;
     }
     const Json& j = std::get<ArmReply>(page).body;
-    for (const auto& vm : j.value("value", Json::array())) out[lower(str(vm, "name"))] = vm;
+    if (const Json& items = field(j, "value"); items.is_array())
+      for (const auto& vm : items)
+        if (!str(vm, "name").empty()) out[lower(str(vm, "name"))] = vm;
     next = str(j, "nextLink");
     api.clear();  // a nextLink carries its api-version
   }
@@ -552,7 +570,7 @@ std::vector<ReadResult> AzureProvider::read(const std::vector<Resource>& resourc
       const std::string name = str(res.computed, "name");
       auto it = listed->find(lower(name));
       if (name.empty() || it == listed->end()) {
-        if (str(res.computed, "eviction_policy") == "Delete" && res.attributes.value("spot", false))
+        if (str(res.computed, "eviction_policy") == "Delete" && flag(res.attributes, "spot", false))
           out.gone_reason = "evicted by Azure or deleted outside Plinth (Spot VM with evictionPolicy Delete)";
         continue;
       }
@@ -619,7 +637,7 @@ Result<std::vector<Resource>> AzureProvider::discover(const std::vector<Resource
         r.name = parts->name;
         r.index = parts->index;
         r.provider = "azure";
-        r.attributes = {{"instance_type", str(props(vm).value("hardwareProfile", Json::object()), "vmSize")},
+        r.attributes = {{"instance_type", str(field(props(vm), "hardwareProfile"), "vmSize")},
                         {"region", str(vm, "location")},
                         {"resource_group", where.resource_group},
                         {"spot", spot(vm)}};

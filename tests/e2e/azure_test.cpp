@@ -556,6 +556,8 @@ TEST_CASE("azure: secrets never reach the plan file, the state or the output", "
     if (f.is_regular_file()) seen += slurp(f.path().string());
   CHECK(seen.find(kSecret) == std::string::npos);
   CHECK(seen.find("access_token") == std::string::npos);
+  CHECK(seen.find("eyJhbGci") == std::string::npos);  // no bearer token (a JWT) either
+  CHECK(seen.find("eyJ0eXAi") == std::string::npos);
   CHECK(az.vms().size() == 2);
 }
 
@@ -676,4 +678,16 @@ TEST_CASE("azure: one blueprint with bare-metal, AWS and Azure pools applies in 
   auto again = run_plinth({"plan", file, "--state", st, "--detailed-exitcode"}, dir.path(), env);
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);
+}
+
+TEST_CASE("azure: burst pool settings are checked with file:line:column and did you mean", "[e2e][azure]") {
+  TempDir dir;
+  const std::string bp =
+      dir.write("bp.yaml", blueprint({pool_of(1, "    eviction_polcy: Delete\n    os_disk: {size_gb: big}\n")}));
+  auto r = run_plinth({"validate", bp}, dir.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(bp + ":29:5: error[BP002]: unknown key 'eviction_polcy' in burst pool 'gpu'") != std::string::npos);
+  CHECK(r.err.find("did you mean 'eviction_policy'?") != std::string::npos);
+  CHECK(r.err.find(bp + ":30:24:") != std::string::npos);
 }

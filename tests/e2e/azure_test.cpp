@@ -691,3 +691,23 @@ TEST_CASE("azure: burst pool settings are checked with file:line:column and did 
   CHECK(r.err.find("did you mean 'eviction_policy'?") != std::string::npos);
   CHECK(r.err.find(bp + ":30:24:") != std::string::npos);
 }
+
+TEST_CASE("azure: changing only where new VMs may go updates the pool in place (tags), no VM is made",
+          "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  ws.applied({pool_of(2, "    zones: [\"1\"]\n")});
+  const Pool wider = pool_of(2, "    zones: [\"1\", \"2\"]\n    instance_types: [" + kH200 + "]\n");
+  auto p = ws.plan({wider});
+  INFO(p.out << p.err);
+  CHECK(p.out.find("~ azure.vm.gpu[0] (update in place)") != std::string::npos);
+  CHECK(p.out.find("0 to create, 2 to update, 0 to replace, 0 to destroy") != std::string::npos);
+  const int puts = az.requests("Microsoft.Compute/virtualMachines/write", "PUT");
+  ws.applied({wider});
+  CHECK(az.requests("Microsoft.Compute/virtualMachines/write", "PATCH") == 2);
+  CHECK(az.requests("Microsoft.Compute/virtualMachines/write", "PUT") == puts);
+  Json vms = az.vms();
+  REQUIRE(vms.size() == 2);
+  for (const auto& vm : vms) CHECK(vm["zone"] == "1");
+  CHECK(ws.plan({wider}).exit_code == 0);
+}

@@ -7,6 +7,7 @@
 #include "engine/provider/registry.h"
 #include "providers/aws/aws_provider.h"
 #include "providers/aws/schema.h"
+#include "providers/azure/azure_provider.h"
 #include "providers/azure/schema.h"
 #include "providers/baremetal/redfish_provider.h"
 #include "providers/gcp/gcp_provider.h"
@@ -30,7 +31,7 @@ const std::map<std::string, Builtin>& builtins() {
       {"baremetal", {&baremetal::schema, [] { return std::make_unique<baremetal::RedfishProvider>(); }}},
       {"aws", {&aws::schema, [] { return std::make_unique<aws::AwsProvider>(); }}},
       {"gcp", {&gcp::schema, [] { return std::make_unique<gcp::GcpProvider>(); }}},
-      {"azure", {&azure::schema, nullptr}},
+      {"azure", {&azure::schema, [] { return std::make_unique<azure::AzureProvider>(); }}},
       {"kubernetes", {&kubernetes::schema, [] { return std::make_unique<kubernetes::KubernetesProvider>(); }}},
   };
   return table;

@@ -1,0 +1,713 @@
+// plinth apply / plan / refresh of Azure burst pools against azure-emulator
+// (docs/providers/azure.md): Spot ND-series pools with their NICs,
+// create-before-destroy replaces, size/zone fallback, eviction, lost
+// answers, LROs honouring Retry-After, 429 throttling, refresh in O(pages),
+// Entra client credentials (secret and certificate), secrets.
+#include <catch2/catch.hpp>
+#include <climits>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine/net/http.h"
+#include "engine/state/state.h"
+#include "tests/providers/baremetal/emulator.h"
+#include "tests/support/emulator_process.h"
+#include "tests/support/run.h"
+
+using namespace plinth;
+using namespace plinth::test;
+
+namespace {
+
+const std::string kTenant = "72f1c1a4-8a9e-4c0c-9d4b-2f7a1e5b6c3d";
+const std::string kClient = "3c9d7e2a-41f6-4b8a-9c0d-8e7f6a5b4c3d";
+const std::string kSecret = "plinth-emulator-secret";
+const std::string kSubscription = "5f3c2a1b-9d8e-4f7a-8b6c-0d1e2f3a4b5c";
+const std::string kH100 = "Standard_ND96isr_H100_v5";
+const std::string kH200 = "Standard_ND96isr_H200_v5";
+
+/// azure-emulator whose operations end at the next request and that sends
+/// Retry-After: 0 (the client's own interval), plus `args`.
+class Azure : public EmulatorProcess {
+ public:
+  explicit Azure(std::vector<std::string> args = {}, bool fast = true)
+      : EmulatorProcess(AZURE_EMULATOR_BINARY, with_defaults(std::move(args), fast)), http_(net::ClientOptions{ca()}) {}
+
+  Json control(const std::string& method, const std::string& path, const Json& body = nullptr) {
+    net::Request r;
+    r.method = method;
+    r.url = base() + "/__emulator/" + path;
+    if (!body.is_null()) {
+      r.body = body.dump();
+      r.headers["Content-Type"] = "application/json";
+    }
+    auto res = http_.send(r);
+    REQUIRE(res.ok());
+    INFO(res->body);
+    REQUIRE(res->status == 200);
+    return Json::parse(res->body);
+  }
+  Json vms() { return control("GET", "vms"); }
+  Json nics() { return control("GET", "state")["networkInterfaces"]; }
+  /// The request log's ARM lines.
+  std::vector<Json> arm_log() {
+    std::vector<Json> out;
+    std::istringstream in(log());
+    for (std::string line; std::getline(in, line);)
+      if (auto j = Json::parse(line); j.value("service", "") == "arm") out.push_back(j);
+    return out;
+  }
+  int requests(const std::string& operation, const std::string& method = "") {
+    int n = 0;
+    for (const auto& l : arm_log())
+      n += l.value("operation", "") == operation && (method.empty() || l.value("method", "") == method) ? 1 : 0;
+    return n;
+  }
+
+ private:
+  static std::vector<std::string> with_defaults(std::vector<std::string> args, bool fast) {
+    if (fast) args.insert(args.begin(), {"--lro-delay-ms", "0", "--retry-after", "0"});
+    return args;
+  }
+  net::Client http_;
+};
+
+struct Pool {
+  std::string name = "gpu";
+  int desired = 8;
+  std::string instance_type = kH100;
+  std::string extra;  ///< more YAML keys of the pool, each line "    key: value\n"
+  bool spot = true;
+};
+
+Pool pool_of(int desired, std::string extra = "") {
+  Pool p;
+  p.desired = desired;
+  p.extra = std::move(extra);
+  return p;
+}
+
+std::string pool_yaml(const Pool& p) {
+  return "  - name: " + p.name + "\n"
+         "    provider: azure\n"
+         "    region: eastus\n"
+         "    resource_group: rg-burst\n"
+         "    instance_type: " + p.instance_type + "\n"
+         "    desired: " + std::to_string(p.desired) + "\n"
+         "    max: 1000\n"
+         "    spot: " + (p.spot ? "true" : "false") + "\n"
+         "    stack: train\n"
+         "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
+         "    storage: [ckpt]\n"
+         "    image: \"microsoft-dsvm:ubuntu-hpc:2204:latest\"\n"
+         "    ssh_public_key: \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOPSKEYOPSKEYOPSKEYOPSKEYOPSKEYOPSKEY ops\"\n" +
+         p.extra;
+}
+
+std::string blueprint(const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
+  std::string out =
+      "apiVersion: plinth/v1\n"
+      "kind: Blueprint\n"
+      "metadata: {name: e2e-azure, owner: ml-platform}\n"
+      "stacks:\n"
+      "  train:\n"
+      "    driver: \"" + driver + "\"\n"
+      "    cuda: \"12.4\"\n"
+      "    cudnn: \"9.1.0\"\n"
+      "    frameworks: {pytorch: \"2.3.1\"}\n"
+      "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
+      "storage:\n"
+      "  tiers:\n"
+      "    - {name: ckpt, kind: object, backend: azure-blob, region: eastus, capacity_tb: 10, classification: internal,\n"
+      "       encryption: {at_rest: aes-256-gcm}}\n"
+      "burst_pools:\n";
+  for (const auto& p : pools) out += pool_yaml(p);
+  return out;
+}
+
+/// The environment of a user pointing plinth at the emulator.
+std::map<std::string, std::string> env_for(Azure& az) {
+  return {{"AZURE_TENANT_ID", kTenant},
+          {"AZURE_CLIENT_ID", kClient},
+          {"AZURE_CLIENT_SECRET", kSecret},
+          {"AZURE_CLIENT_CERTIFICATE_PATH", ""},
+          {"AZURE_SUBSCRIPTION_ID", kSubscription},
+          {"AZURE_AUTHORITY_HOST", az.base()},
+          {"AZURE_RESOURCE_MANAGER_ENDPOINT", az.base()},
+          {"REQUESTS_CA_BUNDLE", az.ca()},
+          {"PLINTH_AZURE_POLL_MS", "5"}};
+}
+
+/// A blueprint directory outside the source tree, its state and environment.
+struct Workspace {
+  explicit Workspace(Azure& a) : az(a), env(env_for(a)) {}
+  RunResult run(std::vector<std::string> args, const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
+    dir.write("bp.yaml", blueprint(pools, driver));
+    args.insert(args.begin() + 1, dir.path() + "/bp.yaml");
+    args.insert(args.end(), {"--state", state()});
+    return run_plinth(args, dir.path(), env);
+  }
+  RunResult apply(const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
+    return run({"apply", "--auto-approve", "--parallelism", "8"}, pools, driver);
+  }
+  RunResult applied(const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
+    RunResult r = apply(pools, driver);
+    INFO(r.out << r.err << az.stderr_text());
+    REQUIRE(r.exit_code == 0);
+    return r;
+  }
+  RunResult plan(const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
+    return run({"plan", "--detailed-exitcode"}, pools, driver);
+  }
+  std::string state() const { return dir.path() + "/plinth.state.json"; }
+  state::StateDocument doc() const {
+    auto d = state::parse(slurp(state()), state());
+    REQUIRE(d.ok());
+    return *d;
+  }
+  size_t vms_in_state() const {
+    size_t n = 0;
+    for (const auto& r : doc().resources) n += r.type == "azure.vm" ? 1 : 0;
+    return n;
+  }
+  Azure& az;
+  TempDir dir;
+  std::map<std::string, std::string> env;
+};
+
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+std::map<std::string, int> by(const Json& list, const char* key) {
+  std::map<std::string, int> out;
+  for (const auto& i : list) ++out[i[key].is_string() ? i[key].get<std::string>() : i[key].dump()];
+  return out;
+}
+
+std::string decode_base64(const std::string& in) {
+  static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  int val = 0, bits = -8;
+  for (char c : in) {
+    auto p = chars.find(c);
+    if (p == std::string::npos) break;
+    val = (val << 6) + static_cast<int>(p);
+    bits += 6;
+    if (bits >= 0) {
+      out += static_cast<char>((val >> bits) & 0xFF);
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("azure: a Spot pool of 8 Standard_ND96isr_H100_v5 with NICs, re-plan clean, a stack change replaces "
+          "create-before-destroy, 8 -> 3 deletes 5 with their NICs",
+          "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  Pool pool = pool_of(8, "    zones: [\"1\", \"2\"]\n    os_disk: {size_gb: 512, encryption_at_host: true}\n");
+  auto r = ws.applied({pool});
+  Json vms = az.vms();
+  REQUIRE(vms.size() == 8);
+  CHECK(by(vms, "size") == std::map<std::string, int>{{kH100, 8}});
+  CHECK(by(vms, "priority") == std::map<std::string, int>{{"Spot", 8}});
+  CHECK(by(vms, "zone") == std::map<std::string, int>{{"1", 4}, {"2", 4}});
+  CHECK(by(vms, "powerState") == std::map<std::string, int>{{"running", 8}});
+  for (const auto& vm : vms) {
+    const Json& p = vm["model"]["properties"];
+    CHECK(p["evictionPolicy"] == "Deallocate");
+    CHECK(p["billingProfile"]["maxPrice"] == -1);
+    CHECK(p["securityProfile"]["encryptionAtHost"] == true);
+    CHECK(p["storageProfile"]["osDisk"]["diskSizeGB"] == 512);
+    CHECK(decode_base64(p["osProfile"]["customData"]).rfind("#cloud-config", 0) == 0);
+    CHECK(vm["model"]["tags"]["plinth:lineage"] == ws.doc().lineage);
+  }
+  Json nics = az.nics();
+  REQUIRE(nics.size() == 8);
+  for (const auto& n : nics) {
+    CHECK(n["properties"]["enableAcceleratedNetworking"] == true);
+    CHECK(!n["attachedTo"].is_null());
+  }
+  CHECK(ws.vms_in_state() == 8);
+  // One Entra token for the whole run, shared by its parallel creates.
+  CHECK(count_of(az.log(), "\"path\":\"/" + kTenant + "/oauth2/v2.0/token\"") == 1);
+  CHECK(r.out.find("4 x azure.vm.gpu: instance_type Standard_ND96isr_H100_v5, zone 1") != std::string::npos);
+
+  auto again = ws.plan({pool});
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(again.out.find("No changes.") != std::string::npos);
+
+  // A new driver pin is a new user-data hash: replace, create before destroy.
+  auto p = ws.plan({pool}, "550.90.07");
+  INFO(p.out << p.err);
+  CHECK(p.exit_code == 2);
+  CHECK(count_of(p.out, "(replace, create before destroy, forced by: user_data_hash)") == 8);
+  std::set<std::string> old_ids;
+  for (const auto& vm : vms) old_ids.insert(vm["model"]["properties"]["vmId"].get<std::string>());
+  ws.applied({pool}, "550.90.07");
+  Json now = az.vms();
+  REQUIRE(now.size() == 8);
+  for (const auto& vm : now) CHECK(old_ids.count(vm["model"]["properties"]["vmId"].get<std::string>()) == 0);
+  CHECK(az.nics().size() == 8);
+  CHECK(ws.doc().deposed.empty());
+  // Every new VM was running before the first old one was deleted.
+  size_t last_put = 0, first_delete = SIZE_MAX, n = 0;
+  const auto log = az.arm_log();
+  bool replacing = false;
+  for (const auto& l : log) {
+    ++n;
+    if (l["method"] == "DELETE" && l["operation"] == "Microsoft.Compute/virtualMachines/delete") {
+      replacing = true;
+      first_delete = std::min(first_delete, n);
+    }
+    if (l["method"] == "PUT" && l["operation"] == "Microsoft.Compute/virtualMachines/write" && l["status"] == 201)
+      last_put = n;
+  }
+  CHECK(replacing);
+  CHECK(last_put < first_delete);
+  CHECK(ws.plan({pool}, "550.90.07").exit_code == 0);
+
+  // 8 -> 3 deletes 5 (the highest indexes) and their NICs.
+  Pool three = pool;
+  three.desired = 3;
+  auto down = ws.applied({three}, "550.90.07");
+  CHECK(down.out.find("0 to create, 0 to update, 0 to replace, 5 to destroy") != std::string::npos);
+  CHECK(az.vms().size() == 3);
+  CHECK(az.nics().size() == 3);
+  CHECK(ws.vms_in_state() == 3);
+}
+
+TEST_CASE("azure: SkuNotAvailable, ZonalAllocationFailed and AllocationFailed fall back over zones and sizes in one "
+          "apply, and the summary says where each VM went",
+          "[e2e][azure]") {
+  // Zone 1 has room for 2 H100s, zone 2 has none (SKU restricted there), H200 has room.
+  Azure az({"--capacity", "eastus/1:" + kH100 + "=2", "--sku-unavailable", "eastus/2:" + kH100});
+  Workspace ws(az);
+  Pool pool = pool_of(6, "    instance_types: [" + kH200 + "]\n    zones: [\"1\", \"2\"]\n");
+  auto r = ws.applied({pool});
+  Json vms = az.vms();
+  REQUIRE(vms.size() == 6);
+  std::map<std::string, int> placed;
+  for (const auto& vm : vms) ++placed[vm["size"].get<std::string>() + " " + vm["zone"].get<std::string>()];
+  CHECK(placed[kH100 + " 1"] == 2);
+  CHECK(placed[kH100 + " 2"] == 0);
+  CHECK(placed[kH200 + " 1"] + placed[kH200 + " 2"] == 4);
+  CHECK(by(vms, "provisioningState") == std::map<std::string, int>{{"Succeeded", 6}});  // no failed VM left behind
+  CHECK(az.nics().size() == 6);
+  CHECK(r.out.find("Placement:") != std::string::npos);
+  for (const auto& vm : vms) {
+    const std::string address = vm["model"]["tags"]["plinth:address"];
+    INFO(address);
+    CHECK(r.out.find("  " + address + ": instance_type " + vm["size"].get<std::string>() + ", zone " +
+                     vm["zone"].get<std::string>() + "\n") != std::string::npos);
+  }
+  Json ops = az.control("GET", "operations");
+  std::set<std::string> codes;
+  for (const auto& o : ops)
+    if (o.contains("error")) codes.insert(o["error"].value("code", ""));
+  CHECK(codes.count("ZonalAllocationFailed") == 1);
+  CHECK(az.requests("Microsoft.Compute/virtualMachines/write") > 6);  // SkuNotAvailable PUTs were refused at once
+  CHECK(ws.plan({pool}).exit_code == 0);  // the fallback choice is no drift
+}
+
+TEST_CASE("azure: without fallbacks a pool without capacity fails at once with ARM's code and message",
+          "[e2e][azure]") {
+  Azure az({"--capacity", "eastus:" + kH100 + "=0", "--quota", "westus2:lowPriorityCores=96"});
+  Workspace ws(az);
+  auto r = ws.apply({pool_of(2)});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("azure.vm.gpu[0]: no capacity for Standard_ND96isr_H100_v5 in eastus: AllocationFailed: Allocation "
+                   "failed. We do not have sufficient capacity for the requested VM size in this region.") !=
+        std::string::npos);
+  CHECK(r.out.find("List fallbacks in the pool") != std::string::npos);
+  CHECK(az.vms().empty());  // the failed VMs were removed, their NICs too
+  CHECK(az.nics().empty());
+  CHECK(ws.vms_in_state() == 0);
+
+  // Quota: the second Spot VM would pass the subscription's low-priority vCPU limit.
+  Workspace quota(az);
+  Pool west = pool_of(2);
+  west.name = "west";
+  quota.dir.write("unused", "");
+  std::string bp = blueprint({west});
+  bp.replace(bp.find("region: eastus\n    resource_group"), std::string("region: eastus").size(), "region: westus2");
+  quota.dir.write("bp.yaml", bp);
+  auto q = run_plinth({"apply", quota.dir.path() + "/bp.yaml", "--auto-approve", "--state", quota.state()},
+                      quota.dir.path(), quota.env);
+  INFO(q.out << q.err);
+  CHECK(q.exit_code == 1);
+  CHECK(q.out.find("OperationNotAllowed: Operation could not be completed as it results in exceeding approved "
+                   "Low Priority Cores quota") != std::string::npos);
+  CHECK(az.vms().size() == 1);
+}
+
+TEST_CASE("azure: an evicted Spot VM shows as evicted by Azure, not as drift, and is restored", "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  Pool keep = pool_of(2);
+  Pool drop = pool_of(2, "    eviction_policy: Delete\n");
+  drop.name = "drop";
+  ws.applied({keep, drop});
+  const auto doc = ws.doc();
+  const std::string kept = doc.find("azure.vm.gpu[1]")->computed["id"];
+  const std::string dropped = doc.find("azure.vm.drop[0]")->computed["id"];
+  CHECK(az.control("POST", "evict", {{"id", kept}})["powerState"] == "deallocated");
+  CHECK(az.control("POST", "evict", {{"id", dropped}})["deleted"] == true);
+  auto p = ws.plan({keep, drop});
+  INFO(p.out << p.err);
+  CHECK(p.exit_code == 2);
+  CHECK(p.err.find("Gone: 2 resource(s) removed by their provider, not by a person:") != std::string::npos);
+  CHECK(p.err.find("  - azure.vm.gpu[1]: evicted by Azure (Spot VM deallocated, evictionPolicy Deallocate) (the next "
+                   "apply creates it again)") != std::string::npos);
+  CHECK(p.err.find("  - azure.vm.drop[0]: evicted by Azure or deleted outside Plinth (Spot VM with evictionPolicy "
+                   "Delete)") != std::string::npos);
+  CHECK(p.err.find("Drift:") == std::string::npos);
+  CHECK(p.out.find("+ azure.vm.gpu[1] (create)") != std::string::npos);
+  ws.applied({keep, drop});
+  Json vms = az.vms();
+  REQUIRE(vms.size() == 4);
+  CHECK(by(vms, "powerState") == std::map<std::string, int>{{"running", 4}});
+  // The deallocated VM was started again (same VM), the deleted one made anew.
+  CHECK(ws.doc().find("azure.vm.gpu[1]")->computed["id"] == kept);
+  CHECK(az.requests("Microsoft.Compute/virtualMachines/start/action") == 1);
+  CHECK(ws.plan({keep, drop}).exit_code == 0);
+}
+
+TEST_CASE("azure: answers lost after ARM carried out the PUT make no duplicate VM or NIC", "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  az.control("POST", "faults", {{"loseNextResponses", 4}, {"methods", {"PUT"}}});
+  auto r = ws.applied({pool_of(5)});
+  CHECK(az.control("GET", "counters")["faults"].value("lose", 0) == 4);
+  Json vms = az.vms();
+  CHECK(vms.size() == 5);
+  std::set<std::string> addresses;
+  for (const auto& vm : vms) addresses.insert(vm["model"]["tags"]["plinth:address"].get<std::string>());
+  CHECK(addresses.size() == 5);
+  CHECK(az.nics().size() == 5);
+  CHECK(ws.plan({pool_of(5)}).exit_code == 0);
+}
+
+TEST_CASE("azure: a VM whose answer was lost and whose run crashed is adopted by refresh, never duplicated",
+          "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  Pool pool = pool_of(3);
+  ws.applied({pool});
+  auto doc = ws.doc();
+  std::erase_if(doc.resources, [](const Resource& r) { return r.address == "azure.vm.gpu[1]"; });
+  doc.serial += 1;
+  REQUIRE(state::open_local(ws.state())->save(doc).ok());
+  auto r = ws.run({"refresh"}, {pool});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("Adopted: 1 object(s)") != std::string::npos);
+  CHECK(ws.doc().find("azure.vm.gpu[1]") != nullptr);
+  CHECK(ws.plan({pool}).exit_code == 0);
+  CHECK(az.vms().size() == 3);
+}
+
+TEST_CASE("azure: long-running operations are polled at ARM's Retry-After, not faster", "[e2e][azure]") {
+  Azure az({"--lro-delay-ms", "1500", "--retry-after", "1"}, false);
+  Workspace ws(az);
+  ws.applied({pool_of(1)});
+  // The VM create's operation: its status was asked for 1 or 2 times (every
+  // second), not every poll_ms (5 ms), and never before Retry-After passed.
+  const auto log = az.arm_log();
+  std::string put_time;
+  std::vector<std::string> polls;
+  for (const auto& l : log) {
+    if (l["method"] == "PUT" && l["operation"] == "Microsoft.Compute/virtualMachines/write") put_time = l["time"];
+    else if (!put_time.empty() && l["operation"] == "Microsoft.Compute/locations/operations/read" && polls.empty())
+      polls.push_back(l["time"]);
+    else if (!polls.empty() && l["operation"] == "Microsoft.Compute/locations/operations/read")
+      polls.push_back(l["time"]);
+  }
+  INFO(az.log());
+  CHECK(polls.size() >= 1);
+  CHECK(polls.size() <= 2);
+  // ISO times of the same minute or later: compare seconds.millis.
+  auto ms_of = [](const std::string& t) {
+    return (std::stoi(t.substr(11, 2)) * 3600 + std::stoi(t.substr(14, 2)) * 60) * 1000 +
+           static_cast<int>(std::stod(t.substr(17, 6)) * 1000);
+  };
+  REQUIRE(!put_time.empty());
+  CHECK(ms_of(polls.front()) - ms_of(put_time) >= 1000);
+}
+
+TEST_CASE("azure: 429 SubscriptionRequestsThrottled is retried after Retry-After, and the client-side bucket keeps "
+          "an apply under ARM's write limit",
+          "[e2e][azure]") {
+  {
+    Azure az;
+    Workspace ws(az);
+    az.control("POST", "faults", {{"throttleNext", 4}});
+    auto r = ws.applied({pool_of(3)});
+    CHECK(count_of(r.out, "SubscriptionRequestsThrottled") == 4);
+    CHECK(count_of(r.out, " failed, retrying in ") == 4);  // every 429 retried, nothing else failed
+    CHECK(az.vms().size() == 3);
+  }
+  {
+    // ARM allows 3 writes, then one every 200 ms; the client sends no faster.
+    Azure az({"--writes-bucket", "3:5"});
+    Workspace ws(az);
+    ws.env["PLINTH_AZURE_REQUEST_RATES"] = "writes=3:5";
+    auto r = ws.applied({pool_of(3)});
+    CHECK(r.out.find("SubscriptionRequestsThrottled") == std::string::npos);
+    Json c = az.control("GET", "counters");
+    INFO(c.dump(2));
+    CHECK(c["events"].value("throttled", 0) == 0);
+    CHECK(az.vms().size() == 3);
+  }
+  {
+    // The client's buckets are ARM's defaults, far above this subscription's 4 writes; the
+    // x-ms-ratelimit-remaining-subscription-writes header of each answer lowers them.
+    Azure az({"--writes-bucket", "4:10"});
+    Workspace ws(az);
+    auto r = ws.run({"apply", "--auto-approve", "--parallelism", "1"}, {pool_of(4)});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(az.requests("Microsoft.Compute/virtualMachines/write") + az.requests("Microsoft.Network/networkInterfaces/write") == 8);
+    Json c = az.control("GET", "counters");
+    INFO(c.dump(2));
+    CHECK(c["events"].value("throttled", 0) == 0);
+  }
+}
+
+TEST_CASE("azure: refresh of 30 VMs takes O(pages) list requests and no request per VM", "[e2e][azure]") {
+  Azure az({"--page-size", "7"});
+  Workspace ws(az);
+  Pool pool = pool_of(30);
+  ws.applied({pool});
+  const size_t before = az.arm_log().size();
+  auto r = ws.run({"refresh"}, {pool});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("No drift") != std::string::npos);
+  std::map<std::string, int> ops;
+  const auto log = az.arm_log();
+  for (size_t i = before; i < log.size(); ++i)
+    ++ops[log[i].value("method", "") + " " + log[i].value("operation", "")];
+  // ceil(30 / 7) = 5 pages to read them, 5 more to look for VMs the state lacks.
+  CHECK(ops == std::map<std::string, int>{{"GET Microsoft.Compute/virtualMachines/read", 10}});
+}
+
+TEST_CASE("azure: a wrong secret gives Entra's error and touches nothing, a missing variable is named",
+          "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  ws.env["AZURE_CLIENT_SECRET"] = "not-the-secret";
+  auto r = ws.apply({pool_of(2)});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("azure.vm.gpu[0]: Microsoft Entra refused the token request: invalid_client: AADSTS7000215: Invalid "
+                   "client secret provided.") != std::string::npos);
+  CHECK(az.arm_log().empty());  // not one Resource Manager request
+  CHECK(az.vms().empty());
+
+  Workspace none(az);
+  none.env["AZURE_TENANT_ID"] = "";
+  auto n = none.apply({pool_of(1)});
+  INFO(n.out << n.err);
+  CHECK(n.exit_code == 1);
+  CHECK((n.out + n.err).find("Azure credentials are incomplete: set option tenant_id (AZURE_TENANT_ID)") !=
+        std::string::npos);
+}
+
+TEST_CASE("azure: a client certificate (AZURE_CLIENT_CERTIFICATE_PATH) authenticates instead of a secret",
+          "[e2e][azure]") {
+  Azure az({"--client-certificate", "--client-secret", ""});
+  Workspace ws(az);
+  ws.env["AZURE_CLIENT_SECRET"] = "";
+  ws.env["AZURE_CLIENT_CERTIFICATE_PATH"] = az.dir() + "/tls/client.pem";
+  ws.applied({pool_of(1)});
+  CHECK(az.vms().size() == 1);
+}
+
+TEST_CASE("azure: secrets never reach the plan file, the state or the output", "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  Pool pool = pool_of(2);
+  std::string seen;
+  auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, {pool});
+  seen += plan.out + plan.err;
+  auto apply = ws.apply({pool});
+  INFO(apply.out << apply.err);
+  REQUIRE(apply.exit_code == 0);
+  seen += apply.out + apply.err;
+  for (const auto& cmd : std::vector<std::vector<std::string>>{{"refresh"}, {"plan", "--json"}}) {
+    auto x = ws.run(cmd, {pool});
+    seen += x.out + x.err;
+  }
+  auto providers = run_plinth({"providers", ws.dir.path() + "/bp.yaml", "--json"}, ws.dir.path(), ws.env);
+  seen += providers.out + providers.err;
+  seen += slurp(ws.state()) + slurp(ws.dir.path() + "/plan.bin");
+  for (const auto& f : std::filesystem::recursive_directory_iterator(ws.dir.path() + "/plinth.state.json.d"))
+    if (f.is_regular_file()) seen += slurp(f.path().string());
+  CHECK(seen.find(kSecret) == std::string::npos);
+  CHECK(seen.find("access_token") == std::string::npos);
+  CHECK(seen.find("eyJhbGci") == std::string::npos);  // no bearer token (a JWT) either
+  CHECK(seen.find("eyJ0eXAi") == std::string::npos);
+  CHECK(az.vms().size() == 2);
+}
+
+TEST_CASE("azure: the example cluster blueprint's Azure burst pool applies against the emulator", "[e2e][azure]") {
+  Azure az;
+  TempDir dir;
+  const std::string bp = dir.write("cluster.yaml", slurp(source_dir() + "/blueprints/examples/cluster.yaml"));
+  const std::string st = dir.path() + "/plinth.state.json";
+  auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve", "-target", "azure.vm.azure-nd"}, dir.path(),
+                      env_for(az));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  Json vms = az.vms();
+  REQUIRE(vms.size() == 1);
+  CHECK(vms[0]["size"] == kH100);
+  CHECK(vms[0]["priority"] == "Spot");
+  CHECK(vms[0]["resourceGroup"] == "rg-ml-burst");
+  // The resource group and Plinth's VNet were made on first use.
+  Json state = az.control("GET", "state");
+  CHECK(state["virtualNetworks"].size() == 1);
+  CHECK(state["virtualNetworks"][0]["name"] == "plinth-eastus");
+  auto again = run_plinth({"plan", bp, "--state", st, "-target", "azure.vm.azure-nd", "--detailed-exitcode"},
+                          dir.path(), env_for(az));
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+}
+
+namespace {
+
+/// ISO time of a request-log line in milliseconds of the day.
+long long ms_of_day(const std::string& t) {
+  return (std::stoll(t.substr(11, 2)) * 3600 + std::stoll(t.substr(14, 2)) * 60) * 1000 +
+         static_cast<long long>(std::stod(t.substr(17, 6)) * 1000);
+}
+
+/// First and last request time of an emulator's log (service `only` when set).
+std::pair<long long, long long> span(const std::string& log, const std::string& only = "") {
+  std::pair<long long, long long> out{LLONG_MAX, 0};
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("time") || (!only.empty() && j.value("service", "") != only)) continue;
+    const long long t = ms_of_day(j["time"].get<std::string>());
+    out.first = std::min(out.first, t);
+    out.second = std::max(out.second, t);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("azure: one blueprint with bare-metal, AWS and Azure pools applies in one run, the providers in parallel, "
+          "and re-plans clean",
+          "[e2e][azure]") {
+  // Each emulator answers after 60 ms (EC2 after 300 ms), so every provider's work spans several
+  // hundred ms: run one after the other, their request spans could not overlap.
+  Emulator redfish({"--bmcs", "3", "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "20", "--power-state",
+                    "Off", "--latency-ms", "60"});
+  EmulatorProcess ec2(AWS_EC2_EMULATOR_BINARY, {"--pending-ms", "0", "--shutdown-ms", "0", "--latency-ms", "300"});
+  Azure az({"--latency-ms", "60"});
+  TempDir dir, home;
+  std::string bp = blueprint({pool_of(3)});
+  bp.insert(bp.find("burst_pools:\n") + std::string("burst_pools:\n").size(),
+            "  - name: aws\n"
+            "    provider: aws\n"
+            "    region: us-east-1\n"
+            "    instance_type: p5.48xlarge\n"
+            "    desired: 3\n"
+            "    max: 8\n"
+            "    spot: true\n"
+            "    stack: train\n"
+            "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
+            "    image: ami-0abcdef1234567890\n");
+  bp += "node_pools:\n"
+        "  - name: train-a\n"
+        "    provider: baremetal\n"
+        "    count: 3\n"
+        "    role: training\n"
+        "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
+        "    stack: train\n"
+        "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n"
+        "    bios: {ProcTurboMode: Enabled, PowerProfile: MaxPerf}\n"
+        "    storage: [ckpt]\n"
+        "    bmc:\n"
+        "      endpoints: \"" + redfish.base() + "/bmc/{index}\"\n"
+        "      credentials: env:BMC_CREDENTIALS\n"
+        "      ca_bundle: " + redfish.ca() + "\n"
+        "    mig: {profile: none}\n";
+  const std::string file = dir.write("bp.yaml", bp);
+  auto env = env_for(az);
+  env.insert({{"BMC_CREDENTIALS", "admin:admin"},
+              {"HOME", home.path()},
+              {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
+              {"AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"},
+              {"AWS_SESSION_TOKEN", ""},
+              {"AWS_PROFILE", ""},
+              {"AWS_REGION", "us-east-1"},
+              {"AWS_ENDPOINT_URL_EC2", ec2.base()},
+              {"AWS_CA_BUNDLE", ec2.ca()},
+              {"PLINTH_AWS_POLL_MS", "5"}});
+  const std::string st = dir.path() + "/plinth.state.json";
+  auto r = run_plinth({"apply", file, "--state", st, "--auto-approve", "--parallelism", "12"}, dir.path(), env);
+  INFO(r.out << r.err << az.stderr_text() << ec2.stderr_text());
+  REQUIRE(r.exit_code == 0);
+  auto doc = state::parse(slurp(st), st);
+  REQUIRE(doc.ok());
+  std::map<std::string, int> types;
+  for (const auto& res : doc->resources) ++types[res.type];
+  CHECK(types["baremetal.node"] == 3);
+  CHECK(types["aws.instance"] == 3);
+  CHECK(types["azure.vm"] == 3);
+  CHECK(az.vms().size() == 3);
+  // The three providers worked at the same time: their request spans overlap.
+  const auto b = span(redfish.log()), a = span(ec2.log()), z = span(az.log(), "arm");
+  INFO("redfish " << b.first << "-" << b.second << ", ec2 " << a.first << "-" << a.second << ", arm " << z.first
+                  << "-" << z.second);
+  CHECK(std::max({b.first, a.first, z.first}) < std::min({b.second, a.second, z.second}));
+  auto again = run_plinth({"plan", file, "--state", st, "--detailed-exitcode"}, dir.path(), env);
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+}
+
+TEST_CASE("azure: burst pool settings are checked with file:line:column and did you mean", "[e2e][azure]") {
+  TempDir dir;
+  const std::string bp =
+      dir.write("bp.yaml", blueprint({pool_of(1, "    eviction_polcy: Delete\n    os_disk: {size_gb: big}\n")}));
+  auto r = run_plinth({"validate", bp}, dir.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(bp + ":29:5: error[BP002]: unknown key 'eviction_polcy' in burst pool 'gpu'") != std::string::npos);
+  CHECK(r.err.find("did you mean 'eviction_policy'?") != std::string::npos);
+  CHECK(r.err.find(bp + ":30:24:") != std::string::npos);
+}
+
+TEST_CASE("azure: changing only where new VMs may go updates the pool in place (tags), no VM is made",
+          "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  ws.applied({pool_of(2, "    zones: [\"1\"]\n")});
+  const Pool wider = pool_of(2, "    zones: [\"1\", \"2\"]\n    instance_types: [" + kH200 + "]\n");
+  auto p = ws.plan({wider});
+  INFO(p.out << p.err);
+  CHECK(p.out.find("~ azure.vm.gpu[0] (update in place)") != std::string::npos);
+  CHECK(p.out.find("0 to create, 2 to update, 0 to replace, 0 to destroy") != std::string::npos);
+  const int puts = az.requests("Microsoft.Compute/virtualMachines/write", "PUT");
+  ws.applied({wider});
+  CHECK(az.requests("Microsoft.Compute/virtualMachines/write", "PATCH") == 2);
+  CHECK(az.requests("Microsoft.Compute/virtualMachines/write", "PUT") == puts);
+  Json vms = az.vms();
+  REQUIRE(vms.size() == 2);
+  for (const auto& vm : vms) CHECK(vm["zone"] == "1");
+  CHECK(ws.plan({wider}).exit_code == 0);
+}

@@ -162,7 +162,8 @@ TEST_CASE("plinth show PLANFILE prints a saved plan, as text and JSON", "[e2e][h
 TEST_CASE("state rm forgets resources and keeps the old serial restorable", "[e2e][habits][state]") {
   TempDir dir;
   dir.write("bp.yaml", kLogical);
-  REQUIRE(run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path()).exit_code == 0);
+  // One operation at a time: one save each (serial 5 after 5 creates).
+  REQUIRE(run_plinth({"apply", "bp.yaml", "--auto-approve", "--parallelism", "1"}, dir.path()).exit_code == 0);
 
   auto dry = run_plinth({"state", "rm", "storage.tier.t2", "--dry-run"}, dir.path());
   CHECK(dry.exit_code == 0);

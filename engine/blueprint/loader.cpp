@@ -1487,7 +1487,8 @@ bool Loader::check_setting(const SettingSpec& spec, Json& value, const std::stri
       Keys names;
       for (const auto& f : spec.fields) names.push_back(f.name);
       for (auto& [k, v] : value.items()) {
-        auto f = std::find_if(spec.fields.begin(), spec.fields.end(), [&](const SettingSpec& x) { return x.name == k; });
+        auto f = std::find_if(spec.fields.begin(), spec.fields.end(),
+                              [&k = k](const SettingSpec& x) { return x.name == k; });  // clang 14: no bindings in lambdas
         if (f == spec.fields.end()) {
           diags_.push_back({"BP002", Severity::Error, "unknown key '" + path + "." + k + "' in " + label,
                             where(path + "." + k), "", suggest(k, names)});
@@ -1557,7 +1558,8 @@ void Loader::check_providers(const LoadOptions& options) {
       Keys names = own;
       for (const auto& st : settings_specs) names.push_back(st.name);
       for (const auto& [key, at] : pp.keys)
-        if (std::none_of(settings_specs.begin(), settings_specs.end(), [&](const SettingSpec& x) { return x.name == key; }))
+        if (std::none_of(settings_specs.begin(), settings_specs.end(),
+                         [&key = key](const SettingSpec& x) { return x.name == key; }))
           diags_.push_back({"BP002", Severity::Error, "unknown key '" + key + "' in " + pp.label, at, "",
                             suggest(key, names)});
     };

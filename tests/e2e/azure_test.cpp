@@ -611,14 +611,16 @@ std::pair<long long, long long> span(const std::string& log, const std::string& 
 
 }  // namespace
 
-TEST_CASE("azure: one blueprint with bare-metal, AWS and Azure pools applies in one run, the providers in parallel, "
-          "and re-plans clean",
-          "[e2e][azure]") {
-  // Each emulator answers after 60 ms (EC2 after 300 ms), so every provider's work spans several
-  // hundred ms: run one after the other, their request spans could not overlap.
+TEST_CASE("azure: one blueprint with bare-metal, AWS, GCP and Azure pools applies in one run, the providers in "
+          "parallel, and re-plans clean",
+          "[e2e][azure][gcp]") {
+  // Each emulator answers after 60 ms (EC2 after 300 ms, GCP operations take 600 ms), so every
+  // provider's work spans several hundred ms: run one after the other, their request spans
+  // could not overlap.
   Emulator redfish({"--bmcs", "3", "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "20", "--power-state",
                     "Off", "--latency-ms", "60"});
   EmulatorProcess ec2(AWS_EC2_EMULATOR_BINARY, {"--pending-ms", "0", "--shutdown-ms", "0", "--latency-ms", "300"});
+  EmulatorProcess gce(GCP_EMULATOR_BINARY, {"--operation-ms", "600", "--latency-ms", "60"});
   Azure az({"--latency-ms", "60"});
   TempDir dir, home;
   std::string bp = blueprint({pool_of(3)});
@@ -632,7 +634,18 @@ TEST_CASE("azure: one blueprint with bare-metal, AWS and Azure pools applies in 
             "    spot: true\n"
             "    stack: train\n"
             "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
-            "    image: ami-0abcdef1234567890\n");
+            "    image: ami-0abcdef1234567890\n"
+            "  - name: gcp\n"
+            "    provider: gcp\n"
+            "    region: us-central1\n"
+            "    instance_type: a3-highgpu-8g\n"
+            "    desired: 3\n"
+            "    max: 8\n"
+            "    spot: true\n"
+            "    stack: train\n"
+            "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
+            "    image: projects/debian-cloud/global/images/family/debian-12\n"
+            "    zones: [us-central1-a, us-central1-b]\n");
   bp += "node_pools:\n"
         "  - name: train-a\n"
         "    provider: baremetal\n"
@@ -659,10 +672,17 @@ TEST_CASE("azure: one blueprint with bare-metal, AWS and Azure pools applies in 
               {"AWS_REGION", "us-east-1"},
               {"AWS_ENDPOINT_URL_EC2", ec2.base()},
               {"AWS_CA_BUNDLE", ec2.ca()},
-              {"PLINTH_AWS_POLL_MS", "5"}});
+              {"PLINTH_AWS_POLL_MS", "5"},
+              {"GOOGLE_APPLICATION_CREDENTIALS", gce.dir() + "/tls/service-account.json"},
+              {"GOOGLE_OAUTH_ACCESS_TOKEN", ""},
+              {"GOOGLE_CLOUD_PROJECT", ""},
+              {"CLOUDSDK_CORE_PROJECT", ""},
+              {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", gce.base() + "/compute/v1/"},
+              {"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", gce.ca()},
+              {"PLINTH_GCP_POLL_MS", "5"}});
   const std::string st = dir.path() + "/plinth.state.json";
   auto r = run_plinth({"apply", file, "--state", st, "--auto-approve", "--parallelism", "12"}, dir.path(), env);
-  INFO(r.out << r.err << az.stderr_text() << ec2.stderr_text());
+  INFO(r.out << r.err << az.stderr_text() << ec2.stderr_text() << gce.stderr_text());
   REQUIRE(r.exit_code == 0);
   auto doc = state::parse(slurp(st), st);
   REQUIRE(doc.ok());
@@ -670,13 +690,14 @@ TEST_CASE("azure: one blueprint with bare-metal, AWS and Azure pools applies in 
   for (const auto& res : doc->resources) ++types[res.type];
   CHECK(types["baremetal.node"] == 3);
   CHECK(types["aws.instance"] == 3);
+  CHECK(types["gcp.instance"] == 3);
   CHECK(types["azure.vm"] == 3);
   CHECK(az.vms().size() == 3);
-  // The three providers worked at the same time: their request spans overlap.
-  const auto b = span(redfish.log()), a = span(ec2.log()), z = span(az.log(), "arm");
-  INFO("redfish " << b.first << "-" << b.second << ", ec2 " << a.first << "-" << a.second << ", arm " << z.first
-                  << "-" << z.second);
-  CHECK(std::max({b.first, a.first, z.first}) < std::min({b.second, a.second, z.second}));
+  // The four providers worked at the same time: their request spans overlap.
+  const auto b = span(redfish.log()), a = span(ec2.log()), g = span(gce.log()), z = span(az.log(), "arm");
+  INFO("redfish " << b.first << "-" << b.second << ", ec2 " << a.first << "-" << a.second << ", gce " << g.first
+                  << "-" << g.second << ", arm " << z.first << "-" << z.second);
+  CHECK(std::max({b.first, a.first, g.first, z.first}) < std::min({b.second, a.second, g.second, z.second}));
   auto again = run_plinth({"plan", file, "--state", st, "--detailed-exitcode"}, dir.path(), env);
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);

@@ -48,36 +48,36 @@ class Journal {
       : doc_(std::move(doc)), backend_(backend), fallback_(std::move(fallback)) {
     if (fallback_) last_saved_ = doc_;
     for (auto& r : doc_.resources) by_address_[r.address] = std::move(r);
-    for (auto& r : doc_.deposed) deposed_[r.address] = std::move(r);
+    for (auto& r : doc_.deposed) deposed_[deposed_key(r)] = std::move(r);
     doc_.resources.clear();
     doc_.deposed.clear();
   }
 
   /// Records `r` (present) or removes `address` (nullopt); returns once a
-  /// save holding it is written. With `deposed` set, the deposed object of
-  /// `address` is set (present) or dropped (nullopt) in the same write.
-  /// False when the journal is closed or the write failed.
-  bool record(const std::string& address, std::optional<Resource> r,
-              std::optional<std::optional<Resource>> deposed = std::nullopt) {
+  /// save holding it is written. With `deposed`, that object is added to
+  /// the deposed ones in the same write. False when the journal is closed
+  /// or the write failed.
+  bool record(const std::string& address, std::optional<Resource> r, std::optional<Resource> deposed = std::nullopt) {
     std::unique_lock<std::mutex> lock(mu_);
     if (closed_) return false;
     if (r) by_address_[address] = std::move(*r);
     else by_address_.erase(address);
-    if (deposed) {
-      if (*deposed) deposed_[address] = std::move(**deposed);
-      else deposed_.erase(address);
-    }
+    if (deposed) deposed_[deposed_key(*deposed)] = std::move(*deposed);
     return commit(lock, ++changes_);
   }
-  /// Drops the deposed object of `address`; returns once that is written.
-  bool drop_deposed(const std::string& address) {
+  /// Drops the deposed object `old`; returns once that is written.
+  bool drop_deposed(const Resource& old) {
     std::unique_lock<std::mutex> lock(mu_);
     if (closed_) return false;
-    deposed_.erase(address);
+    deposed_.erase(deposed_key(old));
     return commit(lock, ++changes_);
   }
 
  private:
+  /// Deposed objects are told apart by address and what was observed (an
+  /// address may have several: one a replace left, one refresh found).
+  static std::string deposed_key(const Resource& r) { return r.address + "\n" + r.computed.dump(); }
+
   /// Waits until change `mine` is in a written save, writing the next save
   /// itself when no other thread is writing one.
   bool commit(std::unique_lock<std::mutex>& lock, uint64_t mine) {
@@ -154,7 +154,7 @@ class Journal {
   std::condition_variable cv_;
   state::StateDocument doc_;  // resources kept in by_address_
   std::map<std::string, Resource> by_address_;
-  std::map<std::string, Resource> deposed_;  ///< by the address the object had
+  std::map<std::string, Resource> deposed_;  ///< by deposed_key()
   state::Backend& backend_;
   std::shared_ptr<state::Backend> fallback_;
   state::StateDocument last_saved_;  ///< kept only with a fallback
@@ -362,7 +362,7 @@ Outcome run_node(Shared& s, const Node& n) {
     Status st = with_retries<Status>(s, n, "delete", deadlines.remove, o,
                                      [&](Call& call) { return p->remove(*c.before, call); });
     if (!st) return failed(st.error());
-    return done(s.journal.drop_deposed(c.before->address) ? "" : "the operation completed but the state could not be written");
+    return done(s.journal.drop_deposed(*c.before) ? "" : "the operation completed but the state could not be written");
   }
   const ResourceType* type = p->schema().resource_type(c.type);
   if (c.action == plan::Action::Replace && type && type->create_before_destroy) {
@@ -377,7 +377,7 @@ Outcome run_node(Shared& s, const Node& n) {
       return failed(e);
     }
     o.computed = r->computed;
-    if (!s.journal.record(c.address, recorded(std::move(*r)), std::optional<Resource>(*c.before)))
+    if (!s.journal.record(c.address, recorded(std::move(*r)), *c.before))
       return done("the operation completed but the state could not be written");
     Status st = with_retries<Status>(s, n, "delete", deadlines.remove, o,
                                      [&](Call& call) { return p->remove(*c.before, call); });
@@ -387,7 +387,7 @@ Outcome run_node(Shared& s, const Node& n) {
                   "; it is recorded as deposed and the next apply removes it";
       return failed(e);
     }
-    return done(s.journal.drop_deposed(c.address) ? "" : "the operation completed but the state could not be written");
+    return done(s.journal.drop_deposed(*c.before) ? "" : "the operation completed but the state could not be written");
   }
   const bool removes = c.action == plan::Action::Delete || c.action == plan::Action::Replace;
   const bool creates = c.action == plan::Action::Create || c.action == plan::Action::Replace;

@@ -131,6 +131,8 @@ RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& 
     std::vector<Resource> mine, wanted;
     for (const auto& r : out.resources)
       if (r.provider == name) mine.push_back(r);
+    for (const auto& r : discovery.deposed)
+      if (r.provider == name) mine.push_back(r);
     for (const auto& r : discovery.desired)
       if (r.provider == name) wanted.push_back(r);
     Call call(Deadline::after(lim.deadlines.read), lim.retry);
@@ -139,11 +141,29 @@ RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& 
       out.failures.push_back({"provider " + name, found.error()});
       continue;
     }
-    for (auto& r : *found)
-      if (known.insert(r.address).second) out.adopted.push_back(std::move(r));
+    for (auto& r : *found) {
+      if (known.insert(r.address).second) {
+        out.adopted.push_back(std::move(r));
+        continue;
+      }
+      // The state holds this address with another object: the found one is
+      // deposed, unless it is what the blueprint wants and the recorded one
+      // is not (then it takes the address and the recorded one is deposed).
+      auto cur = std::find_if(out.resources.begin(), out.resources.end(),
+                              [&](const Resource& x) { return x.address == r.address; });
+      auto want = std::find_if(discovery.desired.begin(), discovery.desired.end(),
+                               [&](const Resource& x) { return x.address == r.address; });
+      if (cur != out.resources.end() && want != discovery.desired.end() && r.attributes == want->attributes &&
+          cur->attributes != want->attributes) {
+        r.depends_on = cur->depends_on;
+        std::swap(*cur, r);
+      }
+      out.deposed.push_back(std::move(r));
+    }
   }
   auto by_res = [](const Resource& a, const Resource& b) { return a.address < b.address; };
   std::sort(out.adopted.begin(), out.adopted.end(), by_res);
+  std::stable_sort(out.deposed.begin(), out.deposed.end(), by_res);
   if (!out.adopted.empty()) {
     out.resources.insert(out.resources.end(), out.adopted.begin(), out.adopted.end());
     std::stable_sort(out.resources.begin(), out.resources.end(), by_res);

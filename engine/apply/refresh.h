@@ -35,6 +35,13 @@ struct RefreshResult {
   /// Objects providers found for this state that it did not record
   /// (Provider::discover); also in `resources`. Address order.
   std::vector<Resource> adopted;
+  /// Objects providers found for this state at an address it records with
+  /// another object (a create-before-destroy replacement whose run died
+  /// before its journal write): the caller records them as deposed, so the
+  /// next apply removes them. When the found object is what the blueprint
+  /// wants and the recorded one is not, the two trade places (the recorded
+  /// one is here, the found one in `resources`). Address order.
+  std::vector<Resource> deposed;
 };
 
 /// Which providers refresh asks for objects the state does not record, and
@@ -42,6 +49,7 @@ struct RefreshResult {
 struct Discovery {
   std::vector<std::string> providers;
   std::vector<Resource> desired;
+  std::vector<Resource> deposed;  ///< the state's deposed objects (known, not read)
 };
 
 /// The limits of provider `name` (its retry policy and read deadline).
@@ -55,8 +63,9 @@ using LimitsLookup = std::function<ProviderLimits(const std::string& name)>;
 /// for each of its resources. Without `limits`, ProviderLimits' defaults.
 /// With `discovery`, each of its providers is then asked for objects of this
 /// state that `prior` lacks (one call each, with the read deadline); they
-/// are adopted (RefreshResult::adopted), and a failing discovery is a failure
-/// named after the provider.
+/// are adopted (RefreshResult::adopted) or, at an address `prior` holds,
+/// returned as deposed (RefreshResult::deposed); a failing discovery is a
+/// failure named after the provider.
 RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& providers,
                       const LimitsLookup& limits = {}, const Discovery& discovery = {});
 

@@ -112,6 +112,7 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
     for (const auto& name : providers_of(desired, session.doc.resources))
       if (providers.get(name) || providers.open({name})) discovery.providers.push_back(name);
     discovery.desired = desired;
+    discovery.deposed = session.doc.deposed;
   }
   apply::RefreshResult r =
       apply::refresh(session.doc.resources, providers.lookup(), providers.limits_lookup(), discovery);
@@ -149,6 +150,17 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
       std::string id = a.computed.value("id", Json("")).is_string() ? a.computed.value("id", "") : "";
       std::fprintf(io.err, "  + %s%s\n", a.address.c_str(), id.empty() ? "" : (" (" + safe_text(id) + ")").c_str());
     }
+  }
+  if (!r.deposed.empty()) {
+    std::fprintf(io.err,
+                 "Superseded: %zu object(s) made for this state at an address it records with another object; "
+                 "recorded as deposed, the next apply removes them:\n",
+                 r.deposed.size());
+    for (const auto& d : r.deposed) {
+      std::string id = d.computed.value("id", Json("")).is_string() ? d.computed.value("id", "") : "";
+      std::fprintf(io.err, "  - %s%s\n", d.address.c_str(), id.empty() ? "" : (" (" + safe_text(id) + ")").c_str());
+    }
+    session.doc.deposed.insert(session.doc.deposed.end(), r.deposed.begin(), r.deposed.end());
   }
   session.doc.resources = r.resources;
   return r;

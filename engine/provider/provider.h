@@ -71,11 +71,14 @@ class Provider {
   /// Objects this provider made for the bound state that the state does not
   /// record (a create whose answer was lost, a run that crashed before its
   /// journal write), as resources with their addresses: `known` are the
-  /// state's resources of this provider, `desired` the blueprint's. An
-  /// object made from the desired resource at its address comes back with
-  /// that resource's attributes (the plan then keeps it); anything else with
-  /// what was observed. Refresh adopts them into state, so the next apply
-  /// never creates a duplicate. Default: none.
+  /// state's resources of this provider (deposed objects included), `desired`
+  /// the blueprint's. An object made from the desired resource at its address
+  /// comes back with that resource's attributes (the plan then keeps it);
+  /// anything else with what was observed. Refresh adopts them into state, so
+  /// the next apply never creates a duplicate; one at an address the state
+  /// holds with another object is recorded as deposed (the next apply removes
+  /// it) unless it is what the blueprint wants and the recorded one is not
+  /// (then the two trade places). Default: none.
   virtual Result<std::vector<Resource>> discover(const std::vector<Resource>& known,
                                                  const std::vector<Resource>& desired, const Call& call) {
     (void)known, (void)desired, (void)call;

@@ -458,11 +458,10 @@ Result<std::vector<Resource>> AwsProvider::discover(const std::vector<Resource>&
   }
   if (lineage.empty()) return found;
   if (!ec2_) return Error::fatal("the aws provider was used before configure()");
-  std::set<std::string> regions, addresses, ids;
+  std::set<std::string> regions, ids;
   std::map<std::string, const Resource*> wanted;
   for (const auto& r : known) {
     regions.insert(region_of(r));
-    addresses.insert(r.address);
     ids.insert(str(r.computed, "id"));
   }
   for (const auto& r : desired) {
@@ -478,8 +477,11 @@ Result<std::vector<Resource>> AwsProvider::discover(const std::vector<Resource>&
                        *c);
     if (!listed) return listed.error();
     for (const auto& [id, inst] : *listed) {
+      // An address the state holds with another instance is returned too (a
+      // create-before-destroy replacement whose run died before its journal
+      // write): refresh records it as deposed, so it is removed, not leaked.
       const std::string address = tag(inst, kTagAddress);
-      if (address.empty() || ids.count(id) || addresses.count(address)) continue;
+      if (address.empty() || ids.count(id)) continue;
       auto parts = parse_address(address);
       if (!parts || parts->type != "aws.instance") continue;
       Resource r;
@@ -497,7 +499,6 @@ Result<std::vector<Resource>> AwsProvider::discover(const std::vector<Resource>&
                         {"spot", str(inst, "InstanceLifecycle") == "spot"}};
       }
       r.computed = observed(inst);
-      addresses.insert(address);
       found.push_back(std::move(r));
     }
   }

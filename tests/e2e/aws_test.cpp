@@ -379,6 +379,52 @@ TEST_CASE("aws: an instance whose answer was lost and whose run crashed is adopt
   CHECK(ec2.instances().size() == 3);
 }
 
+TEST_CASE("aws: an unrecorded instance at an address the state holds with another (a replace killed before its "
+          "journal write, then the blueprint changed) is deposed and terminated, never left running",
+          "[e2e][aws]") {
+  Ec2 ec2;
+  Workspace ws(ec2);
+  Pool pool = pool_of(3);
+  ws.applied(pool);
+  // What the killed run launched for gpu[1]: this state's lineage and the
+  // address, from attributes the blueprint no longer has.
+  ws.home.write(".aws/config", "[default]\n");
+  auto env = ws.env;
+  env["AWS_DEFAULT_REGION"] = "us-east-1";
+  env["AWS_PROFILE"] = "default";
+  env["AWS_PAGER"] = "";
+  const Json spec = Json::array({{{"ResourceType", "instance"},
+                                  {"Tags",
+                                   {{{"Key", "plinth:lineage"}, {"Value", ws.doc().lineage}},
+                                    {{"Key", "plinth:address"}, {"Value", "aws.instance.gpu[1]"}},
+                                    {{"Key", "plinth:attributes"}, {"Value", "0123456789abcdef"}}}}}});
+  auto cli = run_program({"/usr/bin/aws", "ec2", "run-instances", "--image-id", kAmi, "--instance-type", "p5.48xlarge",
+                          "--tag-specifications", spec.dump(), "--endpoint-url", ec2.base(), "--ca-bundle", ec2.ca(),
+                          "--output", "text", "--query", "Instances[0].InstanceId"},
+                         "", env);
+  INFO(cli.err);
+  REQUIRE(cli.exit_code == 0);
+  const std::string stray = cli.out.substr(0, cli.out.find_first_of(" \t\r\n"));
+  REQUIRE(stray.rfind("i-", 0) == 0);
+  REQUIRE(ec2.active().size() == 4);
+
+  auto p = ws.plan(pool);
+  INFO(p.out << p.err);
+  CHECK(p.exit_code == 2);
+  CHECK(p.err.find("Superseded: 1 object(s) made for this state at an address it records with another object; "
+                   "recorded as deposed, the next apply removes them:\n  - aws.instance.gpu[1] (" + stray + ")") !=
+        std::string::npos);
+  CHECK(p.out.find("- aws.instance.gpu[1] (deposed)") != std::string::npos);
+  CHECK(p.out.find("0 to create, 0 to update, 0 to replace, 1 to destroy") != std::string::npos);
+  ws.applied(pool);
+  auto active = ec2.active();
+  CHECK(active.size() == 3);
+  for (const auto& i : active) CHECK(i["instance_id"] != stray);
+  CHECK(ws.doc().deposed.empty());
+  CHECK(ws.instances_in_state() == 3);
+  CHECK(ws.plan(pool).exit_code == 0);
+}
+
 TEST_CASE("aws: a spot instance reclaimed by AWS shows as reclaimed, not as drift, and is created again",
           "[e2e][aws]") {
   Ec2 ec2;

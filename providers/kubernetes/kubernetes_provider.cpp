@@ -815,7 +815,7 @@ std::vector<ReadResult> KubernetesProvider::read(const std::vector<Resource>& re
     by_context[ctx.empty() ? default_context_ : ctx].push_back(i);
   }
   for (const auto& [context, members] : by_context) {
-    auto fail_all = [&](const Error& e) {
+    auto fail_all = [&out, &members = members](const Error& e) {  // clang 14: no bindings in lambdas
       for (size_t i : members) out[i].error = e;
     };
     auto conn = connect(resources[members.front()]);

@@ -12,11 +12,20 @@
 #include "engine/plan/plan.h"
 #include "engine/render/render.h"
 #include "engine/validate/validate.h"
+#include "providers/registry/registry.h"
 #include "tests/fuzz/fuzz.h"
 
 using namespace plinth;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // The built-in providers' schemas, as the plinth binary has them: without
+  // them every blueprint naming a provider fails to load and the rest of
+  // this target is never reached.
+  static const bool providers = [] {
+    register_builtin_providers();
+    return true;
+  }();
+  (void)providers;
   static const catalog::Catalog cat = [] {
     auto c = catalog::Catalog::load_embedded();
     if (!c) fuzz::violated("the embedded catalog does not load: " + c.error().message);

@@ -12,6 +12,8 @@
 #include "engine/plan/planfile.h"
 #include "engine/state/state.h"
 
+#include "providers/registry/registry.h"
+
 using namespace plinth;
 namespace fs = std::filesystem;
 
@@ -20,6 +22,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: fuzz_seeds OUT_DIR\n");
     return 2;
   }
+  register_builtin_providers();  // blueprints name providers, as in the plinth binary
   const fs::path out = argv[1];
   for (const char* dir : {"fuzz_state", "fuzz_planfile", "fuzz_waivers"}) fs::create_directories(out / dir);
   auto key = plan::PlanKey::parse("fuzz-hmac-secret-0123456789abcdef0123456789abcdef", "fuzz key");

@@ -1,4 +1,5 @@
 #include "providers/azure/arm_client.h"
+#include "providers/common/json_fields.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -16,11 +17,7 @@ namespace plinth::azure {
 
 namespace {
 
-std::string str(const Json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using cloud::str;
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -12,16 +12,16 @@
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
 #include "providers/azure/schema.h"
+#include "providers/common/json_fields.h"
 
 namespace plinth::azure {
 
 namespace {
 
-std::string str(const Json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using cloud::str;
+using cloud::strings;
+using cloud::at;
+using cloud::attributes_hash;
 
 /// j[key] when j is an object that has it, else null: ARM's answers are not trusted to have a shape.
 const Json& field(const Json& j, const char* key) {
@@ -34,16 +34,6 @@ const Json& field(const Json& j, const char* key) {
 bool flag(const Json& j, const char* key, bool fallback) {
   const Json& v = field(j, key);
   return v.is_boolean() ? v.get<bool>() : fallback;
-}
-
-std::vector<std::string> strings(const Json& j, const char* key) {
-  std::vector<std::string> out;
-  if (!j.is_object()) return out;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return out;
-  for (const auto& v : *it)
-    if (v.is_string() && !v.get<std::string>().empty()) out.push_back(v.get<std::string>());
-  return out;
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -66,11 +56,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-Error at(const std::string& address, Error e) {
-  e.message = address + ": " + e.message;
-  return e;
-}
-
 std::string base64(const std::string& s) {
   std::string out(4 * ((s.size() + 2) / 3) + 1, '\0');
   int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -78,8 +63,6 @@ std::string base64(const std::string& s) {
   out.resize(static_cast<size_t>(n));
   return out;
 }
-
-std::string attributes_hash(const Json& attributes) { return sha256_hex(attributes.dump()).substr(0, 16); }
 
 /// The attributes that force a new VM (what its name is made from).
 Json forcing(const Json& attributes) {

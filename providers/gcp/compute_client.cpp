@@ -1,4 +1,5 @@
 #include "providers/gcp/compute_client.h"
+#include "providers/common/json_fields.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,11 +9,7 @@ namespace plinth::gcp {
 
 namespace {
 
-std::string str(const Json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using cloud::str;
 
 bool rate_limited(const std::string& reason) {
   return reason == "rateLimitExceeded" || reason == "userRateLimitExceeded" || reason == "RATE_LIMIT_EXCEEDED";

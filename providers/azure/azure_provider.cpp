@@ -584,11 +584,10 @@ Result<std::vector<Resource>> AzureProvider::discover(const std::vector<Resource
   if (lineage.empty()) return found;
   if (!arm_) return Error::fatal("the azure provider was used before configure()");
   std::map<std::string, Where> groups;
-  std::set<std::string> addresses, names;
+  std::set<std::string> names;
   std::map<std::string, const Resource*> wanted;
   for (const auto& r : known) {
     if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[lower(w->resource_group)] = *w;
-    addresses.insert(r.address);
     names.insert(lower(str(r.computed, "name")));
   }
   for (const auto& r : desired) {
@@ -601,8 +600,11 @@ Result<std::vector<Resource>> AzureProvider::discover(const std::vector<Resource
     if (!listed) return listed.error();
     for (const auto& [name, vm] : *listed) {
       if (tag(vm, kTagLineage) != lineage) continue;
+      // An address the state holds with another VM is returned too (a
+      // create-before-destroy replacement whose run died before its journal
+      // write): refresh records it as deposed, so it is removed, not leaked.
       const std::string address = tag(vm, kTagAddress);
-      if (address.empty() || names.count(name) || addresses.count(address)) continue;
+      if (address.empty() || names.count(name)) continue;
       if (str(props(vm), "provisioningState") != "Succeeded") continue;
       // An evicted (deallocated) Spot VM is not adopted: the next create starts it again by name.
       if (const std::string power = status_of(vm, "PowerState/");
@@ -626,7 +628,6 @@ Result<std::vector<Resource>> AzureProvider::discover(const std::vector<Resource
                         {"spot", spot(vm)}};
       }
       r.computed = observed(vm, "");
-      addresses.insert(address);
       found.push_back(std::move(r));
     }
   }

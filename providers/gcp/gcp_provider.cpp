@@ -342,12 +342,9 @@ Result<std::vector<Resource>> GcpProvider::discover(const std::vector<Resource>&
   }
   if (lineage.empty()) return found;
   if (!compute_) return Error::fatal("the gcp provider was used before configure()");
-  std::set<std::string> addresses, names;
+  std::set<std::string> names;
   std::map<std::string, const Resource*> wanted;
-  for (const auto& r : known) {
-    addresses.insert(r.address);
-    names.insert(str(r.computed, "zone") + "/" + str(r.computed, "name"));
-  }
+  for (const auto& r : known) names.insert(str(r.computed, "zone") + "/" + str(r.computed, "name"));
   for (const auto& r : desired) wanted[r.address] = &r;
   auto c = call.fork();
   auto listed = list(std::string("labels.") + kLabelLineage + " = \"" + label_value(lineage) +
@@ -355,8 +352,11 @@ Result<std::vector<Resource>> GcpProvider::discover(const std::vector<Resource>&
                      *c);
   if (!listed) return listed.error();
   for (const auto& [key, inst] : *listed) {
+    // An address the state holds with another instance is returned too (a
+    // create-before-destroy replacement whose run died before its journal
+    // write): refresh records it as deposed, so it is removed, not leaked.
     const std::string address = metadata_item(inst, kMetadataAddress);
-    if (address.empty() || names.count(key) || addresses.count(address)) continue;
+    if (address.empty() || names.count(key)) continue;
     auto parts = parse_address(address);
     if (!parts || parts->type != "gcp.instance") continue;
     Resource r;
@@ -376,7 +376,6 @@ Result<std::vector<Resource>> GcpProvider::discover(const std::vector<Resource>&
                       {"spot", inst.value("scheduling", Json::object()).value("provisioningModel", "") == "SPOT"}};
     }
     r.computed = observed(inst);
-    addresses.insert(address);
     found.push_back(std::move(r));
   }
   return found;

@@ -419,6 +419,81 @@ TEST_CASE("azure: a VM whose answer was lost and whose run crashed is adopted by
   CHECK(az.vms().size() == 3);
 }
 
+TEST_CASE("azure: an unrecorded VM at an address the state holds with another (a replace killed before its journal "
+          "write, then the blueprint changed) is deposed and deleted, never left running",
+          "[e2e][azure]") {
+  Azure az;
+  Workspace ws(az);
+  Pool pool = pool_of(3);
+  ws.applied({pool});
+  // What the killed run made for gpu[1]: a NIC and a VM with this state's
+  // lineage and the address, from attributes the blueprint no longer has.
+  net::Client http(net::ClientOptions{az.ca()});
+  auto send = [&](const std::string& method, const std::string& url, const std::string& body,
+                  const net::Headers& headers) {
+    net::Request r;
+    r.method = method;
+    r.url = url;
+    r.body = body;
+    r.headers = headers;
+    auto res = http.send(r);
+    REQUIRE(res.ok());
+    INFO(method << " " << url << ": " << res->body);
+    REQUIRE(res->status < 300);
+    return Json::parse(res->body);
+  };
+  const std::string token =
+      send("POST", az.base() + "/" + kTenant + "/oauth2/v2.0/token",
+           "grant_type=client_credentials&client_id=" + kClient + "&client_secret=" + kSecret +
+               "&scope=https%3A%2F%2Fmanagement.azure.com%2F.default",
+           {{"Content-Type", "application/x-www-form-urlencoded"}})["access_token"];
+  const net::Headers auth = {{"Authorization", "Bearer " + token},
+                                                   {"Content-Type", "application/json"}};
+  const Json nics = az.nics();
+  REQUIRE(!nics.empty());
+  const std::string subnet = nics.front()["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"];
+  const std::string group = az.base() + "/subscriptions/" + kSubscription + "/resourceGroups/rg-burst/providers/";
+  const Json nic = send("PUT", group + "Microsoft.Network/networkInterfaces/gpu-1-stray-nic?api-version=2024-05-01",
+                        Json{{"location", "eastus"},
+                             {"properties",
+                              {{"ipConfigurations",
+                                {{{"name", "ipconfig1"}, {"properties", {{"subnet", {{"id", subnet}}}}}}}}}}}
+                            .dump(),
+                        auth);
+  const Json tags = {{"plinth:lineage", ws.doc().lineage},
+                     {"plinth:address", "azure.vm.gpu[1]"},
+                     {"plinth:attributes", "0123456789abcdef"}};
+  send("PUT", group + "Microsoft.Compute/virtualMachines/gpu-1-stray?api-version=2024-07-01",
+       Json{{"location", "eastus"},
+            {"tags", tags},
+            {"properties",
+             {{"hardwareProfile", {{"vmSize", kH100}}},
+              {"osProfile", {{"adminUsername", "plinth"}}},
+              {"networkProfile",
+               {{"networkInterfaces", {{{"id", nic["id"]}, {"properties", {{"deleteOption", "Delete"}}}}}}}}}}}
+           .dump(),
+       auth);
+  // The PUT's operation ends at the next request.
+  send("GET", group + "Microsoft.Compute/virtualMachines/gpu-1-stray?api-version=2024-07-01", "", auth);
+  REQUIRE(az.vms().size() == 4);
+
+  auto p = ws.plan({pool});
+  INFO(p.out << p.err);
+  CHECK(p.exit_code == 2);
+  CHECK(p.err.find("Superseded: 1 object(s) made for this state at an address it records with another object; "
+                   "recorded as deposed, the next apply removes them:\n  - azure.vm.gpu[1] (") != std::string::npos);
+  CHECK(p.out.find("- azure.vm.gpu[1] (deposed)") != std::string::npos);
+  CHECK(p.out.find("0 to create, 0 to update, 0 to replace, 1 to destroy") != std::string::npos);
+  ws.applied({pool});
+  const Json vms = az.vms();
+  CHECK(vms.size() == 3);
+  for (const auto& vm : vms) CHECK(vm.dump().find("gpu-1-stray") == std::string::npos);
+  CHECK(az.nics().size() == 3);
+  CHECK(ws.doc().deposed.empty());
+  CHECK(ws.vms_in_state() == 3);
+  CHECK(ws.plan({pool}).exit_code == 0);
+}
+
 TEST_CASE("azure: long-running operations are polled at ARM's Retry-After, not faster", "[e2e][azure]") {
   Azure az({"--lro-delay-ms", "1500", "--retry-after", "1"}, false);
   Workspace ws(az);

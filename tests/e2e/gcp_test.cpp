@@ -452,6 +452,50 @@ TEST_CASE("gcp: an instance whose answer was lost and whose run crashed is adopt
   CHECK(gce.all_instances() == 3);
 }
 
+TEST_CASE("gcp: an unrecorded instance at an address the state holds with another (a replace killed before its "
+          "journal write, then the blueprint changed) is deposed and deleted, never left running",
+          "[e2e][gcp]") {
+  Gce gce;
+  Workspace ws(gce);
+  Pool pool = pool_of(3);
+  ws.applied(pool);
+  // What the killed run inserted for gpu[1]: this state's lineage and the
+  // address, from attributes the blueprint no longer has.
+  const std::string zone = "us-central1-a", stray = "gpu-1-stray";
+  Json body = {{"name", stray},
+               {"machineType", "zones/" + zone + "/machineTypes/a3-highgpu-8g"},
+               {"labels", {{"plinth-lineage", ws.doc().lineage}, {"plinth-attributes", "0123456789abcdef"}}},
+               {"metadata", {{"items", {{{"key", "plinth-address"}, {"value", "gcp.instance.gpu[1]"}}}}}},
+               {"scheduling", {{"onHostMaintenance", "TERMINATE"}}},
+               {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kImage}}}}}},
+               {"networkInterfaces", {{{"network", "global/networks/default"}}}}};
+  net::Request r;
+  r.method = "POST";
+  r.url = gce.compute_root() + "projects/plinth-test/zones/" + zone + "/instances";
+  r.headers = {{"Authorization", "Bearer " + gce.access_token()}, {"Content-Type", "application/json"}};
+  r.body = body.dump();
+  auto res = gce.http().send(r);
+  REQUIRE(res.ok());
+  INFO(res->body);
+  REQUIRE(res->status == 200);
+  REQUIRE(gce.active().size() == 4);
+
+  auto p = ws.plan(pool);
+  INFO(p.out << p.err);
+  CHECK(p.exit_code == 2);
+  CHECK(p.err.find("Superseded: 1 object(s) made for this state at an address it records with another object; "
+                   "recorded as deposed, the next apply removes them:\n  - gcp.instance.gpu[1] (") != std::string::npos);
+  CHECK(p.out.find("- gcp.instance.gpu[1] (deposed)") != std::string::npos);
+  CHECK(p.out.find("0 to create, 0 to update, 0 to replace, 1 to destroy") != std::string::npos);
+  ws.applied(pool);
+  auto active = gce.active();
+  CHECK(active.size() == 3);
+  for (const auto& i : active) CHECK(i["name"] != stray);
+  CHECK(ws.doc().deposed.empty());
+  CHECK(ws.instances_in_state() == 3);
+  CHECK(ws.plan(pool).exit_code == 0);
+}
+
 TEST_CASE("gcp: with throttling on, the apply finishes and every 429 rateLimitExceeded was retried", "[e2e][gcp]") {
   Gce gce({"--rate-limit", "40:4"});
   Workspace ws(gce);

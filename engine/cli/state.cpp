@@ -274,6 +274,7 @@ int rekey(const Args& args, Io& io, const std::string& location, const std::stri
   if (s.key) s.old_keys.push_back(*s.key);
   s.key = *new_key;
   s.shown = path;
+  const state::EncryptionSettings rekeyed = s;
   auto backend = state::with_encryption(state::open_backend(location), std::move(s));
   auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
   if (!timeout) return fail(io, "state", timeout.error().message);
@@ -285,11 +286,50 @@ int rekey(const Args& args, Io& io, const std::string& location, const std::stri
   state::StateDocument next = *doc;
   next.serial = doc->serial + 1;
   if (auto st = backend->save(next); !st) return fail(io, "state", st.error().message);
-  std::fprintf(io.out,
-               "Saved state %s as serial %llu encrypted with key %s (%s). Kept versions up to serial %llu stay "
-               "under the key they were written with: keep the old key until you no longer need to restore them.\n",
-               path.c_str(), static_cast<unsigned long long>(next.serial), new_key->id.c_str(),
-               new_key->origin.c_str(), static_cast<unsigned long long>(doc->serial));
+  std::fprintf(io.out, "Saved state %s as serial %llu encrypted with key %s (%s).\n", path.c_str(),
+               static_cast<unsigned long long>(next.serial), new_key->id.c_str(), new_key->origin.c_str());
+  // The kept versions too, so the old key opens nothing any more: each is
+  // read as stored, decrypted with the old key and sealed again with the new
+  // one (in place: serial, saved_at and run start unchanged).
+  auto kept = backend->history();
+  if (!kept) return fail(io, "state", kept.error().message);
+  size_t rewritten = 0;
+  std::vector<std::string> left;
+  for (const auto& e : *kept) {
+    if (e.serial >= next.serial) continue;
+    const std::string name = "kept version " + std::to_string(e.serial);
+    if (e.damaged) {
+      left.push_back(name + ": damaged, cannot be read");
+      continue;
+    }
+    auto stored = backend->saved_version(e.serial);
+    if (!stored) {
+      left.push_back(name + ": " + stored.error().message);
+      continue;
+    }
+    auto clear = state::decrypt_document(*stored, rekeyed, path + " " + name);
+    if (!clear) {
+      left.push_back(name + ": " + clear.error().message);
+      continue;
+    }
+    auto sealed = state::encrypt_document(*clear, rekeyed);
+    if (!sealed) {
+      left.push_back(name + ": " + sealed.error().message);
+      continue;
+    }
+    if (auto st = backend->rewrite_version(*sealed); !st) {
+      left.push_back(name + ": " + st.error().message);
+      continue;
+    }
+    ++rewritten;
+  }
+  std::fprintf(io.out, "Re-encrypted %zu kept version(s) with key %s.\n", rewritten, new_key->id.c_str());
+  if (!left.empty()) {
+    std::fprintf(io.err, "plinth state: %zu kept version(s) were not re-encrypted (the old key still opens them):\n",
+                 left.size());
+    for (const auto& l : left) std::fprintf(io.err, "  - %s\n", l.c_str());
+    return kExitFailure;
+  }
   return kExitSuccess;
 }
 
@@ -404,7 +444,7 @@ const Register reg({
     "                   the plan changes it in place instead of deleting and creating it\n"
     "  rekey            save the state again encrypted with a new key (--new-key-file FILE or\n"
     "                   $PLINTH_STATE_NEW_KEY; the current key from --state-key-file or\n"
-    "                   $PLINTH_STATE_KEY)\n"
+    "                   $PLINTH_STATE_KEY) and re-encrypt every kept version with it\n"
     "  migrate --to LOCATION  copy the state with its lineage, serial and kept versions to\n"
     "                   a PostgreSQL URL or a file; refuses a target holding another lineage\n"
     "  push-journal [JOURNAL]  write the local journal an apply kept when the state (a\n"

@@ -13,6 +13,11 @@ Status Backend::adopt(const std::vector<std::pair<HistoryEntry, StateDocument>>&
   return Error::invalid(describe() + " cannot take in another state (not supported by this backend)");
 }
 
+Status Backend::rewrite_version(const StateDocument& doc) {
+  return Error::invalid(describe() + " cannot rewrite saved version " + std::to_string(doc.serial) +
+                        " (not supported by this backend)");
+}
+
 bool is_postgres_location(const std::string& location) {
   return location.starts_with("postgres://") || location.starts_with("postgresql://");
 }

@@ -241,6 +241,7 @@ class EncryptedBackend final : public Backend {
   Result<std::string> restore(uint64_t serial) override { return inner_->restore(serial); }
   Result<std::string> break_lock(bool force) override { return inner_->break_lock(force); }
   Result<StateDocument> saved_version(uint64_t serial) override { return inner_->saved_version(serial); }
+  Status rewrite_version(const StateDocument& doc) override { return inner_->rewrite_version(doc); }
   Status adopt(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
                const StateDocument& current) override {
     return inner_->adopt(versions, current);

@@ -284,6 +284,16 @@ class LocalBackend final : public Backend {
     return st;
   }
 
+  Status rewrite_version(const StateDocument& doc) override {
+    bool took_lock = lock_fd_ < 0;
+    if (took_lock) {
+      if (auto st = lock("plinth state rekey", milliseconds(0)); !st) return st;
+    }
+    Status st = rewrite_version_locked(doc);
+    if (took_lock) unlock();
+    return st;
+  }
+
   Result<std::string> break_lock(bool force) override {
     if (lock_fd_ >= 0) {
       unlock();
@@ -340,6 +350,25 @@ class LocalBackend final : public Backend {
     return files;
   }
 
+  Status rewrite_version_locked(const StateDocument& doc) {
+    const std::string file = history_file(doc.serial);
+    struct stat sb {};
+    if (::lstat(file.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode))
+      return Error{Error::Kind::NotFound, "no saved version " + std::to_string(doc.serial) + " of state " + path_, 0};
+    auto text = read_file(file);
+    if (!text) return text.error();
+    auto old = parse(*text, file);
+    if (old && old->lineage != doc.lineage)
+      return Error{Error::Kind::Conflict,
+                   "saved version " + std::to_string(doc.serial) + " of state " + path_ + " holds lineage " +
+                       old->lineage + ", not " + doc.lineage + "; it was not rewritten",
+                   0};
+    if (auto st = write_file_atomic(file, to_json_text(doc), 0600); !st)
+      return Error::fatal("cannot write state " + path_ + ": " + st.error().message);
+    struct timespec times[2] = {sb.st_mtim, sb.st_mtim};  // saved_at is the file's time
+    (void)::utimensat(AT_FDCWD, file.c_str(), times, 0);
+    return {};
+  }
   std::string history_file(uint64_t serial) const { return history_dir_ + "/" + std::to_string(serial) + ".json"; }
   /// The marker of a run start (state.h, kHistoryKeep): history/SERIAL.run-start.
   std::string run_start_marker(uint64_t serial) const {

@@ -289,6 +289,16 @@ class PostgresBackend final : public Backend {
     return parse(value(*r, 0, 0), source_ + " history serial " + std::to_string(serial));
   }
 
+  Status rewrite_version(const StateDocument& doc) override {
+    bool took_lock = !locked_;
+    if (took_lock) {
+      if (auto st = lock("plinth state rekey", milliseconds(0)); !st) return st;
+    }
+    Status st = rewrite_version_locked(doc);
+    if (took_lock) unlock();
+    return st;
+  }
+
   Status adopt(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
                const StateDocument& current) override {
     bool took_lock = !locked_;
@@ -489,6 +499,25 @@ class PostgresBackend final : public Backend {
   }
 
   /// adopt() in one transaction.
+  Status rewrite_version_locked(const StateDocument& doc) {
+    if (auto st = connect(); !st) return st;
+    const std::string serial = std::to_string(doc.serial);
+    auto old = exec("SELECT document FROM plinth_state_history WHERE workspace = $1 AND serial = $2::bigint",
+                    {workspace_, serial});
+    if (!old) return old.error();
+    if (PQntuples(old->get()) == 0)
+      return Error{Error::Kind::NotFound, "no saved version " + serial + " of state " + source_, 0};
+    if (auto prev = parse(value(*old, 0, 0), source_ + " history serial " + serial); prev && prev->lineage != doc.lineage)
+      return Error{Error::Kind::Conflict,
+                   "saved version " + serial + " of state " + source_ + " holds lineage " + prev->lineage + ", not " +
+                       doc.lineage + "; it was not rewritten",
+                   0};
+    auto r = exec("UPDATE plinth_state_history SET document = $3 WHERE workspace = $1 AND serial = $2::bigint",
+                  {workspace_, serial, to_json_text(doc)});
+    if (!r) return r.error();
+    return {};
+  }
+
   Status adopt_locked(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
                       const StateDocument& current) {
     if (auto st = connect(); !st) return st;

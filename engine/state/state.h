@@ -114,6 +114,11 @@ class Backend {
   /// when it is not already held.
   virtual Status adopt(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
                        const StateDocument& current);
+  /// Replaces kept version `doc.serial` with `doc`, as stored (`plinth state
+  /// rekey` re-encrypts the history with it), keeping its saved_at and run
+  /// start. NotFound when that version is not kept; Conflict when it holds
+  /// another lineage. Takes the lock for the write when it is not already held.
+  virtual Status rewrite_version(const StateDocument& doc);
 };
 
 /// History retention, per run. A run is everything saved while one lock is

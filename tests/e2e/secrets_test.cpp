@@ -6,10 +6,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "engine/provider/registry.h"
 #include "engine/state/state.h"
 #include "tests/fault/fault.h"
+#include "tests/support/postgres.h"
 #include "tests/support/run.h"
 
 using namespace plinth;
@@ -50,6 +52,71 @@ std::string write_private(const TempDir& dir, const std::string& name, const std
 }
 
 }  // namespace
+
+TEST_CASE("state rekey re-encrypts every kept version: afterwards the old key opens nothing, the new one everything, "
+          "and the history keeps its serials and times",
+          "[e2e][encryption]") {
+  Emulator emu(emulator_args(3, "admin"));
+  TempDir dir;
+  std::string st = dir.path() + "/plinth.state.json";
+  SECTION("local file") {}
+  SECTION("PostgreSQL") { st = test::postgres_workspace_url("rekey-history"); }
+  const std::string bp = dir.write("bp.yaml", blueprint(pool("enc", 3, emu.base(), "env:BMC_CREDENTIALS", emu.ca())));
+  const std::map<std::string, std::string> old_key = {{"BMC_CREDENTIALS", "admin:admin"},
+                                                      {"PLINTH_STATE_KEY", kKeyHex}};
+  auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve", "--parallelism", "1"}, "", old_key);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // "  SERIAL  SAVED (UTC)  RESOURCES  [(current)]" lines, by serial, without the marks.
+  auto history = [&] {
+    auto h = run_plinth({"state", "history", "--state", st}, "", old_key);
+    INFO(h.err);
+    REQUIRE(h.exit_code == 0);
+    std::map<uint64_t, std::string> out;
+    std::istringstream lines(h.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      uint64_t serial = 0;
+      std::string saved, count;
+      if (words >> serial >> saved >> count) out[serial] = saved + " " + count;
+    }
+    return out;
+  };
+  const auto before = history();
+  REQUIRE(before.size() >= 3);
+
+  const std::string key2 = write_private(dir, "new.key", "q3Zr0cNqV7mBq3wq3yJ4m3b0mF1s2c3d4e5f6g7h8i0=\n");
+  r = run_plinth({"state", "rekey", "--state", st, "--new-key-file", key2}, "", old_key);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("Re-encrypted " + std::to_string(before.size()) + " kept version(s) with key ") !=
+        std::string::npos);
+  // The same versions at the same times, plus the rekey's own.
+  auto after = history();
+  CHECK(after.size() == before.size() + 1);
+  after.erase(after.rbegin()->first);
+  CHECK(after == before);
+
+  // Every kept version, restored, opens with the new key and not with the old one.
+  auto new_key = old_key;
+  new_key.erase("PLINTH_STATE_KEY");
+  new_key["PLINTH_STATE_KEY_FILE"] = key2;
+  int sealed = 0;
+  for (const auto& [serial, what] : before) {
+    r = run_plinth({"state", "restore", std::to_string(serial), "--state", st}, "", new_key);
+    INFO("restore " << serial << ": " << r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    r = run_plinth({"state", "list", "--state", st}, "", new_key);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    if (r.out.find("baremetal.node.enc") == std::string::npos) continue;  // nothing sensitive in it yet
+    ++sealed;
+    r = run_plinth({"state", "list", "--state", st}, "", old_key);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("it is encrypted with key ") != std::string::npos);
+  }
+  CHECK(sealed >= 2);
+}
 
 TEST_CASE("encrypted state: sensitive values sealed with AES-256-GCM, a missing or wrong key is an error naming the "
           "state and its key, never an empty state - rekey and whole-document encryption",

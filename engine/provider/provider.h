@@ -26,7 +26,6 @@ struct ReadResult {
   std::optional<Error> error;
   /// Findings such as inventory mismatches (the BMC reports 7 GPUs, the pool declares 8).
   Diagnostics diagnostics;
-  bool operator==(const ReadResult&) const = default;
 };
 
 /// What the engine tells a provider about the state it works for, before any

@@ -272,12 +272,14 @@ TEST_CASE("a BMC that accepts connections and never answers fails its node at th
   const std::string st = dir.path() + "/plinth.state.json";
   std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 4, emu.ca()));
   auto args = apply_args(bp, st);
-  args.insert(args.end(), {"--provider-option", "baremetal.create_deadline=2s"});
+  // Long enough for the healthy nodes even in a sanitizer build under load;
+  // the hung one waits all of it out.
+  args.insert(args.end(), {"--provider-option", "baremetal.create_deadline=8s"});
   auto r = run_plinth(args, "", kEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   // One clear message for the hung node: its deadline, one attempt count.
-  CHECK(r.out.find("baremetal.node.train-a[2] (create): create did not finish within its deadline of 2s "
+  CHECK(r.out.find("baremetal.node.train-a[2] (create): create did not finish within its deadline of 8s "
                    "(baremetal.create_deadline)") != std::string::npos);
   CHECK(count_of(r.out + r.err, "gave up after") == 0);
   CHECK(r.out.find("Timed out (the operation's deadline passed; see the provider's *_deadline options):\n"

@@ -360,7 +360,11 @@ Status AwsProvider::remove(const Resource& prior, Call& call) {
 Result<std::map<std::string, Json>> AwsProvider::list(const std::string& region, const Json& filters, Call& call) {
   std::map<std::string, Json> out;
   std::string token;
+  std::set<std::string> seen;  // a NextToken answered twice would page forever
   do {
+    if (!token.empty() && !seen.insert(token).second)
+      return Error::fatal("EC2 answered the same NextToken twice (" + token + ") to DescribeInstances in " + region +
+                          "; refusing to loop");
     Json params = {{"Filters", filters}, {"MaxResults", options_.page_size}};
     if (!token.empty()) params["NextToken"] = token;
     auto page = ec2_->send("DescribeInstances", params, region, call);

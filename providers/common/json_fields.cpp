@@ -4,6 +4,13 @@
 
 namespace plinth::cloud {
 
+const Json& field(const Json& j, const char* key) {
+  static const Json none;
+  if (!j.is_object()) return none;
+  auto it = j.find(key);
+  return it == j.end() ? none : *it;
+}
+
 std::string str(const Json& j, const char* key) {
   if (!j.is_object()) return "";
   auto it = j.find(key);

@@ -9,6 +9,10 @@
 
 namespace plinth::cloud {
 
+/// j[key] when j is an object that has that field, else null: for reading
+/// nested answers (field(field(op, "error"), "errors")) whatever their shape.
+const Json& field(const Json& j, const char* key);
+
 /// j[key] when j is an object and that field is a string, else "".
 std::string str(const Json& j, const char* key);
 

@@ -9,6 +9,7 @@ namespace plinth::gcp {
 
 namespace {
 
+using cloud::field;
 using cloud::str;
 
 bool rate_limited(const std::string& reason) {
@@ -69,15 +70,18 @@ Error::Kind kind_of_http(long status, const std::string& reason) {
 
 ApiFailure operation_failure(const Json& op, const std::string& where) {
   ApiFailure f;
-  const Json errors = op.contains("error") ? op["error"].value("errors", Json::array()) : Json::array();
-  const Json first = errors.empty() ? Json::object() : errors[0];
+  // Read whatever the shapes: an operation is Google's answer, not a promise.
+  const Json& errors = field(field(op, "error"), "errors");
+  static const Json none = Json::object();
+  const Json& first = errors.is_array() && !errors.empty() ? errors[0] : none;
+  const Json& status = field(op, "httpErrorStatusCode");
+  const long http = status.is_number_integer() ? status.get<long>() : 0;
   f.code = str(first, "code");
-  f.details = first.value("errorDetails", Json());
+  f.details = field(first, "errorDetails");
   std::string message = str(first, "message");
-  if (f.code.empty()) f.code = "HTTP" + std::to_string(op.value("httpErrorStatusCode", 0));
+  if (f.code.empty()) f.code = "HTTP" + std::to_string(http);
   if (message.empty()) message = str(op, "httpErrorMessage");
   const bool capacity = f.code.rfind("ZONE_RESOURCE_POOL_EXHAUSTED", 0) == 0 || f.code == "QUOTA_EXCEEDED";
-  const long http = op.value("httpErrorStatusCode", 0L);
   Error::Kind kind = capacity ? Error::Kind::Conflict : Error::Kind::Fatal;
   if (!capacity && (f.code == "INTERNAL_ERROR" || (http >= 500 && http != 503))) kind = Error::Kind::Retryable;
   if (!capacity && f.code == "RESOURCE_ALREADY_EXISTS") kind = Error::Kind::Conflict;

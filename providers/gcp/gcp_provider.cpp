@@ -16,6 +16,7 @@ namespace plinth::gcp {
 
 namespace {
 
+using cloud::field;
 using cloud::str;
 using cloud::strings;
 using cloud::at;
@@ -33,30 +34,32 @@ std::string region_of_zone(const std::string& zone) {
 }
 
 std::string metadata_item(const Json& instance, const std::string& key) {
-  if (!instance.contains("metadata")) return "";
-  for (const auto& item : instance["metadata"].value("items", Json::array()))
-    if (str(item, "key") == key) return str(item, "value");
+  const Json& items = field(field(instance, "metadata"), "items");
+  if (items.is_array())
+    for (const auto& item : items)
+      if (str(item, "key") == key) return str(item, "value");
   return "";
 }
 
-std::string label(const Json& instance, const char* key) {
-  return instance.contains("labels") ? str(instance["labels"], key) : "";
-}
+std::string label(const Json& instance, const char* key) { return str(field(instance, "labels"), key); }
+
+/// scheduling.provisioningModel (SPOT or STANDARD), "" when the answer has none.
+std::string provisioning_model(const Json& instance) { return str(field(instance, "scheduling"), "provisioningModel"); }
 
 /// What Plinth records of an instance (computed).
 Json observed(const Json& i) {
-  const Json scheduling = i.value("scheduling", Json::object());
+  const std::string model = provisioning_model(i);
   Json c = {{"id", str(i, "id")},
             {"name", str(i, "name")},
             {"instance_type", last_segment(str(i, "machineType"))},
             {"zone", last_segment(str(i, "zone"))},
             {"status", str(i, "status")},
-            {"provisioning_model", scheduling.value("provisioningModel", "STANDARD")}};
+            {"provisioning_model", model.empty() ? "STANDARD" : model}};
   for (auto [from, to] :
        {std::pair<const char*, const char*>{"selfLink", "self_link"}, {"creationTimestamp", "creation_timestamp"}})
     if (auto v = str(i, from); !v.empty()) c[to] = v;
-  const Json nics = i.value("networkInterfaces", Json::array());
-  if (!nics.empty())
+  const Json& nics = field(i, "networkInterfaces");
+  if (nics.is_array() && !nics.empty())
     if (auto ip = str(nics[0], "networkIP"); !ip.empty()) c["private_ip"] = ip;
   return c;
 }
@@ -208,7 +211,11 @@ void GcpProvider::bind(const StateBinding& binding) {
 Result<std::map<std::string, Json>> GcpProvider::list(const std::string& filter, Call& call) {
   std::map<std::string, Json> out;
   std::string token;
+  std::set<std::string> seen;  // a nextPageToken answered twice would page forever
   do {
+    if (!token.empty() && !seen.insert(token).second)
+      return Error::fatal("Compute answered the same nextPageToken twice (" + token +
+                          ") to compute.instances.aggregatedList; refusing to loop");
     std::map<std::string, std::string> q = {{"filter", filter}, {"maxResults", std::to_string(options_.page_size)}};
     if (!token.empty()) q["pageToken"] = token;
     auto page = compute_->send("GET", "aggregated/instances", q, nullptr, "compute.instances.aggregatedList", call);
@@ -219,7 +226,8 @@ Result<std::map<std::string, Json>> GcpProvider::list(const std::string& filter,
       for (const auto& [scope, entry] : items->items()) {
         auto list = entry.find("instances");
         if (list == entry.end() || !list->is_array()) continue;
-        for (const auto& i : *list) out[last_segment(str(i, "zone")) + "/" + str(i, "name")] = i;
+        for (const auto& i : *list)
+          if (i.is_object()) out[last_segment(str(i, "zone")) + "/" + str(i, "name")] = i;
       }
     token = str(j, "nextPageToken");
   } while (!token.empty());
@@ -229,7 +237,11 @@ Result<std::map<std::string, Json>> GcpProvider::list(const std::string& filter,
 Result<std::map<std::string, Json>> GcpProvider::preempted(const std::string& zone, Call& call) {
   std::map<std::string, Json> out;
   std::string token;
+  std::set<std::string> seen;
   do {
+    if (!token.empty() && !seen.insert(token).second)
+      return Error::fatal("Compute answered the same nextPageToken twice (" + token +
+                          ") to compute.zoneOperations.list in " + zone + "; refusing to loop");
     std::map<std::string, std::string> q = {{"filter", "operationType = \"compute.instances.preempted\""},
                                             {"maxResults", "500"}};
     if (!token.empty()) q["pageToken"] = token;
@@ -373,7 +385,7 @@ Result<std::vector<Resource>> GcpProvider::discover(const std::vector<Resource>&
       r.attributes = {{"instance_type", last_segment(str(inst, "machineType"))},
                       {"region", region_of_zone(zone)},
                       {"zone", zone},
-                      {"spot", inst.value("scheduling", Json::object()).value("provisioningModel", "") == "SPOT"}};
+                      {"spot", provisioning_model(inst) == "SPOT"}};
     }
     r.computed = observed(inst);
     found.push_back(std::move(r));

@@ -1,5 +1,6 @@
 #include "providers/gcp/oauth_token.h"
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
@@ -65,7 +66,10 @@ Result<AccessToken> parse_token_response(long status, std::string_view body, con
     auto exp = doc.find("expires_in");
     if (exp == doc.end() || !exp->is_number() || exp->get<double>() <= 0)
       return Error::fatal(where + " answered 200 without a positive expires_in");
-    t.expires_in = std::chrono::seconds(static_cast<long long>(exp->get<double>()));
+    // Google's tokens live an hour; a lifetime beyond a day is read as a day
+    // (the token is fetched again sooner, and a 401 fetches it anyway), never
+    // as a number of seconds too large for the clock.
+    t.expires_in = std::chrono::seconds(static_cast<long long>(std::min(exp->get<double>(), 86400.0)));
     t.expiry = now + t.expires_in;
     return t;
   }

@@ -45,7 +45,8 @@ std::optional<OAuthError> parse_oauth_error(std::string_view body);
 /// `now` as the time it was received. `who` names the credential in messages
 /// ("service account x@p.iam.gserviceaccount.com (key /path/key.json)").
 /// - 200 with access_token, token_type and expires_in: the token (a 200
-///   without them is a Fatal error naming the missing field);
+///   without them is a Fatal error naming the missing field); an expires_in
+///   beyond a day counts as a day;
 /// - 400/401/403 with an OAuth error: Fatal, naming the endpoint, the OAuth
 ///   error and its description, with advice for the usual causes (deleted or
 ///   rotated key, clock skew, bad scope, unknown account);

@@ -15,6 +15,15 @@ namespace plinth::fuzz {
 
 inline std::string text(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
 
+/// The whitespace (' ', '\t', '\n', '\r') an input ends with: the targets
+/// that feed a JSON or XML document to a fake service read flags from it,
+/// since a document stays valid whatever whitespace follows it.
+inline std::string trailing_space(const uint8_t* data, size_t size) {
+  size_t i = size;
+  while (i > 0 && (data[i - 1] == ' ' || data[i - 1] == '\t' || data[i - 1] == '\n' || data[i - 1] == '\r')) --i;
+  return text(data + i, size - i);
+}
+
 /// A property every input must keep broke: print it and abort, so libFuzzer
 /// saves the input as a crash.
 [[noreturn]] inline void violated(const std::string& what) {

@@ -258,6 +258,16 @@ TEST_CASE("gcp: operation errors: capacity and quota are Conflict with GCP's cod
                 {"httpErrorStatusCode", 400},
                 {"error", {{"errors", {{{"code", "INVALID_FIELD_VALUE"}, {"message", "bad"}}}}}}};
   CHECK(gcp::operation_failure(other, "").error.kind == Error::Kind::Fatal);
+  // An operation of any shape is read, never thrown on (tests/fuzz/regressions/fuzz_gcp/).
+  for (const json& odd :
+       {json{{"name", "op"}, {"error", "ZONE_RESOURCE_POOL_EXHAUSTED"}},
+        json{{"name", "op"}, {"error", {{"errors", json::array({"QUOTA_EXCEEDED"})}}}},
+        json{{"name", "op"}, {"error", {{"errors", json::array()}}}, {"httpErrorStatusCode", "503"}},
+        json{{"name", "op"}, {"error", {{"errors", json::array()}}}, {"httpErrorStatusCode", 1e300}}}) {
+    auto o = gcp::operation_failure(odd, "");
+    CHECK(o.code == "HTTP0");
+    CHECK(o.error.kind == Error::Kind::Fatal);
+  }
   CHECK(gcp::kind_of_http(403, "rateLimitExceeded") == Error::Kind::Throttled);
   CHECK(gcp::kind_of_http(403, "userRateLimitExceeded") == Error::Kind::Throttled);
   CHECK(gcp::kind_of_http(429, "") == Error::Kind::Throttled);

@@ -41,6 +41,17 @@ TEST_CASE("a 200 answer becomes a Bearer token with its expiry") {
   CHECK(t->expires_within(seconds(0), kNow + seconds(3599)));
 }
 
+TEST_CASE("an expires_in beyond a day counts as a day, never as more seconds than the clock holds") {
+  for (const char* lifetime : {"86401", "2e12", "1e308"}) {
+    auto t = parse_token_response(
+        200, std::string(R"({"access_token":"ya29.c.abc","token_type":"Bearer","expires_in":)") + lifetime + "}", kUri,
+        kWho, kNow);
+    REQUIRE(t.ok());
+    CHECK(t->expires_in == seconds(86400));
+    CHECK(t->expiry == kNow + seconds(86400));
+  }
+}
+
 TEST_CASE("a 200 answer without a usable token is an error naming what is missing, never the token") {
   CHECK(refused(200, R"({"expires_in":3599,"token_type":"Bearer"})").message ==
         "token endpoint https://oauth2.googleapis.com/token (" + kWho + ") answered 200 without an access_token");

@@ -31,6 +31,7 @@
 #include "providers/aws/ec2_protocol.h"
 #include "providers/aws/schema.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/provider_fuzz.h"
 
 using namespace plinth;
 
@@ -80,22 +81,12 @@ void next_call() {
 }
 
 std::unique_ptr<aws::AwsProvider> provider() {
-  std::vector<std::string> env = {"AWS_ACCESS_KEY_ID=AKIDFUZZ", "AWS_SECRET_ACCESS_KEY=fuzz", "AWS_REGION=us-east-1",
-                                  "AWS_ENDPOINT_URL_EC2=http://127.0.0.1:" + std::to_string(fake().port)};
-  std::vector<std::string> flags;
-  for (const char* kv : {"timeout_ms=2000", "connect_timeout_ms=200", "poll_ms=1", "page_size=5"})
-    flags.push_back(std::string("aws.") + kv);
-  auto config = parse_provider_config(aws::schema(), env, {}, flags);
-  if (!config) fuzz::violated("provider options: " + config.error().message);
-  auto p = std::make_unique<aws::AwsProvider>();
-  if (auto st = p->configure(*config); !st) fuzz::violated("provider configure: " + st.error().message);
-  p->bind({"fuzz-lineage", "fuzz"});
-  return p;
+  return fuzz::configured<aws::AwsProvider>(
+      aws::schema(),
+      {"AWS_ACCESS_KEY_ID=AKIDFUZZ", "AWS_SECRET_ACCESS_KEY=fuzz", "AWS_REGION=us-east-1",
+       "AWS_ENDPOINT_URL_EC2=http://127.0.0.1:" + std::to_string(fake().port)},
+      "aws", {"timeout_ms=2000", "connect_timeout_ms=200", "poll_ms=1", "page_size=5"});
 }
-
-/// One attempt per request (retrying is the engine's), and a deadline so an
-/// instance "pending" forever or a NextToken loop ends the operation.
-Call once() { return Call(Deadline::after(std::chrono::milliseconds(300)), RetryPolicy{1}); }
 
 Resource instance() {
   Resource r;
@@ -138,34 +129,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fake().limit = flags.find('\t') != std::string::npos ? 0 : 8;
   }
   const Resource r = instance();
-  {
-    next_call();
-    auto p = provider();
-    Call call = once();
-    for (const auto& res : p->read({r}, call))
-      if (!res.error && !res.current && !res.address.empty() && res.address != r.address)
-        fuzz::violated("read answered for another address");
-    (void)p->discover({r}, {r}, call);
-  }
-  {
-    next_call();
-    auto p = provider();
-    Call call = once();
-    (void)p->create(r, call);
-  }
-  {
-    next_call();
-    auto p = provider();
-    Resource changed = r;
-    changed.attributes["key_name"] = "other";
-    Call call = once();
-    (void)p->update(r, changed, call);
-  }
-  {
-    next_call();
-    auto p = provider();
-    Call call = once();
-    (void)p->remove(r, call);
-  }
+  Resource changed = r;
+  changed.attributes["key_name"] = "other";
+  fuzz::drive([] { return provider(); }, r, changed, next_call);
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "providers/azure/azure_provider.h"
 #include "providers/azure/schema.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/provider_fuzz.h"
 
 using namespace plinth;
 
@@ -71,20 +72,10 @@ std::unique_ptr<azure::AzureProvider> provider() {
   std::vector<std::string> env = {"AZURE_TENANT_ID=t", "AZURE_CLIENT_ID=c", "AZURE_CLIENT_SECRET=s",
                                   "AZURE_SUBSCRIPTION_ID=sub", "AZURE_AUTHORITY_HOST=" + base,
                                   "AZURE_RESOURCE_MANAGER_ENDPOINT=" + base};
-  std::vector<std::string> flags;
-  for (const char* kv : {"timeout_ms=2000", "connect_timeout_ms=200", "poll_ms=1", "max_poll_ms=1"})
-    flags.push_back(std::string("azure.") + kv);
-  auto config = parse_provider_config(azure::schema(), env, {}, flags);
-  if (!config) fuzz::violated("provider options: " + config.error().message);
-  auto p = std::make_unique<azure::AzureProvider>();
-  if (auto st = p->configure(*config); !st) fuzz::violated("provider configure: " + st.error().message);
-  p->bind({"fuzz-lineage", "fuzz"});
-  return p;
+  return fuzz::configured<azure::AzureProvider>(azure::schema(), env, "azure",
+                                                {"timeout_ms=2000", "connect_timeout_ms=200", "poll_ms=1",
+                                                 "max_poll_ms=1"});
 }
-
-/// One attempt per request (retrying is the engine's), and a deadline so a
-/// document that says InProgress forever ends the operation.
-Call once() { return Call(Deadline::after(std::chrono::milliseconds(300)), RetryPolicy{1}); }
 
 Resource vm() {
   Resource r;
@@ -122,30 +113,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fake().write_status = statuses[size > 0 ? data[0] % 6 : 0];
   }
   const Resource r = vm();
-  {
-    auto p = provider();
-    Call call = once();
-    for (const auto& res : p->read({r}, call))
-      if (!res.error && !res.current && !res.address.empty() && res.address != r.address)
-        fuzz::violated("read answered for another address");
-    (void)p->discover({r}, {r}, call);
-  }
-  {
-    auto p = provider();
-    Call call = once();
-    (void)p->create(r, call);
-  }
-  {
-    auto p = provider();
-    Resource changed = r;
-    changed.attributes["zones"] = {"3"};
-    Call call = once();
-    (void)p->update(r, changed, call);
-  }
-  {
-    auto p = provider();
-    Call call = once();
-    (void)p->remove(r, call);
-  }
+  Resource changed = r;
+  changed.attributes["zones"] = {"3"};
+  fuzz::drive([] { return provider(); }, r, changed, [] {});
   return 0;
 }

@@ -31,6 +31,7 @@
 #include "providers/gcp/gcp_provider.h"
 #include "providers/gcp/schema.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/provider_fuzz.h"
 #include "tests/providers/gcp/test_keys.h"
 
 using namespace plinth;
@@ -113,21 +114,10 @@ std::unique_ptr<gcp::GcpProvider> provider(bool key) {
       "GOOGLE_CLOUD_PROJECT=fuzz-project",
       "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=http://127.0.0.1:" + std::to_string(fake().port) + "/"};
   env.push_back(key ? "GOOGLE_APPLICATION_CREDENTIALS=" + fake().key_file : "GOOGLE_OAUTH_ACCESS_TOKEN=ya29.fixed");
-  std::vector<std::string> flags;
-  for (const char* kv :
-       {"timeout_ms=2000", "connect_timeout_ms=200", "poll_ms=1", "page_size=5", "requests_per_second=0"})
-    flags.push_back(std::string("gcp.") + kv);
-  auto config = parse_provider_config(gcp::schema(), env, {}, flags);
-  if (!config) fuzz::violated("provider options: " + config.error().message);
-  auto p = std::make_unique<gcp::GcpProvider>();
-  if (auto st = p->configure(*config); !st) fuzz::violated("provider configure: " + st.error().message);
-  p->bind({"fuzz-lineage", "fuzz"});
-  return p;
+  return fuzz::configured<gcp::GcpProvider>(
+      gcp::schema(), env, "gcp",
+      {"timeout_ms=2000", "connect_timeout_ms=200", "poll_ms=1", "page_size=5", "requests_per_second=0"});
 }
-
-/// One attempt per request (retrying is the engine's), and a deadline so an
-/// operation RUNNING forever or a nextPageToken loop ends the operation.
-Call once() { return Call(Deadline::after(std::chrono::milliseconds(300)), RetryPolicy{1}); }
 
 Resource instance() {
   Resource r;
@@ -169,34 +159,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fake().limit = flags.find('\t') != std::string::npos ? 0 : 5;
   }
   const Resource r = instance();
-  {
-    next_call();
-    auto p = provider(key);
-    Call call = once();
-    for (const auto& res : p->read({r}, call))
-      if (!res.error && !res.current && !res.address.empty() && res.address != r.address)
-        fuzz::violated("read answered for another address");
-    (void)p->discover({r}, {r}, call);
-  }
-  {
-    next_call();
-    auto p = provider(key);
-    Call call = once();
-    (void)p->create(r, call);
-  }
-  {
-    next_call();
-    auto p = provider(key);
-    Resource changed = r;
-    changed.attributes["labels"] = {{"team", "other"}};
-    Call call = once();
-    (void)p->update(r, changed, call);
-  }
-  {
-    next_call();
-    auto p = provider(key);
-    Call call = once();
-    (void)p->remove(r, call);
-  }
+  Resource changed = r;
+  changed.attributes["labels"] = {{"team", "other"}};
+  fuzz::drive([key] { return provider(key); }, r, changed, next_call);
   return 0;
 }

@@ -30,6 +30,7 @@
 #include "providers/aws/aws_provider.h"
 #include "providers/aws/ec2_protocol.h"
 #include "providers/aws/schema.h"
+#include "tests/fuzz/fake_server.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/provider_fuzz.h"
 
@@ -61,11 +62,7 @@ struct FakeEc2 {
       res.status = read ? read_status : write_status;
       res.set_content(body, "text/xml;charset=UTF-8");
     });
-    server.set_tcp_nodelay(true);  // no 40 ms delayed-ACK stall per answer: executions per second
-    port = server.bind_to_any_port("127.0.0.1");
-    if (port <= 0) fuzz::violated("the fake EC2 cannot listen on loopback");
-    thread = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running()) std::this_thread::yield();
+    port = fuzz::serve(server, thread, "the fake EC2");
   }
 };
 

@@ -17,6 +17,7 @@
 #include "engine/provider/options.h"
 #include "providers/azure/azure_provider.h"
 #include "providers/azure/schema.h"
+#include "tests/fuzz/fake_server.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/provider_fuzz.h"
 
@@ -55,10 +56,7 @@ struct FakeAzure {
     server.Put(".*", write);
     server.Patch(".*", write);
     server.Delete(".*", write);
-    port = server.bind_to_any_port("127.0.0.1");
-    if (port <= 0) fuzz::violated("the fake ARM cannot listen on loopback");
-    thread = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running()) std::this_thread::yield();
+    port = fuzz::serve(server, thread, "the fake ARM");
   }
 };
 

@@ -30,6 +30,7 @@
 #include "engine/provider/options.h"
 #include "providers/gcp/gcp_provider.h"
 #include "providers/gcp/schema.h"
+#include "tests/fuzz/fake_server.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/provider_fuzz.h"
 #include "tests/providers/gcp/test_keys.h"
@@ -87,14 +88,10 @@ struct FakeGoogle {
     server.Get("/compute/v1/.*", answer(false));
     server.Post("/compute/v1/.*", answer(true));
     server.Delete("/compute/v1/.*", answer(true));
-    server.set_tcp_nodelay(true);  // no 40 ms delayed-ACK stall per answer: executions per second
-    port = server.bind_to_any_port("127.0.0.1");
-    if (port <= 0) fuzz::violated("the fake Google cannot listen on loopback");
+    port = fuzz::serve(server, thread, "the fake Google");
     std::filesystem::create_directories(key_dir.path);
     key_file = (key_dir.path / "key.json").string();
     std::ofstream(key_file) << test::test_key_json(0, "http://127.0.0.1:" + std::to_string(port) + "/token").dump();
-    thread = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running()) std::this_thread::yield();
   }
 };
 

@@ -17,6 +17,7 @@
 
 #include "engine/provider/options.h"
 #include "providers/baremetal/redfish_provider.h"
+#include "tests/fuzz/fake_server.h"
 #include "tests/fuzz/fuzz.h"
 
 using namespace plinth;
@@ -45,10 +46,7 @@ struct FakeBmc {
     server.Post(".*", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
     server.Patch(".*", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
     server.Delete(".*", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
-    port = server.bind_to_any_port("127.0.0.1");
-    if (port <= 0) fuzz::violated("the fake BMC cannot listen on loopback");
-    thread = std::thread([this] { server.listen_after_bind(); });
-    while (!server.is_running()) std::this_thread::yield();
+    port = fuzz::serve(server, thread, "the fake BMC");
   }
 };
 

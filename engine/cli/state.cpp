@@ -293,35 +293,25 @@ int rekey(const Args& args, Io& io, const std::string& location, const std::stri
   // one (in place: serial, saved_at and run start unchanged).
   auto kept = backend->history();
   if (!kept) return fail(io, "state", kept.error().message);
+  auto reencrypt = [&](const state::HistoryEntry& e, const std::string& name) -> Status {
+    if (e.damaged) return Error::invalid("damaged, cannot be read");
+    auto stored = backend->saved_version(e.serial);
+    if (!stored) return stored.error();
+    auto clear = state::decrypt_document(*stored, rekeyed, path + " " + name);
+    if (!clear) return clear.error();
+    auto sealed = state::encrypt_document(*clear, rekeyed);
+    if (!sealed) return sealed.error();
+    return backend->rewrite_version(*sealed);
+  };
   size_t rewritten = 0;
   std::vector<std::string> left;
   for (const auto& e : *kept) {
     if (e.serial >= next.serial) continue;
     const std::string name = "kept version " + std::to_string(e.serial);
-    if (e.damaged) {
-      left.push_back(name + ": damaged, cannot be read");
-      continue;
-    }
-    auto stored = backend->saved_version(e.serial);
-    if (!stored) {
-      left.push_back(name + ": " + stored.error().message);
-      continue;
-    }
-    auto clear = state::decrypt_document(*stored, rekeyed, path + " " + name);
-    if (!clear) {
-      left.push_back(name + ": " + clear.error().message);
-      continue;
-    }
-    auto sealed = state::encrypt_document(*clear, rekeyed);
-    if (!sealed) {
-      left.push_back(name + ": " + sealed.error().message);
-      continue;
-    }
-    if (auto st = backend->rewrite_version(*sealed); !st) {
+    if (auto st = reencrypt(e, name); !st)
       left.push_back(name + ": " + st.error().message);
-      continue;
-    }
-    ++rewritten;
+    else
+      ++rewritten;
   }
   std::fprintf(io.out, "Re-encrypted %zu kept version(s) with key %s.\n", rewritten, new_key->id.c_str());
   if (!left.empty()) {

@@ -498,7 +498,6 @@ class PostgresBackend final : public Backend {
     return {};
   }
 
-  /// adopt() in one transaction.
   Status rewrite_version_locked(const StateDocument& doc) {
     if (auto st = connect(); !st) return st;
     const std::string serial = std::to_string(doc.serial);
@@ -518,6 +517,7 @@ class PostgresBackend final : public Backend {
     return {};
   }
 
+  /// adopt() in one transaction.
   Status adopt_locked(const std::vector<std::pair<HistoryEntry, StateDocument>>& versions,
                       const StateDocument& current) {
     if (auto st = connect(); !st) return st;

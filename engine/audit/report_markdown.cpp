@@ -23,7 +23,7 @@ std::string cell(const std::string& text) {
   return out;
 }
 
-std::string where(const Report& r, const SourceLoc& loc) {
+std::string where_cell(const Report& r, const SourceLoc& loc) {
   return loc.known() ? "`" + cell(r.repo_path(loc.file)) + ":" + std::to_string(loc.line) + "`" : "";
 }
 
@@ -68,7 +68,7 @@ std::string to_markdown(const Report& r) {
       }
       failures += "| " + std::string(v.outcome == policy::Outcome::Error ? "error" : "fail") + " | `" + v.policy +
                   "` " + cell(p->title) + " | " + p->enforcement + " / " + p->severity + " | `" +
-                  cell(v.address.empty() ? "(blueprint)" : v.address) + "` | " + where(r, v.loc) + " | " +
+                  cell(v.address.empty() ? "(blueprint)" : v.address) + "` | " + where_cell(r, v.loc) + " | " +
                   cell(v.message) + " |\n";
     }
   if (!failures.empty()) {
@@ -93,7 +93,7 @@ std::string to_markdown(const Report& r) {
 
   for (const auto& d : r.diagnostics)
     md += "> **" + std::string(to_string(d.severity)) + " " + d.code + "** " + cell(d.message) +
-          (d.loc.known() ? " (" + where(r, d.loc) + ")" : "") + (d.hint.empty() ? "" : " — " + cell(d.hint)) +
+          (d.loc.known() ? " (" + where_cell(r, d.loc) + ")" : "") + (d.hint.empty() ? "" : " — " + cell(d.hint)) +
           "\n";
   if (!r.diagnostics.empty()) md += "\n";
   if (!r.validation.empty()) {
@@ -102,7 +102,7 @@ std::string to_markdown(const Report& r) {
           "\n\n| | Rule | Where | Finding |\n|---|---|---|---|\n";
     for (const auto& d : r.validation)
       md += "| " + std::string(d.severity == Severity::Error ? "❌" : "⚠️") + " " + to_string(d.severity) + " | " +
-            cell(d.code) + " | " + (d.loc.known() ? where(r, d.loc) : cell(d.address)) + " | " + cell(d.message) +
+            cell(d.code) + " | " + (d.loc.known() ? where_cell(r, d.loc) : cell(d.address)) + " | " + cell(d.message) +
             (d.hint.empty() ? "" : "<br>hint: " + cell(d.hint)) + " |\n";
     md += "\n";
   }

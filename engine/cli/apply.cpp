@@ -117,7 +117,7 @@ std::vector<FlagSpec> apply_flags() {
   return flags;
 }
 
-const Register reg({
+const Register apply_command({
     "apply",
     "plinth apply PATH...|PLANFILE [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] "
     "[--refresh=false] [--verify-key KEY] [--allow-dirty] [--force-conflicts] [-target ADDRESS]...",

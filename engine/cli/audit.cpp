@@ -82,7 +82,7 @@ int run_audit(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register audit_command({
     "audit",
     "plinth audit PATH... [--format json|sarif|junit|markdown|html] [--output FILE] [--framework F] "
     "[--policy-dir DIR]... [--state FILE] [--soft-fail]",

@@ -30,7 +30,7 @@ int run_catalog(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register catalog_command({
     "catalog",
     "plinth catalog [--markdown]",
     "Show the GPU, CUDA, driver and instance-type facts the rules check against.",

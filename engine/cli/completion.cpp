@@ -148,7 +148,7 @@ int run_completion(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register completion_command({
     "completion",
     "plinth completion bash|zsh",
     "Print a shell completion script for bash or zsh.",

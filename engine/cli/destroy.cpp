@@ -21,7 +21,7 @@ std::vector<FlagSpec> destroy_flags() {
   return flags;
 }
 
-const Register reg({
+const Register destroy_command({
     "destroy",
     "plinth destroy PATH... [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] [-target ADDRESS]...",
     "Destroy every resource recorded in state.",

@@ -15,7 +15,7 @@ int run_graph(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register graph_command({
     "graph",
     "plinth graph PATH... [--collapse]",
     "Print the resource dependency graph in Graphviz DOT.",

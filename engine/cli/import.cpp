@@ -101,7 +101,7 @@ int run_import(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register import_command({
     "import",
     "plinth import ADDRESS ID PATH... [--state FILE] [--lock-timeout D]",
     "Adopt an existing server or instance into state, read through its provider.",

@@ -184,7 +184,7 @@ int run_plan(const Args& args, Io& io) {
   return args.flag("detailed-exitcode") && p.has_changes() ? kExitChanges : kExitSuccess;
 }
 
-const Register reg({
+const Register plan_command({
     "plan",
     "plinth plan PATH... [--state FILE] [--json] [--detailed-exitcode] [--lock-timeout D] [-lock=false] "
     "[--report FORMAT:FILE]... [-out PLANFILE [--sign-key KEY]] [--against REF] [-target ADDRESS]... [-destroy]",

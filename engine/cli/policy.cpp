@@ -58,7 +58,7 @@ int run_policy(const Args& args, Io& io) {
                           : "unknown subcommand '" + sub + "'; use 'list' or 'test'");
 }
 
-const Register reg({
+const Register policy_command({
     "policy",
     "plinth policy list [--policy-dir DIR]... [--markdown] | plinth policy test [DIR]",
     "List the compliance policies or run their Lua unit tests.",

@@ -116,7 +116,7 @@ int run_providers(const Args& args, Io& io) {
   return broken.empty() ? kExitSuccess : kExitFailure;
 }
 
-const Register reg({
+const Register providers_command({
     "providers",
     "plinth providers [PATH...] [--json]",
     "List the providers available: built in, declared by the blueprint, and plugins.",

@@ -48,7 +48,7 @@ int run_refresh(const Args& args, Io& io) {
   return args.flag("detailed-exitcode") ? kExitChanges : kExitSuccess;
 }
 
-const Register reg({
+const Register refresh_command({
     "refresh",
     "plinth refresh PATH... [--state FILE] [--lock-timeout D] [--detailed-exitcode]",
     "Read resources through their providers and report drift; change nothing.",

@@ -36,7 +36,7 @@ int run_render(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register render_command({
     "render",
     "plinth render PATH... --pool NAME [--network-config] [--output FILE]",
     "Print a pool's cloud-init user-data (or its network config v2).",

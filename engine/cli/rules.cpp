@@ -18,7 +18,7 @@ int run_rules(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register rules_command({
     "rules",
     "plinth rules [--markdown]",
     "List the GPU/ML domain rules that validate runs.",

@@ -64,7 +64,7 @@ int run_show(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register show_command({
     "show",
     "plinth show PLANFILE [--json] [--verify-key KEY]",
     "Show what a saved plan (plinth plan -out PLANFILE) will do, without applying it.",

@@ -414,7 +414,7 @@ int run_state(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register state_command({
     "state",
     "plinth state list|show ADDRESS|history|restore SERIAL|unlock|rm ADDRESS...|mv SOURCE DESTINATION|rekey|migrate "
     "--to LOCATION|push-journal [JOURNAL] [flags]",

@@ -55,7 +55,7 @@ int run_validate(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register validate_command({
     "validate",
     "plinth validate PATH... [--json]",
     "Check blueprints: strict schema, references and GPU/ML domain rules.",

@@ -72,7 +72,7 @@ int run_version(const Args& args, Io& io) {
   return kExitSuccess;
 }
 
-const Register reg({
+const Register version_command({
     "version",
     "plinth version [--json]",
     "Print the version, the git commit it was built from, and the catalog and policy pack versions.",

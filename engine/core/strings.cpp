@@ -40,6 +40,12 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return "";
 }
 
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

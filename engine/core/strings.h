@@ -18,6 +18,9 @@ std::optional<std::string> closest_match(std::string_view word,
 /// name after it when there is no close match and the list is short (<= 12).
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+/// `s` with ASCII letters in lower case (HTTP header names, cloud enums).
+std::string ascii_lower(std::string_view s);
+
 /// Joins with `sep`.
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 

@@ -31,11 +31,6 @@ int lua_policy(lua_State* L) { return runtime(L)->declare(L); }
 int lua_fail(lua_State* L) { return runtime(L)->report(L, Outcome::Fail); }
 int lua_pass(lua_State* L) { return runtime(L)->report(L, Outcome::Pass); }
 
-/// Pushes t[key] without metamethods (no policy code runs).
-int rawfield(lua_State* L, int t, const char* key) {
-  lua_pushstring(L, key);
-  return lua_rawget(L, t);
-}
 // setting(name, default): the loading pack's setting, else `default`.
 int lua_setting(lua_State* L) { return runtime(L)->setting(L); }
 

@@ -237,6 +237,11 @@ int message_handler(lua_State* L) {
 
 }  // namespace
 
+int rawfield(lua_State* L, int t, const char* key) {
+  lua_pushstring(L, key);
+  return lua_rawget(L, t);
+}
+
 std::string duration_text(std::chrono::milliseconds d) {
   long long ms = d.count();
   if (ms < 1000) return std::to_string(ms) + " ms";

@@ -33,6 +33,10 @@ struct Limits {
   bool operator==(const Limits&) const = default;
 };
 
+/// Pushes t[key] (t a stack index) without metamethods, so no policy code
+/// runs outside a check's limits; returns the value's Lua type.
+int rawfield(lua_State* L, int t, const char* key);
+
 /// "10 s", "1.5 s", "250 ms": a limit's duration in messages.
 std::string duration_text(std::chrono::milliseconds d);
 

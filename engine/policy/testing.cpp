@@ -84,12 +84,6 @@ int lua_fixture(lua_State* L) {
   return 1;
 }
 
-/// Pushes t[key] without metamethods: no test-file code runs outside a check's limits.
-int rawfield(lua_State* L, int t, const char* key) {
-  lua_pushstring(L, key);
-  return lua_rawget(L, t);
-}
-
 std::string str_field(lua_State* L, int t, const char* key) {
   rawfield(L, t, key);
   std::string s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";

@@ -35,26 +35,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono;
 
-std::string utc_iso8601(time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string this_host() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) return "unknown-host";
-  return host;
-}
-
-/// Who holds a lock, as written into PATH.lock by the holder.
-struct LockInfo {
-  long pid = 0;
-  std::string host, time, operation;
-};
-
 /// Opens the lock file without following a link at its path and checks it
 /// is a regular file. -1 with errno set (ELOOP for a link, EINVAL for
 /// another kind of file) on failure.
@@ -81,7 +61,7 @@ std::string lock_open_error(const std::string& lock_path, int err) {
          "; check that its directory exists and is writable";
 }
 
-std::optional<LockInfo> read_lock_info(const std::string& lock_path) {
+std::optional<LockHolder> read_lock_info(const std::string& lock_path) {
   int fd = open_lock_file(lock_path, O_RDONLY);
   if (fd < 0) return std::nullopt;
   std::string text;
@@ -90,7 +70,7 @@ std::optional<LockInfo> read_lock_info(const std::string& lock_path) {
   ::close(fd);
   Json j = Json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("pid") || !j["pid"].is_number_integer()) return std::nullopt;
-  LockInfo info;
+  LockHolder info;
   info.pid = j["pid"].get<long>();
   info.host = j.value("host", "");
   info.time = j.value("time", "");
@@ -98,10 +78,9 @@ std::optional<LockInfo> read_lock_info(const std::string& lock_path) {
   return info;
 }
 
-std::string holder_text(const std::optional<LockInfo>& info, const std::string& lock_path) {
+std::string holder_text(const std::optional<LockHolder>& info, const std::string& lock_path) {
   if (!info) return "another process (" + lock_path + " gives no details yet)";
-  return "PID " + std::to_string(info->pid) + " on " + info->host + " since " + info->time + " (" + info->operation +
-         ")";
+  return holder_description(*info);
 }
 
 /// True when `fd` is still the file at `path` (not unlinked or replaced).

@@ -1,5 +1,6 @@
 // Where the state file is (and what a link there points to) and the
-// serial's upper bound. (Durations are engine/core/duration.h.)
+// serial's upper bound, and the lock messages both backends share.
+// (Durations are engine/core/duration.h.)
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,24 @@ Error lock_held_error(const std::string& source, const std::string& who, std::ch
                    "; wait for it to finish, or pass a longer --lock-timeout, or run 'plinth state unlock' if "
                    "that process is gone",
                0};
+}
+
+std::string holder_description(const LockHolder& h) {
+  return "PID " + std::to_string(h.pid) + " on " + h.host + " since " + h.time + " (" + h.operation + ")";
+}
+
+std::string this_host() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "unknown-host";
+  return host;
+}
+
+std::string utc_iso8601(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace plinth::state

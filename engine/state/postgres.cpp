@@ -68,20 +68,6 @@ CREATE TABLE IF NOT EXISTS plinth_state_damaged (
 COMMIT;
 )sql";
 
-std::string utc_iso8601(time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string this_host() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) return "unknown-host";
-  return host;
-}
-
 /// libpq's message on one line, ending in a full stop: "... failed: Connection refused. Is the server running ...?"
 std::string sentence(const std::string& s) {
   std::string out;
@@ -130,17 +116,9 @@ int64_t lock_key(const std::string& workspace) {
   return static_cast<int64_t>(h);
 }
 
-/// Who holds a workspace's lock, as recorded by the holder.
-struct LockInfo {
-  long pid = 0;
-  std::string host, time, operation;
-  int session_pid = 0;
-};
-
-std::string holder_text(const std::optional<LockInfo>& info) {
+std::string holder_text(const std::optional<LockHolder>& info) {
   if (!info) return "another process (it has not recorded who it is yet)";
-  return "PID " + std::to_string(info->pid) + " on " + info->host + " since " + info->time + " (" + info->operation +
-         ")";
+  return holder_description(*info);
 }
 
 class PostgresBackend final : public Backend {
@@ -327,9 +305,9 @@ class PostgresBackend final : public Backend {
       if (!del) return del.error();
       if (!rel) return rel.error();
       if (PQntuples(del->get()) == 0) return "state " + source_ + " is not locked; nothing to do";
-      LockInfo gone{std::atol(PQgetvalue(del->get(), 0, 0)), value(*del, 0, 1), value(*del, 0, 2),
-                    value(*del, 0, 3), 0};
-      return "removed the stale lock record of " + holder_text(gone) + " on state " + source_ +
+      LockHolder gone{std::atol(PQgetvalue(del->get(), 0, 0)), value(*del, 0, 1), value(*del, 0, 2),
+                      value(*del, 0, 3), 0};
+      return "removed the stale lock record of " + holder_description(gone) + " on state " + source_ +
              ": its PostgreSQL session is gone and the server released the lock";
     }
     auto info = holder();
@@ -408,15 +386,15 @@ class PostgresBackend final : public Backend {
   }
 
   /// The recorded holder of the advisory lock, if its session still holds it.
-  Result<std::optional<LockInfo>> holder() {
+  Result<std::optional<LockHolder>> holder() {
     auto r = exec(
         "SELECT l.pid, l.host, l.locked_at, l.operation, l.session_pid FROM plinth_state_lock l "
         "WHERE l.workspace = $1 AND EXISTS (SELECT 1 FROM pg_locks k WHERE k.locktype = 'advisory' AND k.granted "
         "AND k.pid = l.session_pid AND k.classid = $2::oid AND k.objid = $3::oid AND k.objsubid = 1)",
         {workspace_, key_high_, key_low_});
     if (!r) return r.error();
-    if (PQntuples(r->get()) == 0) return std::optional<LockInfo>{};
-    return std::optional<LockInfo>{LockInfo{std::atol(PQgetvalue(r->get(), 0, 0)), value(*r, 0, 1), value(*r, 0, 2),
+    if (PQntuples(r->get()) == 0) return std::optional<LockHolder>{};
+    return std::optional<LockHolder>{LockHolder{std::atol(PQgetvalue(r->get(), 0, 0)), value(*r, 0, 1), value(*r, 0, 2),
                                             value(*r, 0, 3), std::atoi(PQgetvalue(r->get(), 0, 4))}};
   }
 

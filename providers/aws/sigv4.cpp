@@ -12,18 +12,13 @@
 #include <stdexcept>
 
 #include "engine/core/hash.h"
+#include "engine/core/strings.h"
 
 namespace plinth::aws {
 namespace {
 
 constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 constexpr std::string_view kTerminator = "aws4_request";
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -213,7 +208,7 @@ CanonicalHeaders canonical_headers(const std::vector<std::pair<std::string, std:
   // name -> values in the order they appeared
   std::vector<std::pair<std::string, std::string>> merged;
   for (const auto& [k, v] : headers) {
-    std::string name = lower(canonical_value(k));
+    std::string name = ascii_lower(canonical_value(k));
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     auto it = std::find_if(merged.begin(), merged.end(), [&](const auto& m) { return m.first == name; });
     if (it == merged.end())

@@ -1,4 +1,6 @@
 #include "providers/azure/arm_client.h"
+
+#include "engine/core/strings.h"
 #include "providers/common/json_fields.h"
 
 #include <openssl/bio.h>
@@ -18,11 +20,6 @@ namespace plinth::azure {
 namespace {
 
 using cloud::str;
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string trim_slash(std::string s) {
   while (!s.empty() && s.back() == '/') s.pop_back();
@@ -151,7 +148,7 @@ bool capacity_code(const std::string& code, const std::string& message) {
       code == "OverconstrainedAllocationRequest" || code == "OverconstrainedZonalAllocationRequest")
     return true;
   // Quota: another size (another quota family) may still fit.
-  return (code == "OperationNotAllowed" || code == "QuotaExceeded") && lower(message).find("quota") != std::string::npos;
+  return (code == "OperationNotAllowed" || code == "QuotaExceeded") && ascii_lower(message).find("quota") != std::string::npos;
 }
 
 Error::Kind kind_of(const std::string& code, long status, const std::string& message) {

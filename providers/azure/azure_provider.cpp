@@ -51,11 +51,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string base64(const std::string& s) {
   std::string out(4 * ((s.size() + 2) / 3) + 1, '\0');
   int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -135,7 +130,7 @@ std::string missing(const char* option, const char* var) {
 std::string vm_name(const std::string& lineage, const std::string& address, const std::string& name, int index,
                     const Json& attributes) {
   std::string base;
-  for (char c : lower(name)) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  for (char c : ascii_lower(name)) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
   if (base.size() > 40) base.resize(40);
   return base + "-" + std::to_string(index) + "-" +
          sha256_hex(lineage + "\n" + address + "\n" + forcing(attributes).dump()).substr(0, 8);
@@ -295,7 +290,7 @@ Result<Json> AzureProvider::get_vm(const std::string& path, const std::string& w
 
 Result<std::string> AzureProvider::subnet_for(const Resource& desired, const Where& w, Call& call) {
   if (auto id = str(desired.attributes, "subnet_id"); !id.empty()) return id;
-  const std::string key = lower(w.subscription + "/" + w.resource_group + "/" + w.location);
+  const std::string key = ascii_lower(w.subscription + "/" + w.resource_group + "/" + w.location);
   std::lock_guard<std::mutex> lock(net_mu_);
   if (auto it = nets_.find(key); it != nets_.end()) return it->second;
   std::string lineage;
@@ -311,7 +306,7 @@ Result<std::string> AzureProvider::subnet_for(const Resource& desired, const Whe
                            call, "PUT resourceGroups/" + w.resource_group);
     if (auto* g = std::get_if<ArmFailure>(&made)) return g->error;
   }
-  const std::string vnet = "plinth-" + lower(w.location);
+  const std::string vnet = "plinth-" + ascii_lower(w.location);
   const std::string vnet_path = rg + "/providers/Microsoft.Network/virtualNetworks/" + vnet;
   const std::string what = "PUT virtualNetworks/" + vnet + " in " + w.resource_group;
   auto v = arm_->send("GET", vnet_path, kNetworkApi, Json(), call, "GET virtualNetworks/" + vnet);
@@ -508,7 +503,7 @@ Result<std::map<std::string, Json>> AzureProvider::list(const Where& w, Call& ca
     const Json& j = std::get<ArmReply>(page).body;
     if (const Json& items = field(j, "value"); items.is_array())
       for (const auto& vm : items)
-        if (!str(vm, "name").empty()) out[lower(str(vm, "name"))] = vm;
+        if (!str(vm, "name").empty()) out[ascii_lower(str(vm, "name"))] = vm;
     next = str(j, "nextLink");
     api.clear();  // a nextLink carries its api-version
   }
@@ -526,9 +521,9 @@ std::vector<ReadResult> AzureProvider::read(const std::vector<Resource>& resourc
     if (auto id = str(resources[i].computed, "id"); !id.empty()) {
       auto parts = split(id, '/');
       for (size_t k = 0; k + 1 < parts.size(); ++k)
-        if (lower(parts[k]) == "resourcegroups") where.resource_group = parts[k + 1];
+        if (ascii_lower(parts[k]) == "resourcegroups") where.resource_group = parts[k + 1];
     }
-    auto& g = groups[lower(where.resource_group)];
+    auto& g = groups[ascii_lower(where.resource_group)];
     g.first = where;
     g.second.push_back(i);
   }
@@ -551,7 +546,7 @@ std::vector<ReadResult> AzureProvider::read(const std::vector<Resource>& resourc
         continue;
       }
       const std::string name = str(res.computed, "name");
-      auto it = listed->find(lower(name));
+      auto it = listed->find(ascii_lower(name));
       if (name.empty() || it == listed->end()) {
         if (str(res.computed, "eviction_policy") == "Delete" && flag(res.attributes, "spot", false))
           out.gone_reason = "evicted by Azure or deleted outside Plinth (Spot VM with evictionPolicy Delete)";
@@ -587,11 +582,11 @@ Result<std::vector<Resource>> AzureProvider::discover(const std::vector<Resource
   std::set<std::string> names;
   std::map<std::string, const Resource*> wanted;
   for (const auto& r : known) {
-    if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[lower(w->resource_group)] = *w;
-    names.insert(lower(str(r.computed, "name")));
+    if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[ascii_lower(w->resource_group)] = *w;
+    names.insert(ascii_lower(str(r.computed, "name")));
   }
   for (const auto& r : desired) {
-    if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[lower(w->resource_group)] = *w;
+    if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[ascii_lower(w->resource_group)] = *w;
     wanted[r.address] = &r;
   }
   for (const auto& [key, where] : groups) {

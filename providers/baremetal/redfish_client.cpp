@@ -40,6 +40,18 @@ Result<std::string> resolve_credentials(const std::string& ref) {
   return secret;
 }
 
+std::string text(const Json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string link(const Json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? text(*it, "@odata.id") : "";
+}
+
 namespace {
 
 std::string trim_slash(std::string s) {
@@ -52,19 +64,6 @@ std::string origin_of(const std::string& endpoint) {
   if (scheme == std::string::npos) return endpoint;
   auto path = endpoint.find('/', scheme + 3);
   return path == std::string::npos ? endpoint : endpoint.substr(0, path);
-}
-
-std::string text(const Json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-std::string link(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_object()) return "";
-  auto id = it->find("@odata.id");
-  return id != it->end() && id->is_string() ? id->get<std::string>() : "";
 }
 
 Result<Json> parse_json(const std::string& method, const std::string& url, const std::string& body) {

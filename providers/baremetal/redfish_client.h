@@ -12,6 +12,12 @@
 
 namespace plinth::baremetal {
 
+/// j[key] when j is an object and that field is a string, else "".
+std::string text(const Json& j, const char* key);
+
+/// The "@odata.id" of the link object j[key], else "".
+std::string link(const Json& j, const char* key);
+
 /// Settings shared by every BMC connection of one provider.
 struct RedfishSettings {
   int poll_ms = 1000;             ///< task monitor and PowerState polling interval

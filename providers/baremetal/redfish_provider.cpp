@@ -107,30 +107,18 @@ Error at(const std::string& address, Error e) {
   return e;
 }
 
-std::string str(const Json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-std::string link(const Json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_object() ? str(*it, "@odata.id") : "";
-}
-
 std::vector<std::string> members(const Json& collection) {
   std::vector<std::string> out;
   if (!collection.is_object() || !collection.contains("Members") || !collection["Members"].is_array()) return out;
   for (const auto& m : collection["Members"])
-    if (auto id = str(m, "@odata.id"); !id.empty()) out.push_back(id);
+    if (auto id = text(m, "@odata.id"); !id.empty()) out.push_back(id);
   return out;
 }
 
 std::string action_target(const Json& doc, const char* action) {
   if (!doc.contains("Actions") || !doc["Actions"].is_object()) return "";
   auto it = doc["Actions"].find(action);
-  return it != doc["Actions"].end() ? str(*it, "target") : "";
+  return it != doc["Actions"].end() ? text(*it, "target") : "";
 }
 
 /// Lower case, runs of spaces/underscores collapsed: "NVIDIA  H100" == "nvidia h100".
@@ -174,13 +162,13 @@ bool gpu_matches(const Resource& r, const std::string& reported) {
     return false;
   }
   auto have = words(reported);
-  for (const auto& w : words(str(r.attributes, "gpu")))
+  for (const auto& w : words(text(r.attributes, "gpu")))
     if (std::find(have.begin(), have.end(), w) == have.end()) return false;
   return true;
 }
 
 std::string declared_gpu(const Resource& r) {
-  std::string gpu = str(r.attributes, "gpu");
+  std::string gpu = text(r.attributes, "gpu");
   const Json& names = r.attributes.value("gpu_product_names", Json::array());
   if (names.is_array() && !names.empty() && names[0].is_string()) gpu += " (" + names[0].get<std::string>() + ")";
   return gpu;
@@ -245,8 +233,8 @@ Result<Doc> find_cd_media(RedfishClient& c, const Json& system, Call& d) {
 /// virtual-media, ejects and inserts boot_image first. `sys` is the system
 /// as just read (its ETag goes with the PATCH).
 Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys, const Resource& r, Call& d) {
-  const std::string method = str(r.attributes, "boot_method");
-  const std::string image = str(r.attributes, "boot_image");
+  const std::string method = text(r.attributes, "boot_method");
+  const std::string image = text(r.attributes, "boot_image");
   if (method.empty()) return {};
   if (method == "pxe") {
     auto p = c.patch(system_uri, boot_override("Pxe"), d, sys.etag);
@@ -278,11 +266,11 @@ Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys,
 /// The resource a navigation property ({"@odata.id": ...}) names: as the
 /// service expanded it ($expand), else read with a GET (with `query`).
 Result<Doc> follow(RedfishClient& c, const Json& nav, Call& d, const std::string& query = "") {
-  const std::string id = str(nav, "@odata.id");
+  const std::string id = text(nav, "@odata.id");
   if (nav.size() > 1) {  // expanded: more than the reference
     auto u = c.url(id);
     if (!u) return u.error();
-    return Doc{*u, nav, str(nav, "@odata.etag")};
+    return Doc{*u, nav, text(nav, "@odata.etag")};
   }
   return c.get(id, d, query);
 }
@@ -296,11 +284,11 @@ Result<std::vector<Json>> member_docs(RedfishClient& c, const Json& collection, 
   std::vector<std::future<Result<Doc>>> reads;
   std::vector<size_t> read_at;
   for (const auto& m : list) {
-    if (!m.is_object() || str(m, "@odata.id").empty()) continue;
+    if (!m.is_object() || text(m, "@odata.id").empty()) continue;
     out.push_back(m);
     if (m.size() == 1) {
       read_at.push_back(out.size() - 1);
-      const std::string id = str(m, "@odata.id");
+      const std::string id = text(m, "@odata.id");
       reads.push_back(std::async(std::launch::async, [&c, &d, id] { return c.get(id, d); }));
     }
   }
@@ -359,7 +347,7 @@ Result<Doc> wait_power(RedfishClient& c, const std::string& system_uri, const st
   for (;;) {
     auto sys = c.get(system_uri, d, query);
     if (!sys) return sys.error();
-    const std::string state = str(sys->body, "PowerState");
+    const std::string state = text(sys->body, "PowerState");
     if (state == want) return sys;
     if (limit.passed())
       return Error{Error::Kind::Retryable,
@@ -381,7 +369,7 @@ Result<Doc> reset(RedfishClient& c, const std::string& system_uri, const Doc& sy
   const std::string target = action_target(sys.body, "#ComputerSystem.Reset");
   if (target.empty())
     return Error::fatal("GET " + sys.url + ": the system has no #ComputerSystem.Reset action");
-  const std::string state = str(sys.body, "PowerState");
+  const std::string state = text(sys.body, "PowerState");
   std::string type;
   if (on) type = state == "Off" || state == "PoweringOff" ? "On" : "ForceRestart";
   else if (state != "Off") type = "ForceOff";
@@ -443,9 +431,9 @@ void RedfishProvider::close() {
 }
 
 Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {
-  const std::string endpoint = str(r.attributes, "bmc_endpoint");
-  const std::string creds = str(r.attributes, "bmc_credentials");
-  const std::string ca = str(r.attributes, "bmc_ca_bundle");
+  const std::string endpoint = text(r.attributes, "bmc_endpoint");
+  const std::string creds = text(r.attributes, "bmc_credentials");
+  const std::string ca = text(r.attributes, "bmc_ca_bundle");
   if (endpoint.empty())
     return Error::invalid(r.address + ": no bmc_endpoint; set bmc.endpoints in node pool '" + r.name + "'");
   const std::string key = endpoint + "\n" + creds + "\n" + ca;
@@ -484,21 +472,21 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<D
   Resource cur = r;
   Json computed = Json::object();
   computed["system_uri"] = sys->url;
-  computed["power_state"] = str(s, "PowerState");
+  computed["power_state"] = text(s, "PowerState");
   // What the node claims (a running server) is read, not assumed: a server
   // switched off outside Plinth (or left off by an interrupted operation)
   // shows as `power` drift in the plan. (State written before the attribute
   // existed gets it here, so a refreshing plan finds nothing to change.)
-  const std::string power = str(s, "PowerState");
+  const std::string power = text(s, "PowerState");
   cur.attributes["power"] = power.empty() ? "Unknown" : power;
   for (auto [field, key] : {std::pair<const char*, const char*>{"Manufacturer", "manufacturer"},
                              {"Model", "model"},
                              {"SerialNumber", "serial_number"},
                              {"UUID", "uuid"}})
-    if (auto v = str(s, field); !v.empty()) computed[key] = v;
+    if (auto v = text(s, field); !v.empty()) computed[key] = v;
   if (s.contains("Boot") && s["Boot"].is_object()) {
-    computed["boot_override_target"] = str(s["Boot"], "BootSourceOverrideTarget");
-    computed["boot_override_enabled"] = str(s["Boot"], "BootSourceOverrideEnabled");
+    computed["boot_override_target"] = text(s["Boot"], "BootSourceOverrideTarget");
+    computed["boot_override_enabled"] = text(s["Boot"], "BootSourceOverrideEnabled");
   }
 
   const std::string procs = link(s, "Processors");
@@ -541,9 +529,9 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<D
   int gpus = 0;
   std::map<std::string, int> models;
   for (const auto& p : *proc_docs) {
-    if (str(p, "ProcessorType") != "GPU") continue;
+    if (text(p, "ProcessorType") != "GPU") continue;
     ++gpus;
-    ++models[str(p, "Model")];
+    ++models[text(p, "Model")];
   }
   computed["gpu_count"] = gpus;
   Json model_list = Json::array();
@@ -560,7 +548,7 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<D
     if (!*nics) return fail(nics->error());
     Json macs = Json::array();
     for (const auto& e : **nics)
-      if (auto mac = str(e, "MACAddress"); !mac.empty()) macs.push_back(mac);
+      if (auto mac = text(e, "MACAddress"); !mac.empty()) macs.push_back(mac);
     computed["macs"] = macs;
   }
 
@@ -569,7 +557,7 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<D
     out.diagnostics.push_back(Diagnostic{code, Severity::Error, std::move(msg), r.source, r.address, std::move(hint)});
   };
   const long long want_gpus = as_int(r.attributes, "gpus_per_node");
-  const std::string want_gpu = str(r.attributes, "gpu");
+  const std::string want_gpu = text(r.attributes, "gpu");
   std::string reported = gpus == 0 ? "0 GPUs" : "";
   for (const auto& [m, n] : models) {
     if (!reported.empty()) reported += " + ";
@@ -649,11 +637,11 @@ Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& 
   const Json want_bios = desired.attributes.value("bios", Json::object());
   const bool bios_changed = want_bios != prior.attributes.value("bios", Json::object());
   const bool boot_changed =
-      str(desired.attributes, "boot_method") != str(prior.attributes, "boot_method") ||
-      str(desired.attributes, "boot_image") != str(prior.attributes, "boot_image");
+      text(desired.attributes, "boot_method") != text(prior.attributes, "boot_method") ||
+      text(desired.attributes, "boot_image") != text(prior.attributes, "boot_image");
   // Found not On by the refresh: power it on (unless the BIOS change resets it anyway).
-  const bool power_on = str(desired.attributes, "power") == "On" && prior.attributes.contains("power") &&
-                        str(prior.attributes, "power") != "On";
+  const bool power_on = text(desired.attributes, "power") == "On" && prior.attributes.contains("power") &&
+                        text(prior.attributes, "power") != "On";
   std::optional<Doc> after;  // the system as the reset left it
   if (boot_changed || bios_changed || power_on) {
     std::string sys_uri;
@@ -661,11 +649,11 @@ Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& 
     if (!sys) return at(desired.address, sys.error());
     if (boot_changed)
       if (auto st = set_boot(c, sys_uri, *sys, desired, d); !st) return at(desired.address, st.error());
-    if (!bios_changed && power_on && str(sys->body, "PowerState") != "On") {
+    if (!bios_changed && power_on && text(sys->body, "PowerState") != "On") {
       auto expand = c.expand_query(2, d);
       if (!expand) return at(desired.address, expand.error());
       // Off or PoweringOff: Reset On; PoweringOn: no request, wait for On.
-      auto on = str(sys->body, "PowerState") == "PoweringOn"
+      auto on = text(sys->body, "PowerState") == "PoweringOn"
                     ? wait_power(c, sys_uri, "On", options_.settings, d, &stopped_, *expand)
                     : reset(c, sys_uri, *sys, true, options_.settings, d, &stopped_, *expand);
       if (!on) return at(desired.address, on.error());
@@ -696,7 +684,7 @@ Status RedfishProvider::remove(const Resource& prior, Call& d) {
   if (!sys) return at(prior.address, sys.error());
   auto off = reset(c, sys_uri, *sys, false, options_.settings, d, &stopped_);
   if (!off) return at(prior.address, off.error());
-  if (off->body.contains("Boot") && str(off->body["Boot"], "BootSourceOverrideEnabled") != "Disabled") {
+  if (off->body.contains("Boot") && text(off->body["Boot"], "BootSourceOverrideEnabled") != "Disabled") {
     auto p = c.patch(sys_uri, {{"Boot", {{"BootSourceOverrideEnabled", "Disabled"}}}}, d, off->etag);
     if (!p) return at(prior.address, p.error());
   }

@@ -1,5 +1,7 @@
 #include "tests/emulators/azure/entra.h"
 
+#include "tests/emulators/azure/arm_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -12,19 +14,6 @@ using SysClock = std::chrono::system_clock;
 const char* kAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 const std::set<std::string> kMicrosoftHosts = {"login.microsoftonline.com", "login.windows.net", "login.microsoft.com",
                                                "sts.windows.net"};
-
-std::vector<std::string> segments(const std::string& path) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < path.size()) {
-    while (i < path.size() && path[i] == '/') ++i;
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) out.push_back(path.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -84,7 +84,7 @@ bool valid_key(const std::string& k) {
   return !name.empty() && valid_value(name);
 }
 
-bool to_int(const std::string& s, long long& out) {
+bool integer_value(const std::string& s, long long& out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && p == s.data() + s.size();
 }
@@ -114,7 +114,7 @@ bool LabelSelector::matches(const std::map<std::string, std::string>& labels) co
         break;
       case Requirement::Op::GreaterThan:
       case Requirement::Op::LessThan:
-        if (!has || !to_int(it->second, have) || !to_int(r.values[0], want)) return false;
+        if (!has || !integer_value(it->second, have) || !integer_value(r.values[0], want)) return false;
         if (r.op == Requirement::Op::GreaterThan ? !(have > want) : !(have < want)) return false;
         break;
     }
@@ -173,7 +173,7 @@ std::string parse_label_selector(const std::string& text, LabelSelector& out) {
             v.clear();
           }
           long long n = 0;
-          if ((r.op == Requirement::Op::GreaterThan || r.op == Requirement::Op::LessThan) && !to_int(v, n))
+          if ((r.op == Requirement::Op::GreaterThan || r.op == Requirement::Op::LessThan) && !integer_value(v, n))
             return "unable to parse requirement: for 'gt', 'lt' operators, the value must be an integer";
           r.values.push_back(v);
         } else {

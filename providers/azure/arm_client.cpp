@@ -148,7 +148,8 @@ bool capacity_code(const std::string& code, const std::string& message) {
       code == "OverconstrainedAllocationRequest" || code == "OverconstrainedZonalAllocationRequest")
     return true;
   // Quota: another size (another quota family) may still fit.
-  return (code == "OperationNotAllowed" || code == "QuotaExceeded") && ascii_lower(message).find("quota") != std::string::npos;
+  return (code == "OperationNotAllowed" || code == "QuotaExceeded") &&
+         ascii_lower(message).find("quota") != std::string::npos;
 }
 
 Error::Kind kind_of(const std::string& code, long status, const std::string& message) {

@@ -27,15 +27,18 @@ Error damaged(const std::string& source, const std::string& what) {
 }
 
 /// The document without its checksum, keys sorted: the text the checksum covers.
-Json canonical_json(const StateDocument& doc) {
-  std::vector<Resource> sorted = doc.resources;
-  std::sort(sorted.begin(), sorted.end(), [](const Resource& a, const Resource& b) { return a.address < b.address; });
+Json canonical_json(const StateDocument& doc, const std::string& plinth_version) {
+  std::vector<const Resource*> sorted;
+  sorted.reserve(doc.resources.size());
+  for (const auto& r : doc.resources) sorted.push_back(&r);
+  std::sort(sorted.begin(), sorted.end(), [](const Resource* a, const Resource* b) { return a->address < b->address; });
   Json resources = Json::array();
-  for (const auto& r : sorted) resources.push_back(r);
+  resources.get_ref<Json::array_t&>().reserve(sorted.size());
+  for (const Resource* r : sorted) resources.push_back(*r);
   Json out{{"format_version", doc.format_version},
            {"lineage", doc.lineage},
            {"serial", doc.serial},
-           {"plinth_version", doc.plinth_version},
+           {"plinth_version", plinth_version},
            {"resources", std::move(resources)}};
   if (!doc.deposed.empty()) out["deposed"] = doc.deposed;  // absent otherwise: older files keep their checksum
   if (!doc.sealed.empty()) out["sealed"] = doc.sealed;
@@ -117,14 +120,16 @@ StateDocument new_document() {
   return doc;
 }
 
-std::string to_json_text(const StateDocument& doc) {
-  Json canonical = canonical_json(doc);
+std::string to_json_text(const StateDocument& doc) { return to_json_text(doc, doc.plinth_version); }
+
+std::string to_json_text(const StateDocument& doc, const std::string& plinth_version) {
+  Json canonical = canonical_json(doc, plinth_version);
   std::string sum = checksum_of(canonical);
   OrderedJson out = OrderedJson::object();
   out["format_version"] = doc.format_version;
   out["lineage"] = doc.lineage;
   out["serial"] = doc.serial;
-  out["plinth_version"] = doc.plinth_version;
+  out["plinth_version"] = plinth_version;
   out["checksum"] = sum;
   if (!doc.sealed.empty()) out["sealed"] = doc.sealed;
   out["resources"] = OrderedJson::array();

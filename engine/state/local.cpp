@@ -196,6 +196,7 @@ class LocalBackend final : public Backend {
     auto doc = parse(*text, path_);
     if (!doc) return doc.error();
     if (auto st2 = check_serial_room(doc->serial, path_); !st2) return st2.error();
+    remember(std::move(*text), *doc);
     return std::optional<StateDocument>{std::move(*doc)};
   }
 
@@ -359,11 +360,18 @@ class LocalBackend final : public Backend {
   }
 
   Status save_locked(const StateDocument& doc) {
-    auto stored = load();
-    if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+    // What the file holds now: known without parsing it when it still has the
+    // bytes this backend last read or wrote, so a journal's save after save
+    // costs a read and a comparison; anything else is parsed.
+    std::optional<Stored> known = unchanged_since_seen();
+    if (!known) {
+      auto stored = load();
+      if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+      if (*stored) known = Stored{(*stored)->lineage, (*stored)->serial};
+    }
     std::optional<uint64_t> run_start;  // the stored version this run started from, on its first save
-    if (*stored) {
-      const StateDocument& cur = **stored;
+    if (known) {
+      const Stored& cur = *known;
       if (cur.lineage != doc.lineage)
         return Error{Error::Kind::Conflict,
                      "state was changed by another run: " + path_ + " now has lineage " + cur.lineage +
@@ -378,9 +386,7 @@ class LocalBackend final : public Backend {
                      0};
       if (!run_started_) run_start = cur.serial;
     }
-    StateDocument out = doc;
-    out.plinth_version = PLINTH_VERSION;
-    std::string text = to_json_text(out);
+    std::string text = to_json_text(doc, PLINTH_VERSION);
 
     std::error_code ec;
     for (const std::string& dir : {state_dir_, history_dir_}) {
@@ -401,13 +407,14 @@ class LocalBackend final : public Backend {
     }
     // The history copy first: if the state file cannot be written, the
     // history must not claim a version that never became current.
-    std::string hist = history_file(out.serial);
+    std::string hist = history_file(doc.serial);
     if (auto st = write_file_atomic(hist, text, 0600); !st)
       return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
     if (auto st = write_file_atomic(path_, text, 0600); !st) {
       ::unlink(hist.c_str());
       return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
     }
+    remember(std::move(text), doc);
     run_started_ = true;
     // Journal saves beyond the newest kHistoryKeep go; run starts stay.
     auto files = history_files();
@@ -506,6 +513,30 @@ class LocalBackend final : public Backend {
   std::optional<Error> resolve_error_;  ///< given_ is a link that cannot be resolved
   int lock_fd_ = -1;
   bool run_started_ = false;  ///< this lock hold has saved (its run start is marked)
+
+  /// The state file as this backend last read or wrote it: its bytes and
+  /// what they hold. Comparing bytes is far cheaper than parsing them again,
+  /// and no writer (another run, an editor, a restore) goes unnoticed.
+  struct Stored {
+    std::string lineage;
+    uint64_t serial = 0;
+  };
+  struct Seen {
+    std::string text;
+    Stored stored;
+  };
+  std::optional<Seen> seen_;
+
+  void remember(std::string text, const StateDocument& doc) { seen_ = Seen{std::move(text), {doc.lineage, doc.serial}}; }
+  std::optional<Stored> unchanged_since_seen() const {
+    struct stat sb {};
+    if (!seen_ || ::stat(path_.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        static_cast<size_t>(sb.st_size) != seen_->text.size())
+      return std::nullopt;
+    auto text = read_file(path_);
+    if (!text || *text != seen_->text) return std::nullopt;
+    return seen_->stored;
+  }
 };
 
 }  // namespace

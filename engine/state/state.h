@@ -49,6 +49,8 @@ StateDocument new_document();
 /// The JSON text of a state document (docs/state.md documents the format).
 /// Resources are written sorted by address, with a checksum over the rest.
 std::string to_json_text(const StateDocument& doc);
+/// The same, recording `plinth_version` as the version that wrote it.
+std::string to_json_text(const StateDocument& doc, const std::string& plinth_version);
 
 /// Parses a state document. A corrupt or truncated file is an error that
 /// names `source` and says not to overwrite it; it is never "repaired".

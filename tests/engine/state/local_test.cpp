@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -152,6 +153,56 @@ TEST_CASE("local backend: the serial must grow and the lineage must match") {
                                   " but this run's state has lineage " + other.lineage +
                                   "; nothing was written. Check --state points at the right file, then plan again");
   CHECK(test::slurp(path) == before);
+}
+
+TEST_CASE("local backend: a state another writer changed between two saves is read again") {
+  // A backend skips parsing a file that still has the bytes it last wrote;
+  // whatever another writer did in between must be seen.
+  test::TempDir dir;
+  std::string path = dir.path() + "/s.json";
+  auto mine = open_local(path);
+  StateDocument doc = save_version(*mine, new_document(), 1, 1);
+
+  SECTION("another backend saved the next serial") {
+    auto other = open_local(path);
+    StateDocument theirs = doc;
+    theirs.serial = 2;
+    REQUIRE(other->save(theirs).ok());
+    StateDocument next = doc;
+    next.serial = 2;
+    auto st = mine->save(next);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().message == "state was changed by another run: " + path +
+                                    " is at serial 2 but this run tried to write serial 2; nothing was written. Plan "
+                                    "again against the current state");
+  }
+  SECTION("the file was rewritten in place with the same size") {
+    std::string text = test::slurp(path);
+    StateDocument other = new_document();  // a lineage of the same length
+    std::string changed = text;
+    changed.replace(changed.find(doc.lineage), doc.lineage.size(), other.lineage);
+    REQUIRE(changed.size() == text.size());
+    {
+      std::ofstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      f << changed;
+    }
+    StateDocument next = doc;
+    next.serial = 2;
+    auto st = mine->save(next);
+    REQUIRE_FALSE(st.ok());  // read again: the edit breaks the checksum, so it is refused as damaged
+    CHECK(st.error().message.find("will not overwrite the state") == 0);
+    CHECK(test::slurp(path) == changed);
+  }
+  SECTION("unchanged: the next save goes through") {
+    StateDocument next = doc;
+    next.serial = 2;
+    REQUIRE(mine->save(next).ok());
+    next.serial = 3;
+    REQUIRE(mine->save(next).ok());
+    auto back = open_local(path)->load();
+    REQUIRE(back.ok());
+    CHECK((*back)->serial == 3);
+  }
 }
 
 TEST_CASE("local backend: a damaged state file is refused and never overwritten") {

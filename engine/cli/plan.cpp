@@ -153,6 +153,11 @@ int run_plan(const Args& args, Io& io) {
   auto planned = build_plan(args, io, "plan", providers, args.flag("destroy"),
                             [&](const Checked& c) { write_invalid_reports(args, io, c); });
   if (!planned) return kExitFailure;
+  // On every return: the plan's data goes with the process, the lock is released.
+  struct Release {
+    Planned& p;
+    ~Release() { release_at_exit(p); }
+  } release{*planned};
   const Loaded* loaded = &planned->loaded;
   const state::StateDocument* prior = &planned->state.doc;
   const std::string& state_path = planned->state.path;

@@ -203,6 +203,19 @@ bool check_inventory(const std::vector<Resource>& desired, ProviderSet& provider
   return false;
 }
 
+void release_at_exit(Planned& planned) {
+  struct Kept {
+    Loaded loaded;
+    graph::ResourceGraph desired;
+    state::StateDocument doc;
+    plan::Plan plan;
+    std::vector<Resource> inventory;
+  };
+  static std::vector<Kept*>* kept = new std::vector<Kept*>();  // never freed, on purpose
+  kept->push_back(new Kept{std::move(planned.loaded), std::move(planned.desired), std::move(planned.state.doc),
+                           std::move(planned.plan), std::move(planned.inventory)});
+}
+
 std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& command, ProviderSet& providers,
                                   bool destroy, const std::function<void(const Checked&)>& on_invalid) {
   // 1. load
@@ -233,6 +246,7 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
   if (!session->notice.empty()) std::fprintf(io.err, "%s\n", session->notice.c_str());
 
   // 4. refresh (servers the blueprint declares are checked against it below)
+  static const std::vector<Resource> kNothing;
   std::vector<Resource> inventory;
   std::set<std::string> rechecked;
   if (!destroy && args.flag("refresh", true))
@@ -247,14 +261,14 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
   bool adopted = false;
   if (args.flag("refresh", true) && (!session->doc.resources.empty() || !session->doc.lineage.empty())) {
     auto r = refresh_state(*session, providers, io, command, io.err, rechecked,
-                           destroy ? std::vector<Resource>{} : desired->resources);
+                           destroy ? kNothing : desired->resources);
     if (!r) return std::nullopt;
     drift = std::move(r->drift);
     adopted = !r->adopted.empty();
   }
 
   // 5. diff (-target: only some resources and what they need)
-  plan::Plan p = plan::diff(destroy ? std::vector<Resource>{} : desired->resources, session->doc.resources);
+  plan::Plan p = plan::diff(destroy ? kNothing : desired->resources, session->doc.resources);
   for (const auto& old : session->doc.deposed) {  // left by a create-before-destroy replace (docs/apply.md)
     plan::ResourceChange c;
     c.address = old.address + " (deposed)";

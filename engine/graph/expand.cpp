@@ -98,8 +98,15 @@ class Expander {
     if (bp_.monitoring) monitoring(*bp_.monitoring);  // after the pools: it may watch them
     for (const auto& c : bp_.clusters) cluster(c);
 
-    std::sort(out_.begin(), out_.end(), address_less);
-    return ResourceGraph{std::move(out_)};
+    // Sort positions, then move each resource once (sorting the resources
+    // themselves moves each of them O(log n) times).
+    std::vector<size_t> order(out_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return address_less(out_[a], out_[b]); });
+    std::vector<Resource> sorted;
+    sorted.reserve(out_.size());
+    for (size_t i : order) sorted.push_back(std::move(out_[i]));
+    return ResourceGraph{std::move(sorted)};
   }
 
  private:

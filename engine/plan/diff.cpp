@@ -89,7 +89,7 @@ class AttributeDiff {
     std::string_view p = c.path;
     bool found_force = false;
     while (true) {
-      if (const AttributeSpec* s = type_->find(std::string(p))) {
+      if (const AttributeSpec* s = type_->find(p)) {
         if (!found_force) {
           c.forces_replacement = s->force_new;
           found_force = true;
@@ -149,6 +149,7 @@ Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& pri
       // declares it.
       const ResourceType* type = find_resource_type(key.type, key.provider);
       if (!type) type = find_resource_type(key.type);
+      if (!d || !p) rc.changes.reserve((d ? d : p)->attributes.size() + 8);  // + the keys of nested objects
       AttributeDiff(type, rc.changes)
           .objects("", p ? &p->attributes : nullptr, d ? &d->attributes : nullptr);
     }

@@ -606,13 +606,9 @@ void Runtime::add_verdict(Outcome outcome, const char* address, size_t address_l
 
 SourceLoc Runtime::locate(const std::string& address) const {
   if (address.empty() || !input_) return {};
-  if (auto it = sources_.find(address); it != sources_.end()) return it->second;
-  if (input_->resources) {
-    for (const auto& r : *input_->resources)
-      if (r.address.size() > address.size() && r.address.compare(0, address.size(), address) == 0 &&
-          r.address[address.size()] == '[')
-        return r.source;
-  }
+  if (auto it = sources_.find(address); it != sources_.end()) return it->second->source;
+  // A pool's address (TYPE.NAME): where its first node is declared.
+  if (auto it = pool_sources_.find(address); it != pool_sources_.end()) return it->second->source;
   if (!input_->blueprint) return {};
   const bp::Blueprint& b = *input_->blueprint;
   auto parts = parse_address(address);
@@ -626,6 +622,7 @@ void Runtime::set_context(const Input& input) {
   input_ = &input;
   lua_State* L = sb_.L();
   sources_.clear();
+  pool_sources_.clear();
   // The previous context becomes garbage; collect it before measuring the
   // new one, which (like the lazy views) is not charged to the policies.
   if (ctx_ref_) luaL_unref(L, LUA_REGISTRYINDEX, ctx_ref_);
@@ -644,11 +641,14 @@ void Runtime::build_context(const Input& input) {
   static const std::vector<Resource> kNone;
   const auto& resources = input.resources ? *input.resources : kNone;
   SharedViews views(L);
+  sources_.reserve(resources.size());
   lua_createtable(L, static_cast<int>(resources.size()), 0);
   lua_createtable(L, 0, static_cast<int>(resources.size()));
   for (size_t i = 0; i < resources.size(); ++i) {
     const Resource& r = resources[i];
-    sources_[r.address] = r.source;
+    sources_.emplace(r.address, &r);
+    if (size_t bracket = r.address.find('['); bracket != std::string::npos)
+      pool_sources_.emplace(std::string_view(r.address).substr(0, bracket), &r);  // keeps the first
     push_resource(L, r, views);
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, r.address.c_str());

@@ -4,6 +4,7 @@
 // Lua test runner are built on it.
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -114,7 +115,9 @@ class Runtime {
   size_t loading_file_ = kNone;  ///< set while a policy file's chunk runs: policy{} is allowed
   std::map<std::string, PackSettings> settings_;  ///< pack -> its settings (set_settings)
   const Input* input_ = nullptr;
-  std::unordered_map<std::string, SourceLoc> sources_;
+  /// Address -> resource, for verdicts' file:line (views into *input_->resources).
+  std::unordered_map<std::string_view, const Resource*> sources_;
+  std::unordered_map<std::string_view, const Resource*> pool_sources_;  ///< TYPE.NAME -> its first TYPE.NAME[i]
   int ctx_ref_ = 0;
   std::vector<Verdict>* current_ = nullptr;  ///< set while a check runs
   size_t running_ = kNone;                   ///< the entry whose check runs

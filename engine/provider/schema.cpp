@@ -42,7 +42,7 @@ AttributeSpec force_new(std::string name, std::string description, ValueType typ
   return {std::move(name), true, false, std::move(description), type};
 }
 
-const AttributeSpec* ResourceType::find(const std::string& attr) const {
+const AttributeSpec* ResourceType::find(std::string_view attr) const {
   auto it = std::find_if(attributes.begin(), attributes.end(), [&](const AttributeSpec& a) { return a.name == attr; });
   return it == attributes.end() ? nullptr : &*it;
 }

@@ -68,7 +68,7 @@ struct ResourceType {
   /// the apply summary shows them per created resource.
   std::vector<std::string> placement;
 
-  const AttributeSpec* find(const std::string& attr) const;
+  const AttributeSpec* find(std::string_view attr) const;
   bool operator==(const ResourceType&) const = default;
 };
 

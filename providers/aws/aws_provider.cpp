@@ -99,7 +99,7 @@ Status AwsProvider::configure(const ProviderConfig& config) {
   options_.connect_timeout_ms = clamp_int(config, "connect_timeout_ms", 10000, 1, 3600000);
   options_.poll_ms = clamp_int(config, "poll_ms", 2000, 1, 600000);
   options_.wait = config.has("wait") ? config.flag("wait") : true;
-  options_.page_size = clamp_int(config, "page_size", 1000, 5, 1000);
+  options_.page_size = clamp_int(config, "page_size", 200, 5, 1000);
   net::ClientOptions http;
   http.ca_bundle = options_.ca_bundle;
   http.timeout_ms = options_.timeout_ms;
@@ -368,7 +368,13 @@ Result<std::map<std::string, Json>> AwsProvider::list(const std::string& region,
     Json params = {{"Filters", filters}, {"MaxResults", options_.page_size}};
     if (!token.empty()) params["NextToken"] = token;
     auto page = ec2_->send("DescribeInstances", params, region, call);
-    if (auto* f = std::get_if<ApiFailure>(&page)) return f->error;
+    if (auto* f = std::get_if<ApiFailure>(&page)) {
+      Error e = f->error;
+      if (e.message.find("bytes; refusing to read more") != std::string::npos)
+        e.message += "; a page of " + std::to_string(options_.page_size) +
+                     " instances is too large: lower page_size (PLINTH_AWS_PAGE_SIZE)";
+      return e;
+    }
     const Json& j = std::get<Json>(page);
     for (auto& i : instances_of(j)) {
       const std::string id = str(i, "InstanceId");  // before the move: the assignment moves first

@@ -22,7 +22,7 @@ struct AwsOptions {
   int connect_timeout_ms = 10000;
   int poll_ms = 2000;
   bool wait = true;
-  int page_size = 1000;
+  int page_size = 200;
 };
 
 /// The ClientToken of a RunInstances for the resource at `address`, made

@@ -97,7 +97,7 @@ ProviderSchema build_schema() {
       {"connect_timeout_ms", T::Int, "10000", {}, "Longest a TCP + TLS connection may take."},
       {"poll_ms", T::Int, "2000", {}, "Interval between DescribeInstances polls while an instance starts or stops."},
       {"wait", T::Bool, "true", {}, "Wait for created instances to be running and removed ones terminated."},
-      {"page_size", T::Int, "1000", {}, "DescribeInstances MaxResults (5-1000): instances per page of a refresh."},
+      {"page_size", T::Int, "200", {}, "DescribeInstances MaxResults (5-1000): instances per page of a refresh."},
       {"request_rates", T::Map, "mutating=200:5,non-mutating=100:20", {},
        "Client-side token buckets per action, BUCKET=SIZE:REFILL_PER_SECOND; BUCKET is mutating, non-mutating or an "
        "action name (RunInstances=...). Defaults: AWS's documented EC2 request-rate buckets."},

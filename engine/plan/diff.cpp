@@ -106,6 +106,15 @@ class AttributeDiff {
   std::vector<AttributeChange>& out_;
 };
 
+/// How many changes a create or delete of `attributes` lists: its leaves,
+/// nested objects counted key by key (as AttributeDiff walks them).
+size_t leaves(const Json& attributes) {
+  if (!attributes.is_object() || attributes.empty()) return 1;
+  size_t n = 0;
+  for (const auto& v : attributes) n += leaves(v);
+  return n;
+}
+
 }  // namespace
 
 Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior) {
@@ -149,7 +158,7 @@ Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& pri
       // declares it.
       const ResourceType* type = find_resource_type(key.type, key.provider);
       if (!type) type = find_resource_type(key.type);
-      if (!d || !p) rc.changes.reserve((d ? d : p)->attributes.size() + 8);  // + the keys of nested objects
+      if (!d || !p) rc.changes.reserve(leaves((d ? d : p)->attributes));
       AttributeDiff(type, rc.changes)
           .objects("", p ? &p->attributes : nullptr, d ? &d->attributes : nullptr);
     }

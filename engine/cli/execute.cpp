@@ -241,7 +241,7 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
   // Show the plan, then the policy gate: nothing is changed when it blocks.
   std::string text = plan::to_text(p, {io.color});
   std::fwrite(text.data(), 1, text.size(), io.out);
-  auto policies = run_policies(planned.loaded, planned.desired, p, policy_dirs(args), blueprint_dir(args.positional), io);
+  auto policies = run_policies(planned.loaded, *planned.desired, p, policy_dirs(args), blueprint_dir(args.positional), io);
   if (policies.blocked)
     return fail(io, command, "a mandatory policy failed (see above); nothing was changed. Fix the blueprint or add a "
                              "waiver (docs/policy-authoring.md) and run again.");

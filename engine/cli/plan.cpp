@@ -60,7 +60,7 @@ int print_against(const Args& args, Io& io, const Planned& planned, const Policy
   auto waivers = policy::load_waivers((std::filesystem::path(bp_dir) / "waivers.yaml").string());
   policy::apply_waivers(waivers.waivers, policy::today_utc(), base_eval);
   auto delta = audit::compare_verdicts(base_eval, policies.evaluation);
-  std::string text = audit::describe_change(ref, snap->commit, plan::diff(planned.desired.resources, base_graph->resources),
+  std::string text = audit::describe_change(ref, snap->commit, plan::diff(planned.desired->resources, base_graph->resources),
                                             delta);
   for (const auto& a : snap->absent) text += "  (" + a + " does not exist at " + ref + ")\n";
   std::fwrite(text.data(), 1, text.size(), io.out);
@@ -162,7 +162,7 @@ int run_plan(const Args& args, Io& io) {
   const state::StateDocument* prior = &planned->state.doc;
   const std::string& state_path = planned->state.path;
   const plan::Plan& p = planned->plan;
-  auto policies = run_policies(*loaded, planned->desired, p, policy_dirs(args), blueprint_dir(args.positional), io);
+  auto policies = run_policies(*loaded, *planned->desired, p, policy_dirs(args), blueprint_dir(args.positional), io);
   if (!policies.blocked && !check_inventory(planned->inventory, providers, io, "plan")) return kExitFailure;
 
   // 5. output

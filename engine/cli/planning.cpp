@@ -206,7 +206,7 @@ bool check_inventory(const std::vector<Resource>& desired, ProviderSet& provider
 void release_at_exit(Planned& planned) {
   struct Kept {
     Loaded loaded;
-    graph::ResourceGraph desired;
+    std::shared_ptr<const graph::ResourceGraph> desired;
     state::StateDocument doc;
     plan::Plan plan;
     std::vector<Resource> inventory;
@@ -223,12 +223,13 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
   if (!loaded) return std::nullopt;
   providers.use_declarations(loaded->blueprint.providers);
 
-  // 2. expand
-  auto desired = graph::expand(loaded->blueprint);
-  if (!desired) {
-    fail(io, command, desired.error().message);
+  // 2. expand (shared, read-only: the plan's desired resources are these)
+  auto expanded = graph::expand(loaded->blueprint);
+  if (!expanded) {
+    fail(io, command, expanded.error().message);
     return std::nullopt;
   }
+  auto desired = std::make_shared<const graph::ResourceGraph>(std::move(*expanded));
 
   std::set<std::string> used;
   for (const auto& r : desired->resources) used.insert(r.provider);
@@ -268,7 +269,9 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
   }
 
   // 5. diff (-target: only some resources and what they need)
-  plan::Plan p = plan::diff(destroy ? kNothing : desired->resources, session->doc.resources);
+  plan::Plan p = destroy ? plan::diff(kNothing, session->doc.resources)
+                         : plan::diff_sharing(std::shared_ptr<const std::vector<Resource>>(desired, &desired->resources),
+                                              session->doc.resources);
   for (const auto& old : session->doc.deposed) {  // left by a create-before-destroy replace (docs/apply.md)
     plan::ResourceChange c;
     c.address = old.address + " (deposed)";
@@ -300,7 +303,7 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
   for (const auto& c : p.changes)
     if (c.action != plan::Action::Delete) planned.insert(c.address);
   std::erase_if(inventory, [&](const Resource& r) { return !planned.count(r.address); });
-  return Planned{std::move(*loaded), std::move(*desired), std::move(*session), std::move(p), std::move(drift),
+  return Planned{std::move(*loaded), std::move(desired), std::move(*session), std::move(p), std::move(drift),
                  std::move(inventory), adopted};
 }
 

@@ -79,7 +79,7 @@ bool check_inventory(const std::vector<Resource>& desired, ProviderSet& provider
 /// Everything a plan needs, and the plan.
 struct Planned {
   Loaded loaded;
-  graph::ResourceGraph desired;
+  std::shared_ptr<const graph::ResourceGraph> desired;  ///< never null; shared with the plan's `after`s
   StateSession state;
   plan::Plan plan;
   std::vector<apply::Drift> drift;

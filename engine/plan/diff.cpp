@@ -117,7 +117,11 @@ size_t leaves(const Json& attributes) {
 
 }  // namespace
 
-Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior) {
+namespace {
+
+/// diff(); with `owner`, `after` shares the desired resources it owns.
+Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& prior,
+             const std::shared_ptr<const void>& owner) {
   std::unordered_map<std::string_view, const Resource*> prior_by_address;
   prior_by_address.reserve(prior.size());
   for (const auto& r : prior) prior_by_address.emplace(r.address, &r);
@@ -150,7 +154,7 @@ Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& pri
     ResourceChange rc;
     rc.address = key.address;
     rc.type = key.type;
-    if (d) rc.after = *d;
+    if (d) rc.after = owner ? Shared<Resource>(std::shared_ptr<const Resource>(owner, d)) : Shared<Resource>(*d);
     if (p) rc.before = *p;
     if (!d || !p || d->attributes != p->attributes) {
       // The type as the resource's provider declares it; a resource of a
@@ -188,6 +192,16 @@ Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& pri
     plan.changes.push_back(std::move(rc));
   }
   return plan;
+}
+
+}  // namespace
+
+Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior) {
+  return diff_of(desired, prior, nullptr);
+}
+
+Plan diff_sharing(const std::shared_ptr<const std::vector<Resource>>& desired, const std::vector<Resource>& prior) {
+  return diff_of(*desired, prior, desired);
 }
 
 }  // namespace plinth::plan

@@ -1,9 +1,11 @@
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/core/shared.h"
 #include "engine/provider/resource.h"
 
 namespace plinth::plan {
@@ -25,8 +27,8 @@ struct ResourceChange {
   std::string type;
   Action action = Action::NoOp;
   std::vector<AttributeChange> changes;  ///< empty for no-op
-  std::optional<Resource> before;        ///< prior (state) resource
-  std::optional<Resource> after;         ///< desired resource
+  Shared<Resource> before;  ///< prior (state) resource
+  Shared<Resource> after;   ///< desired resource (diff shares it with the expanded graph)
   /// A Delete of an object a create-before-destroy replace superseded and
   /// that is still recorded as deposed in state (docs/apply.md); `address`
   /// is then "ADDRESS (deposed)" and `before` the old object.
@@ -63,6 +65,9 @@ struct Plan {
 /// absent). Resources are sorted by graph::address_less; a resource's
 /// changes by key, depth first.
 Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior);
+/// The same, the plan's `after` values sharing the resources of `desired`
+/// (which must not change afterwards) instead of copying them.
+Plan diff_sharing(const std::shared_ptr<const std::vector<Resource>>& desired, const std::vector<Resource>& prior);
 
 /// The action named `text` ("no-op", "create", ...), or nullopt.
 std::optional<Action> parse_action(std::string_view text);

@@ -178,8 +178,8 @@ struct Node {
 
 /// Everything the workers share; lives on execute()'s stack, which outlives
 /// every worker (they are all joined).
-struct Shared {
-  Shared(state::StateDocument doc, state::Backend& backend, ProviderLookup lookup, Options opts)
+struct Common {
+  Common(state::StateDocument doc, state::Backend& backend, ProviderLookup lookup, Options opts)
       : journal(std::move(doc), backend, opts.fallback), providers(std::move(lookup)), options(std::move(opts)) {}
 
   std::mutex mu;
@@ -260,7 +260,7 @@ struct Shared {
 /// returns repeats the whole operation within the same Call. `kind`
 /// ("create", ...) names the operation in messages.
 template <typename T, typename Op>
-T with_retries(Shared& s, const Node& n, const char* kind, std::chrono::milliseconds budget, Outcome& o, Op op) {
+T with_retries(Common& s, const Node& n, const char* kind, std::chrono::milliseconds budget, Outcome& o, Op op) {
   TokenBucket* bucket = nullptr;
   if (auto it = s.buckets.find(n.provider); it != s.buckets.end()) bucket = it->second.get();
   uint64_t seed;
@@ -322,7 +322,7 @@ T with_retries(Shared& s, const Node& n, const char* kind, std::chrono::millisec
 }
 
 /// Runs one node's operation(s) and journals each completed step.
-Outcome run_node(Shared& s, const Node& n) {
+Outcome run_node(Common& s, const Node& n) {
   const plan::ResourceChange& c = n.change;
   Outcome o;
   o.address = c.address;
@@ -413,7 +413,7 @@ Outcome run_node(Shared& s, const Node& n) {
   return done("");  // Delete: removed and journaled above
 }
 
-void worker(Shared& s) {
+void worker(Common& s) {
   std::unique_lock<std::mutex> lock(s.mu);
   for (;;) {
     std::optional<size_t> next;
@@ -464,7 +464,7 @@ void worker(Shared& s) {
 
 Report execute(const plan::Plan& plan, state::StateDocument state, state::Backend& backend,
                const ProviderLookup& providers, const Options& options) {
-  Shared s(std::move(state), backend, providers, options);
+  Common s(std::move(state), backend, providers, options);
   s.rng.seed(options.seed ? options.seed : std::random_device{}());
 
   std::map<std::string, size_t> index;

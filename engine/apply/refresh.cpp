@@ -175,7 +175,7 @@ RefreshResult refresh(const std::vector<Resource>& prior, const ProviderLookup& 
 }
 
 namespace {
-std::string value_text(const std::optional<Json>& v, bool sensitive) {
+std::string value_text(const Shared<Json>& v, bool sensitive) {
   if (!v) return "(absent)";
   if (sensitive) return "(sensitive)";
   return v->dump();

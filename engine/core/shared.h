@@ -28,6 +28,11 @@ class Shared {
     return *p_;
   }
   void reset() { p_.reset(); }
+  /// `member`, a part of this value, shared: it keeps this value alive.
+  template <class U>
+  Shared<U> part(const U& member) const {
+    return Shared<U>(std::shared_ptr<const U>(p_, &member));
+  }
 
   friend bool operator==(const Shared& a, const Shared& b) {
     return a.p_ == b.p_ || (a.p_ && b.p_ && *a.p_ == *b.p_);

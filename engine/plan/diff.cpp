@@ -45,7 +45,10 @@ namespace {
 /// Walks two attribute objects side by side and records leaf differences.
 class AttributeDiff {
  public:
-  AttributeDiff(const ResourceType* type, std::vector<AttributeChange>& out) : type_(type), out_(out) {}
+  /// Values are shared with `before` and `after`, whose attributes objects() walks.
+  AttributeDiff(const ResourceType* type, std::vector<AttributeChange>& out, const Shared<Resource>& before,
+                const Shared<Resource>& after)
+      : type_(type), out_(out), before_(before), after_(after) {}
 
   void objects(const std::string& prefix, const Json* before, const Json* after) {
     static const Json kEmpty = Json::object();
@@ -76,8 +79,8 @@ class AttributeDiff {
     }
     AttributeChange c;
     c.path = path;
-    if (before) c.before = *before;
-    if (after) c.after = *after;
+    if (before) c.before = before_.part(*before);
+    if (after) c.after = after_.part(*after);
     mark(c);
     out_.push_back(std::move(c));
   }
@@ -104,6 +107,8 @@ class AttributeDiff {
 
   const ResourceType* type_;
   std::vector<AttributeChange>& out_;
+  const Shared<Resource>& before_;
+  const Shared<Resource>& after_;
 };
 
 /// How many changes a create or delete of `attributes` lists: its leaves,
@@ -163,16 +168,16 @@ Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& 
       const ResourceType* type = find_resource_type(key.type, key.provider);
       if (!type) type = find_resource_type(key.type);
       if (!d || !p) rc.changes.reserve(leaves((d ? d : p)->attributes));
-      AttributeDiff(type, rc.changes)
-          .objects("", p ? &p->attributes : nullptr, d ? &d->attributes : nullptr);
+      AttributeDiff(type, rc.changes, rc.before, rc.after)
+          .objects("", rc.before ? &rc.before->attributes : nullptr, rc.after ? &rc.after->attributes : nullptr);
     }
     if (d && p && d->provider != p->provider) {
       // Another provider takes the resource over: it must be created there
       // (and let go of by the old one), never updated in place.
       AttributeChange moved;
       moved.path = "provider";
-      moved.before = p->provider;
-      moved.after = d->provider;
+      moved.before = Json(p->provider);
+      moved.after = Json(d->provider);
       moved.forces_replacement = true;
       rc.changes.insert(rc.changes.begin(), std::move(moved));
     }

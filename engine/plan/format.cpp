@@ -27,7 +27,7 @@ Style style(Action a) {
   return {" ", "", "no-op"};
 }
 
-void append_value(std::string& out, const std::optional<Json>& v, bool sensitive) {
+void append_value(std::string& out, const Shared<Json>& v, bool sensitive) {
   if (!v) out += "(absent)";
   else if (sensitive) out += "(sensitive)";
   else out += v->dump();
@@ -113,7 +113,7 @@ Json change_json(const ResourceChange& rc) {
   const Resource& r = rc.after ? *rc.after : *rc.before;
   Json attrs = Json::array();
   for (const auto& c : rc.changes) {
-    auto shown = [&](const std::optional<Json>& v) -> Json {
+    auto shown = [&](const Shared<Json>& v) -> Json {
       if (!v) return nullptr;
       return c.sensitive ? Json("(sensitive)") : *v;
     };
@@ -152,7 +152,7 @@ void append_change_json(std::string& out, const ResourceChange& rc) {
   for (const auto& c : rc.changes) {
     if (!first) out += ',';
     first = false;
-    auto shown = [&](const std::optional<Json>& v) {
+    auto shown = [&](const Shared<Json>& v) {
       if (!v) out += "null";
       else if (c.sensitive) out += "\"(sensitive)\"";
       else out += v->dump();

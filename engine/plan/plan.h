@@ -15,8 +15,8 @@ const char* to_string(Action a);
 
 struct AttributeChange {
   std::string path;            ///< attribute name, dotted for nested objects ("bios.SriovEnable")
-  std::optional<Json> before;  ///< nullopt: absent before
-  std::optional<Json> after;   ///< nullopt: absent after
+  Shared<Json> before;  ///< empty: absent before (a create shares its values with the resource)
+  Shared<Json> after;   ///< empty: absent after
   bool forces_replacement = false;
   bool sensitive = false;
   bool operator==(const AttributeChange&) const = default;

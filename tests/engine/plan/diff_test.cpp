@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <memory>
 
 #include "engine/plan/plan.h"
 
@@ -157,4 +158,27 @@ TEST_CASE("numbers compare by value whatever their JSON representation") {
   Json desired = {{"capacity_tb", 200}, {"kind", "nvme"}};
   CHECK(plan::diff({res("storage.tier", "t", -1, desired)}, {res("storage.tier", "t", -1, prior)}).changes[0].action ==
         Action::NoOp);
+}
+
+TEST_CASE("diff_sharing: a plan's desired resources and created values are the graph's, not copies") {
+  auto desired = std::make_shared<const std::vector<Resource>>(std::vector<Resource>{node(0), node(1)});
+  plan::Plan shared = plan::diff_sharing(desired, {});
+  CHECK(shared == plan::diff(*desired, {}));  // the same plan as diff's copies
+  REQUIRE(shared.changes.size() == 2);
+  const auto& rc = shared.changes[0];
+  REQUIRE(rc.after);
+  CHECK(&*rc.after == &(*desired)[0]);
+  for (const auto& c : rc.changes) {
+    REQUIRE(c.after);
+    const Json* in_resource = c.path == "bios.SriovEnable" ? &(*desired)[0].attributes["bios"]["SriovEnable"]
+                              : c.path == "bios.ProcTurboMode"
+                                  ? &(*desired)[0].attributes["bios"]["ProcTurboMode"]
+                                  : &(*desired)[0].attributes[c.path];
+    CHECK(&*c.after == in_resource);
+  }
+  // The plan keeps the resources alive after the graph's last other owner lets go.
+  std::weak_ptr<const std::vector<Resource>> watch = desired;
+  desired.reset();
+  CHECK_FALSE(watch.expired());
+  CHECK(shared.changes[1].after->address == "baremetal.node.train[1]");
 }

@@ -1,6 +1,9 @@
 // Plan output: the human text and the versioned JSON document.
 #include "engine/plan/format.h"
 
+#include <algorithm>
+#include <charconv>
+
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
 
@@ -27,10 +30,37 @@ Style style(Action a) {
   return {" ", "", "no-op"};
 }
 
+/// Appends the JSON text of `v`, as v.dump() writes it: integers, booleans
+/// and printable ASCII strings without quotes or backslashes directly (most
+/// values of a plan), everything else through dump().
+void append_json(std::string& out, const Json& v) {
+  if (v.is_number_integer()) {
+    char buf[24];
+    auto [end, ec] = v.is_number_unsigned() ? std::to_chars(buf, buf + sizeof buf, v.get<uint64_t>())
+                                             : std::to_chars(buf, buf + sizeof buf, v.get<int64_t>());
+    out.append(buf, end);
+    return;
+  }
+  if (v.is_boolean()) {
+    out += v.get<bool>() ? "true" : "false";
+    return;
+  }
+  if (v.is_string()) {
+    const std::string& text = v.get_ref<const std::string&>();
+    if (std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
+      out += '"';
+      out += text;
+      out += '"';
+      return;
+    }
+  }
+  out += v.dump();
+}
+
 void append_value(std::string& out, const Shared<Json>& v, bool sensitive) {
   if (!v) out += "(absent)";
   else if (sensitive) out += "(sensitive)";
-  else out += v->dump();
+  else append_json(out, *v);
 }
 
 /// The note of a type that is only recorded in state ("recorded only: no
@@ -155,7 +185,7 @@ void append_change_json(std::string& out, const ResourceChange& rc) {
     auto shown = [&](const Shared<Json>& v) {
       if (!v) out += "null";
       else if (c.sensitive) out += "\"(sensitive)\"";
-      else out += v->dump();
+      else append_json(out, *v);
     };
     out += "{\"after\":";
     shown(c.after);

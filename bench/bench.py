@@ -2,7 +2,8 @@
 """The benchmarks of docs/benchmarks.md, driven by bench/run.sh (which builds
 and installs what this needs); writes the generated tables into the doc.
 
-    /usr/bin/python3 bench/bench.py --plinth B/engine/plinth --emulator B/.../redfish-emulator
+    /usr/bin/python3 bench/bench.py --plinth B/engine/plinth --emulator B/.../redfish-emulator \
+        --aws-emulator B/.../aws-ec2-emulator --gcp-emulator B/.../gcp-emulator --azure-emulator B/.../azure-emulator
 
 Every figure is the median of --runs runs after one warm-up, with the spread
 (min-max); peak RSS is the largest resident set of the command and its
@@ -15,11 +16,13 @@ import platform
 import re
 import shutil
 import signal
+import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOCKUP = os.path.join(ROOT, "..", "shared", "testdata", "redfish", "public-rackmount1")
@@ -370,6 +373,291 @@ def bench_ansible(a, work, common):
             f.runs]
 
 
+# ---- cloud apply ----------------------------------------------------------
+# One burst pool of N instances per cloud provider, applied against the
+# repository's emulators (tests/emulators/{aws-ec2,gcp,azure}) the way
+# tests/e2e/{aws,gcp,azure}_test.cpp drive them; requests from each
+# emulator's /__emulator/counters.
+
+CLOUD_HEAD = """apiVersion: plinth/v1
+kind: Blueprint
+metadata: {{name: bench-{key}, owner: ml-platform}}
+stacks:
+  train:
+    driver: "550.54.15"
+    cuda: "12.4"
+    cudnn: "9.1.0"
+    frameworks: {{pytorch: "2.3.1"}}
+    images: ["nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58"]
+storage:
+  tiers:
+    - {{name: ckpt, kind: object, backend: {backend}, region: {region}, capacity_tb: 10, classification: internal,
+       encryption: {{at_rest: aes-256-gcm}}}}
+monitoring: {{dcgm: true, prometheus: true}}
+burst_pools:
+  - name: gpu
+    provider: {key}
+    region: {region}
+    instance_type: {instance_type}
+    desired: {n}
+    max: {n}
+    spot: true
+    stack: train
+    checkpointing: {{interval_minutes: 30, target: ckpt}}
+    storage: [ckpt]
+"""
+UNLIMITED = "100000:100000"  # a token bucket no benchmark empties
+
+
+class Cloud:
+    """What differs between the three providers: emulator flags, the pool, the
+    environment a user sets, and how the emulator counts requests."""
+    key = title = backend = region = instance_type = pool_extra = ""
+    emulator_flags = []  # beyond latency and threads
+    limits = {}  # provider options (environment): client-side rate limits lifted, polls every 5 ms
+
+    def blueprint(self, n):
+        return CLOUD_HEAD.format(key=self.key, backend=self.backend, region=self.region,
+                                 instance_type=self.instance_type, n=n) + self.pool_extra
+
+    def env(self, em, home):
+        keep = {k: v for k, v in os.environ.items()
+                if not k.startswith(("AWS_", "GOOGLE_", "CLOUDSDK_", "AZURE_", "PLINTH_")) and k != "REQUESTS_CA_BUNDLE"}
+        return dict(keep, HOME=home, **self.user_env(em), **self.limits)
+
+    def counts(self, em):
+        """{action: requests} so far, control endpoints not included."""
+        raise NotImplementedError
+
+    def instances(self, em):
+        """Instances the emulator runs now."""
+        raise NotImplementedError
+
+
+class Aws(Cloud):
+    key, title, backend, region, instance_type = "aws", "AWS EC2", "s3", "us-east-1", "p5.48xlarge"
+    pool_extra = "    image: ami-0abcdef1234567890\n"
+    emulator_flags = ["--pending-ms", "0", "--shutdown-ms", "0"]
+    limits = {"PLINTH_AWS_REQUEST_RATES": f"mutating={UNLIMITED},non-mutating={UNLIMITED}", "PLINTH_AWS_POLL_MS": "5"}
+
+    def user_env(self, em):
+        return {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+                "AWS_REGION": self.region, "AWS_ENDPOINT_URL_EC2": em.base, "AWS_CA_BUNDLE": em.ca}
+
+    def counts(self, em):
+        return {k: v["requests"] for k, v in em.control("GET", "/__emulator/counters")["actions"].items()}
+
+    def instances(self, em):
+        return len(em.control("GET", "/__emulator/instances?state=running")["instances"])
+
+
+class Gcp(Cloud):
+    key, title, backend, region, instance_type = "gcp", "GCP Compute Engine", "gcs", "us-central1", "a3-highgpu-8g"
+    pool_extra = ("    zones: [us-central1-a, us-central1-b]\n"
+                  "    image: projects/debian-cloud/global/images/family/debian-12\n")
+    emulator_flags = ["--operation-ms", "0"]
+    limits = {"PLINTH_GCP_REQUESTS_PER_SECOND": "0", "PLINTH_GCP_POLL_MS": "5"}
+
+    def user_env(self, em):
+        # The emulator writes the service-account key file (its token_uri is the emulator's /token).
+        return {"GOOGLE_APPLICATION_CREDENTIALS": os.path.join(em.tls, "service-account.json"),
+                "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE": em.base + "/compute/v1/",
+                "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE": em.ca}
+
+    def counts(self, em):
+        return {k: v["total"] for k, v in em.control("GET", "/__emulator/counters")["methods"].items()}
+
+    def instances(self, em):
+        return sum(1 for i in em.control("GET", "/__emulator/state")["instances"] if i["status"] == "RUNNING")
+
+
+class Azure(Cloud):
+    key, title, backend, region, instance_type = "azure", "Azure", "azure-blob", "eastus", "Standard_ND96isr_H100_v5"
+    pool_extra = ('    resource_group: rg-burst\n    image: "microsoft-dsvm:ubuntu-hpc:2204:latest"\n'
+                  '    ssh_public_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOPSKEYOPSKEYOPSKEYOPSKEYOPSKEYOPSKEY ops"\n')
+    # ARM's own per-subscription buckets (200 writes at 10 a second) would make 1,000 VMs a matter of minutes.
+    emulator_flags = ["--lro-delay-ms", "0", "--retry-after", "0", "--reads-bucket", UNLIMITED, "--writes-bucket",
+                      UNLIMITED, "--deletes-bucket", UNLIMITED]
+    limits = {"PLINTH_AZURE_REQUEST_RATES": f"reads={UNLIMITED},writes={UNLIMITED},deletes={UNLIMITED}",
+              "PLINTH_AZURE_POLL_MS": "5"}
+
+    def user_env(self, em):
+        return {"AZURE_TENANT_ID": "72f1c1a4-8a9e-4c0c-9d4b-2f7a1e5b6c3d",
+                "AZURE_CLIENT_ID": "3c9d7e2a-41f6-4b8a-9c0d-8e7f6a5b4c3d", "AZURE_CLIENT_SECRET": "plinth-emulator-secret",
+                "AZURE_SUBSCRIPTION_ID": "5f3c2a1b-9d8e-4f7a-8b6c-0d1e2f3a4b5c", "AZURE_AUTHORITY_HOST": em.base,
+                "AZURE_RESOURCE_MANAGER_ENDPOINT": em.base, "REQUESTS_CA_BUNDLE": em.ca}
+
+    def counts(self, em):
+        return dict(em.control("GET", "/__emulator/counters")["byOperation"])
+
+    def instances(self, em):
+        return len(em.control("GET", "/__emulator/vms"))
+
+
+class CloudEmulatorRun:
+    """A cloud emulator with a fresh world: `listening URL ...`, then `ready`."""
+
+    def __init__(self, binary, work, args):
+        self.dir = tempfile.mkdtemp(dir=work)
+        self.tls = os.path.join(self.dir, "tls")
+        self.stderr = os.path.join(self.dir, "stderr")
+        cmd = [binary, "--port", "0", "--tls-dir", self.tls, "--request-log", os.path.join(self.dir, "requests.jsonl")]
+        with open(self.stderr, "w") as err:
+            self.p = subprocess.Popen(cmd + args, stdout=subprocess.PIPE, stderr=err, text=True)
+        self.base = None
+        for line in self.p.stdout:
+            if line.startswith("listening "):
+                self.base = line.split()[1]
+            if line.strip() == "ready":
+                break
+        if not self.base:
+            raise SystemExit(f"{os.path.basename(binary)} did not start: {' '.join(cmd + args)}")
+        self.ca = os.path.join(self.tls, "ca.pem")
+        self.ssl = ssl.create_default_context(cafile=self.ca)
+
+    def control(self, method, path):
+        req = urllib.request.Request(self.base + path, method=method)
+        with urllib.request.urlopen(req, context=self.ssl, timeout=120) as r:
+            return json.load(r)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        code = self.p.wait(timeout=30)
+        if code not in (0, -signal.SIGTERM):
+            print(f"  warning: the emulator exited {code}; its stderr is in {self.stderr}", file=sys.stderr)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def diff_counts(after, before):
+    return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
+
+
+def cloud_parallelism(n):
+    return 16 if n <= 100 else 64
+
+
+def spread(values, fmt="{:,}"):
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if lo == hi else fmt.format(lo) + "–" + fmt.format(hi)
+
+
+def bench_cloud_case(a, work, cloud, n):
+    """Warm-up + APPLY_RUNS applies of n instances, each against a fresh emulator
+    and state; then RUNS refreshing plans against the last one."""
+    par = cloud_parallelism(n)
+    d = os.path.join(work, f"cloud-{cloud.key}-{n}")
+    os.makedirs(os.path.join(d, "home"), exist_ok=True)
+    bp = os.path.join(d, "bp.yaml")
+    with open(bp, "w") as f:
+        f.write(cloud.blueprint(n))
+    state = os.path.join(d, "plinth.state.json")
+    flags = ["--latency-ms", str(a.latency_ms), "--threads", str(max(64, 2 * par))] + cloud.emulator_flags
+    cmd = [a.plinth, "apply", bp, "--state", state, "--auto-approve", "--allow-dirty", "--parallelism", str(par)]
+    walls, rss, requests, actions = [], [], [], {}
+    for i in range(1 + a.apply_runs):
+        shutil.rmtree(state + ".d", ignore_errors=True)
+        for f in (state, state + ".lock"):
+            if os.path.exists(f):
+                os.remove(f)
+        em = CloudEmulatorRun(getattr(a, cloud.key + "_emulator"), work, flags)
+        try:
+            w, r, _ = run_once(cmd, env=cloud.env(em, os.path.join(d, "home")))
+            actions = cloud.counts(em)
+            running = cloud.instances(em)
+            if running != n:
+                raise SystemExit(f"{cloud.title}: {running} instances running after the apply of {n}")
+            if i >= 1:
+                walls.append(w)
+                rss.append(r)
+                requests.append(sum(actions.values()))
+            if i == a.apply_runs:
+                refresh = bench_cloud_refresh(a, cloud, em, bp, state, os.path.join(d, "home"), n)
+        finally:
+            em.stop()
+    f = Figure(walls, rss, a.apply_runs)
+    bound = statistics.median(requests) * a.latency_ms / 1000.0 / min(par, n)  # n < par: n at once at most
+    print(f"  {cloud.key} {n} p{par}: {f.median:.2f} s, {statistics.median(requests) / n:.2f} req/instance", flush=True)
+    row = [cloud.title, f"{n:,}", par, f"{f.median:.2f}", f"{min(walls):.2f}–{max(walls):.2f}", f"{f.rss_median:.0f}",
+           spread(requests), f"{statistics.median(requests) / n:.2f}", f"{bound:.2f}", f"{bound / f.median:.2f}",
+           f.runs]
+    return row, actions, refresh
+
+
+def bench_cloud_refresh(a, cloud, em, bp, state, home, n):
+    """`plinth plan` (which refreshes) of the n instances just applied: no changes."""
+    cmd = [a.plinth, "plan", bp, "--state", state, "--detailed-exitcode"]
+    env = cloud.env(em, home)
+    probe = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # warm-up
+    if probe.returncode != 0:
+        raise SystemExit(f"{cloud.title}: the refresh of {n} instances failed (exit {probe.returncode}):\n"
+                         f"{probe.stderr[-2000:]}")
+    walls, rss, requests, actions = [], [], [], {}
+    for _ in range(a.runs):
+        before = cloud.counts(em)
+        w, r, _ = run_once(cmd, env=env)
+        actions = diff_counts(cloud.counts(em), before)
+        walls.append(w)
+        rss.append(r)
+        requests.append(sum(actions.values()))
+    f = Figure(walls, rss, a.runs)
+    which = ", ".join(f"{v:,} × `{k}`" for k, v in sorted(actions.items()))
+    print(f"  {cloud.key} {n} refresh: {f.median:.2f} s, {spread(requests)} requests", flush=True)
+    return [cloud.title, f"{n:,}", spread(requests), which, f"{f.median:.2f}",
+            f"{min(walls):.2f}–{max(walls):.2f}", f"{f.rss_median:.0f}", f.runs]
+
+
+def what_a_create_is(cloud, actions, n):
+    """'1 × RunInstances, 1 × DescribeInstances per instance; once: ...' from an apply's counters."""
+    each, once = [], []
+    for name, count in sorted(actions.items(), key=lambda kv: (-kv[1], kv[0])):
+        whole, rest = divmod(count, n)
+        if whole and rest <= 5:
+            each.append(f"{whole} × `{name}`")
+            if rest:
+                once.append(f"{rest} × `{name}`")
+        elif whole:
+            each.append(f"{count / n:.2f} × `{name}` (on average)")
+        else:
+            once.append(f"{count} × `{name}`")
+    text = f"**{cloud.title}**: {', '.join(each)} per instance"
+    return text + (f"; once per run: {', '.join(once)}" if once else "")
+
+
+def bench_cloud(a, work):
+    clouds = [c for c in (Aws(), Gcp(), Azure()) if getattr(a, c.key + "_emulator")]
+    sizes = [int(x) for x in a.cloud_nodes.split(",") if x.strip()]
+    where = machine()  # this section may be run on its own (ONLY=cloud), on another day than the others
+    rows, refreshes, creates = [], [], []
+    for cloud in clouds:
+        for n in sizes:
+            row, actions, refresh = bench_cloud_case(a, work, cloud, n)
+            rows.append(row)
+            refreshes.append(refresh)
+            if n == sizes[0]:
+                creates.append(what_a_create_is(cloud, actions, n))
+    limits = "; ".join(f"{c.title}: " + ", ".join(f"`{k}={v}`" for k, v in c.limits.items()) for c in clouds)
+    flags = "; ".join(f"{c.title} `{' '.join(c.emulator_flags)}`" for c in clouds)
+    out = [f"Every emulator runs with `--latency-ms {a.latency_ms}` (each API request is answered after {a.latency_ms} ms) "
+           f"and `--threads` max(64, 2 × parallelism), plus {flags}; it is started afresh (no instances, counters at "
+           f"zero) before every run, and the state is fresh too, so every run creates all N instances. Parallelism: "
+           f"{', '.join(f'{cloud_parallelism(n)} for {n:,} instances' for n in sizes)}. Provider settings (environment): "
+           f"{limits}. Requests are every API call the emulator counted (`/__emulator/counters`), token requests "
+           f"included; latency bound = requests × latency / parallelism (or N, when smaller).",
+           "",
+           table(["provider", "instances", "parallelism", "median s", "min–max s", "peak RSS MiB", "requests",
+                  "requests per instance", "latency bound s", "bound / wall", "runs"], rows),
+           "",
+           f"What an apply of {sizes[0]:,} instances sent, from the counters: " + "; ".join(creates) + ".",
+           "",
+           "Refresh: `plinth plan --detailed-exitcode` of the same blueprint against the state and the instances the "
+           "last apply left (no changes), with the same latency; requests are those of one plan:",
+           "",
+           table(["provider", "instances", "requests", "which", "median s", "min–max s", "peak RSS MiB",
+                  "runs"], refreshes)]
+    out += ["", f"Measured on: {where}."]
+    return "\n".join(out)
+
+
 # ---- the doc --------------------------------------------------------------
 
 def write_section(doc, name, text):
@@ -397,11 +685,19 @@ def main():
     ap.add_argument("--apply-max", type=int, default=int(os.environ.get("APPLY_MAX", 1000)))
     ap.add_argument("--terraform-max", type=int, default=int(os.environ.get("TERRAFORM_MAX", 10000)))
     ap.add_argument("--latency-ms", type=int, default=50)
+    ap.add_argument("--aws-emulator", help="aws-ec2-emulator (the cloud section)")
+    ap.add_argument("--gcp-emulator", help="gcp-emulator (the cloud section)")
+    ap.add_argument("--azure-emulator", help="azure-emulator (the cloud section)")
+    ap.add_argument("--cloud-nodes", default=os.environ.get("CLOUD_NODES", "100,1000"),
+                    help="instances of the cloud applies, comma-separated")
     ap.add_argument("--ansible-port-base", type=int, default=int(os.environ.get("ANSIBLE_PORT_BASE", 24000)))
-    ap.add_argument("--only", default=os.environ.get("ONLY", "plan,terraform,policy,apply"))
+    ap.add_argument("--only", default=os.environ.get("ONLY", "plan,terraform,policy,apply,cloud"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     a = ap.parse_args()
     a.plinth, a.emulator = os.path.abspath(a.plinth), os.path.abspath(a.emulator)
+    for name in ("aws_emulator", "gcp_emulator", "azure_emulator"):
+        if getattr(a, name):
+            setattr(a, name, os.path.abspath(getattr(a, name)))
     work = os.path.join(ROOT, "bench", "out")
     os.makedirs(work, exist_ok=True)
     only = set(a.only.split(","))
@@ -420,6 +716,11 @@ def main():
     if "apply" in only:
         print("apply", flush=True)
         write_section(a.doc, "apply", bench_apply(a, work))
+    if "cloud" in only and not (a.aws_emulator or a.gcp_emulator or a.azure_emulator):
+        print("cloud: skipped (no --aws-emulator, --gcp-emulator or --azure-emulator given)", flush=True)
+    elif "cloud" in only:
+        print("cloud", flush=True)
+        write_section(a.doc, "cloud", bench_cloud(a, work))
     return 0
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The benchmarks of docs/benchmarks.md: builds plinth and redfish-emulator
-# (Release unless BUILD_DIR is given), installs the peers it compares with
+# The benchmarks of docs/benchmarks.md: builds plinth, redfish-emulator and the
+# cloud emulators (aws-ec2-emulator, gcp-emulator, azure-emulator; Release
+# unless BUILD_DIR is given), installs the peers it compares with
 # (Debian's ansible; terraform is used when installed, skipped otherwise) and
 # runs bench/bench.py, which writes the generated tables into
 # docs/benchmarks.md (between the <!-- bench:NAME --> markers). Not part of
@@ -8,10 +9,12 @@
 #   bash bench/run.sh [BUILD_DIR]       # default: build-bench (Release)
 # Environment: RUNS (5, plan/policy/terraform), APPLY_RUNS (5), ANSIBLE_RUNS
 # (5; one run is ~3 minutes at 50 ms latency), TERRAFORM_RUNS (5),
-# MAX_NODES (100000), APPLY_MAX (1000), ONLY (plan,terraform,policy,apply).
+# MAX_NODES (100000), APPLY_MAX (1000), CLOUD_NODES (100,1000: the instances
+# of each cloud apply), ONLY (plan,terraform,policy,apply,cloud).
 # Plans run with --refresh=false: the generated BMCs do not exist, and reading
 # them measures the network, not Plinth (the apply benchmark reads real ones
-# from the emulator).
+# from the emulator). The cloud section applies one burst pool per cloud
+# provider against its emulator, each run against a fresh emulator and state.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-bench}
@@ -32,9 +35,13 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 if command -v plinth-build >/dev/null 2>&1; then
-  plinth-build "$build" --target plinth redfish-emulator >/dev/null
+  plinth-build "$build" --target plinth redfish-emulator aws-ec2-emulator gcp-emulator azure-emulator >/dev/null
 else
-  cmake --build "$build" --target plinth redfish-emulator -j"$(nproc)" >/dev/null
+  cmake --build "$build" --target plinth redfish-emulator aws-ec2-emulator gcp-emulator \
+    azure-emulator -j"$(nproc)" >/dev/null
 fi
 exec /usr/bin/python3 bench/bench.py --plinth "$build/engine/plinth" \
-  --emulator "$build/tests/emulators/redfish/redfish-emulator"
+  --emulator "$build/tests/emulators/redfish/redfish-emulator" \
+  --aws-emulator "$build/tests/emulators/aws-ec2/aws-ec2-emulator" \
+  --gcp-emulator "$build/tests/emulators/gcp/gcp-emulator" \
+  --azure-emulator "$build/tests/emulators/azure/azure-emulator"

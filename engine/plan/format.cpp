@@ -243,7 +243,7 @@ std::string to_json_text(const Plan& plan, const Json& extra) {
   Json head = header_json(plan);
   for (const auto& [key, value] : extra.items()) head[key] = value;
   std::string out = "{\n";
-  out.reserve(plan.changes.size() * 1024);
+  out.reserve(plan.changes.size() * 2560);  // a created node is ~2.4 KB of JSON
   for (const auto& [key, value] : head.items()) {
     out += "  ";
     out += Json(key).dump();

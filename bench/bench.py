@@ -255,19 +255,25 @@ def bench_policy(a, work):
 
 # ---- apply ----------------------------------------------------------------
 
+def start_emulator(cmd, stderr):
+    """Starts an emulator and waits for its `listening URL ...` and `ready` lines: (process, URL)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    base = None
+    for line in p.stdout:
+        if line.startswith("listening "):
+            base = line.split()[1]
+        if line.strip() == "ready":
+            break
+    if not base:
+        raise SystemExit(f"{os.path.basename(cmd[0])} did not start: {' '.join(cmd)}")
+    return p, base
+
+
 class EmulatorRun:
     def __init__(self, a, work, args, log):
         self.tls = tempfile.mkdtemp(dir=work)
         cmd = [a.emulator, "--mockup", MOCKUP, "--tls-dir", self.tls, "--request-log", log] + args
-        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.base = None
-        for line in self.p.stdout:
-            if line.startswith("listening "):
-                self.base = line.split()[1]
-            if line.strip() == "ready":
-                break
-        if not self.base:
-            raise SystemExit("redfish-emulator did not start: " + " ".join(cmd))
+        self.p, self.base = start_emulator(cmd, subprocess.DEVNULL)
         self.ca = os.path.join(self.tls, "ca.pem")
 
     def stop(self):
@@ -520,15 +526,7 @@ class CloudEmulatorRun:
         self.stderr = os.path.join(self.dir, "stderr")
         cmd = [binary, "--port", "0", "--tls-dir", self.tls, "--request-log", os.path.join(self.dir, "requests.jsonl")]
         with open(self.stderr, "w") as err:
-            self.p = subprocess.Popen(cmd + args, stdout=subprocess.PIPE, stderr=err, text=True)
-        self.base = None
-        for line in self.p.stdout:
-            if line.startswith("listening "):
-                self.base = line.split()[1]
-            if line.strip() == "ready":
-                break
-        if not self.base:
-            raise SystemExit(f"{os.path.basename(binary)} did not start: {' '.join(cmd + args)}")
+            self.p, self.base = start_emulator(cmd + args, err)
         self.ca = os.path.join(self.tls, "ca.pem")
         self.ssl = ssl.create_default_context(cafile=self.ca)
 

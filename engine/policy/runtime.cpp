@@ -101,26 +101,50 @@ class SharedViews {
       return;
     }
     const size_t h = std::hash<Json>{}(j);
+    if (push_seen(j, h)) return;
+    push_new(j, h);
+  }
+  /// Pushes the view of a resource's depends_on, built for the occasion and
+  /// kept only when no equal one was seen (consecutive resources, the
+  /// nodes of a pool, usually have the same).
+  void push_dependencies(const std::vector<std::string>& deps) {
+    if (last_deps_ && deps == *last_deps_) {
+      lua_rawgeti(L_, index_, last_deps_ref_);
+      return;
+    }
+    Json j(deps);
+    const size_t h = std::hash<Json>{}(j);
+    if (!push_seen(j, h)) push_new(owned_.emplace_back(std::move(j)), h);
+    last_deps_ = &deps;
+    lua_pushvalue(L_, -1);  // the view on top, kept under a slot of its own
+    lua_rawseti(L_, index_, ++count_);
+    last_deps_ref_ = count_;
+  }
+
+ private:
+  bool push_seen(const Json& j, size_t h) {
     auto [first, last] = seen_.equal_range(h);
     for (auto it = first; it != last; ++it)
       if (*it->second.first == j) {
         lua_rawgeti(L_, index_, it->second.second);
-        return;
+        return true;
       }
+    return false;
+  }
+  void push_new(const Json& j, size_t h) {
     push_json(L_, j);
     lua_pushvalue(L_, -1);
     lua_rawseti(L_, index_, ++count_);
     seen_.emplace(h, std::pair<const Json*, lua_Integer>{&j, count_});
   }
-  /// Pushes the view of a value built for the occasion (kept while this object lives).
-  void push_owned(Json j) { push(owned_.emplace_back(std::move(j))); }
 
- private:
   lua_State* L_;
   int index_ = 0;
   lua_Integer count_ = 0;
   std::unordered_multimap<size_t, std::pair<const Json*, lua_Integer>> seen_;
   std::deque<Json> owned_;
+  const std::vector<std::string>* last_deps_ = nullptr;  ///< the previous resource's
+  lua_Integer last_deps_ref_ = 0;
 };
 
 /// A resource as policies see it: its wire form (engine/provider/resource.h)
@@ -156,7 +180,7 @@ void push_resource(lua_State* L, const Resource& r, SharedViews& views) {
       case Field::Index: lua_pushinteger(L, r.index); break;
       case Field::Provider: push_string(r.provider); break;
       case Field::Source: push_string(r.source.str()); break;
-      case Field::DependsOn: views.push_owned(Json(r.depends_on)); break;
+      case Field::DependsOn: views.push_dependencies(r.depends_on); break;
       case Field::Computed: views.push(r.computed); break;
       case Field::Attribute: views.push(*k.value); break;
       case Field::Attributes:

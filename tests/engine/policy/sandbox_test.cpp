@@ -155,6 +155,23 @@ TEST_CASE("ctx gives resources by prefix, single resources, the plan, pairs and 
   CHECK(v.message == "2 1 H100-80GB true 9 9 9 train 2 0");
 }
 
+TEST_CASE("ctx: each resource's depends_on, shared between the nodes of a pool, read-only") {
+  TempDir dir;
+  auto e = run_policies(dir, {{"a.lua", policy_with("DEPS", R"(
+    local a, b = ctx.resource('baremetal.node.train-a[0]'), ctx.resource('baremetal.node.train-a[1]')
+    local tier = ctx.resource('storage.tier.hot')
+    pass(b, table.concat(a.depends_on, ',') .. ' ' .. table.concat(b.depends_on, ',') .. ' ' ..
+         #tier.depends_on .. ' ' .. tostring(rawequal(a.depends_on, b.depends_on)))
+  )")},
+                              {"b.lua", policy_with("WRITE", "ctx.resource('baremetal.node.train-a[1]').depends_on[1] = 'x'")}});
+  const auto& v = only_verdict(e, "DEPS");
+  INFO(v.message);
+  REQUIRE(v.outcome == Outcome::Pass);
+  CHECK(v.message ==
+        "net.vlan.ml,plinth.stack.train,storage.tier.hot net.vlan.ml,plinth.stack.train,storage.tier.hot 0 true");
+  CHECK(only_verdict(e, "WRITE").outcome == Outcome::Error);
+}
+
 TEST_CASE("broken policy files are reported with file:line and the good ones still load") {
   TempDir dir;
   auto e = run_policies(dir, {

@@ -158,7 +158,11 @@ def bench_plan(a, work):
             print(f"  {label} {n}: {f.median:.2f} s {f.rss_median:.0f} MiB", flush=True)
         # The same blueprint against a state that records all of it: no changes.
         full = os.path.join(work, f"state-{n}.json")
-        gen_state(a, bp, full)
+        # In a process of its own: reading a large JSON plan grows this one, and a
+        # child forked from a large process starts with its peak RSS (wait4 counts it).
+        subprocess.run([sys.executable, "-c", "import sys, types; sys.path.insert(0, sys.argv[1]); import bench; "
+                        "bench.gen_state(types.SimpleNamespace(plinth=sys.argv[2]), sys.argv[3], sys.argv[4])",
+                        os.path.dirname(os.path.abspath(__file__)), a.plinth, bp, full], check=True)
         label = "plan, state of all (no changes)"
         f = measure([a.plinth, "plan", bp, "--state", full, "--refresh=false", "-lock=false", "--detailed-exitcode"],
                     a.runs, ok=(0,))

@@ -73,4 +73,19 @@ void from_json(const Json& j, Resource& r) {
   r.computed = wire::object(j, "computed");
 }
 
+Resource take_resource(Json& j) {
+  Json taken[2];
+  const char* fields[2] = {"attributes", "computed"};
+  if (j.is_object())
+    for (int i = 0; i < 2; ++i)
+      if (auto it = j.find(fields[i]); it != j.end() && it->is_object()) {
+        taken[i] = std::move(*it);
+        *it = Json::object();  // what from_json checks, without the copy
+      }
+  Resource r = j.get<Resource>();
+  if (!taken[0].is_null()) r.attributes = std::move(taken[0]);
+  if (!taken[1].is_null()) r.computed = std::move(taken[1]);
+  return r;
+}
+
 }  // namespace plinth

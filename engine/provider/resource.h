@@ -49,5 +49,8 @@ std::optional<AddressParts> parse_address(const std::string& address);
 /// may also be the {file, line, column} object of 0.1 plan files.
 void to_json(Json& j, const Resource& r);
 void from_json(const Json& j, Resource& r);
+/// from_json, moving `attributes` and `computed` out of `j` instead of
+/// copying them (for a document parsed only to be read once, such as a state file).
+Resource take_resource(Json& j);
 
 }  // namespace plinth

@@ -187,9 +187,8 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
 
   std::string stored_sum = top.str("checksum");
   if (!top.error().empty()) return damaged(source, top.error());
-  Json rest = j;
-  rest.erase("checksum");
-  std::string computed_sum = checksum_of(rest);
+  j.erase("checksum");  // the checksum covers the rest (no copy of the document for it)
+  std::string computed_sum = checksum_of(j);
   if (stored_sum != computed_sum)
     return damaged(source, "fails its checksum (stored " + stored_sum + ", computed " + computed_sum +
                                "): it was damaged or edited by hand");
@@ -211,12 +210,13 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
   }
 
   std::map<std::string, size_t> seen;
-  for (size_t i = 0; i < resources->size(); ++i) {
-    const Json& rj = (*resources)[i];
+  Json& all = j["resources"];  // `resources`, to move the resources' values out of
+  for (size_t i = 0; i < all.size(); ++i) {
+    Json& rj = all[i];
     if (!rj.is_object()) return damaged(source, "has a field 'resources[" + std::to_string(i) + "]' that is not an object");
     Resource r;
     try {
-      r = rj.get<Resource>();
+      r = take_resource(rj);
     } catch (const WireError& e) {
       return damaged(source, "has a malformed 'resources[" + std::to_string(i) + "]': " + e.what());
     }

@@ -120,10 +120,6 @@ size_t leaves(const Json& attributes) {
   return n;
 }
 
-}  // namespace
-
-namespace {
-
 /// diff(); with `owner`, `after` shares the desired resources it owns.
 Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& prior,
              const std::shared_ptr<const void>& owner) {

@@ -229,11 +229,11 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
   std::sort(doc.resources.begin(), doc.resources.end(),
             [](const Resource& a, const Resource& b) { return a.address < b.address; });
   if (j.contains("deposed")) {
-    const Json& dj = j["deposed"];
+    Json& dj = j["deposed"];
     if (!dj.is_array()) return damaged(source, "has a field 'deposed' that is not an array");
     for (size_t i = 0; i < dj.size(); ++i) {
       try {
-        doc.deposed.push_back(dj[i].get<Resource>());
+        doc.deposed.push_back(take_resource(dj[i]));
       } catch (const std::exception& e) {
         return damaged(source, "has a malformed 'deposed[" + std::to_string(i) + "]': " + e.what());
       }

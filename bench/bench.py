@@ -26,7 +26,7 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MOCKUP = os.path.join(ROOT, "..", "shared", "testdata", "redfish", "public-rackmount1")
+MOCKUP = os.path.join(ROOT, "tests", "data", "third_party", "redfish", "public-rackmount1")
 
 
 def run_once(cmd, env=None, ok=(0,), cwd=None):

@@ -1,7 +1,7 @@
 #pragma once
 // Reading a git repository with libgit2 (never a `git` subprocess): owning
 // handles for libgit2 objects, and the blueprint files as they are at a ref
-// (`plinth plan --against REF`). docs/provenance.md describes both.
+// (`plinth plan --against REF`). docs/git-provenance.md describes both.
 #include <git2.h>
 
 #include <memory>

@@ -1,6 +1,6 @@
 #pragma once
 // Git provenance of a blueprint: which repository, commit and branch it came
-// from and whether its files are committed (docs/provenance.md).
+// from and whether its files are committed (docs/git-provenance.md).
 #include <string>
 #include <vector>
 

@@ -119,7 +119,7 @@ std::string catalog_markdown(const Catalog& cat) {
   out += "\nMIG profile rows carry `compute_slices` (the `<N>g` of the name), `memory_slices` (eighths of memory;\n"
          "quarters on 4-slice GPUs), `memory_gb` (the `<M>gb` of the name) and `max_count` (most instances of that\n"
          "profile on one GPU; `xN` above). Each GPU's counts and balanced layout are checked against NVIDIA mig-parted's\n"
-         "`config-default.yaml` (`../shared/testdata/nvidia`) in `tests/engine/catalog/catalog_test.cpp`, which also\n"
+         "`config-default.yaml` (`tests/data/third_party/nvidia`) in `tests/engine/catalog/catalog_test.cpp`, which also\n"
          "places every mig-parted layout with the placement rule the rules use (an instance of M memory slices starts at\n"
          "a multiple of M and its compute slices must fit from there).\n";
 
@@ -138,7 +138,7 @@ std::string catalog_markdown(const Catalog& cat) {
   }
   out += "\nMemory is GiB on AWS and Azure and GB on GCP, as each provider documents it. Instance types belong to a\n"
          "provider: `p5.48xlarge` is known for `provider: aws` only. The AWS names are checked against the\n"
-         "`InstanceType` enum of the EC2 API model (`../shared/testdata/aws-ec2/botocore-model/service-2.json`) in the\n"
+         "`InstanceType` enum of the EC2 API model (`tests/data/third_party/aws-ec2/botocore-model/service-2.json`) in the\n"
          "catalog tests. **Fabric Manager** says the instance itself must run it (then it needs a driver with a Fabric\n"
          "Manager release); Azure's GB200 VMs run IMEX instead, the rack's switch trays run Fabric Manager.\n";
 
@@ -175,8 +175,8 @@ std::string catalog_markdown(const Catalog& cat) {
          "4. Rebuild (CMake re-embeds the files when they change), regenerate this page with\n"
          "   `plinth catalog --markdown > docs/catalog.md`, and run the tests:\n"
          "   `ctest --test-dir build -R 'test_catalog|test_validate'`. The catalog test compares every CUDA row with\n"
-         "   the shared testdata and counts the rows, so a new CUDA release also updates that count in\n"
-         "   `tests/engine/catalog/catalog_test.cpp`.\n";
+         "   the vendored NVIDIA table (`tests/data/third_party/nvidia`) and counts the rows, so a new CUDA release\n"
+         "   also updates that count in `tests/engine/catalog/catalog_test.cpp`.\n";
   return out;
 }
 

@@ -3,7 +3,7 @@
 // sends or reads (parsing ignores the rest, as botocore does). Documentation
 // and enums are left out so new instance types need no model change.
 // tests/providers/aws/ec2_model_test.cpp checks every shape and member
-// against the full model in ../shared/testdata/aws-ec2.
+// against the full model in tests/data/third_party/aws-ec2.
 #include "providers/aws/ec2_model.h"
 
 namespace plinth::aws {

@@ -541,7 +541,7 @@ Result<pugi::xml_document*> parse_xml(pugi::xml_document& doc, std::string_view 
 
 Result<Model> Model::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error::fatal("cannot read the service model " + path + " (is ../shared/testdata present?)");
+  if (!in) return Error::fatal("cannot read the service model " + path + " (is tests/data/third_party present?)");
   Json j = Json::parse(in, nullptr, false);
   if (j.is_discarded()) return Error::invalid(path + ": not valid JSON");
   auto m = from_json(std::move(j));

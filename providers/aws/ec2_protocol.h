@@ -10,7 +10,7 @@
 // (the emulator: parse_query + serialize_response + error_xml). The rules are
 // botocore's EC2Serializer and EC2QueryParser; they are checked against the
 // AWS protocol test suite and botocore's response-parsing cases in
-// ../shared/testdata/aws-ec2 (tests/providers/aws/ec2_protocol_test.cpp).
+// tests/data/third_party/aws-ec2 (tests/providers/aws/ec2_protocol_test.cpp).
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -28,7 +28,7 @@ namespace plinth::aws::ec2 {
 using Json = nlohmann::json;
 
 /// A botocore service model: {"metadata": ..., "operations": ..., "shapes": ...}.
-/// The full EC2 model is ../shared/testdata/aws-ec2/botocore-model/service-2.json;
+/// The full EC2 model is tests/data/third_party/aws-ec2/botocore-model/service-2.json;
 /// a client may equally build a small model holding only the shapes it uses
 /// (parsing ignores elements a model does not name, as botocore does).
 class Model {

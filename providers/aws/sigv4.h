@@ -9,7 +9,7 @@
 //   scope             = YYYYMMDD/region/service/aws4_request
 //   signing key       = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request")
 //   signature         = hex(HMAC(signing key, string to sign))
-// Checked against every case of the two AWS suites in ../shared/testdata/aws-sigv4
+// Checked against every case of the two AWS suites in tests/data/third_party/aws-sigv4
 // (tests/providers/aws/sigv4_test.cpp).
 #include <chrono>
 #include <functional>

@@ -17,7 +17,7 @@
 // provider returns values or errors within its deadline; nothing throws,
 // crashes, loops or leaks.
 //
-// Seeds: the EC2 XML answers in ../shared/testdata/aws-ec2 (libcloud's
+// Seeds: the EC2 XML answers in tests/data/third_party/aws-ec2 (libcloud's
 // fixtures, botocore's response-parsing cases) and those fuzz_seeds writes
 // (pages, states, error codes).
 #include <httplib.h>

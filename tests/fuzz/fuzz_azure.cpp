@@ -7,7 +7,7 @@
 // removes a VM. Property: whatever ARM answers, the provider returns values
 // or errors within its deadline; nothing throws, crashes, loops or leaks.
 //
-// Seeds: ../shared/testdata/azure-compute (the spec's VM example).
+// Seeds: tests/data/third_party/azure-compute (the spec's VM example).
 #include <httplib.h>
 
 #include <cstdlib>

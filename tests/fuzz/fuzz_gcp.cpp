@@ -16,7 +16,7 @@
 // whatever Google answers, the provider returns values or errors within its
 // deadline; nothing throws, crashes, loops or leaks.
 //
-// Seeds: ../shared/testdata/gcp-compute (the discovery document) and the
+// Seeds: tests/data/third_party/gcp-compute (the discovery document) and the
 // Compute answers fuzz_seeds writes (operations, pages, errors, tokens).
 #include <httplib.h>
 #include <unistd.h>

@@ -6,7 +6,7 @@
 // Property: whatever the BMC answers, the provider returns values or errors;
 // nothing throws, crashes or leaks.
 //
-// Seeds: the DMTF Redfish mockups in ../shared/testdata/redfish (every
+// Seeds: the DMTF Redfish mockups in tests/data/third_party/redfish (every
 // index.json is a valid document). Cloud providers' JSON/XML readers get
 // their own fuzz_<provider>.cpp beside this file (see docs/fuzzing.md).
 #include <httplib.h>

@@ -5,7 +5,7 @@
 
 namespace plinth::test {
 
-/// The repository root and ../shared/testdata, as compiled in.
+/// The repository root and tests/data/third_party, as compiled in.
 std::string source_dir();
 std::string testdata_dir();
 

@@ -44,7 +44,7 @@ Endpoint and identity
   --secret-key S              its secret (default the AWS SigV4 suite's example secret)
   --session-token T           require this X-Amz-Security-Token (temporary credentials)
   --max-clock-skew S          seconds a request's X-Amz-Date may be off (default 300, AWS's 5 minutes)
-  --model FILE                botocore EC2 model (default ../shared/testdata/aws-ec2/botocore-model/service-2.json)
+  --model FILE                botocore EC2 model (default tests/data/third_party/aws-ec2/botocore-model/service-2.json)
 
 The world
   --subnet ID=ZONE            a subnet (repeatable; default one per zone, see docs)

@@ -60,12 +60,13 @@ std::string apply_key(BmcProfile& p, const std::string& key, const std::string& 
 }  // namespace
 
 std::string usage() {
-  return R"(usage: redfish-emulator --mockup DIR [flags]
+  return R"(usage: redfish-emulator [--mockup DIR] [flags]
 
 Serves DMTF Redfish mockups over HTTPS as one or many emulated BMCs.
 See docs/emulators.md for the full description.
 
-  --mockup DIR             mockup tree (index.json files), e.g. ../shared/testdata/redfish/public-rackmount1
+  --mockup DIR             mockup tree (index.json files), e.g. tests/data/third_party/redfish/public-tower
+                           (default: DMTF's public-rackmount1, built in)
   --bmcs N                 number of BMCs (default 1)
   --host ADDR              listen address (default 127.0.0.1)
   --port P                 one listener, BMC i at /bmc/{i}/redfish/v1 (default 8443; 0 picks a free port)
@@ -205,7 +206,6 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
     }
     if (!err.empty()) return err;
   }
-  if (o.mockup.empty()) return "--mockup DIR is required, e.g. --mockup ../shared/testdata/redfish/public-rackmount1";
   if (o.rate_503 + o.rate_500 + o.drop_rate > 1) return "--rate-503, --rate-500 and --drop-rate add up to more than 1";
   if (o.tls_cert.empty() != o.tls_key.empty()) return "--tls-cert and --tls-key go together";
   for (const auto& [idx, kvs] : o.overrides)

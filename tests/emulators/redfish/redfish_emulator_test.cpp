@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/emulators/redfish/service.h"
 #include "tests/support/emulator_process.h"
 #include "tests/support/run.h"
 
@@ -40,7 +41,7 @@ class Emulator : public plinth::test::EmulatorProcess {
 
  private:
   static std::vector<std::string> with_mockup(std::vector<std::string> args, const std::string& mock) {
-    args.insert(args.begin(), {"--mockup", mock});
+    if (!mock.empty()) args.insert(args.begin(), {"--mockup", mock});
     return args;
   }
 };
@@ -560,6 +561,32 @@ void walk_mockup(const std::string& name) {
 }
 }  // namespace
 
+TEST_CASE("the built-in mockup is the vendored public-rackmount1, file for file") {
+  namespace re = plinth::redfish_emulator;
+  re::Mockup built_in, from_dir;
+  REQUIRE(re::load_mockup("", built_in) == "");
+  REQUIRE(re::load_mockup(mockup("public-rackmount1"), from_dir) == "");
+  CHECK(std::string(re::kBuiltinMockupName) == "public-rackmount1");
+  CHECK(built_in.resources.size() == from_dir.resources.size());
+  CHECK(built_in.resources.size() > 200);
+  CHECK(built_in.resources == from_dir.resources);
+  CHECK(built_in.files == from_dir.files);
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(mockup("public-rackmount1")))
+    if (e.is_regular_file() && (e.path().extension() == ".json" || e.path().extension() == ".xml")) ++files;
+  CHECK(re::builtin_mockup().size() == files);
+}
+
+TEST_CASE("with no --mockup the emulator serves the built-in public-rackmount1 system") {
+  Emulator em({"--bmcs", "2", "--port", "0", "--gpus", "2"}, "");
+  for (int i = 0; i < 2; ++i) {
+    Http r = get(em, em.bmc(i) + kSystem);
+    REQUIRE(r.status == 200);
+    CHECK(r.js()["SerialNumber"] == "437XR1138R2");
+  }
+  CHECK(get(em, em.bmc(1) + kSystem + "/VirtualMedia").status == 200);
+}
+
 TEST_CASE("every resource of public-rackmount1 is served and every link resolves") { walk_mockup("public-rackmount1"); }
 
 TEST_CASE("every resource of public-tower is served and every link resolves") { walk_mockup("public-tower"); }
@@ -659,11 +686,7 @@ TEST_CASE("bad flags are rejected with a message saying what to do") {
     args.insert(args.begin(), REDFISH_EMULATOR_BINARY);
     return plinth::test::run_program(args);
   };
-  auto r = run({"--bmcs", "2"});
-  CHECK(r.exit_code == 2);
-  CHECK(r.err ==
-        "redfish-emulator: --mockup DIR is required, e.g. --mockup ../shared/testdata/redfish/public-rackmount1\n");
-  r = run({"--mockup", mockup(), "--bmcs", "2", "--override", "5:gpus=1"});
+  auto r = run({"--mockup", mockup(), "--bmcs", "2", "--override", "5:gpus=1"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "redfish-emulator: --override/--hang-bmc names BMC 5 but --bmcs is 2 (indexes run from 0 to 1)\n");
   r = run({"--mockup", mockup(), "--override", "0:colour=red"});

@@ -298,37 +298,50 @@ std::string now_iso() {
   return buf;
 }
 
-std::string load_mockup(const std::string& dir, Mockup& out) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return "mockup directory '" + dir + "' does not exist";
+std::string load_mockup(const std::vector<MockupFile>& files, const std::string& what, Mockup& out) {
   std::map<std::string, std::string> other_json;  // URI -> body, served only when a resource links it
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (!it->is_regular_file()) continue;
-    fs::path p = it->path();
-    std::string rel = fs::relative(p.parent_path(), dir).generic_string();
-    std::string uri = "/redfish/v1" + (rel == "." ? std::string() : "/" + rel);
-    std::string name = p.filename().string();
+  for (const MockupFile& f : files) {
+    std::string_view rel = f.path;
+    size_t slash = rel.rfind('/');
+    std::string dir = slash == std::string_view::npos ? std::string() : "/" + std::string(rel.substr(0, slash));
+    std::string name(slash == std::string_view::npos ? rel : rel.substr(slash + 1));
+    std::string uri = "/redfish/v1" + dir;
     if (name == "index.json") {
       try {
-        out.resources[uri] = json::parse(read_file(p));
+        out.resources[uri] = json::parse(f.content);
       } catch (const std::exception& e) {
-        return p.string() + ": not valid JSON: " + e.what();
+        return "mockup " + what + ": " + std::string(rel) + ": not valid JSON: " + e.what();
       }
     } else if (name == "index.xml") {
-      out.files[uri] = {"application/xml", read_file(p)};
-    } else if (p.extension() == ".json") {
-      other_json[uri + "/" + name] = read_file(p);
+      out.files[uri] = {"application/xml", std::string(f.content)};
+    } else if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
+      other_json[uri + "/" + name] = std::string(f.content);
     }
   }
-  if (ec) return "cannot read mockup directory '" + dir + "': " + ec.message();
-  if (!out.resources.count("/redfish/v1")) return "mockup directory '" + dir + "' has no index.json (ServiceRoot)";
+  if (!out.resources.count("/redfish/v1")) return "mockup " + what + " has no index.json (ServiceRoot)";
   std::string all;
   for (const auto& [uri, r] : out.resources) all += r.dump();
   for (auto& [uri, body] : other_json)
     if (all.find("\"" + uri + "\"") != std::string::npos) out.files[uri] = {"application/json", std::move(body)};
   adjust(out);
   return "";
+}
+
+std::string load_mockup(const std::string& dir, Mockup& out) {
+  if (dir.empty()) return load_mockup(builtin_mockup(), std::string("(built-in) ") + kBuiltinMockupName, out);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return "mockup directory '" + dir + "' does not exist";
+  std::vector<std::string> paths, contents;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    paths.push_back(fs::relative(it->path(), dir).generic_string());
+    contents.push_back(read_file(it->path()));
+  }
+  if (ec) return "cannot read mockup directory '" + dir + "': " + ec.message();
+  std::vector<MockupFile> files;
+  for (size_t i = 0; i < paths.size(); ++i) files.push_back({paths[i], contents[i]});
+  return load_mockup(files, "directory '" + dir + "'", out);
 }
 
 Bmc::Bmc(std::shared_ptr<const Mockup> mockup, const BmcProfile& profile, const ServiceSettings& settings,

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/emulators/redfish/builtin_mockup.h"
 #include "tests/emulators/redfish/options.h"
 
 namespace plinth::redfish_emulator {
@@ -27,11 +28,15 @@ struct Mockup {
   std::map<std::string, std::pair<std::string, std::string>> files;
 };
 
-/// Loads every index.json (and index.xml, *.json file) under `dir` and makes
-/// the emulator's documented start-up adjustments (actions added to
-/// VirtualMedia, nothing pending in Bios/Settings, honest
-/// ProtocolFeaturesSupported, ...). Returns "" or an error message.
+/// Loads every index.json (and index.xml, *.json file) under `dir`, or the
+/// built-in mockup (builtin_mockup.h) when `dir` is empty, and makes the
+/// emulator's documented start-up adjustments (actions added to VirtualMedia,
+/// nothing pending in Bios/Settings, honest ProtocolFeaturesSupported, ...).
+/// Returns "" or an error message.
 std::string load_mockup(const std::string& dir, Mockup& out);
+
+/// The same from files already in memory; `what` names them in errors.
+std::string load_mockup(const std::vector<MockupFile>& files, const std::string& what, Mockup& out);
 
 /// A request as the service sees it: the path is already stripped of any
 /// /bmc/{index} prefix. Header names are matched case-insensitively.

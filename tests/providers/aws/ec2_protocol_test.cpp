@@ -1,4 +1,4 @@
-// The EC2 Query protocol codec against AWS's own data in ../shared/testdata/aws-ec2:
+// The EC2 Query protocol codec against AWS's own data in tests/data/third_party/aws-ec2:
 //   botocore-protocol-tests/input/ec2.json   (29 request serialisation cases)
 //   botocore-protocol-tests/output/ec2.json  (29 answer / error parsing cases)
 //   botocore-response-parsing/               (71 EC2 answers + 1 error, parsed with the real model)

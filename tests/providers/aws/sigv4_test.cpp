@@ -1,5 +1,5 @@
 // SigV4 against every case of the two official AWS test suites in
-// ../shared/testdata/aws-sigv4 (PROVENANCE.md there):
+// tests/data/third_party/aws-sigv4 (PROVENANCE.md there):
 //   botocore-aws4_testsuite/  34 cases: .req -> .creq, .sts, .authz, .sreq
 //   aws-c-auth-v4/            38 cases, each signed twice: in the Authorization
 //                             header (header-*.txt) and presigned (query-*.txt)

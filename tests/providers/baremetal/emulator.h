@@ -7,7 +7,7 @@
 
 namespace plinth::test {
 
-/// redfish-emulator with --mockup ../shared/testdata/redfish/MOCKUP plus `args`.
+/// redfish-emulator with --mockup tests/data/third_party/redfish/MOCKUP plus `args`.
 class Emulator : public EmulatorProcess {
  public:
   explicit Emulator(std::vector<std::string> args, const std::string& mockup = "public-rackmount1")

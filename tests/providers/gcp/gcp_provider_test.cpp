@@ -1,5 +1,5 @@
 // The gcp provider's pieces: what it sends and reads checked against the
-// compute.v1 discovery document (../shared/testdata/gcp-compute), names,
+// compute.v1 discovery document (tests/data/third_party/gcp-compute), names,
 // labels and requestIds, credentials as Google's libraries find them, and
 // its Compute client against gcp-emulator (a token refused with a 401 is
 // fetched again once). End to end: tests/e2e/gcp_test.cpp.

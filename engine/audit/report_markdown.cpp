@@ -10,6 +10,9 @@ namespace {
 
 /// Escapes characters that would break a Markdown table cell; control
 /// characters (terminal escapes) and malformed UTF-8 become visible escapes.
+/// Text from a blueprint or a policy makes no link ('[' and ']' escaped, no
+/// raw HTML or autolink: '<' and '>' as entities, so no javascript: URL) and
+/// no mention (a zero-width space after '@': "@everyone" pings no one).
 std::string cell(const std::string& text) {
   const std::string s = safe_text(text);
   std::string out;
@@ -18,6 +21,8 @@ std::string cell(const std::string& text) {
     else if (c == '\n') out += ' ';
     else if (c == '<') out += "&lt;";
     else if (c == '>') out += "&gt;";
+    else if (c == '[' || c == ']') (out += '\\') += c;
+    else if (c == '@') out += "@\u200b";
     else out += c;
   }
   return out;

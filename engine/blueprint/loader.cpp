@@ -101,6 +101,11 @@ class TreeBuilder : public YAML::EventHandler {
   std::vector<Node> docs;
   std::vector<YAML::Mark> bad_utf8;  ///< scalars (keys and values) that are not valid UTF-8
   std::optional<YAML::Mark> stalled;  ///< where the parser stopped making progress
+  /// Where maps and lists first nest deeper than kMaxYamlDepth: what plinth
+  /// reads back from its own state and plan files is limited to
+  /// kMaxJsonDepth, so a blueprint may not nest deeper than a real one does.
+  std::optional<YAML::Mark> too_deep;
+  static constexpr size_t kMaxYamlDepth = 64;
 
   void OnDocumentStart(const YAML::Mark& m) override {
     // yaml-cpp 0.7 can start document after empty document at the same
@@ -133,12 +138,14 @@ class TreeBuilder : public YAML::EventHandler {
     attach(r, a);
   }
   void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    if (open_.size() >= kMaxYamlDepth && !too_deep) too_deep = m;
     Raw& r = make(Raw::Sequence, m);
     attach(r, a);
     open_.push_back(&r);
   }
   void OnSequenceEnd() override { open_.pop_back(); }
   void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    if (open_.size() >= kMaxYamlDepth && !too_deep) too_deep = m;
     Raw& r = make(Raw::Map, m);
     if (open_.empty()) root_map_ = &r;
     attach(r, a);
@@ -906,6 +913,12 @@ void Loader::load_text(const std::string& file, const std::string& text) {
     c.error("BP001", {file, builder.stalled->line + 1, builder.stalled->column + 1},
             "YAML syntax error: the parser cannot read past this point",
             "fix the YAML near here (a stray ',', ']' or '}' outside a flow collection?)");
+    return;
+  }
+  if (builder.too_deep) {
+    c.error("BP001", {file, builder.too_deep->line + 1, builder.too_deep->column + 1},
+            "maps and lists nest deeper than " + std::to_string(TreeBuilder::kMaxYamlDepth) + " levels here",
+            "a blueprint nests a few levels; flatten this value");
     return;
   }
   // A value that is not valid UTF-8 cannot be shown, stored in JSON state or

@@ -76,7 +76,21 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
 
   auto prov = audit::record_provenance(files);
   if (!prov) return fail(io, "apply", "git provenance: " + prov.error().message);
-  auto current = plan::make_bindings(files, policy_files, start, prov->commit, prov->files_dirty);
+  // A plan made against no state applies only where there has never been
+  // one: not after the state it created was moved away with its history kept.
+  bool existed = planned->state.existed;
+  if (!existed && !pf->bindings.state_existed) {
+    auto kept = planned->state.backend->history();
+    if (!kept) return fail(io, "apply", kept.error().message + "; nothing was changed");
+    if (!kept->empty())
+      return fail(io, "apply",
+                  "refusing the saved plan " + path + ": it was made when there was no state at " +
+                      planned->state.path + ", but that state has " + std::to_string(kept->size()) +
+                      " kept version(s) (it was applied before and moved or removed since); run plinth plan again");
+  }
+  auto current = plan::make_bindings(files, policy_files,
+                                     {plan::bound_location(planned->state.location), existed, start}, prov->commit,
+                                     prov->files_dirty);
   if (!current) return fail(io, "apply", current.error().message + "; nothing was changed");
   if (auto st = plan::verify(*pf, *current); !st)
     return fail(io, "apply", "refusing the saved plan " + path + ": " + st.error().message);
@@ -130,8 +144,8 @@ const Register apply_command({
     "throttled and retryable errors. Every completed operation is saved to the state before\n"
     "it counts as done (operations completing together share a save). When a PostgreSQL\n"
     "state goes away mid-apply, what completes after is kept in a local journal\n"
-    "(.plinth-journal/, or $PLINTH_JOURNAL_DIR) that the next run or 'plinth state\n"
-    "push-journal' writes into the state (docs/state.md).\n"
+    "in a directory of your own ($PLINTH_JOURNAL_DIR, else ~/.local/state/plinth/journal)\n"
+    "that the next apply or 'plinth state push-journal' writes into the state (docs/state.md).\n"
     "SIGTERM stops at once (in-flight requests are cancelled, within moments); SIGINT\n"
     "stops starting new operations and lets those in flight finish, a second SIGINT\n"
     "cancels them. The state holds exactly what completed; re-running apply converges. Providers are configured with\n"

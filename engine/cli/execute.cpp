@@ -353,8 +353,8 @@ int execute_plan(const Args& args, Io& io, const std::string& command, Planned& 
   if (!report.journal_error.empty() && !report.fallback_journal.empty())
     std::fprintf(io.err,
                  "plinth %s: %s; stopped: started no new operation. The %zu operation(s) that completed after that are "
-                 "kept in the %s (serial %llu). When the state is reachable again, the next plan or apply from this "
-                 "directory writes them into it, or run: plinth state push-journal --state %s\n",
+                 "kept in the %s (serial %llu). When the state is reachable again, the next apply writes them into it, "
+                 "or run: plinth state push-journal --state %s\n",
                  command.c_str(), report.journal_error.c_str(), report.fallback_records,
                  report.fallback_journal.c_str(), static_cast<unsigned long long>(report.final_serial),
                  st.path.c_str());

@@ -12,6 +12,7 @@
 
 #include "engine/cli/command.h"
 #include "engine/cli/plugins.h"
+#include "engine/cli/untrusted.h"
 #include "engine/core/strings.h"
 #include "providers/registry/registry.h"
 
@@ -77,6 +78,10 @@ int main(int argc, char** argv) {
     if (args->flag("help")) {
       std::fputs(command_help(*cmd).c_str(), stdout);
       return kExitSuccess;
+    }
+    if (auto st = setup_untrusted(cmd->name, *args, args->positional); !st) {
+      std::fprintf(stderr, "plinth %s: %s\n", cmd->name.c_str(), plinth::safe_text(st.error().message).c_str());
+      return kExitFailure;
     }
     Io io;
     io.out_tty = isatty(STDOUT_FILENO);

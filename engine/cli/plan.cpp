@@ -26,6 +26,7 @@
 #include "engine/plan/planfile.h"
 #include "engine/policy/waivers.h"
 #include "engine/cli/policy_gate.h"
+#include "engine/cli/untrusted.h"
 #include "engine/plan/format.h"
 
 namespace plinth::cli {
@@ -102,7 +103,9 @@ int write_outputs(const Args& args, Io& io, const Planned& planned, const Policy
     // With no state yet the plan starts a lineage of its own (docs/plan-files.md).
     state::StateDocument bound = planned.state.doc;
     if (bound.lineage.empty()) bound = state::new_document();
-    auto bindings = plan::make_bindings(files, policy_files, bound, prov->commit, prov->files_dirty);
+    auto bindings = plan::make_bindings(
+        files, policy_files, {plan::bound_location(planned.state.location), planned.state.existed, bound},
+        prov->commit, prov->files_dirty);
     if (!bindings) return fail(io, "plan", bindings.error().message);
     std::optional<plan::PlanKey> key;
     if (auto key_path = args.get("sign-key")) {
@@ -192,7 +195,8 @@ int run_plan(const Args& args, Io& io) {
 const Register plan_command({
     "plan",
     "plinth plan PATH... [--state FILE] [--json] [--detailed-exitcode] [--lock-timeout D] [-lock=false] "
-    "[--report FORMAT:FILE]... [-out PLANFILE [--sign-key KEY]] [--against REF] [-target ADDRESS]... [-destroy]",
+    "[--report FORMAT:FILE]... [-out PLANFILE [--sign-key KEY]] [--against REF] [-target ADDRESS]... [-destroy] "
+    "[--untrusted [--trust FILE]]",
     "Show what apply would create, update, replace or destroy.",
     "Loads and validates the blueprint, expands it into resources, reads the prior state\n"
     "(locked while it is read) and prints each resource's action with attribute-level\n"
@@ -203,7 +207,13 @@ const Register plan_command({
     "through its provider and drift (changes made outside Plinth) is printed to stderr;\n"
     "--refresh=false plans against the state as recorded (docs/apply.md). Exit codes: 0 no\n"
     "changes (or changes without --detailed-exitcode), 2 changes with --detailed-exitcode, 1 error. The text and JSON\n"
-    "formats are documented in docs/plan.md.",
+    "formats are documented in docs/plan.md.\n"
+    "For a pull request's blueprint, plan with --untrusted (or PLINTH_UNTRUSTED=1) and the\n"
+    "operator's --trust FILE: no plugin runs, no credential is read or sent and no endpoint\n"
+    "option is taken beyond what the trust file allows, nothing is written to state (not even\n"
+    "the lock), and the state must be named by --state or PLINTH_STATE. What the blueprint asks\n"
+    "beyond the trust file is refused before any request, with its file:line and what the trust\n"
+    "file would need (docs/security.md).",
     {
         {"state", "FILE", "State file to plan against (default: plinth.state.json beside the first blueprint)."},
         {"json", "", "Print the plan as JSON (format in docs/plan.md)."},
@@ -222,6 +232,8 @@ const Register plan_command({
         {"target", "ADDRESS", "Plan only ADDRESS (or every node of TYPE.POOL) and what it depends on; for "
                               "exceptional situations (docs/plan.md).", true},
         {"destroy", "", "Plan to destroy everything in state (save it with -out, apply it like any plan)."},
+        untrusted_flags()[0],
+        untrusted_flags()[1],
     },
     run_plan,
     20,

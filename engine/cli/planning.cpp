@@ -1,5 +1,8 @@
 #include "engine/cli/planning.h"
 
+#include "engine/blueprint/trust.h"
+#include "engine/cli/untrusted.h"
+
 #include "engine/core/strings.h"
 #include "engine/plan/target.h"
 #include "engine/provider/registry.h"
@@ -60,7 +63,9 @@ Result<StateSession> open_state(const Args& args, const std::string& operation) 
   auto backend = open_state_backend(args, location);
   if (!backend) return fail(backend.error().message);
   s.backend = std::move(*backend);
-  if (args.flag("lock", true)) {  // -lock=false: a read-only plan (Terraform's flag)
+  // -lock=false: a read-only plan (Terraform's flag); an untrusted plan
+  // writes nothing, not even the lock file.
+  if (args.flag("lock", true) && !untrusted().on) {
     auto guard = state::LockGuard::acquire(*s.backend, operation, *timeout);
     if (!guard) {
       std::string m = guard.error().message;
@@ -70,15 +75,30 @@ Result<StateSession> open_state(const Args& args, const std::string& operation) 
     }
     s.lock.emplace(std::move(*guard));
     // An apply that lost its state backend left the operations it completed
-    // in a local journal: they go into the state before anything else.
+    // in a local journal (in the user's own directory, never the checkout):
+    // an apply or destroy writes it into the state before anything else; a
+    // plan only says so (a plan never writes state), and refresh and import
+    // stop, since writing first would strand the journal.
     if (const std::string jp = state::journal_path(location); state::journal_exists(jp)) {
-      auto journal = open_state_backend(args, jp);
-      if (!journal) return fail(journal.error().message);
-      auto pushed = state::push_journal(**journal, jp, *s.backend);
-      if (!pushed)
-        return fail(pushed.error().message + " (" + operation + " stopped before changing anything; plinth state "
-                    "push-journal retries)");
-      s.notice = "plinth: " + *pushed;
+      const bool writes = operation == "plinth apply" || operation == "plinth destroy";
+      if (auto st = state::check_journal_owner(jp); !st) return fail(st.error().message);
+      if (operation == "plinth plan") {
+        s.notice = "plinth: the local journal " + jp + " holds operations an earlier apply completed after the state "
+                   "could not be written; this plan is made against the state as stored. plinth apply writes the "
+                   "journal into the state first (or run plinth state push-journal)";
+      } else if (!writes) {
+        return fail("the local journal " + jp + " holds operations an earlier apply completed after the state could "
+                    "not be written; write it into the state first with plinth state push-journal (" + operation +
+                    " stopped before changing anything)");
+      } else {
+        auto journal = open_state_backend(args, jp);
+        if (!journal) return fail(journal.error().message);
+        auto pushed = state::push_journal(**journal, jp, *s.backend);
+        if (!pushed)
+          return fail(pushed.error().message + " (" + operation + " stopped before changing anything; plinth state "
+                      "push-journal retries)");
+        s.notice = "plinth: " + *pushed;
+      }
     }
   }
   auto doc = s.backend->load();
@@ -230,6 +250,19 @@ std::optional<Planned> build_plan(const Args& args, Io& io, const std::string& c
     return std::nullopt;
   }
   auto desired = std::make_shared<const graph::ResourceGraph>(std::move(*expanded));
+
+  // Untrusted: every credential the plan would read and send is one the
+  // operator's trust file allows for that endpoint, before any request.
+  if (untrusted().on) {
+    Diagnostics refused = bp::check_untrusted_credentials(desired->resources, untrusted().trust);
+    if (!refused.empty()) {
+      print_diagnostics(refused, io);
+      fail(io, command,
+           std::to_string(refused.size()) + " credential use(s) the trust file does not allow; nothing was read or "
+           "sent (docs/security.md)");
+      return std::nullopt;
+    }
+  }
 
   std::set<std::string> used;
   for (const auto& r : desired->resources) used.insert(r.provider);

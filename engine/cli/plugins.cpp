@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "engine/cli/untrusted.h"
 #include "engine/provider/registry.h"
 #include "providers/plugin/plugin_provider.h"
 
@@ -23,6 +24,13 @@ bool Plugins::resolve(const std::string& name, const bp::ProviderDecl* declared)
   if (known) return true;  // started already
 
   std::string path;
+  plugin::StartOptions start;
+  // Under --untrusted a plugin runs only as the operator's trust file pins it.
+  const std::string trusted_pin = untrusted().on ? untrusted().trust.plugin_sha256(name) : "";
+  if (untrusted().on && trusted_pin.empty())
+    return fail("provider '" + name + "' is a plugin, and an untrusted plan runs a plugin only when the trust file " +
+                (untrusted().trust.path.empty() ? std::string("(none was given: --trust FILE)") : untrusted().trust.path) +
+                " pins it: add plugins: [{name: " + name + ", sha256: <sha256 of the reviewed plugin>}]");
   if (declared && !declared->exec.empty()) {
     fs::path p(declared->exec);
     if (p.is_relative()) p = fs::path(declared->base_dir) / p;
@@ -30,14 +38,18 @@ bool Plugins::resolve(const std::string& name, const bp::ProviderDecl* declared)
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
       return fail("provider '" + name + "': its exec " + path + " does not exist or is not a file");
-    if (!declared->sha256.empty()) {
+    // A plugin the blueprint names runs only as the file that was reviewed:
+    // the blueprint may come from an untrusted branch (docs/security.md).
+    if (declared->sha256.empty()) {
       auto sum = plugin::file_sha256(path);
-      if (!sum) return fail("provider '" + name + "': cannot read " + path + " to check its sha256: " + sum.error().message);
-      if (*sum != declared->sha256)
-        return fail("provider '" + name + "': " + path + " has sha256 " + *sum + ", but the blueprint pins " +
-                    declared->sha256 +
-                    "; this is not the plugin that was reviewed. Update the pin only after reviewing the new plugin");
+      return fail("provider '" + name + "': its exec " + path + " has no sha256 pin; a plugin declared in the "
+                  "blueprint runs only when pinned. Review it, then add 'sha256: " +
+                  (sum ? *sum : std::string("<sha256sum of the file>")) + "' beside its exec");
     }
+    start.sha256 = declared->sha256;
+  } else if (declared && !declared->sha256.empty()) {
+    return fail("provider '" + name + "' has a sha256 pin but no exec: say which file the pin is for (exec: PATH); "
+                "a pinned plugin is never looked up on PLINTH_PLUGIN_PATH");
   } else {
     auto found = plugin::find_plugin(name);
     if (!found) {
@@ -48,7 +60,11 @@ bool Plugins::resolve(const std::string& name, const bp::ProviderDecl* declared)
     }
     path = *found;
   }
-  auto started = plugin::PluginProvider::start(path, name);
+  if (!trusted_pin.empty()) {
+    start.sha256 = trusted_pin;
+    start.pinned_by = "the trust file " + untrusted().trust.path;
+  }
+  auto started = plugin::PluginProvider::start(path, name, start);
   if (!started) return fail(started.error().message);
   ProviderSchema schema = (*started)->schema();
   if (auto st = schema_registry().add(schema); !st) {

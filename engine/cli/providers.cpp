@@ -1,6 +1,7 @@
 #include "engine/cli/providers.h"
 
 #include "engine/cli/plugins.h"
+#include "engine/cli/untrusted.h"
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
 #include "providers/registry/registry.h"
@@ -19,9 +20,22 @@ Result<ProviderConfig> provider_config(const ProviderSchema& schema, const Args&
   std::vector<OptionInput> from_blueprint;
   for (const auto& d : declarations) {
     if (d.name != schema.name) continue;
-    for (const auto& [key, value] : d.options)
-      from_blueprint.push_back({key, value, "blueprint " + d.origin.at("options." + key).str()});
+    for (const auto& [key, value] : d.options) {
+      const std::string at = d.origin.at("options." + key).str();
+      // Under --untrusted the blueprint is the pull request's: it may not
+      // say where requests and credentials go (docs/security.md).
+      if (auto spec = schema.option(key); spec && spec->operator_only && untrusted().on)
+        return Error::invalid(at + ": untrusted plan: the blueprint sets providers." + schema.name + ".options." +
+                              key + ", which says where requests and credentials go; under --untrusted it comes only "
+                              "from the environment, --provider-option or the trust file (providers: {" +
+                              schema.name + ": {" + key + ": ...}})");
+      from_blueprint.push_back({key, value, "blueprint " + at});
+    }
   }
+  if (untrusted().on)
+    if (auto it = untrusted().trust.options.find(schema.name); it != untrusted().trust.options.end())
+      for (const auto& [key, value] : it->second)
+        from_blueprint.push_back({key, value, "trust file " + untrusted().trust.path});
   std::vector<std::string> flags = args.all("provider-option");
   // apply --force-conflicts: every provider that tracks field ownership
   // (declares the option force_conflicts) takes over fields others own.

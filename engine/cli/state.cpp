@@ -274,6 +274,7 @@ int rekey(const Args& args, Io& io, const std::string& location, const std::stri
   if (s.key) s.old_keys.push_back(*s.key);
   s.key = *new_key;
   s.shown = path;
+  s.allow_cleartext = true;  // rekey is how a state written in clear gets encrypted
   const state::EncryptionSettings rekeyed = s;
   auto backend = state::with_encryption(state::open_backend(location), std::move(s));
   auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
@@ -337,6 +338,7 @@ int push_journal(const Args& args, Io& io, state::Backend& backend, const std::s
   if (!timeout) return fail(io, "state", timeout.error().message);
   auto guard = state::LockGuard::acquire(backend, "plinth state push-journal", *timeout);
   if (!guard) return fail(io, "state", guard.error().message);
+  if (auto st = state::check_journal_owner(jp); !st) return fail(io, "state", st.error().message);
   auto journal = open_state_backend(args, jp);  // encrypted as the state is
   if (!journal) return fail(io, "state", journal.error().message);
   auto r = state::push_journal(**journal, jp, backend);
@@ -439,8 +441,7 @@ const Register state_command({
     "                   a PostgreSQL URL or a file; refuses a target holding another lineage\n"
     "  push-journal [JOURNAL]  write the local journal an apply kept when the state (a\n"
     "                   PostgreSQL server) went away mid-apply into the state, then remove it;\n"
-    "                   refuses when the state changed since (the next plan or apply from the\n"
-    "                   same directory does this too)\n"
+    "                   refuses when the state changed since (the next apply does this too)\n"
     "rm and mv take the lock, save a new serial (the old one stays restorable) and accept\n"
     "--dry-run.\n\n"
     "The state file is --state, else $PLINTH_STATE, else plinth.state.json in the current\n"

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/cli/common.h"
+#include "engine/cli/untrusted.h"
 
 namespace plinth::cli {
 namespace {
@@ -66,6 +67,8 @@ const Register validate_command({
     "Exit codes: 0 valid (warnings allowed), 1 invalid.",
     {
         {"json", "", "Print the result as JSON (docs/rules.md, \"validate --json\")."},
+        untrusted_flags()[0],
+        untrusted_flags()[1],
     },
     run_validate,
     10,

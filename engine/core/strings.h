@@ -58,4 +58,9 @@ std::string to_valid_utf8(std::string_view s);
 /// safe_text(safe_text(s, k), k) == safe_text(s, k).
 std::string safe_text(std::string_view s, bool keep_tab_newline = true);
 
+/// True when `text` matches `pattern`: '*' matches any run of characters
+/// (none included), '?' any one character, everything else only itself.
+/// Iterative ('*' backtracking, O(n*m) at worst, no recursion).
+bool glob_match(std::string_view pattern, std::string_view text);
+
 }  // namespace plinth

@@ -182,4 +182,30 @@ void from_json(const Json& j, Error& e) {
   e.retry_after_ms = after < 0 ? 0 : static_cast<int>(std::min<int64_t>(after, 24LL * 3600 * 1000));
 }
 
+std::optional<size_t> json_too_deep(std::string_view text, size_t limit) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+Json parse_json_or_discard(std::string_view text) {
+  if (json_too_deep(text)) return Json(Json::value_t::discarded);
+  return Json::parse(text, nullptr, false);
+}
+
 }  // namespace plinth

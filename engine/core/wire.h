@@ -5,8 +5,10 @@
 // the field; callers at a boundary (state, plan files, plugins) catch it and
 // add where the document came from.
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,24 @@
 namespace plinth {
 
 using Json = nlohmann::json;
+
+/// How deeply arrays and objects may nest in JSON that plinth reads from
+/// outside (state and plan files, BMC, cloud and plugin answers). Real
+/// documents nest a few dozen levels at most; deeper input is refused before
+/// it is parsed, so it can neither overflow the stack of the recursive code
+/// that walks, copies and prints values nor cost memory out of proportion to
+/// its size (docs/security.md).
+inline constexpr size_t kMaxJsonDepth = 256;
+
+/// The byte offset at which `text` opens its (limit + 1)-th nested array or
+/// object, counting only brackets outside strings; nullopt when it never
+/// nests that deep. One pass, no allocation.
+std::optional<size_t> json_too_deep(std::string_view text, size_t limit = kMaxJsonDepth);
+
+/// Json::parse(text, nullptr, false) for input from outside: a discarded
+/// value (is_discarded()) for text that is not JSON or nests deeper than
+/// kMaxJsonDepth.
+Json parse_json_or_discard(std::string_view text);
 
 /// A JSON document that does not have the expected shape; what() names the
 /// field ("'index' is not an integer").

@@ -3,6 +3,7 @@
 // deliberately not shared through CURLSH: libcurl documents that as unsafe
 // across concurrent threads.
 #include "engine/net/http.h"
+#include "engine/core/wire.h"
 
 #include <curl/curl.h>
 
@@ -115,7 +116,7 @@ std::string reason_phrase(long status) {
 /// first extended message), else the start of the body on one line.
 std::string server_message(const std::string& body) {
   if (body.empty()) return "";
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = parse_json_or_discard(body);
   if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
     const auto& e = j["error"];
     auto text = [](const nlohmann::json& o, const char* key) {
@@ -360,6 +361,17 @@ Result<Response> Client::send(const Request& req) {
                  0};
   auto host = url_host(req.url);
   if (!host) return Error::invalid(req.method + " " + req.url + ": not a valid URL");
+  // https is enforced here, where every request is made, not only where a
+  // blueprint is validated: an endpoint read back from state, a plan file or
+  // a server's answer (a next link, an operation URL) is held to it too.
+  std::string scheme = req.url.substr(0, req.url.find("://"));
+  for (char& ch : scheme) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (scheme != "https" && !(scheme == "http" && is_loopback_host(*host)))
+    return Error::invalid(req.method + " " + req.url + ": refusing " +
+                          (scheme == "http" ? "plain http to host '" + *host +
+                                                  "': credentials and data would travel in clear; use https"
+                                            : "the URL scheme '" + scheme + "': only https is used") +
+                          " (plain http is allowed only to loopback hosts: 127.0.0.0/8, ::1, localhost)");
   if (options_.insecure && !is_loopback_host(*host))
     return Error::invalid(req.method + " " + req.url + ": refusing to turn TLS verification off for host '" + *host +
                           "': insecure is allowed only for loopback hosts (127.0.0.0/8, ::1, localhost); "

@@ -6,10 +6,12 @@
 #include <array>
 #include <cctype>
 #include <ctime>
+#include <filesystem>
 
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
+#include "engine/core/wire.h"
 
 namespace plinth::plan {
 namespace {
@@ -63,7 +65,11 @@ Json document_json(const PlanFile& pf) {
            {{"plinth_version", b.plinth_version},
             {"blueprints", b.blueprints},
             {"policies", b.policies},
-            {"state", {{"lineage", b.state_lineage}, {"serial", b.state_serial}}},
+            {"state",
+             {{"location", b.state_location},
+              {"existed", b.state_existed},
+              {"lineage", b.state_lineage},
+              {"serial", b.state_serial}}},
             {"git", {{"commit", b.git_commit}, {"dirty", b.git_dirty}}}}},
           {"plan", pf.plan}};
 }
@@ -135,6 +141,8 @@ PlanFile parse_document(const Field& doc) {
   pf.bindings.plinth_version = b["plinth_version"].str();
   pf.bindings.blueprints = b["blueprints"].string_map();
   pf.bindings.policies = b["policies"].string_map();
+  pf.bindings.state_location = b["state"]["location"].str();
+  pf.bindings.state_existed = b["state"]["existed"].boolean();
   pf.bindings.state_lineage = b["state"]["lineage"].str();
   pf.bindings.state_serial = b["state"]["serial"].unsigned_integer();
   pf.bindings.git_commit = b["git"]["commit"].str();
@@ -149,8 +157,8 @@ PlanFile parse_document(const Field& doc) {
 
 /// The bytes a signature covers: the document without "signature", compact,
 /// keys sorted (nlohmann::json keeps object keys sorted).
-std::string signed_bytes(Json doc) {
-  doc.erase("signature");
+std::string signed_bytes(Json doc, const std::string& algorithm, const std::string& key_id) {
+  doc["signature"] = {{"algorithm", algorithm}, {"key_id", key_id}};
   return doc.dump();
 }
 
@@ -177,7 +185,7 @@ void compare_files(const char* kind, const std::map<std::string, std::string>& p
 // ---- Bindings ----
 
 Result<Bindings> make_bindings(const std::vector<std::string>& blueprint_files,
-                               const std::vector<std::string>& policy_files, const state::StateDocument& state,
+                               const std::vector<std::string>& policy_files, const StateBinding& state,
                                const std::string& git_commit, bool git_dirty) {
   Bindings b;
   for (const auto& [files, out] : {std::pair{&blueprint_files, &b.blueprints}, std::pair{&policy_files, &b.policies}}) {
@@ -187,11 +195,38 @@ Result<Bindings> make_bindings(const std::vector<std::string>& blueprint_files,
       (*out)[f] = sha256_hex(*text);
     }
   }
-  b.state_lineage = state.lineage;
-  b.state_serial = state.serial;
+  b.state_location = state.location;
+  b.state_existed = state.existed;
+  b.state_lineage = state.doc.lineage;
+  b.state_serial = state.doc.serial;
   b.git_commit = git_commit;
   b.git_dirty = git_dirty;
   return b;
+}
+
+std::string bound_location(const std::string& location) {
+  const size_t scheme = location.find("://");
+  if (scheme == std::string::npos) {
+    std::string normal = std::filesystem::path(location).lexically_normal().generic_string();
+    return normal.empty() ? location : normal;
+  }
+  // A database URL: which server, database and workspace, not which role
+  // connects (a pull request's plan may read with a read-only role).
+  const size_t auth = scheme + 3;
+  size_t auth_end = location.find_first_of("/?", auth);
+  if (auth_end == std::string::npos) auth_end = location.size();
+  const size_t at = location.rfind('@', auth_end);
+  const size_t host = at != std::string::npos && at >= auth ? at + 1 : auth;
+  const size_t query = location.find('?', auth_end);
+  std::string out = location.substr(0, auth) + location.substr(host, (query == std::string::npos ? location.size() : query) - host);
+  if (query != std::string::npos)
+    for (size_t p = query + 1; p < location.size();) {
+      size_t amp = location.find('&', p);
+      if (amp == std::string::npos) amp = location.size();
+      if (location.compare(p, 10, "workspace=") == 0) out += "?" + location.substr(p, amp - p);
+      p = amp + 1;
+    }
+  return out;
 }
 
 PlanFile make_planfile(Plan plan, Bindings bindings) {
@@ -204,7 +239,16 @@ Status verify(const PlanFile& pf, const Bindings& current) {
   if (p.plinth_version != current.plinth_version)
     changed.push_back("the plan was made by plinth " + p.plinth_version + " but this is plinth " +
                       current.plinth_version);
-  if (p.state_lineage != current.state_lineage)
+  if (p.state_location != current.state_location)
+    changed.push_back("the plan was made against the state " + p.state_location + ", not " +
+                      current.state_location + " (pass --state " + p.state_location + ")");
+  else if (!p.state_existed && current.state_existed)
+    changed.push_back("the plan was made when there was no state at " + p.state_location +
+                      ", and there is one now (this plan was already applied, or another run created it)");
+  else if (p.state_existed && !current.state_existed)
+    changed.push_back("the plan was made against the state at " + p.state_location +
+                      " (serial " + std::to_string(p.state_serial) + "), and there is no state there now");
+  else if (p.state_lineage != current.state_lineage)
     changed.push_back("the state has lineage " + current.state_lineage + " but the plan was made against lineage " +
                       p.state_lineage + " (a different state)");
   else if (p.state_serial != current.state_serial)
@@ -332,7 +376,7 @@ bool PlanKey::verify(const std::string& data, const std::string& signature_hex) 
 Result<std::string> to_text(const PlanFile& pf, const PlanKey* sign_key) try {
   Json doc = document_json(pf);
   if (sign_key) {
-    auto sig = sign_key->sign(signed_bytes(doc));
+    auto sig = sign_key->sign(signed_bytes(doc, sign_key->algorithm(), sign_key->id()));
     if (!sig) return sig.error();
     doc["signature"] = {{"algorithm", sign_key->algorithm()}, {"key_id", sign_key->id()}, {"value", *sig}};
   } else if (pf.signature) {
@@ -348,6 +392,10 @@ Result<std::string> to_text(const PlanFile& pf, const PlanKey* sign_key) try {
 Result<PlanFile> parse_planfile(const std::string& text, const std::string& source, const PlanKey* verify_key) {
   const std::string again = "; make a new one with plinth plan -out";
   if (text.empty()) return Error::invalid("plan file " + source + " is empty" + again);
+  if (auto at = json_too_deep(text))
+    return Error::invalid("plan file " + source + " nests arrays or objects deeper than " +
+                          std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(*at + 1) +
+                          "); plinth never writes such a plan" + again);
   Json doc;
   try {
     doc = Json::parse(text);
@@ -378,7 +426,7 @@ Result<PlanFile> parse_planfile(const std::string& text, const std::string& sour
   if (pf.signature->algorithm != verify_key->algorithm())
     return Error::invalid("plan file " + source + " is signed with " + pf.signature->algorithm +
                           " but the verification key is " + verify_key->algorithm() + "; use the matching key");
-  if (!verify_key->verify(signed_bytes(doc), pf.signature->value)) {
+  if (!verify_key->verify(signed_bytes(doc, pf.signature->algorithm, pf.signature->key_id), pf.signature->value)) {
     if (pf.signature->key_id != verify_key->id())
       return Error::invalid("plan file " + source + " was signed with key " + pf.signature->key_id +
                             " but the verification key is " + verify_key->id() + "; the signature does not verify");

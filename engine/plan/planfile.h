@@ -19,15 +19,23 @@
 namespace plinth::plan {
 
 /// The "format_version" this build writes and the only one it reads.
-inline constexpr int kPlanFileFormatVersion = 1;
+/// 2: the state binding names the state's location and whether it existed,
+/// and the signature covers its own algorithm and key id.
+inline constexpr int kPlanFileFormatVersion = 2;
 
 /// What a plan was made from. Apply computes the same values again and
 /// `verify` compares the two.
 struct Bindings {
   std::map<std::string, std::string> blueprints;  ///< blueprint file path (as given) -> sha256 hex
   std::map<std::string, std::string> policies;    ///< policy file path (as given) -> sha256 hex
-  /// The state the plan was made against. With no state yet: the lineage of
-  /// the empty document the plan starts (state::new_document()), serial 0.
+  /// The state the plan was made against: where it is (as resolved from
+  /// --state or the default, lexically normalised, password left out), whether
+  /// a state was there, and its lineage and serial. With no state yet: the
+  /// lineage of the empty document the plan starts (state::new_document()),
+  /// serial 0, and such a plan applies only where no state and no kept
+  /// version exist yet (not to another location, not again after a move).
+  std::string state_location;
+  bool state_existed = false;
   std::string state_lineage;
   uint64_t state_serial = 0;
   std::string git_commit;  ///< HEAD commit of the blueprint's repository; "" outside one or before the first commit
@@ -36,14 +44,27 @@ struct Bindings {
   bool operator==(const Bindings&) const = default;
 };
 
+/// Where a state is, as a plan binds it: `location` with its password left
+/// out and, for a file, lexically normalised ("./a/../s.json" is "s.json").
+std::string bound_location(const std::string& location);
+
+/// The state a plan is made against, or an apply finds.
+struct StateBinding {
+  std::string location;  ///< bound_location() of --state or the default
+  bool existed = false;  ///< a state document was there
+  const state::StateDocument& doc;
+};
+
 /// Bindings for the given inputs: hashes every blueprint and policy file
-/// (the error names a file that cannot be read), takes lineage and serial
-/// from `state`, and this build's version.
+/// (the error names a file that cannot be read), takes location, existence,
+/// lineage and serial from `state`, and this build's version.
 Result<Bindings> make_bindings(const std::vector<std::string>& blueprint_files,
-                               const std::vector<std::string>& policy_files, const state::StateDocument& state,
+                               const std::vector<std::string>& policy_files, const StateBinding& state,
                                const std::string& git_commit, bool git_dirty);
 
-/// A signature over the canonical JSON of the document without "signature".
+/// A signature over the canonical JSON of the document with the signature's
+/// own "algorithm" and "key_id" and without its "value" (so every field
+/// `plinth show` prints is covered).
 struct PlanSignature {
   std::string algorithm;  ///< "ed25519" | "hmac-sha256"
   std::string key_id;     ///< 16 hex digits identifying the key (not secret), for messages

@@ -13,6 +13,7 @@
 
 #include "engine/core/strings.h"
 #include "engine/policy/runtime.h"
+#include "engine/core/wire.h"
 
 namespace plinth::policy {
 namespace {
@@ -67,7 +68,7 @@ bool read_line(int fd, std::string& buffer, std::string& line) {
   if (getppid() != parent) _exit(0);
   std::string buffer, line;
   while (read_line(fd, buffer, line)) {
-    Json request = Json::parse(line, nullptr, false);
+    Json request = parse_json_or_discard(line);
     Json reply;
     try {
       reply = handler(request, progress);
@@ -164,7 +165,7 @@ Isolated::Reply Isolated::call(const Json& request) {
   for (;;) {
     // Handle every complete line already read.
     for (size_t nl; (nl = buffer_.find('\n')) != std::string::npos;) {
-      Json msg = Json::parse(buffer_.begin(), buffer_.begin() + static_cast<long>(nl), nullptr, false);
+      Json msg = parse_json_or_discard(std::string_view(buffer_).substr(0, nl));
       buffer_.erase(0, nl + 1);
       const std::string t = msg.is_object() ? msg.value("t", "") : "";
       if (t == "begin") {

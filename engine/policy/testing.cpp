@@ -1,6 +1,7 @@
 #include "engine/policy/testing.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <lua.hpp>
 #include <set>
@@ -42,7 +43,16 @@ struct Collector {
   std::vector<SourceLoc> locs;
   std::string test_file;  ///< as shown in positions
   fs::path test_dir;      ///< absolute
+  fs::path root;          ///< the directory `plinth policy test` was given: fixtures are looked for up to it
 };
+
+/// The directory `dir` as Collector::root and test_dir hold it.
+fs::path anchored(const std::string& dir) {
+  if (is_embedded_path(dir)) return fs::path(dir).lexically_normal();
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec).lexically_normal();
+  return fs::is_regular_file(p, ec) ? p.parent_path() : p;
+}
 
 Collector* collector(lua_State* L) { return static_cast<Collector*>(lua_touserdata(L, lua_upvalueindex(1))); }
 
@@ -57,18 +67,31 @@ int lua_test(lua_State* L) {
   return 0;
 }
 
-/// fixtures/NAME.yaml in the test file's folder or the nearest parent that has one; "" when none.
+/// A fixture name is a plain file name: letters, digits, '_', '-' and '.'
+/// (not first), so fixture() cannot leave its pack ("../../etc/x").
+bool plain_fixture_name(std::string_view name) {
+  if (name.empty() || name.front() == '.' || name.size() > 128) return false;
+  return std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+  });
+}
+
+/// fixtures/NAME.yaml in the test file's folder or the nearest parent that
+/// has one, up to the tested directory (the pack) and no further; "" when none.
 std::string find_fixture(const Collector& c, const std::string& name) {
   for (fs::path d = c.test_dir; !d.empty(); d = d.parent_path()) {
     fs::path f = d / "fixtures" / (name + ".yaml");
     if (is_file_path(f.string())) return f.string();
-    if (d == d.parent_path()) break;
+    if (d == c.root || d == d.parent_path()) break;
   }
   return "";
 }
 
 int lua_fixture(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
+  if (!plain_fixture_name(name))
+    return luaL_error(L, "fixture name '%s' is not a plain name (letters, digits, '_', '-', '.'): fixtures are "
+                         "read from fixtures/NAME.yaml inside the pack only", safe_text(name, false).c_str());
   bool found = false;
   {
     std::string path = find_fixture(*collector(L), name);
@@ -198,7 +221,7 @@ struct TestServer {
 
   Json operator()(const Json& req, Progress& progress) {
     const std::string op = req.value("op", "");
-    if (op == "file") return load(req.value("file", ""), progress);
+    if (op == "file") return load(req.value("file", ""), req.value("root", ""), progress);
     if (op == "test") {
       size_t k = req.value("k", size_t{0});
       if (!rt || !c || k >= c->refs.size()) return {{"exception", "no such test"}};
@@ -211,7 +234,7 @@ struct TestServer {
     return {{"exception", "unknown request '" + op + "'"}};
   }
 
-  Json load(const std::string& test_file, Progress& progress) {
+  Json load(const std::string& test_file, const std::string& root, Progress& progress) {
     std::string shown = display_path(test_file);
     std::string policy_file = test_file.substr(0, test_file.size() - 9) + ".lua";
     rt = std::make_shared<Runtime>(limits);
@@ -230,7 +253,8 @@ struct TestServer {
     std::error_code ec;
     // The compiled-in packs (engine/core/embedded.h) have no absolute path.
     fs::path where = is_embedded_path(test_file) ? fs::path(test_file) : fs::absolute(test_file, ec);
-    c = std::make_shared<Collector>(Collector{{}, {}, shown, where.lexically_normal().parent_path()});
+    c = std::make_shared<Collector>(
+        Collector{{}, {}, shown, where.lexically_normal().parent_path(), anchored(root.empty() ? test_file : root)});
     sb.push_env();
     lua_pushlightuserdata(L, c.get());
     lua_pushcclosure(L, lua_test, 1);
@@ -253,7 +277,7 @@ struct TestServer {
   }
 };
 
-void run_file(const std::string& test_file, const Limits& limits, TestRun& run) {
+void run_file(const std::string& test_file, const std::string& root, const Limits& limits, TestRun& run) {
   std::string shown = display_path(test_file);
   std::string policy_file = test_file.substr(0, test_file.size() - 9) + ".lua";
   auto fail_file = [&](const std::string& why) {
@@ -264,7 +288,7 @@ void run_file(const std::string& test_file, const Limits& limits, TestRun& run) 
   const auto idle = std::max<std::chrono::milliseconds>(std::chrono::minutes(1), limits.deadline * 6);
   Isolated child(TestServer{limits, nullptr, nullptr}, idle,
                  limits.run_memory_bytes * 2 + (size_t{16} << 20));
-  const Json load = {{"op", "file"}, {"file", test_file}};
+  const Json load = {{"op", "file"}, {"file", test_file}, {"root", root}};
   auto file = child.call(load);
   if (!file.value) return fail_file((file.failure.step.empty() ? "" : file.failure.step + ": ") + "it " + file.failure.why);
   if (file.value->contains("error")) return fail_file(file.value->value("error", ""));
@@ -299,7 +323,7 @@ void run_file(const std::string& test_file, const Limits& limits, TestRun& run) 
 
 TestRun run_policy_tests(const std::string& dir, const Limits& limits) {
   TestRun run;
-  for (const auto& f : lua_files(dir, true)) run_file(f, limits, run);
+  for (const auto& f : lua_files(dir, true)) run_file(f, dir, limits, run);
   for (const auto& r : run.results) (r.passed ? run.passed : run.failed)++;
   return run;
 }

@@ -34,26 +34,7 @@ bool valid_date(const std::string& s) {
 
 }  // namespace
 
-bool address_glob(const std::string& pattern, const std::string& address) {
-  // Iterative '*' backtracking: O(n*m) worst case, no recursion.
-  size_t p = 0, a = 0, star = std::string::npos, mark = 0;
-  while (a < address.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == address[a])) {
-      ++p;
-      ++a;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = a;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      a = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
+bool address_glob(const std::string& pattern, const std::string& address) { return glob_match(pattern, address); }
 
 std::string today_utc() {
   std::time_t t = std::time(nullptr);

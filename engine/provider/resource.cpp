@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "engine/core/strings.h"
+
 namespace plinth {
 
 std::string make_address(const std::string& type, const std::string& name, int index) {
@@ -57,16 +59,30 @@ void to_json(Json& j, const Resource& r) {
   j["computed"] = r.computed;
 }
 
+namespace {
+
+/// Names read back from a state, a plan file or a plugin are printed as they
+/// are: one holding a control character, an escape sequence or a line break
+/// (a forged "Apply complete" line) is refused as damage.
+std::string printable(const char* field, std::string s) {
+  if (safe_text(s, false) != s)
+    throw WireError("'" + std::string(field) + "' \"" + safe_text(s, false) +
+                    "\" holds control characters or invalid UTF-8, which plinth never writes");
+  return s;
+}
+
+}  // namespace
+
 void from_json(const Json& j, Resource& r) {
   r = Resource{};
-  r.address = wire::str(j, "address");
+  r.address = printable("address", wire::str(j, "address"));
   if (r.address.empty()) throw WireError("'address' is empty");
-  r.type = wire::str(j, "type");
-  r.name = wire::str(j, "name");
+  r.type = printable("type", wire::str(j, "type"));
+  r.name = printable("name", wire::str(j, "name"));
   int64_t index = wire::integer(j, "index");
   if (index < -1 || index > 100000000) throw WireError("'index' " + std::to_string(index) + " is out of range");
   r.index = static_cast<int>(index);
-  r.provider = wire::str(j, "provider");
+  r.provider = printable("provider", wire::str(j, "provider"));
   if (j.contains("source") && !j.at("source").is_null()) r.source = j.at("source").get<SourceLoc>();
   r.depends_on = wire::strings(j, "depends_on");
   r.attributes = wire::object(j, "attributes");

@@ -38,6 +38,11 @@ std::optional<ValueType> parse_value_type(std::string_view text) {
 AttributeSpec attr(std::string name, std::string description, ValueType type) {
   return {std::move(name), false, false, std::move(description), type};
 }
+void operator_only(std::vector<OptionSpec>& options, std::initializer_list<std::string_view> names) {
+  for (OptionSpec& o : options)
+    if (std::find(names.begin(), names.end(), o.name) != names.end()) o.operator_only = true;
+}
+
 AttributeSpec force_new(std::string name, std::string description, ValueType type) {
   return {std::move(name), true, false, std::move(description), type};
 }
@@ -168,6 +173,7 @@ void to_json(Json& j, const AttributeSpec& a) {
        {"force_new", a.force_new},
        {"sensitive", a.sensitive},
        {"description", a.description}};
+  if (!a.sends_to.empty()) j["sends_to"] = a.sends_to;
 }
 
 namespace {
@@ -189,6 +195,7 @@ void from_json(const Json& j, AttributeSpec& a) {
   a.force_new = j.value("force_new", false);
   a.sensitive = j.value("sensitive", false);
   a.description = j.value("description", "");
+  a.sends_to = j.value("sends_to", "");
 }
 
 void to_json(Json& j, const ResourceType& t) {
@@ -214,6 +221,7 @@ void from_json(const Json& j, ResourceType& t) {
 void to_json(Json& j, const OptionSpec& o) {
   j = {{"name", o.name},       {"type", to_string(o.type)}, {"default", o.default_value}, {"env", o.env},
        {"description", o.description}, {"secret", o.secret}, {"allowed", o.allowed}};
+  if (o.operator_only) j["operator_only"] = true;
 }
 
 void from_json(const Json& j, OptionSpec& o) {
@@ -224,6 +232,7 @@ void from_json(const Json& j, OptionSpec& o) {
   o.description = j.value("description", "");
   o.secret = j.value("secret", false);
   o.allowed = j.value("allowed", std::vector<std::string>{});
+  o.operator_only = j.value("operator_only", false);
 }
 
 void to_json(Json& j, const SettingSpec& s) {

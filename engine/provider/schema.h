@@ -4,6 +4,7 @@
 // engine learns everything about providers from these descriptions and names
 // none of them (docs/architecture.md, "Providers describe themselves").
 #include <chrono>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,11 @@ struct AttributeSpec {
   bool sensitive = false;  ///< shown as (sensitive) in plans, never printed
   std::string description;
   ValueType type = ValueType::Any;
+  /// Non-empty: the attribute holds a credential reference (env:NAME or
+  /// file:PATH) whose secret the provider sends to the URL in this other
+  /// attribute ("bmc_endpoint"). Under --untrusted a plan may use the pair
+  /// only as the trust file allows (docs/security.md).
+  std::string sends_to;
   bool operator==(const AttributeSpec&) const = default;
 };
 
@@ -83,8 +89,16 @@ struct OptionSpec {
   std::string description;
   bool secret = false;               ///< never printed, written to state, plan files or reports
   std::vector<std::string> allowed;  ///< allowed values; empty = any of the type
+  /// Says where requests (and the credentials they carry) go, or which
+  /// secret is read: an endpoint, an authority, a CA bundle, a credentials
+  /// file. Under --untrusted it is taken from the environment, flags and the
+  /// trust file only, never from the blueprint (docs/security.md).
+  bool operator_only = false;
   bool operator==(const OptionSpec&) const = default;
 };
+
+/// Marks the options `names` of `options` operator_only.
+void operator_only(std::vector<OptionSpec>& options, std::initializer_list<std::string_view> names);
 
 /// A key a provider accepts on the blueprint entities it serves, beyond the
 /// section's own keys (e.g. `image` and `subnets` on an AWS burst pool). The

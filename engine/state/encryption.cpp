@@ -360,8 +360,49 @@ Result<StateDocument> encrypt_document(const StateDocument& doc, const Encryptio
   return out;
 }
 
+/// The value at a dotted path ("bmc.credentials") of `obj`, or nullptr.
+const Json* at_path(const Json& obj, const std::string& dotted) {
+  const Json* v = &obj;
+  size_t start = 0;
+  while (v) {
+    size_t dot = dotted.find('.', start);
+    const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!v->is_object()) return nullptr;
+    auto it = v->find(key);
+    v = it == v->end() ? nullptr : &*it;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return v;
+}
+
+/// With a key: every sensitive value must be sealed, and with whole_document
+/// the resources too. A value in clear was not written by plinth under a key.
+Status refuse_cleartext(const StateDocument& doc, const EncryptionSettings& s, const std::string& source) {
+  if (!s.key || s.allow_cleartext) return {};
+  const std::string how = "; with a state key set, plinth reads only values it encrypted itself, so a value in "
+                          "clear may have been planted in the state (docs/security.md). Restore a good version "
+                          "('plinth state history', 'plinth state restore SERIAL'), or, to encrypt a state that was "
+                          "written without a key, run 'plinth state rekey' once";
+  if (s.whole_document && doc.sealed.empty() && !(doc.resources.empty() && doc.deposed.empty()))
+    return Error::invalid("state " + source + " is not sealed, but PLINTH_STATE_ENCRYPTION=document is set" + how);
+  if (!s.sensitive_paths) return {};
+  for (const auto* list : {&doc.resources, &doc.deposed})
+    for (const Resource& r : *list)
+      for (const std::string& path : s.sensitive_paths(r))
+        for (const auto& [where, values] : {std::pair{"attributes", &r.attributes}, std::pair{"computed", &r.computed}}) {
+          const Json* v = at_path(*values, path);
+          if (!v || v->is_null() || (v->is_string() && v->get_ref<const std::string&>().empty()) || is_marker(*v))
+            continue;
+          return Error::invalid("state " + source + ": " + r.address + " " + where + "." + path +
+                                " is stored in clear, not encrypted with key " + s.key->id + how);
+        }
+  return {};
+}
+
 Result<StateDocument> decrypt_document(const StateDocument& doc, const EncryptionSettings& s,
                                        const std::string& source) {
+  if (auto st = refuse_cleartext(doc, s, source); !st) return st.error();
   StateDocument out = doc;
   if (!out.sealed.empty()) {
     auto o = open_sealed(out.sealed, s.key, s.old_keys, sealed_aad(out.lineage));

@@ -56,13 +56,19 @@ struct EncryptionSettings {
   std::function<std::vector<std::string>(const Resource& r)> sensitive_paths;
   /// The state as errors name it (redact_location of --state); "" = the backend's describe().
   std::string shown;
+  /// With a key, a sensitive value stored in clear (or, with whole_document,
+  /// resources not sealed) is refused on load: it was not written by plinth
+  /// with this key, so it may have been planted to downgrade the state. Only
+  /// `plinth state rekey`, which encrypts a state that was in clear, sets this.
+  bool allow_cleartext = false;
 };
 
 /// `inner` with encryption: save() encrypts the sensitive values (or seals
 /// the resources) of a copy and writes format_version 2 when anything is
 /// encrypted; load() decrypts. A state holding encrypted values and no key
 /// given, or a wrong key, is an error naming the state and the key id; it
-/// never loads as empty.
+/// never loads as empty. With a key, a state whose sensitive values are in
+/// clear is refused (no downgrade; see allow_cleartext).
 std::unique_ptr<Backend> with_encryption(std::unique_ptr<Backend> inner, EncryptionSettings settings);
 
 /// Encrypts `doc` as save() would (exposed for tests and `state rekey`).

@@ -1,6 +1,11 @@
 #include "engine/state/journal.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -10,10 +15,46 @@ namespace plinth::state {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+std::string journal_dir() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v && *v ? v : "";
+  };
+  if (std::string d = env("PLINTH_JOURNAL_DIR"); !d.empty()) return d;
+  if (std::string d = env("XDG_STATE_HOME"); !d.empty()) return d + "/plinth/journal";
+  if (std::string d = env("HOME"); !d.empty()) return d + "/.local/state/plinth/journal";
+  return "/nonexistent/plinth-journal (set HOME or PLINTH_JOURNAL_DIR)";
+}
+
+}  // namespace
+
 std::string journal_path(const std::string& location) {
-  const char* dir = std::getenv("PLINTH_JOURNAL_DIR");
-  const std::string base = dir && *dir ? dir : ".plinth-journal";
-  return base + "/" + sha256_hex(redact_location(location)).substr(0, 16) + ".state.json";
+  return journal_dir() + "/" + sha256_hex(redact_location(location)).substr(0, 16) + ".state.json";
+}
+
+Status check_journal_owner(const std::string& path) {
+  const std::string dir = fs::path(path).parent_path().string();
+  const uid_t me = ::geteuid();
+  struct stat st {};
+  const std::string fix = "; a journal is read only from a directory of your own (PLINTH_JOURNAL_DIR, docs/state.md)";
+  if (::lstat(path.c_str(), &st) != 0)
+    return Error::invalid("cannot read the local journal " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return Error::invalid("refusing the local journal " + path + ": it is not a regular file (a symbolic link?)" + fix);
+  if (st.st_uid != me)
+    return Error::invalid("refusing the local journal " + path + ": it belongs to user id " +
+                          std::to_string(st.st_uid) + ", not to you (" + std::to_string(me) + ")" + fix);
+  if (::lstat(dir.empty() ? "." : dir.c_str(), &st) != 0)
+    return Error::invalid("cannot read the journal directory " + dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return Error::invalid("refusing the local journal " + path + ": " + dir + " is not a directory" + fix);
+  if (st.st_uid != me || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return Error::invalid("refusing the local journal " + path + ": its directory " + dir +
+                          (st.st_uid != me ? " belongs to another user" : " can be written by other users") +
+                          " (run 'chmod go-w " + dir + "')" + fix);
+  return {};
 }
 
 bool journal_exists(const std::string& path) {

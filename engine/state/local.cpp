@@ -27,6 +27,7 @@
 #include "engine/state/checks.h"
 #include "engine/state/lock_error.h"
 #include "engine/state/state.h"
+#include "engine/core/wire.h"
 
 namespace plinth::state {
 
@@ -68,7 +69,7 @@ std::optional<LockHolder> read_lock_info(const std::string& lock_path) {
   char buf[4096];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 && text.size() < 65536;) text.append(buf, static_cast<size_t>(n));
   ::close(fd);
-  Json j = Json::parse(text, nullptr, false);
+  Json j = parse_json_or_discard(text);
   if (!j.is_object() || !j.contains("pid") || !j["pid"].is_number_integer()) return std::nullopt;
   LockHolder info;
   info.pid = j["pid"].get<long>();

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "providers/aws/sigv4.h"
+#include "engine/core/wire.h"
 
 namespace plinth::aws::ec2 {
 namespace {
@@ -542,7 +543,7 @@ Result<pugi::xml_document*> parse_xml(pugi::xml_document& doc, std::string_view 
 Result<Model> Model::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error::fatal("cannot read the service model " + path + " (is tests/data/third_party present?)");
-  Json j = Json::parse(in, nullptr, false);
+  Json j = Json::parse(in, nullptr, false);  // the operator's own model file
   if (j.is_discarded()) return Error::invalid(path + ": not valid JSON");
   auto m = from_json(std::move(j));
   if (!m.ok()) return Error::invalid(path + ": " + m.error().message);

@@ -102,6 +102,8 @@ ProviderSchema build_schema() {
        "Client-side token buckets per action, BUCKET=SIZE:REFILL_PER_SECOND; BUCKET is mutating, non-mutating or an "
        "action name (RunInstances=...). Defaults: AWS's documented EC2 request-rate buckets."},
   };
+  // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
+  operator_only(p.options, {"profile", "shared_credentials_file", "config_file", "endpoint", "ca_bundle"});
   p.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(20), std::chrono::minutes(10),
                           std::chrono::minutes(15)};
   return p;

@@ -2,6 +2,7 @@
 
 #include "engine/core/strings.h"
 #include "providers/common/json_fields.h"
+#include "engine/core/wire.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -256,7 +257,7 @@ std::variant<std::string, ArmFailure> ArmClient::token(Call& call) {
       e.message += where;
     } else {
       status = resp->status;
-      Json j = Json::parse(resp->body, nullptr, false);
+      Json j = parse_json_or_discard(resp->body);
       if (status == 200 && j.is_object() && !str(j, "access_token").empty()) {
         token_ = str(j, "access_token");
         long long life = j.contains("expires_in") && j["expires_in"].is_number() ? j["expires_in"].get<long long>()
@@ -315,13 +316,13 @@ ArmResult ArmClient::once(const std::string& method, const std::string& url, con
     ArmReply ok;
     ok.status = resp->status;
     ok.headers = resp->headers;
-    ok.body = resp->body.empty() ? Json() : Json::parse(resp->body, nullptr, false);
+    ok.body = resp->body.empty() ? Json() : parse_json_or_discard(resp->body);
     if (ok.body.is_discarded())
       return ArmFailure{"", resp->status, Error::fatal("ARM answered " + std::to_string(resp->status) +
                                                        " with a body that is not JSON" + where)};
     return ok;
   }
-  Json j = Json::parse(resp->body, nullptr, false);
+  Json j = parse_json_or_discard(resp->body);
   Json err = j.is_object() && j.contains("error") && j["error"].is_object() ? j["error"] : Json::object();
   std::string code = str(err, "code");
   std::string text = code.empty() ? "HTTP " + std::to_string(resp->status) + " without an ARM error answer"

@@ -105,6 +105,8 @@ ProviderSchema build_schema() {
        "deletes. Defaults: ARM's documented per-subscription limits. The x-ms-ratelimit-remaining-subscription-* "
        "headers of each answer lower a bucket when ARM has fewer tokens left."},
   };
+  // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
+  operator_only(p.options, {"client_certificate_path", "authority_host", "resource_manager_endpoint", "resource_manager_audience", "ca_bundle"});
   p.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(30), std::chrono::minutes(10),
                           std::chrono::minutes(20)};
   return p;

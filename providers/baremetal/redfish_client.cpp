@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/core/files.h"
+#include "engine/core/wire.h"
 
 namespace plinth::baremetal {
 
@@ -67,6 +68,10 @@ std::string origin_of(const std::string& endpoint) {
 }
 
 Result<Json> parse_json(const std::string& method, const std::string& url, const std::string& body) {
+  if (auto at = json_too_deep(body))
+    return Error::fatal(method + " " + url + ": the BMC answered JSON nested deeper than " +
+                        std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(*at + 1) + " of " +
+                        std::to_string(body.size()) + "); refusing it. Check the BMC firmware or its Redfish service");
   try {
     return Json::parse(body);
   } catch (const Json::parse_error& e) {
@@ -208,7 +213,7 @@ Status RedfishClient::login(Call& call) {
       token_ = r->header("X-Auth-Token");
       session_uri_ = r->header("Location");
       if (session_uri_.empty()) {
-        auto j = Json::parse(r->body, nullptr, false);
+        auto j = parse_json_or_discard(r->body);
         session_uri_ = text(j, "@odata.id");
       }
     } else if (r->status >= 400 && r->status != 404 && r->status != 405 && r->status != 501) {
@@ -368,7 +373,7 @@ Status RedfishClient::wait_task(const std::string& monitor, Call& call) {
     if (!r) return r.error();
     if (auto e = net::status_error("GET", *monitor_url, *r)) return *e;
     if (r->status != 202) {
-      auto j = Json::parse(r->body, nullptr, false);
+      auto j = parse_json_or_discard(r->body);
       const std::string state = text(j, "TaskState");
       if (state == "Exception" || state == "Killed" || state == "Cancelled") {
         std::string why;

@@ -52,7 +52,8 @@ ProviderSchema build_schema() {
            force_new("bmc_endpoint", "Redfish endpoint of this node's BMC; a different BMC is a different machine.",
                      T::String),
            {"bmc_credentials", false, true,
-            "Reference (env:NAME or file:PATH) to the BMC user:password; never printed in plans.", T::String},
+            "Reference (env:NAME or file:PATH) to the BMC user:password; never printed in plans.", T::String,
+            "bmc_endpoint"},
            attr("bmc_ca_bundle", "CA bundle used to verify the BMC's TLS certificate; empty for the system store.",
                 T::String),
            attr("power",
@@ -73,6 +74,8 @@ ProviderSchema build_schema() {
       {"poll_ms", T::Int, "1000", {}, "Interval between PowerState and task polls."},
       {"parallelism", T::Int, "16", {}, "BMCs read at the same time during refresh."},
   };
+  // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
+  operator_only(s.options, {"ca_bundle", "insecure"});
   s.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(15), std::chrono::minutes(15),
                           std::chrono::minutes(10)};
   return s;

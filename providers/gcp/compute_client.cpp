@@ -1,5 +1,6 @@
 #include "providers/gcp/compute_client.h"
 #include "providers/common/json_fields.h"
+#include "engine/core/wire.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -196,13 +197,13 @@ std::variant<Json, ApiFailure> ComputeClient::send(const std::string& method, co
       return ApiFailure{"", "", e, nullptr};
     }
     if (resp->status >= 200 && resp->status < 300) {
-      Json j = Json::parse(resp->body, nullptr, false);
+      Json j = parse_json_or_discard(resp->body);
       if (j.is_discarded() || !j.is_object())
         return ApiFailure{"", "", Error::fatal("the answer to " + api + " is not a JSON object"), nullptr};
       call.progress();
       return j;
     }
-    Json err = Json::parse(resp->body, nullptr, false);
+    Json err = parse_json_or_discard(resp->body);
     const Json e = err.is_object() && err.contains("error") && err["error"].is_object() ? err["error"] : Json::object();
     std::string reason, message = str(e, "message");
     if (e.contains("errors") && e["errors"].is_array() && !e["errors"].empty()) reason = str(e["errors"][0], "reason");

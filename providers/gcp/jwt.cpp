@@ -1,4 +1,5 @@
 #include "providers/gcp/jwt.h"
+#include "engine/core/wire.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -205,7 +206,7 @@ Result<DecodedJwt> decode_jwt(std::string_view token) {
   auto segment = [&](std::string_view text, const char* name, json& into) -> std::optional<Error> {
     auto bytes = base64url_decode(text);
     if (!bytes) return Error::invalid(std::string("the JWT's ") + name + " is not base64url");
-    into = json::parse(*bytes, nullptr, false);
+    into = parse_json_or_discard(*bytes);
     if (!into.is_object()) return Error::invalid(std::string("the JWT's ") + name + " is not a JSON object");
     return std::nullopt;
   };

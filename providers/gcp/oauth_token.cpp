@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/net/http.h"
+#include "engine/core/wire.h"
 
 namespace plinth::gcp {
 namespace {
@@ -37,7 +38,7 @@ std::string token_request_body(std::string_view assertion) {
 }
 
 std::optional<OAuthError> parse_oauth_error(std::string_view body) {
-  json doc = json::parse(body, nullptr, false);
+  json doc = parse_json_or_discard(body);
   if (!doc.is_object()) return std::nullopt;
   auto err = doc.find("error");
   if (err == doc.end() || !err->is_string()) return std::nullopt;
@@ -51,7 +52,7 @@ Result<AccessToken> parse_token_response(long status, std::string_view body, con
                                          const std::string& who, std::chrono::system_clock::time_point now) {
   std::string where = "token endpoint " + token_uri + " (" + who + ")";
   if (status == 200) {
-    json doc = json::parse(body, nullptr, false);
+    json doc = parse_json_or_discard(body);
     if (!doc.is_object()) return Error::fatal(where + " answered 200 with a body that is not a JSON object");
     AccessToken t;
     auto tok = doc.find("access_token");

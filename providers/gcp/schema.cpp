@@ -118,6 +118,8 @@ ProviderSchema build_schema() {
        "quotas."},
       {"request_burst", T::Int, "50", {}, "Calls the client-side bucket lets through at once."},
   };
+  // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
+  operator_only(p.options, {"credentials", "token_uri", "endpoint", "ca_bundle"});
   p.deadlines =
       Deadlines{std::chrono::minutes(2), std::chrono::minutes(20), std::chrono::minutes(10), std::chrono::minutes(15)};
   return p;

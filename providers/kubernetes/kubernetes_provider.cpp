@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/core/strings.h"
+#include "engine/core/wire.h"
 
 namespace plinth::kubernetes {
 namespace {
@@ -109,6 +110,8 @@ ProviderSchema build_schema() {
       {"timeout_ms", T::Int, "30000", {}, "Longest one HTTP request may take (cut to the operation's deadline)."},
       {"connect_timeout_ms", T::Int, "10000", {}, "Longest a TCP + TLS connection may take."},
   };
+  // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
+  operator_only(s.options, {"kubeconfig", "context"});
   s.deadlines =
       Deadlines{std::chrono::minutes(2), std::chrono::minutes(5), std::chrono::minutes(5), std::chrono::minutes(5)};
   return s;
@@ -234,7 +237,7 @@ Json layouts_from(const std::string& config) {
 
 /// The server's Status message, or the start of the body.
 std::string status_message(const std::string& body) {
-  Json j = Json::parse(body, nullptr, false);
+  Json j = parse_json_or_discard(body);
   if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
   std::string line = body.substr(0, 200);
   std::replace(line.begin(), line.end(), '\n', ' ');
@@ -498,7 +501,7 @@ Status KubernetesProvider::apply_object(Conn& c, const KubeObject& o, Call& call
     // plan showed and the user approved restoring; they are taken back, as
     // Flux does. A field another manager *applies* (helm, Argo CD, kubectl
     // apply --server-side) stays its own unless --force-conflicts.
-    const Json status = Json::parse(r->body, nullptr, false);
+    const Json status = parse_json_or_discard(r->body);
     const auto managers = conflict_managers(status);
     const bool drift = !managers.empty() && std::all_of(managers.begin(), managers.end(), [](const ConflictManager& m) {
       return m.imperative && m.name.rfind("kubectl", 0) == 0;
@@ -531,7 +534,7 @@ Status KubernetesProvider::delete_object(Conn& c, const KubeObject& o, Call& cal
   if (!got) return got.error();
   if (got->status == 404) return {};
   if (got->status >= 400) return error_of(c, "GET", o.path(), *got);
-  const Json obj = Json::parse(got->body, nullptr, false);
+  const Json obj = parse_json_or_discard(got->body);
   const Json meta = obj.is_object() ? obj.value("metadata", Json::object()) : Json::object();
   if (text(meta.value("labels", Json::object()), kManagedBy) != kManagedByValue) return {};  // not Plinth's
   // Another manager applies fields of it too (the GPU Operator's chart owns
@@ -566,7 +569,7 @@ Result<std::vector<Json>> KubernetesProvider::list(Conn& c, const std::string& c
     if (!token.empty()) path += "&continue=" + net::percent_encode(token);
     auto r = send(c, "GET", path, "", "", call);
     if (!r) return r.error();
-    Json page = Json::parse(r->body, nullptr, false);
+    Json page = parse_json_or_discard(r->body);
     if (!page.is_object()) return Error::fatal("GET " + c.access.server + path + ": the answer is not JSON");
     for (auto& item : page.value("items", Json::array())) items.push_back(std::move(item));
     token = text(page.value("metadata", Json::object()), "continue");

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
+#include "engine/core/wire.h"
 
 extern char** environ;
 
@@ -103,7 +105,57 @@ Error PluginProvider::protocol_error(const std::string& what, const std::string&
                       " (docs/plugins.md describes the protocol)");
 }
 
-Status PluginProvider::spawn() {
+std::vector<std::string> plugin_environment() {
+  std::set<std::string> allowed = {"PATH", "HOME",   "USER",          "LOGNAME",     "LANG",
+                                   "LANGUAGE", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR"};
+  if (const char* extra = std::getenv("PLINTH_PLUGIN_ENV"); extra && *extra) {
+    std::string_view list(extra);
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      std::string_view name = list.substr(0, comma);
+      if (!name.empty()) allowed.emplace(name);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+  }
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    std::string name(kv.substr(0, kv.find('=')));
+    if (allowed.count(name) || name.rfind("LC_", 0) == 0) out.emplace_back(kv);
+  }
+  return out;
+}
+
+namespace {
+
+/// A sealed, in-memory copy of `bytes` that can be executed; -1 and errno on failure.
+int sealed_copy(const std::string& name, const std::string& bytes) {
+  int fd = static_cast<int>(::memfd_create(("plinth-plugin-" + name).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      ::close(fd);
+      errno = e;
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    int e = errno;
+    ::close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+Status PluginProvider::spawn(int exec_fd) {
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     return Error::fatal(describe() + ": cannot create pipes: " + std::strerror(errno));
@@ -112,6 +164,15 @@ Status PluginProvider::spawn() {
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  // A pinned plugin runs from the bytes that were hashed: the sealed copy is
+  // fd 3 in the child (dup2 clears close-on-exec, so an interpreter named by
+  // a #! line can open it as /proc/self/fd/3 too).
+  if (exec_fd >= 0) posix_spawn_file_actions_adddup2(&fa, exec_fd, 3);
+  const std::string exe = exec_fd >= 0 ? "/proc/self/fd/3" : path_;
+  std::vector<std::string> env_text = plugin_environment();
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The plugin gets the default signal dispositions and its own process
@@ -126,7 +187,7 @@ Status PluginProvider::spawn() {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   std::string arg0 = path_;
   char* argv[] = {arg0.data(), nullptr};
-  int rc = posix_spawn(&pid_, path_.c_str(), &fa, &attr, argv, environ);
+  int rc = posix_spawn(&pid_, exe.c_str(), &fa, &attr, argv, envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(in[0]);
@@ -147,7 +208,26 @@ Status PluginProvider::spawn() {
 Result<std::unique_ptr<PluginProvider>> PluginProvider::start(const std::string& path, const std::string& name,
                                                                const StartOptions& options) {
   std::unique_ptr<PluginProvider> p(new PluginProvider(path, name, options.stderr_sink));
-  if (auto st = p->spawn(); !st) return st.error();
+  int exec_fd = -1;
+  if (!options.sha256.empty()) {
+    auto bytes = read_file(path);
+    if (!bytes)
+      return Error::fatal("provider '" + name + "': cannot read " + path + " to check its sha256: " +
+                          bytes.error().message);
+    const std::string sum = sha256_hex(*bytes);
+    if (sum != options.sha256)
+      return Error::fatal("provider '" + name + "': " + path + " has sha256 " + sum + ", but " + options.pinned_by +
+                          " pins " + options.sha256 +
+                          "; this is not the plugin that was reviewed. Update the pin only after reviewing the new "
+                          "plugin");
+    exec_fd = sealed_copy(name, *bytes);
+    if (exec_fd < 0)
+      return Error::fatal("provider '" + name + "': cannot make a sealed in-memory copy of " + path +
+                          " to run it: " + std::strerror(errno));
+  }
+  auto spawned = p->spawn(exec_fd);
+  if (exec_fd >= 0) ::close(exec_fd);
+  if (!spawned) return spawned.error();
   auto hello = p->request("handshake", {{"protocol", kProtocolVersion}, {"plinth_version", PLINTH_VERSION}}, "the handshake",
                        options.handshake_timeout);
   if (!hello) {
@@ -190,7 +270,7 @@ void PluginProvider::read_stdout() {
       out_fd_,
       [&](std::string line) {
         if (line.find_first_not_of(" \t") == std::string::npos) return;
-        Json msg = Json::parse(line, nullptr, false);
+        Json msg = parse_json_or_discard(line);
         if (msg.is_discarded() || !msg.is_object()) {
           fail_all(protocol_error("a call", "it wrote a line that is not a JSON object: '" + excerpt(line) + "'").message);
           return;
@@ -253,7 +333,9 @@ void PluginProvider::read_stderr() {
           last_stderr_.push_back(excerpt(line));
           if (last_stderr_.size() > kStderrKept) last_stderr_.pop_front();
         }
-        sink_("[plugin " + name_ + "] " + line);
+        // The plugin's text reaches a terminal or a CI log: no escape
+        // sequences, no line that pretends to be plinth's own.
+        sink_("[plugin " + name_ + "] " + safe_text(line, false));
       },
       too_long);
 }

@@ -32,7 +32,22 @@ struct StartOptions {
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
   /// Receives the plugin's stderr, line by line; default: this process's stderr.
   LineSink stderr_sink;
+  /// The reviewed SHA-256 (lower-case hex) the executable must have. When set,
+  /// the file is read once, those bytes are hashed and, when they match, run
+  /// from a sealed in-memory copy (memfd), so the file cannot be swapped
+  /// between the check and the exec; a mismatch is an error naming both sums.
+  std::string sha256;
+  /// Who pinned it, for the mismatch message.
+  std::string pinned_by = "the blueprint";
 };
+
+/// The environment a plugin process gets: never plinth's own (credentials,
+/// state and plan keys), only PATH, HOME, USER, LOGNAME, LANG, LANGUAGE, LC_*,
+/// TZ, TMPDIR, SSL_CERT_FILE and SSL_CERT_DIR, plus the variables the
+/// operator names in PLINTH_PLUGIN_ENV (comma-separated). A plugin gets its
+/// settings through `configure` (the options its schema declares, read from
+/// the blueprint, flags and the vendor variables listed there).
+std::vector<std::string> plugin_environment();
 
 /// One plugin process serving provider `name`. Many calls may be in flight at
 /// once (each request carries an id). A plugin that exits, hangs past a
@@ -68,7 +83,9 @@ class PluginProvider : public Provider {
 
  private:
   PluginProvider(std::string path, std::string name, LineSink sink);
-  Status spawn();
+  /// Starts the process: from `exec_fd` (a sealed memfd, run as fd 3) when
+  /// it is >= 0, else from path_.
+  Status spawn(int exec_fd);
   /// Sends a request and waits for its answer until `wait` passes.
   Result<Json> request(const std::string& method, Json params, const std::string& what,
                     std::chrono::milliseconds wait);

@@ -92,7 +92,8 @@ TEST_CASE("a signed plan verifies with its key and is refused with another, tamp
   for (const auto& [path, sha] : pf->bindings.policies) policy_files.push_back(path);
   state::StateDocument doc;
   doc.lineage = pf->bindings.state_lineage;
-  auto now = plan::make_bindings({w.blueprint}, policy_files, doc, w.commit, true);
+  auto now = plan::make_bindings({w.blueprint}, policy_files, {pf->bindings.state_location, false, doc}, w.commit,
+                                 true);
   REQUIRE(now.ok());
   auto v = plan::verify(*pf, *now);
   REQUIRE_FALSE(v.ok());
@@ -176,11 +177,34 @@ TEST_CASE("apply PLANFILE applies the saved plan once and refuses it a second ti
 
   auto again = w.apply();
   CHECK(again.exit_code == 1);
-  CHECK(again.err.find("plinth apply: refusing the saved plan " + w.planfile + ": state serial is " +
-                       std::to_string(doc->serial) + " but the plan was made at serial 0") != std::string::npos);
+  CHECK(again.err.find("plinth apply: refusing the saved plan " + w.planfile +
+                       ": the plan was made when there was no state at " + w.state + ", and there is one now") !=
+        std::string::npos);
   auto after = state::parse(slurp(w.state), w.state);
   REQUIRE(after.ok());
   CHECK(after->serial == doc->serial);
+}
+
+TEST_CASE("a plan made against no state is refused by another empty state and after its own state moved away",
+          "[security]") {
+  FabricRepo w;
+  REQUIRE(w.plan_out().exit_code == 0);
+  // Another state location, empty too: the plan names the state it was made for.
+  const std::string other = w.dir.path() + "/other.state.json";
+  auto r = run_plinth({"apply", w.planfile, "--state", other, "--auto-approve"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("the plan was made against the state " + w.state + ", not " + other) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(other));
+
+  // Applied once; then the state file is moved away and its kept versions stay.
+  REQUIRE(w.apply().exit_code == 0);
+  std::filesystem::rename(w.state, w.dir.path() + "/moved.state.json");
+  r = w.apply();
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("it was made when there was no state at " + w.state + ", but that state has ") !=
+        std::string::npos);
+  CHECK(r.err.find("kept version(s) (it was applied before and moved or removed since)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(w.state));
 }
 
 TEST_CASE("apply PLANFILE refuses a plan whose blueprint changed, naming the file") {

@@ -194,8 +194,9 @@ TEST_CASE("a plugin that crashes, hangs, writes garbage or returns an undeclared
     DYNAMIC_SECTION(c.mode) {
       Emulator emu(emulator_args());
       TempDir dir;
-      dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, "", ""));
-      const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", c.mode}};
+      dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
+      const std::map<std::string, std::string> env = {
+          {"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", c.mode}, {"PLINTH_PLUGIN_ENV", "FLAKY_MODE"}};
       auto r = run_plinth({"apply", "cluster.yaml", "--auto-approve", "--provider-option", "flaky.create_deadline=2s"},
                           dir.path(), env);
       INFO(r.out << r.err);
@@ -217,10 +218,99 @@ TEST_CASE("a plugin that crashes, hangs, writes garbage or returns an undeclared
 TEST_CASE("a plugin that speaks another protocol version is refused before anything runs", "[e2e][plugin]") {
   Emulator emu(emulator_args());
   TempDir dir;
-  dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, "", ""));
-  auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(), {{"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", "version"}});
+  dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
+  auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(),
+                      {{"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", "version"}, {"PLINTH_PLUGIN_ENV", "FLAKY_MODE"}});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("speaks plugin protocol version 99, but this plinth speaks version 1") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/plinth.state.json"));
+}
+
+namespace {
+
+/// A plugin that writes the environment it was given, and the path it runs
+/// from, to the file its ENV_DUMP names in its own source, then speaks the
+/// handshake like the flaky plugin (mode ok).
+std::string env_dumping_plugin(const std::string& dump) {
+  std::string flaky = slurp(kFlaky);
+  const std::string marker = "MODE = os.environ.get(\"FLAKY_MODE\", \"ok\")";
+  REQUIRE(flaky.find(marker) != std::string::npos);
+  return flaky.replace(flaky.find(marker), marker.size(),
+                       marker + "\nwith open(" + nlohmann::json(dump).dump() +
+                           ", 'w') as f:\n    f.write(sys.argv[0] + '\\n')\n    f.writelines(k + '\\n' for k in os.environ)");
+}
+
+}  // namespace
+
+TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned and runs with a scrubbed "
+          "environment from the bytes that were hashed", "[e2e][plugin][security]") {
+  Emulator emu(emulator_args());
+  TempDir dir;  // the pull request's checkout
+  const std::string dump = dir.path() + "/env.txt";
+  const std::string plugin = dir.write("plinth-provider-flaky", env_dumping_plugin(dump));
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+  const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"},
+                                                  {"AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG"},
+                                                  {"PLINTH_STATE_KEY", std::string(64, 'a')},
+                                                  {"LAB_BMC_CREDENTIALS", "root:calvin"}};
+
+  SECTION("an exec without a sha256 pin never runs") {
+    dir.write("cluster.yaml", blueprint(emu, "flaky", "./plinth-provider-flaky", "", ""));
+    auto r = run_plinth({"validate", "cluster.yaml"}, dir.path(), env);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("has no sha256 pin; a plugin declared in the blueprint runs only when pinned") !=
+          std::string::npos);
+    CHECK(r.err.find("sha256: " + sha256_of(plugin)) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dump));
+  }
+  SECTION("a pin without exec is not looked up on PLINTH_PLUGIN_PATH") {
+    const std::string path_dir = dir.path() + "/on-path";
+    std::filesystem::create_directories(path_dir);
+    std::filesystem::copy_file(plugin, path_dir + "/plinth-provider-flaky");
+    std::string bp = blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), "");
+    bp.erase(bp.find("    exec: ./plinth-provider-flaky\n"), std::string("    exec: ./plinth-provider-flaky\n").size());
+    dir.write("cluster.yaml", bp);
+    auto with_path = env;
+    with_path["PLINTH_PLUGIN_PATH"] = path_dir;
+    auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(), with_path);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("has a sha256 pin but no exec") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dump));
+  }
+  SECTION("a pinned plugin runs from a sealed copy with only the safe variables") {
+    dir.write("cluster.yaml", blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), ""));
+    auto r = run_plinth({"validate", "cluster.yaml"}, dir.path(), env);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    REQUIRE(std::filesystem::exists(dump));
+    const std::string seen = slurp(dump);
+    INFO(seen);
+    CHECK(seen.rfind("/proc/self/fd/3\n", 0) == 0);  // the hashed bytes, not the path that could be swapped
+    for (const char* secret : {"BMC_CREDENTIALS", "AWS_SECRET_ACCESS_KEY", "PLINTH_STATE_KEY", "LAB_BMC_CREDENTIALS"})
+      CHECK(seen.find(std::string("\n") + secret + "\n") == std::string::npos);
+    CHECK(seen.find("\nPATH\n") != std::string::npos);
+  }
+  SECTION("a file swapped after review is refused") {
+    dir.write("cluster.yaml", blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), ""));
+    dir.write("plinth-provider-flaky", env_dumping_plugin(dump) + "\n# swapped\n");
+    auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(), env);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("this is not the plugin that was reviewed") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dump));
+  }
+}
+
+TEST_CASE("a plugin's stderr reaches the terminal without escape sequences", "[e2e][plugin][security]") {
+  Emulator emu(emulator_args());
+  TempDir dir;
+  dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
+  auto r = run_plinth({"validate", "cluster.yaml"}, dir.path(),
+                      {{"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", "escape"}, {"PLINTH_PLUGIN_ENV", "FLAKY_MODE"}});
+  INFO(r.out << r.err);
+  CHECK(r.err.find("[plugin flaky] \\x1b[31mApply complete! Resources: 99 added.\\x1b[0m") != std::string::npos);
+  CHECK(r.err.find("\x1b") == std::string::npos);
 }

@@ -221,7 +221,8 @@ int main(int argc, char** argv) {
     std::vector<Resource> changed = graph->resources;
     if (!changed.empty()) changed.erase(changed.begin());
     for (size_t i = 0; i < changed.size(); i += 3) changed[i].attributes["changed"] = static_cast<int>(i);
-    auto bindings = plan::make_bindings(files, {}, doc, "0123456789abcdef0123456789abcdef01234567", false);
+    auto bindings = plan::make_bindings(files, {}, {"plinth.state.json", true, doc},
+                                        "0123456789abcdef0123456789abcdef01234567", false);
     if (!bindings) continue;
     int n = 0;
     for (const auto& p : {plan::diff(graph->resources, {}), plan::diff(changed, doc.resources)}) {

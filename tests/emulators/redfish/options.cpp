@@ -47,12 +47,16 @@ std::string apply_key(BmcProfile& p, const std::string& key, const std::string& 
     p.processors_absent = true;
   } else if (key == "malformed-json") {
     if (!to_bool(value, p.malformed_json)) return "malformed-json must be true or false, got '" + value + "'";
+  } else if (key == "deep-json") {
+    if (!to_int(value, n) || n < 1 || n > 10000000)
+      return "deep-json must be a nesting depth from 1 to 10000000, got '" + value + "'";
+    p.deep_json = static_cast<int>(n);
   } else if (key == "hang") {
     if (!to_bool(value, p.hang)) return "hang must be true or false, got '" + value + "'";
   } else {
     return "unknown key '" + key +
            "' (use gpus, gpu-model, gpu-manufacturer, gpu-memory-mib, memory-gib, user, password, "
-           "power-state, processors, malformed-json or hang)";
+           "power-state, processors, malformed-json, deep-json or hang)";
   }
   return "";
 }
@@ -81,7 +85,8 @@ See docs/emulators.md for the full description.
   --power-state On|Off     initial PowerState of every system (default: the mockup's)
   --override I:KEY=VALUE   per-BMC setting (repeatable); KEY is gpus, gpu-model, gpu-manufacturer,
                            gpu-memory-mib, memory-gib, user, password, power-state (On|Off),
-                           processors (absent), malformed-json (true) or hang (true)
+                           processors (absent), malformed-json (true), deep-json (N: every JSON
+                           answer nested N objects deep, a hostile BMC) or hang (true)
   --power-delay-ms N       time a power transition takes (default 500)
   --session-timeout S      idle seconds before a session expires (default: the mockup's, 0 = never)
   --async-tasks            Reset and VirtualMedia actions answer 202 with a task monitor

@@ -22,6 +22,7 @@ struct BmcProfile {
   std::optional<std::string> power_state;  ///< initial PowerState of every system
   bool processors_absent = false;          ///< remove every system's Processors collection
   bool malformed_json = false;             ///< every JSON answer is cut in half
+  int deep_json = 0;  ///< > 0: every JSON answer is wrapped in this many nested objects (a hostile BMC)
   bool hang = false;                       ///< never answers
 };
 

@@ -497,6 +497,15 @@ Response Bmc::handle(const Request& in) {
   }
   if (profile_.malformed_json && r.content_type.rfind("application/json", 0) == 0 && !r.body.empty())
     r.body.resize(r.body.size() / 2);
+  if (profile_.deep_json > 0 && r.content_type.rfind("application/json", 0) == 0) {
+    const size_t n = static_cast<size_t>(profile_.deep_json);
+    std::string deep;
+    deep.reserve(n * 6 + r.body.size() + n);
+    for (size_t i = 0; i < n; ++i) deep += "{\"x\":";
+    deep += r.body.empty() ? "{}" : r.body;
+    deep.append(n, '}');
+    r.body = std::move(deep);
+  }
   return r;
 }
 

@@ -1,5 +1,6 @@
 // Audit reports built from real policy runs: the built-in packs on the
 // example and policy-* blueprints, every writer checked against what reads it.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -288,9 +289,23 @@ TEST_CASE("Markdown for a PR comment: counts, failures first, passes collapsed, 
   CHECK(waived < details);
   CHECK(md.find("`storage.tier.records` | `blueprints/invalid/policy-hipaa-gaps.yaml:22`") != std::string::npos);
   CHECK(md.find("| `HIPAA-TLS-001` | `storage.tier.records` | NFS over a dedicated, isolated VLAN until Q1 "
-                "&lt;migration&gt; | ciso@example.com | 2026-12-31 (29 days) |") != std::string::npos);
+                "&lt;migration&gt; | ciso@\u200bexample.com | 2026-12-31 (29 days) |") != std::string::npos);
   CHECK(md.find("<sub>Blueprint **phi-gaps** · git ") != std::string::npos);
   CHECK(md.size() < 65536);
+}
+
+TEST_CASE("Markdown cells make no link and no mention from blueprint or policy text", "[security]") {
+  Run r = run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()});
+  auto failed = std::find_if(r.report.verdicts.begin(), r.report.verdicts.end(),
+                             [](const policy::Verdict& v) { return v.outcome == policy::Outcome::Fail; });
+  REQUIRE(failed != r.report.verdicts.end());
+  failed->message = "see [docs](javascript:alert(1)) and <a href=\"javascript:x\">here</a> @everyone";
+  const std::string md = audit::to_markdown(r.report);
+  CHECK(md.find("[docs](") == std::string::npos);  // only the escaped \[docs\] below, which links nowhere
+  CHECK(md.find("<a href") == std::string::npos);
+  CHECK(md.find("@everyone") == std::string::npos);
+  CHECK(md.find("see \\[docs\\](javascript:alert(1)) and &lt;a href=\"javascript:x\"&gt;here&lt;/a&gt; "
+                "@\u200beveryone") != std::string::npos);
 }
 
 TEST_CASE("the HIPAA view lists covered controls with status and the controls no policy covers") {

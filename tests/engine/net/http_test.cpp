@@ -152,6 +152,30 @@ TEST_CASE("net: transport failures are retryable errors naming method and URL") 
   CHECK(took < std::chrono::milliseconds(1200));
 }
 
+TEST_CASE("net: plain http is refused where the request is made, except to loopback hosts", "[security]") {
+  Client c;
+  // An endpoint read back from a tampered state or a server's answer: the
+  // request is refused before anything is sent, so no credential leaves.
+  auto r = c.send({"POST", "http://bmc-attacker.example/redfish/v1/SessionService/Sessions"});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind == Error::Kind::Invalid);
+  CHECK(r.error().message ==
+        "POST http://bmc-attacker.example/redfish/v1/SessionService/Sessions: refusing plain http to host "
+        "'bmc-attacker.example': credentials and data would travel in clear; use https (plain http is allowed only "
+        "to loopback hosts: 127.0.0.0/8, ::1, localhost)");
+  CHECK(c.send({"GET", "HTTP://10.0.0.1/"}).error().message.find("refusing plain http to host '10.0.0.1'") !=
+        std::string::npos);
+  CHECK(c.send({"GET", "ftp://10.0.0.1/x"}).error().message ==
+        "GET ftp://10.0.0.1/x: refusing the URL scheme 'ftp': only https is used (plain http is allowed only to "
+        "loopback hosts: 127.0.0.0/8, ::1, localhost)");
+  LocalServer srv;
+  srv.server.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  srv.start();
+  auto ok = c.send({"GET", srv.url("/")});
+  REQUIRE(ok.ok());
+  CHECK(ok->body == "ok");
+}
+
 TEST_CASE("net: insecure is refused for non-loopback hosts") {
   Client c({"", true, 1000, 1000});
   auto r = c.send({"GET", "https://bmc-3.dc1.example/redfish/v1/"});

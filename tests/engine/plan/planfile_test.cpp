@@ -55,6 +55,7 @@ struct Inputs {
   TempDir tmp;
   std::string bp_a, bp_b, policy;
   state::StateDocument state;
+  std::string location = "prod.state.json";
   Inputs() {
     bp_a = tmp.write("blueprints/a.yaml", "apiVersion: plinth/v1\n");
     bp_b = tmp.write("blueprints/b.yaml", "kind: Blueprint\n");
@@ -63,7 +64,7 @@ struct Inputs {
     state.serial = 5;
   }
   Bindings bindings(const std::string& commit = "3f2a9c1d0b7e4f6a8c9d0e1f2a3b4c5d6e7f8091", bool dirty = false) const {
-    auto b = make_bindings({bp_a, bp_b}, {policy}, state, commit, dirty);
+    auto b = make_bindings({bp_a, bp_b}, {policy}, {location, true, state}, commit, dirty);
     REQUIRE(b.ok());
     return b.value();
   }
@@ -141,8 +142,9 @@ TEST_CASE("a plan file round-trips every field of the plan and its bindings") {
 
   Json j = Json::parse(*text);
   CHECK(j["format"] == "plinth-plan");
-  CHECK(j["format_version"] == 1);
-  CHECK(j["bindings"]["state"] == Json{{"lineage", in.state.lineage}, {"serial", 5}});
+  CHECK(j["format_version"] == 2);
+  CHECK(j["bindings"]["state"] ==
+        Json{{"location", "prod.state.json"}, {"existed", true}, {"lineage", in.state.lineage}, {"serial", 5}});
   CHECK(j["plan"]["summary"] == Json{{"create", 1}, {"update", 0}, {"replace", 1}, {"delete", 1}, {"no_op", 1}});
   CHECK(j["plan"]["resource_changes"][1]["action"] == "replace");
   CHECK_FALSE(j.contains("signature"));
@@ -184,7 +186,7 @@ TEST_CASE("verify names each binding that changed") {
   }
   SECTION("a blueprint file added or dropped") {
     std::string c = in.tmp.write("blueprints/c.yaml", "x\n");
-    auto now = make_bindings({in.bp_a, c}, {in.policy}, in.state, pf.bindings.git_commit, false);
+    auto now = make_bindings({in.bp_a, c}, {in.policy}, {in.location, true, in.state}, pf.bindings.git_commit, false);
     REQUIRE(now.ok());
     CHECK(verify_error(pf, *now) == "blueprint " + in.bp_b + " was part of the plan but is not used now; blueprint " +
                                         c + " was added since the plan was made; run plinth plan again");
@@ -201,6 +203,20 @@ TEST_CASE("verify names each binding that changed") {
     CHECK(verify_error(pf, in.bindings()) ==
           "state serial is 7 but the plan was made at serial 5 (the state changed since, or this plan was already "
           "applied); run plinth plan again");
+  }
+  SECTION("a state at another location") {
+    in.location = "staging.state.json";
+    CHECK(verify_error(pf, in.bindings()) ==
+          "the plan was made against the state prod.state.json, not staging.state.json (pass --state "
+          "prod.state.json); run plinth plan again");
+  }
+  SECTION("the state it was made against is gone") {
+    auto now = make_bindings({in.bp_a, in.bp_b}, {in.policy}, {in.location, false, in.state}, pf.bindings.git_commit,
+                             false);
+    REQUIRE(now.ok());
+    CHECK(verify_error(pf, *now) ==
+          "the plan was made against the state at prod.state.json (serial 5), and there is no state there now; run "
+          "plinth plan again");
   }
   SECTION("another state") {
     in.state.lineage = "00000000-1111-4222-8333-444444444444";
@@ -243,7 +259,7 @@ TEST_CASE("a plan made against an empty state applies once and is refused the se
   // plan: no state yet, so the plan starts a lineage of its own.
   state::StateDocument fresh = state::new_document();
   REQUIRE_FALSE(fresh.lineage.empty());
-  auto planned = make_bindings({in.bp_a}, {}, fresh, "", false);
+  auto planned = make_bindings({in.bp_a}, {}, {state_path, false, fresh}, "", false);
   REQUIRE(planned.ok());
   PlanFile pf = make_planfile(sample_plan(), *planned);
   CHECK(pf.bindings.state_lineage == fresh.lineage);
@@ -253,7 +269,7 @@ TEST_CASE("a plan made against an empty state applies once and is refused the se
   state::StateDocument start = starting_state(pf, *stored);
   CHECK(start.lineage == fresh.lineage);
   CHECK(start.serial == 0);
-  auto now = make_bindings({in.bp_a}, {}, start, "", false);
+  auto now = make_bindings({in.bp_a}, {}, {state_path, false, start}, "", false);
   REQUIRE(now.ok());
   REQUIRE(verify(pf, *now).ok());
   start.serial += 1;
@@ -265,16 +281,24 @@ TEST_CASE("a plan made against an empty state applies once and is refused the se
   REQUIRE(again->has_value());
   state::StateDocument second = starting_state(pf, *again);
   CHECK(second.serial == 1);
-  auto then = make_bindings({in.bp_a}, {}, second, "", false);
+  auto then = make_bindings({in.bp_a}, {}, {state_path, true, second}, "", false);
   REQUIRE(then.ok());
   CHECK(verify_error(pf, *then) ==
-        "state serial is 1 but the plan was made at serial 0 (the state changed since, or this plan was already "
-        "applied); run plinth plan again");
+        "the plan was made when there was no state at " + state_path +
+            ", and there is one now (this plan was already applied, or another run created it); run plinth plan "
+            "again");
+
+  // Nor to another state location that has no state yet either.
+  auto elsewhere = make_bindings({in.bp_a}, {}, {in.tmp.path() + "/other.state.json", false, start}, "", false);
+  REQUIRE(elsewhere.ok());
+  CHECK(verify_error(pf, *elsewhere) == "the plan was made against the state " + state_path + ", not " +
+                                            in.tmp.path() + "/other.state.json (pass --state " + state_path +
+                                            "); run plinth plan again");
 }
 
 TEST_CASE("make_bindings names a file it cannot read") {
   Inputs in;
-  auto b = make_bindings({in.bp_a, in.tmp.path() + "/missing.yaml"}, {}, in.state, "", false);
+  auto b = make_bindings({in.bp_a, in.tmp.path() + "/missing.yaml"}, {}, {in.location, true, in.state}, "", false);
   REQUIRE_FALSE(b.ok());
   CHECK(b.error().message == "cannot read " + in.tmp.path() + "/missing.yaml: No such file or directory");
 }
@@ -289,9 +313,9 @@ TEST_CASE("damaged plan files are refused with the reason") {
   CHECK(parse_error("") == "plan file plan.out is empty; make a new one with plinth plan -out");
   CHECK(parse_error("{\"format\": \"plinth-plan\",, }") ==
         "plan file plan.out is not valid JSON (error at byte 26); make a new one with plinth plan -out");
-  CHECK(parse_error(replace_once(text, "\"format_version\": 1", "\"format_version\": 2")) ==
-        "plan file plan.out has format_version 2, but plinth " + std::string(PLINTH_VERSION) +
-            " reads format_version 1; apply it with the plinth version that made it, or make a new plan with "
+  CHECK(parse_error(replace_once(text, "\"format_version\": 2", "\"format_version\": 1")) ==
+        "plan file plan.out has format_version 1, but plinth " + std::string(PLINTH_VERSION) +
+            " reads format_version 2; apply it with the plinth version that made it, or make a new plan with "
             "plinth plan -out");
   CHECK(parse_error(state::to_json_text(in.state)) ==
         "plan.out is not a plinth plan file (no \"format\": \"plinth-plan\")");
@@ -379,6 +403,20 @@ TEST_CASE("a signed plan that was altered, signed by another key or not signed i
           "plan file plan.out is not signed, and --verify-key requires a signed plan; make it with plinth plan -out "
           "FILE --sign-key KEY");
   }
+  SECTION("the key id shown by plinth show, altered") {
+    Json j = Json::parse(text);
+    j["signature"]["key_id"] = "0123456789abcdef";
+    CHECK(parse_error(j.dump(), &pub) == "plan file plan.out was signed with key 0123456789abcdef but the "
+                                         "verification key is " + pub.id() + "; the signature does not verify");
+    j["signature"]["key_id"] = pub.id();  // put back: it verifies again
+    CHECK(parse_planfile(j.dump(), "plan.out", &pub).ok());
+  }
+  SECTION("the state location, altered") {
+    std::string tampered = replace_once(text, "\"location\": \"prod.state.json\"", "\"location\": \"x.json\"");
+    REQUIRE(tampered != text);
+    CHECK(parse_error(tampered, &pub) ==
+          "plan file plan.out does not match its signature: it was altered after it was signed; refusing to apply it");
+  }
   SECTION("a forged signature value") {
     Json j = Json::parse(text);
     j["signature"]["value"] = "zz";
@@ -455,7 +493,7 @@ TEST_CASE("keys made by the openssl command line work") {
 
   // A signature made by OpenSSL itself over the signed bytes verifies too.
   Json doc = Json::parse(test::slurp(path));
-  doc.erase("signature");
+  doc["signature"].erase("value");  // the signature covers its algorithm and key id
   tmp.write("payload", doc.dump());
   run({"openssl", "pkeyutl", "-sign", "-inkey", "plan.key", "-rawin", "-in", "payload", "-out", "payload.sig"});
   std::string sig = test::slurp(tmp.path() + "/payload.sig");
@@ -473,4 +511,15 @@ TEST_CASE("keys made by the openssl command line work") {
   auto enc = PlanKey::load(tmp.path() + "/enc.key");
   REQUIRE_FALSE(enc.ok());
   CHECK(enc.error().message.rfind("key file " + tmp.path() + "/enc.key is encrypted; plan keys must be unencrypted PEM;", 0) == 0);
+}
+
+TEST_CASE("a plan binds the state's location as resolved, normalised and without its password") {
+  CHECK(bound_location("./states/../prod.state.json") == "prod.state.json");
+  CHECK(bound_location("/srv/plinth//prod.state.json") == "/srv/plinth/prod.state.json");
+  // A database: server, database and workspace; not the role or the password.
+  CHECK(bound_location("postgres://plinth:s3cret@db.example:5432/infra?sslmode=require&workspace=prod") ==
+        "postgres://db.example:5432/infra?workspace=prod");
+  CHECK(bound_location("postgresql://plinth_ro@db.example/infra?workspace=prod") ==
+        "postgresql://db.example/infra?workspace=prod");
+  CHECK(bound_location("postgres://db.example/infra") == "postgres://db.example/infra");
 }

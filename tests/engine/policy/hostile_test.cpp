@@ -322,6 +322,36 @@ test { name = "no hot tier", blueprint = replace(base, "hot", "warm"), expect = 
   CHECK(run.results[1].name == "no hot tier");
 }
 
+TEST_CASE("plinth policy test: fixture() reads only fixtures/NAME.yaml inside the tested pack", "[security]") {
+  TempDir dir;
+  dir.write("outside.yaml", kSmallBlueprint);              // beside the pack: never reachable
+  dir.write("fixtures/above.yaml", kSmallBlueprint);       // above the pack: not looked up
+  dir.write("pack/fixtures/small.yaml", kSmallBlueprint);
+  dir.write("pack/p.lua", policy_with("P", ""));
+  dir.write("pack/p_test.lua", R"(test { name = "escape", blueprint = fixture("../../outside"), expect = {} }
+test { name = "above", blueprint = fixture("above"), expect = {} }
+test { name = "inside", blueprint = fixture("small"), expect = {} }
+)");
+  auto run = policy::run_policy_tests(dir.path() + "/pack", quick().limits);
+  INFO(run.results.size());
+  REQUIRE(run.results.size() == 1);  // the file stops at the first refused fixture
+  CHECK_FALSE(run.results[0].passed);
+  CHECK(run.results[0].detail.find("fixture name '../../outside' is not a plain name") != std::string::npos);
+
+  dir.write("pack/p_test.lua", R"(test { name = "above", blueprint = fixture("above"), expect = {} }
+)");
+  run = policy::run_policy_tests(dir.path() + "/pack", quick().limits);
+  REQUIRE(run.results.size() == 1);
+  CHECK_FALSE(run.results[0].passed);
+  CHECK(run.results[0].detail.find("fixture 'above' not found") != std::string::npos);
+
+  dir.write("pack/p_test.lua", R"(test { name = "inside", blueprint = fixture("small"), expect = {} }
+)");
+  run = policy::run_policy_tests(dir.path() + "/pack", quick().limits);
+  REQUIRE(run.results.size() == 1);
+  CHECK(run.results[0].passed);
+}
+
 TEST_CASE("a sandbox restart does not reset the run-wide memory limit: findings already held still count") {
   TempDir dir;
   auto options = quick();

@@ -195,3 +195,45 @@ TEST_CASE("deposed objects (create-before-destroy) are sealed with the resources
   REQUIRE(back.ok());
   CHECK(back->deposed == doc.deposed);
 }
+
+TEST_CASE("with a key set, a state written in clear or with a sensitive value in clear is refused, never used",
+          "[security]") {
+  test::TempDir dir;
+  const std::string path = dir.path() + "/s.json";
+  StateDocument doc = sample();
+  doc.serial = 1;
+  // An encrypted state is replaced by one in clear (format 1), as an attacker
+  // with write access to the file would: the key is set, so it is refused.
+  REQUIRE(with_encryption(open_local(path), settings(key(kHex)))->save(doc).ok());
+  REQUIRE(open_local(path)->save([&] {
+    StateDocument clear = doc;
+    clear.serial = 2;
+    clear.resources[1].attributes["bmc_credentials"] = "file:/etc/shadow";
+    return clear;
+  }()).ok());
+  auto refused = with_encryption(open_local(path), settings(key(kHex)))->load();
+  REQUIRE_FALSE(refused.ok());
+  const std::string address = doc.resources[0].address;
+  CHECK(refused.error().message.rfind("state s.json: " + address + " attributes.bmc_credentials is stored in clear, "
+                                      "not encrypted with key " + key(kHex).id + "; with a state key set",
+                                      0) == 0);
+  CHECK(refused.error().message.find("run 'plinth state rekey' once") != std::string::npos);
+  // Nested sensitive paths and whole-document mode are held to the same rule.
+  StateDocument nested = doc;
+  nested.resources[0].attributes["bmc_credentials"] = nullptr;
+  auto n = decrypt_document(nested, settings(key(kHex)), "s.json");
+  REQUIRE_FALSE(n.ok());
+  CHECK(n.error().message.find(address + " attributes.nested.token is stored in clear") != std::string::npos);
+  StateDocument no_secrets = doc;
+  for (auto& r : no_secrets.resources) r.attributes = {{"gpu", "H100"}};
+  CHECK(decrypt_document(no_secrets, settings(key(kHex)), "s.json").ok());
+  auto unsealed = decrypt_document(no_secrets, settings(key(kHex), true), "s.json");
+  REQUIRE_FALSE(unsealed.ok());
+  CHECK(unsealed.error().message.rfind("state s.json is not sealed, but PLINTH_STATE_ENCRYPTION=document is set", 0) ==
+        0);
+  // Without a key nothing changes; `state rekey` (allow_cleartext) reads it to encrypt it.
+  CHECK(with_encryption(open_local(path), settings(std::nullopt))->load().ok());
+  EncryptionSettings rekey = settings(key(kHex));
+  rekey.allow_cleartext = true;
+  CHECK(with_encryption(open_local(path), rekey)->load().ok());
+}

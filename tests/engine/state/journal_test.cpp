@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "tests/support/run.h"
 
@@ -54,8 +55,15 @@ struct Setup {
 
 TEST_CASE("journal: the path is per state location and leaves the password out") {
   ::unsetenv("PLINTH_JOURNAL_DIR");
+  const char* home = std::getenv("HOME");
+  const std::string saved_home = home ? home : "";
+  ::unsetenv("XDG_STATE_HOME");
+  ::setenv("HOME", "/home/ci", 1);
   const std::string a = journal_path("postgres://u:secret@db/plinth?workspace=x");
-  CHECK(a.rfind(".plinth-journal/", 0) == 0);
+  CHECK(a.rfind("/home/ci/.local/state/plinth/journal/", 0) == 0);  // never the (untrusted) working directory
+  ::setenv("XDG_STATE_HOME", "/var/lib/ci-state", 1);
+  CHECK(journal_path("postgres://db/p").rfind("/var/lib/ci-state/plinth/journal/", 0) == 0);
+  ::unsetenv("XDG_STATE_HOME");
   CHECK(a.ends_with(".state.json"));
   CHECK(a == journal_path("postgres://u:other@db/plinth?workspace=x"));
   CHECK(a != journal_path("postgres://u:secret@db/plinth?workspace=y"));
@@ -63,6 +71,33 @@ TEST_CASE("journal: the path is per state location and leaves the password out")
   ::setenv("PLINTH_JOURNAL_DIR", "/var/tmp/j", 1);
   CHECK(journal_path("postgres://db/p").rfind("/var/tmp/j/", 0) == 0);
   ::unsetenv("PLINTH_JOURNAL_DIR");
+  if (saved_home.empty())
+    ::unsetenv("HOME");
+  else
+    ::setenv("HOME", saved_home.c_str(), 1);
+}
+
+TEST_CASE("journal: only a file of the user's own, in a directory only they can write, is read") {
+  plinth::test::TempDir tmp;
+  const std::string dir = tmp.path() + "/journal";
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+  const std::string j = dir + "/0123456789abcdef.state.json";
+  { std::ofstream(j) << "{}"; }
+  CHECK(check_journal_owner(j).ok());
+  std::filesystem::permissions(dir, std::filesystem::perms::group_write, std::filesystem::perm_options::add);
+  auto st = check_journal_owner(j);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message == "refusing the local journal " + j + ": its directory " + dir +
+                                  " can be written by other users (run 'chmod go-w " + dir +
+                                  "'); a journal is read only from a directory of your own (PLINTH_JOURNAL_DIR, "
+                                  "docs/state.md)");
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+  const std::string link = dir + "/fedcba9876543210.state.json";
+  std::filesystem::create_symlink(j, link);
+  st = check_journal_owner(link);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message.find("it is not a regular file (a symbolic link?)") != std::string::npos);
 }
 
 TEST_CASE("journal: pushed onto the state it continues, then removed") {

@@ -297,3 +297,32 @@ TEST_CASE("a state that points a node at plain http, or holds an address with es
   CHECK_FALSE(contains(r.out + r.err, "\x1b[2J"));
   CHECK_FALSE(contains(r.out + r.err, "\nApply complete!"));
 }
+
+TEST_CASE("under --untrusted a blueprint cannot send a cloud's token or secret elsewhere: endpoint and authority "
+          "options come from the operator", "[e2e][security]") {
+  TempDir checkout;
+  Operator op;
+  const std::string trust = op.trust("apiVersion: plinth/v1\nkind: Trust\n");
+  const std::string pool = "burst_pools:\n"
+                           "  - {name: gpu, provider: gcp, region: us-central1, instance_type: a3-highgpu-8g, desired: 1,\n"
+                           "     max: 4, spot: false, stack: train,\n"
+                           "     image: projects/debian-cloud/global/images/family/debian-12}\n"
+                           "stacks:\n"
+                           "  train:\n"
+                           "    driver: \"550.54.15\"\n"
+                           "    cuda: \"12.4\"\n"
+                           "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n";
+  checkout.write("cloud.yaml", "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: pr-plan, owner: ml-platform}\n"
+                               "providers:\n  gcp:\n    options: {endpoint: \"https://compute.attacker.example/compute/v1/\"}\n" +
+                                   pool);
+  const std::map<std::string, std::string> env = {{"GOOGLE_OAUTH_ACCESS_TOKEN", "ya29.operator-token"},
+                                                  {"GOOGLE_CLOUD_PROJECT", "ml-prod"}};
+  auto r = run_plinth({"plan", "cloud.yaml", "--untrusted", "--trust", trust, "--state", op.state}, checkout.path(), env);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "cloud.yaml:6:"));
+  CHECK(contains(r.err, "untrusted plan: the blueprint sets providers.gcp.options.endpoint, which says where requests "
+                        "and credentials go; under --untrusted it comes only from the environment, --provider-option "
+                        "or the trust file (providers: {gcp: {endpoint: ...}})"));
+  CHECK_FALSE(contains(r.out + r.err, "ya29.operator-token"));
+}

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "engine/core/hash.h"
 #include "engine/state/state.h"
@@ -325,4 +326,62 @@ TEST_CASE("under --untrusted a blueprint cannot send a cloud's token or secret e
                         "and credentials go; under --untrusted it comes only from the environment, --provider-option "
                         "or the trust file (providers: {gcp: {endpoint: ...}})"));
   CHECK_FALSE(contains(r.out + r.err, "ya29.operator-token"));
+}
+
+TEST_CASE("an encrypted state replaced by one written in clear is refused, and its planted file: reference is never "
+          "used", "[e2e][security]") {
+  Emulator emu(emulator_args());
+  TempDir dir;
+  const std::string key(64, 'c');
+  const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}, {"PLINTH_STATE_KEY", key}};
+  dir.write("cluster.yaml", blueprint(emu, "env:BMC_CREDENTIALS"));
+  const std::string s = dir.path() + "/s.json";
+  state::StateDocument doc = applied(dir, s, env);
+  REQUIRE(contains(slurp(s), "plinth_encrypted"));
+  for (auto& res : doc.resources)
+    if (res.attributes.contains("bmc_credentials")) res.attributes["bmc_credentials"] = "file:/etc/shadow";
+  doc.format_version = 1;  // a state written without a key
+  doc.serial += 1;
+  std::ofstream(s) << state::to_json_text(doc);
+  const size_t before = requests(emu);
+  auto r = run_plinth({"plan", "cluster.yaml", "--state", s}, dir.path(), env);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "attributes.bmc_credentials is stored in clear, not encrypted with key"));
+  CHECK(requests(emu) == before);  // refused before any BMC was read
+}
+
+TEST_CASE("a signed plan whose key id was edited is refused, and plinth show never calls it verified",
+          "[e2e][security]") {
+  TempDir dir;
+  dir.write("fabric.yaml", "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: fabric, owner: net}\n"
+                           "networks:\n  vlans:\n    - {name: ml, id: 100, cidr: 10.100.0.0/16, vrf: ml, purpose: training, "
+                           "mtu: 9000}\n");
+  REQUIRE(run_program({"openssl", "genpkey", "-algorithm", "ed25519", "-out", "plan.key"}, dir.path()).exit_code == 0);
+  REQUIRE(run_program({"openssl", "pkey", "-in", "plan.key", "-pubout", "-out", "plan.pub"}, dir.path()).exit_code ==
+          0);
+  auto r = run_plinth({"plan", "fabric.yaml", "--state", dir.path() + "/s.json", "-out", "p.plan", "--sign-key",
+                       "plan.key"},
+                      dir.path());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  auto doc = nlohmann::json::parse(slurp(dir.path() + "/p.plan"));
+  doc["signature"]["key_id"] = "0123456789abcdef";
+  dir.write("p.plan", doc.dump(2));
+  r = run_plinth({"show", "p.plan", "--verify-key", "plan.pub"}, dir.path());
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "was signed with key 0123456789abcdef but the verification key is"));
+  CHECK_FALSE(contains(r.out, "signed and verified"));
+}
+
+TEST_CASE("plinth policy test: a fixture name that climbs out of the pack is refused", "[e2e][security]") {
+  TempDir dir;
+  dir.write("outside.yaml", "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: secret-layout, owner: x}\n");
+  dir.write("pack/p.lua", "policy {\n  id = \"P-001\", title = \"t\", severity = \"low\", enforcement = \"advisory\",\n"
+                          "  check = function(ctx) end,\n}\n");
+  dir.write("pack/p_test.lua", "test { name = \"escape\", blueprint = fixture(\"../../outside\"), expect = {} }\n");
+  auto r = run_plinth({"policy", "test", "pack"}, dir.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.out + r.err, "fixture name '../../outside' is not a plain name"));
 }

@@ -182,8 +182,8 @@ void from_json(const Json& j, Error& e) {
   e.retry_after_ms = after < 0 ? 0 : static_cast<int>(std::min<int64_t>(after, 24LL * 3600 * 1000));
 }
 
-std::optional<size_t> json_too_deep(std::string_view text, size_t limit) {
-  size_t depth = 0;
+std::optional<std::string> json_shape_problem(std::string_view text) {
+  size_t depth = 0, containers = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -195,16 +195,23 @@ std::optional<size_t> json_too_deep(std::string_view text, size_t limit) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > limit) return i;
+      ++containers;
+      if (++depth > kMaxJsonDepth)
+        return "nests arrays or objects deeper than " + std::to_string(kMaxJsonDepth) + " levels (at byte " +
+               std::to_string(i + 1) + ")";
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
   }
+  if (containers > 4096 + text.size() / kMinJsonBytesPerContainer)
+    return "holds " + std::to_string(containers) + " arrays and objects in " + std::to_string(text.size()) +
+           " bytes, more than one per " + std::to_string(kMinJsonBytesPerContainer) +
+           " bytes (real documents hold one per 40 or more)";
   return std::nullopt;
 }
 
 Json parse_json_or_discard(std::string_view text) {
-  if (json_too_deep(text)) return Json(Json::value_t::discarded);
+  if (json_shape_problem(text)) return Json(Json::value_t::discarded);
   return Json::parse(text, nullptr, false);
 }
 

@@ -29,14 +29,23 @@ using Json = nlohmann::json;
 /// its size (docs/security.md).
 inline constexpr size_t kMaxJsonDepth = 256;
 
-/// The byte offset at which `text` opens its (limit + 1)-th nested array or
-/// object, counting only brackets outside strings; nullopt when it never
-/// nests that deep. One pass, no allocation.
-std::optional<size_t> json_too_deep(std::string_view text, size_t limit = kMaxJsonDepth);
+/// At most one array or object per this many bytes of input (beyond the
+/// first 4,096): real documents hold one per 40 bytes or more (a plan or a
+/// state about 90, a Redfish resource about 100), while "[[],[],...]" holds
+/// one per 3 and would cost some 25 times its size once parsed.
+inline constexpr size_t kMinJsonBytesPerContainer = 24;
+
+/// Why `text`, JSON from outside, is refused before it is parsed: it opens
+/// its (kMaxJsonDepth + 1)-th nested array or object ("nests arrays or
+/// objects deeper than 256 levels (at byte N)"), or holds more arrays and
+/// objects than kMinJsonBytesPerContainer allows ("holds N arrays and
+/// objects in M bytes, ..."); nullopt when neither. Counts only brackets
+/// outside strings; one pass, no allocation.
+std::optional<std::string> json_shape_problem(std::string_view text);
 
 /// Json::parse(text, nullptr, false) for input from outside: a discarded
-/// value (is_discarded()) for text that is not JSON or nests deeper than
-/// kMaxJsonDepth.
+/// value (is_discarded()) for text that is not JSON or that
+/// json_shape_problem refuses.
 Json parse_json_or_discard(std::string_view text);
 
 /// A JSON document that does not have the expected shape; what() names the

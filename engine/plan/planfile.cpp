@@ -392,10 +392,8 @@ Result<std::string> to_text(const PlanFile& pf, const PlanKey* sign_key) try {
 Result<PlanFile> parse_planfile(const std::string& text, const std::string& source, const PlanKey* verify_key) {
   const std::string again = "; make a new one with plinth plan -out";
   if (text.empty()) return Error::invalid("plan file " + source + " is empty" + again);
-  if (auto at = json_too_deep(text))
-    return Error::invalid("plan file " + source + " nests arrays or objects deeper than " +
-                          std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(*at + 1) +
-                          "); plinth never writes such a plan" + again);
+  if (auto problem = json_shape_problem(text))
+    return Error::invalid("plan file " + source + " " + *problem + "; plinth never writes such a plan" + again);
   Json doc;
   try {
     doc = Json::parse(text);

@@ -149,9 +149,7 @@ std::string to_json_text(const StateDocument& doc, const std::string& plinth_ver
 Result<StateDocument> parse(const std::string& text, const std::string& source) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     return damaged(source, text.empty() ? "is empty (0 bytes)" : "contains only whitespace");
-  if (auto at = json_too_deep(text))
-    return damaged(source, "nests arrays or objects deeper than " + std::to_string(kMaxJsonDepth) +
-                               " levels (at byte " + std::to_string(*at + 1) + "); plinth never writes such a state");
+  if (auto problem = json_shape_problem(text)) return damaged(source, *problem + "; plinth never writes such a state");
   Json j;
   try {
     j = Json::parse(text);

@@ -68,10 +68,9 @@ std::string origin_of(const std::string& endpoint) {
 }
 
 Result<Json> parse_json(const std::string& method, const std::string& url, const std::string& body) {
-  if (auto at = json_too_deep(body))
-    return Error::fatal(method + " " + url + ": the BMC answered JSON nested deeper than " +
-                        std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(*at + 1) + " of " +
-                        std::to_string(body.size()) + "); refusing it. Check the BMC firmware or its Redfish service");
+  if (auto problem = json_shape_problem(body))
+    return Error::fatal(method + " " + url + ": the BMC answered JSON that " + *problem + " of " +
+                        std::to_string(body.size()) + "; refusing it. Check the BMC firmware or its Redfish service");
   try {
     return Json::parse(body);
   } catch (const Json::parse_error& e) {

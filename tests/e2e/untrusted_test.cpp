@@ -238,7 +238,7 @@ TEST_CASE("deeply nested JSON from a BMC, a state or a plan file is an error, ne
   auto r = run_plinth({"plan", "cluster.yaml", "--state", s}, dir.path(), env);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
-  CHECK(contains(r.err, "the BMC answered JSON nested deeper than 256 levels"));
+  CHECK(contains(r.err, "the BMC answered JSON that nests arrays or objects deeper than 256 levels"));
 
   // A state file and a plan file whose resource holds an attribute 100,000
   // objects deep (before the limit: exit 139 on the state's checksum and the
@@ -266,6 +266,19 @@ TEST_CASE("deeply nested JSON from a BMC, a state or a plan file is an error, ne
   r = run_plinth({"show", "deep.plan"}, dir.path());
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
+  // Shallow but dense: 4,000,000 empty arrays in 12 MB would cost some 25
+  // times that once parsed; refused from its shape before parsing.
+  std::string wide;
+  wide.reserve(12'000'000);
+  for (int i = 0; i < 4'000'000; ++i) wide += i ? ",[]" : "[]";
+  dir.write("wide.state.json", "{\"format_version\":1,\"lineage\":\"6d3c1f9e-8a1b-4c7d-9e2f-0a1b2c3d4e5f\","
+                               "\"serial\":1,\"plinth_version\":\"0.1.0\",\"checksum\":\"sha256:00\",\"resources\":[" +
+                                   wide + "]}\n");
+  auto w = run_plinth({"plan", "cluster.yaml", "--state", dir.path() + "/wide.state.json", "--refresh=false"},
+                      dir.path(), env);
+  INFO(w.err);
+  CHECK(w.exit_code == 1);
+  CHECK(contains(w.err, "holds 4000002 arrays and objects in 12000"));
   CHECK(contains(r.err, "plan file deep.plan nests arrays or objects deeper than 256 levels"));
 }
 

@@ -1,0 +1,36 @@
+// engine/core/wire.h: the shape limits of JSON read from outside.
+#include "engine/core/wire.h"
+
+#include <catch2/catch.hpp>
+
+using namespace plinth;
+
+TEST_CASE("JSON from outside: nesting deeper than 256 levels or denser than real documents is refused unparsed",
+          "[security]") {
+  const std::string at_limit = std::string(256, '[') + std::string(256, ']');
+  CHECK_FALSE(json_shape_problem(at_limit));
+  CHECK_FALSE(parse_json_or_discard(at_limit).is_discarded());
+  const std::string deeper = std::string(257, '[') + std::string(257, ']');
+  REQUIRE(json_shape_problem(deeper));
+  CHECK(*json_shape_problem(deeper) == "nests arrays or objects deeper than 256 levels (at byte 257)");
+  CHECK(parse_json_or_discard(deeper).is_discarded());
+  // Brackets in strings, escaped quotes included, are text.
+  CHECK_FALSE(json_shape_problem("[\"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"]"));
+
+  // Dense: 100,000 empty arrays in 300 kB.
+  std::string wide = "[";
+  for (int i = 0; i < 100000; ++i) wide += i ? ",[]" : "[]";
+  wide += "]";
+  REQUIRE(json_shape_problem(wide));
+  CHECK(*json_shape_problem(wide) == "holds 100001 arrays and objects in " + std::to_string(wide.size()) +
+                                         " bytes, more than one per 24 bytes (real documents hold one per 40 or more)");
+  // A small document may be dense; a real one of any size passes.
+  CHECK_FALSE(json_shape_problem("[[],[],[],[]]"));
+  std::string resources = "[";
+  for (int i = 0; i < 20000; ++i)
+    resources += std::string(i ? "," : "") + R"({"address":"net.vlan.v)" + std::to_string(i) +
+                 R"(","type":"net.vlan","name":"v","index":-1,"provider":"plinth",)"
+                 R"("source":{"file":"a.yaml","line":3,"column":7},"depends_on":[],"attributes":{},"computed":{}})";
+  resources += "]";
+  CHECK_FALSE(json_shape_problem(resources));
+}

@@ -1,0 +1,125 @@
+// The top of a blueprint document (apiVersion, kind, then each section's
+// reader in turn), the two small sections metadata and stacks, and how the
+// readers name entities: read_name (list items) and claim_single (sections
+// set once).
+#include "engine/blueprint/loader_internal.h"
+
+namespace plinth::bp::detail {
+namespace {
+
+// Allowed keys per section, in the order docs/blueprint.md lists them.
+const Keys kTopKeys{"apiVersion", "kind",       "metadata",    "stacks", "networks",  "storage",
+                    "node_pools", "burst_pools", "access", "monitoring", "clusters", "providers"};
+const Keys kMetadataKeys{"name", "owner", "compliance", "labels"};
+const Keys kStackKeys{"driver", "cuda", "cudnn", "frameworks", "images", "kernel_modules", "container_toolkit", "cuda_compat",
+                       "precision"};
+
+// Allowed values of enumerated fields.
+const Keys kKernelModules{"open", "proprietary"};
+
+}  // namespace
+
+void Loader::load_document(const Ctx& c, const Node& root) {
+  SourceLoc where = root.line() < 0 ? SourceLoc{c.file, 1, 1} : c.loc(root);
+  Obj top(c, root, where, "the blueprint", "", nullptr, kTopKeys);
+  if (!top.ok()) return;
+  top.check_keys();
+
+  std::string api, kind;
+  if (top.str("apiVersion", api, true) && api != "plinth/v1")
+    c.error("BP009", top.get("apiVersion")->value_loc, "unsupported apiVersion '" + api + "'",
+            "this version of plinth reads 'apiVersion: plinth/v1'");
+  if (top.str("kind", kind, true) && kind != "Blueprint")
+    c.error("BP009", top.get("kind")->value_loc, "unsupported kind '" + kind + "'",
+            kind == "blueprint" ? "did you mean 'Blueprint'?" : "write 'kind: Blueprint'");
+
+  load_metadata(top);
+  load_stacks(top);
+  load_networks(top);
+  load_storage(top);
+  load_node_pools(top);
+  load_burst_pools(top);
+  load_access(top);
+  load_monitoring(top);
+  load_clusters(top);
+  load_providers(top);
+}
+
+bool Loader::claim_single(const Ctx& c, std::optional<SourceLoc>& first, const char* what, const SourceLoc& at) {
+  if (!first) {
+    first = at;
+    return true;
+  }
+  c.error("BP006", at, std::string(what) + " is defined twice: the first is at " + first->str(),
+          "keep " + std::string(what) + " in one file only");
+  return false;
+}
+
+bool Loader::read_name(Obj& o, std::string& name, NameTable& table, const char* kind) {
+  const Ctx& c = o.ctx();
+  bool named = o.str("name", name, true);
+  if (named && !valid_name(name)) {
+    o.invalid(*o.get("name"), "invalid name '" + name + "' for " + o.label(),
+              "use letters, digits, '-', '_' and '.', starting with a letter or digit (at most 63 characters)");
+    named = false;
+  }
+  if (named) o.set_label(std::string(kind) + " '" + name + "'");
+  o.check_keys();
+  return named && table.claim(c, name, o.get("name")->value_loc, kind);
+}
+
+void Loader::load_metadata(const Obj& top) {
+  const Obj::Entry* e = top.get("metadata");
+  if (!e) return;
+  Metadata m;
+  Obj o(top.ctx(), e->value, e->value_loc, "metadata", "", &m.origin, kMetadataKeys);
+  if (!o.ok()) return;
+  o.check_keys();
+  m.origin.loc = o.loc();
+  o.str("name", m.name, true);
+  if (!m.name.empty() && !valid_name(m.name))
+    o.invalid(*o.get("name"), "invalid name '" + m.name + "' for metadata",
+              "use letters, digits, '-', '_' and '.', starting with a letter or digit (at most 63 characters)");
+  o.str("owner", m.owner);
+  o.str_list("compliance", m.compliance);
+  o.str_map("labels", m.labels);
+  if (claim_single(top.ctx(), metadata_at_, "metadata", e->key_loc)) bp_.metadata = std::move(m);
+}
+
+void Loader::load_stacks(const Obj& top) {
+  const Obj::Entry* e = top.get("stacks");
+  if (!e) return;
+  const Ctx& c = top.ctx();
+  if (!e->value.IsMap()) {
+    top.wrong_type(*e, "a map");
+    return;
+  }
+  for (const auto& [k, v] : e->value.pairs()) {
+    Stack s;
+    s.origin.loc = c.loc(k);
+    s.name = k.Scalar();
+    std::string label = "stack '" + s.name + "'";
+    if (!valid_name(s.name)) {
+      c.error("BP005", s.origin.loc, "invalid stack name '" + s.name + "'",
+              "use letters, digits, '-', '_' and '.', starting with a letter or digit (at most 63 characters)");
+      continue;
+    }
+    s.origin.fields["name"] = s.origin.loc;
+    // Missing fields are reported at the stack's name.
+    Obj o(c, v, s.origin.loc, label, "", &s.origin, kStackKeys);
+    if (!o.ok()) continue;
+    o.check_keys();
+    o.str("driver", s.driver, true);
+    o.str("cuda", s.cuda, true);
+    o.str("cudnn", s.cudnn);
+    o.str_map("frameworks", s.frameworks);
+    o.str_list("images", s.images);
+    o.enumeration("kernel_modules", s.kernel_modules, kKernelModules);
+    o.str("container_toolkit", s.container_toolkit);
+    o.boolean("cuda_compat", s.cuda_compat);
+    o.enumeration("precision", s.precision, kPrecisions);
+    if (stacks_.claim(c, s.name, s.origin.loc, "stack")) bp_.stacks.push_back(std::move(s));
+  }
+}
+
+}  // namespace plinth::bp::detail

@@ -1,0 +1,69 @@
+// The rules on storage tiers as pools use them: an export to mount, transport
+// encryption the file system can give, and NFS serving many training nodes.
+#include "engine/validate/checker.h"
+
+namespace plinth::validate {
+
+const RuleInfo STO001{
+    "STO001", Severity::Warning, "NFS tier serving more than 20 training nodes",
+    "The training pools that list an `nfs` tier in `storage` have more than 20 nodes in total. Position: the tier's "
+    "`kind`.",
+    "One NFS server becomes the bottleneck when many training nodes read data and write checkpoints at once; parallel "
+    "file systems (Lustre, GPFS, WEKA) scale out.",
+    "serve training data and checkpoints from a parallel-fs or nvme tier; keep NFS for home directories"};
+const RuleInfo STO003{
+    "STO003", Severity::Error, "network file system tier without an export to mount",
+    "A pool lists an `nfs` or `parallel-fs` tier that has no `export`. Position: the pool's `storage` entry.",
+    "A node cannot mount a file system it is not told the address of; rendering it would leave the tier unmounted while "
+    "the node reports ready.",
+    "set the tier's `export` (nfs \"server:/path\", lustre \"mgs@o2ib:/fsname\", gpfs the device, weka \"backend/fs\", "
+    "beegfs the management host)"};
+const RuleInfo STO004{
+    "STO004", Severity::Error, "transport encryption the tier's file system cannot give the pool",
+    "A tier sets `encryption.in_transit`, but its file system cannot encrypt in transit for a pool that mounts it: NFS "
+    "RPC-with-TLS (`xprtsec=tls`) on an OS other than Ubuntu 24.04, or WEKA / BeeGFS, whose client traffic is not "
+    "encrypted by a mount option. Position: the tier's `encryption.in_transit`.",
+    "RFC 9289 RPC-with-TLS needs Linux 6.5 and ktls-utils (tlshd); WEKA and BeeGFS document no per-mount encryption. "
+    "Lustre (shared-key SSK, `skpath`) and GPFS (cluster cipherList) are rendered with theirs.",
+    "run the pool on os: ubuntu-24.04, use a file system that encrypts in transit, or drop in_transit"};
+
+/// STO003 / STO004 for the network tiers a pool mounts.
+void Checker::check_mounts(const std::vector<std::string>& storage, const bp::Origin& origin, const std::string& os,
+                           const std::string& addr, const std::string& who) {
+  for (size_t i = 0; i < storage.size(); ++i) {
+    const auto* t = find(tiers_, storage[i]);
+    if (!t || (t->kind != "nfs" && t->kind != "parallel-fs")) continue;
+    if (t->remote.empty()) {
+      add(STO003, origin.at("storage." + std::to_string(i)), addr,
+          who + " lists " + t->kind + " tier '" + t->name + "', which has no export to mount",
+          "set export: on tier '" + t->name + "' (nfs \"server:/path\", lustre \"mgs@o2ib:/fsname\", gpfs the device, "
+          "weka \"backend/fs\", beegfs the management host)");
+      continue;
+    }
+    if (!t->encryption || (t->encryption->in_transit != "tls1.3" && t->encryption->in_transit != "tls1.2")) continue;
+    std::string problem;
+    if (t->kind == "nfs" && os != "ubuntu-24.04")
+      problem = "NFS RPC-with-TLS (xprtsec=tls) needs Linux 6.5 and ktls-utils, and " + who + " runs " + os;
+    else if (t->kind == "parallel-fs" && (t->backend == "weka" || t->backend == "beegfs"))
+      problem = t->backend + " has no per-mount encryption in transit for " + who;
+    if (!problem.empty())
+      add(STO004, t->origin.at("encryption.in_transit"), "storage.tier." + t->name,
+          "tier '" + t->name + "' asks for encryption in transit (" + t->encryption->in_transit + "), but " + problem,
+          t->kind == "nfs" ? "run the pool on os: ubuntu-24.04, or drop encryption.in_transit"
+                           : "use lustre (SSK) or gpfs (cipherList) for encrypted transport, or drop encryption.in_transit");
+  }
+}
+
+// STO001: NFS tiers against the training nodes they serve in total.
+void Checker::check_nfs_use() {
+  for (const auto& t : bp_.tiers) {
+    if (t.kind != "nfs") continue;
+    auto it = tier_training_nodes_.find(t.name);
+    if (it == tier_training_nodes_.end() || it->second <= 20) continue;
+    add(STO001, t.origin.at("kind"), "storage.tier." + t.name,
+        "NFS tier '" + t.name + "' serves " + std::to_string(it->second) + " training nodes (more than 20)",
+        "serve training data and checkpoints from a parallel-fs or nvme tier; keep NFS for home directories");
+  }
+}
+
+}  // namespace plinth::validate

@@ -97,16 +97,25 @@ Result<std::string> push_journal(Backend& journal, const std::string& path, Back
     return std::string("state " + target.describe() + " already holds " + shown + " (serial " +
                        std::to_string(j.serial) + "); removed the journal");
   }
-  if (at != base)
+  // A save the backend committed though its answer was lost (the server
+  // went away between commit and reply): the state is at one of the
+  // journal's own versions, so the journal continues from there.
+  bool lost_answer = false;
+  if (*cur && at > base && at < j.serial) {
+    auto same = journal.saved_version(at);
+    lost_answer = same && same->lineage == j.lineage && same->resources == (**cur).resources &&
+                  same->deposed == (**cur).deposed;
+  }
+  if (at != base && !lost_answer)
     return Error{Error::Kind::Conflict,
                  "state " + target.describe() + " is at serial " + std::to_string(at) + ", but " + shown +
                      " continues serial " + std::to_string(base) + ": another run changed the state since" + compare,
                  0};
   if (auto st = target.save(j); !st) return st.error();
-  const uint64_t ops = j.serial - base;
+  const uint64_t ops = j.serial - at;
   remove_journal();
   return "wrote " + shown + " (" + std::to_string(ops) + " operation(s) completed after the state could not be " +
-         "written; serial " + std::to_string(base) + " -> " + std::to_string(j.serial) + ") to state " +
+         "written; serial " + std::to_string(at) + " -> " + std::to_string(j.serial) + ") to state " +
          target.describe() + " and removed it";
 }
 

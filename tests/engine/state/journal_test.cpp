@@ -142,6 +142,25 @@ TEST_CASE("journal: refused when the state moved on or is another lineage, and k
   CHECK(journal_exists(s.journal));
 }
 
+TEST_CASE("journal: a save the state committed though its answer was lost is continued from") {
+  // The backend committed serial 4 and went away before answering: the
+  // apply journaled serial 4 as well, then 5.
+  Setup s;
+  StateDocument committed = s.last;
+  committed.serial = 4;
+  committed.resources.pop_back();
+  REQUIRE(open_local(s.state_path)->save(committed).ok());
+  auto r = push_journal(*open_local(s.journal), s.journal, *open_local(s.state_path));
+  REQUIRE(r.ok());
+  INFO(*r);
+  CHECK(r->find("serial 4 -> 5") != std::string::npos);
+  auto now = open_local(s.state_path)->load();
+  REQUIRE(now.ok());
+  CHECK((**now).serial == 5);
+  CHECK((**now).resources == s.last.resources);
+  CHECK_FALSE(journal_exists(s.journal));
+}
+
 TEST_CASE("journal: one the state already holds is only removed") {
   Setup s;
   REQUIRE(open_local(s.state_path)->save(s.last).ok());

@@ -1,12 +1,16 @@
 // plinth apply PATH...|PLANFILE: make the infrastructure match the blueprint.
-//   1-4. build_plan: load -> expand -> state (locked) -> refresh -> diff
+//   1-4. run::plan: load -> expand -> state (locked) -> refresh -> diff
 //        (a saved plan file instead: read it, check every binding, take its Plan)
-//   5.   execute_plan: show plan -> policy gate -> confirm -> executor -> summary
+//   5.   run::apply: show plan -> policy gate -> confirm -> executor -> summary
+//        (execute.h: the question and the signals)
 #include <filesystem>
 
 #include "engine/audit/provenance.h"
 #include "engine/blueprint/loader.h"
+#include "engine/cli/common.h"
 #include "engine/cli/execute.h"
+#include "engine/cli/options.h"
+#include "engine/cli/render_events.h"
 #include "engine/core/strings.h"
 #include "engine/plan/planfile.h"
 
@@ -61,14 +65,19 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
 
   // Load the same blueprint (for the policy gate and the executor's view of
   // dependencies) and lock the state; no refresh: the saved plan is what runs.
-  Args from_plan = args;
-  from_plan.positional = files;
-  from_plan.set("refresh", "false");
   // Saving the plan after reviewing it was the approval (Terraform asks no
   // question for a saved plan either); what runs is exactly what was shown.
+  Args from_plan = args;
+  from_plan.positional = files;
   from_plan.set("auto-approve", "true");
-  ProviderSet providers(from_plan);
-  auto planned = build_plan(from_plan, io, "apply", providers);
+  auto options = plan_options(from_plan, "apply");
+  if (!options) return fail(io, "apply", options.error().message);
+  options->refresh = false;
+  auto apply_opts = apply_options(from_plan, "apply");
+  if (!apply_opts) return fail(io, "apply", apply_opts.error().message);
+  auto view = make_view(io, "apply", args.flag("json"));
+  run::ProviderSet providers(provider_factory(), provider_options(from_plan));
+  auto planned = run::plan(*options, providers, *view);
   if (!planned) return kExitFailure;
   std::optional<state::StateDocument> stored;
   if (planned->state.existed) stored = planned->state.doc;
@@ -96,11 +105,14 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
     return fail(io, "apply", "refusing the saved plan " + path + ": " + st.error().message);
   planned->state.doc = std::move(start);
   planned->plan = pf->plan;
-  return execute_plan(from_plan, io, "apply", *planned, providers);
+  return execute(from_plan, io, std::move(*apply_opts), *planned, providers, *view);
 }
 
 int run_apply(const Args& args, Io& io) {
   if (is_planfile(args.positional)) return apply_planfile(args, io, args.positional.front());
+  if (args.flag("json") && !args.flag("auto-approve"))
+    return fail(io, "apply", "--json prints events for a program to read, so there is no one to answer the "
+                             "question: add --auto-approve, or apply a saved plan (plinth plan -out PLANFILE)");
   if (!args.flag("auto-approve") && !io.in_tty)
     return fail(io, "apply", "stdin is not a terminal, so there is no one to confirm the changes; review them with "
                              "'plinth plan -out PLANFILE' and apply that file (no question is asked for a saved "
@@ -110,10 +122,7 @@ int run_apply(const Args& args, Io& io) {
   Diagnostics diags;
   auto files = bp::collect_blueprint_files(args.positional, diags);
   if (!has_errors(diags) && !files.empty() && !check_clean(args, io, files)) return kExitFailure;
-  ProviderSet providers(args);
-  auto planned = build_plan(args, io, "apply", providers);
-  if (!planned) return kExitFailure;
-  return execute_plan(args, io, "apply", *planned, providers);
+  return plan_and_execute(args, io, "apply");
 }
 
 std::vector<FlagSpec> apply_flags() {
@@ -134,7 +143,7 @@ std::vector<FlagSpec> apply_flags() {
 const Register apply_command({
     "apply",
     "plinth apply PATH...|PLANFILE [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] "
-    "[--refresh=false] [--verify-key KEY] [--allow-dirty] [--force-conflicts] [-target ADDRESS]...",
+    "[--refresh=false] [--verify-key KEY] [--allow-dirty] [--force-conflicts] [-target ADDRESS]... [--json]",
     "Create, update, replace or destroy resources so they match the blueprint.",
     "Plans as 'plinth plan' does (refreshing state through the providers first unless\n"
     "--refresh=false), prints the plan, runs the policy gate, asks for confirmation on a\n"
@@ -156,6 +165,10 @@ const Register apply_command({
     "a stale, altered or already applied plan is refused with the binding that changed\n"
     "(docs/plan-files.md). Blueprint files with uncommitted git changes are refused unless\n"
     "--allow-dirty, so what is applied can always be reproduced from a commit.\n"
+    "An operation still running after 10 seconds is reported every 10 seconds\n"
+    "(\"ADDRESS: still creating... [10s elapsed]\"; PLINTH_PROGRESS_INTERVAL changes the period).\n"
+    "--json prints one JSON object per line instead (the plan's changes, each operation's\n"
+    "start, progress, retries and end, policy verdicts, drift, the outcome; docs/apply.md).\n"
     "Exit codes: 0 every change succeeded (or there was none), 1 otherwise.",
     apply_flags(),
     run_apply,

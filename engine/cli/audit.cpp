@@ -7,8 +7,10 @@
 
 #include "engine/audit/report.h"
 #include "engine/cli/common.h"
-#include "engine/cli/planning.h"
-#include "engine/cli/policy_gate.h"
+#include "engine/cli/options.h"
+#include "engine/cli/render_events.h"
+#include "engine/run/policy_gate.h"
+#include "engine/run/state_session.h"
 #include "engine/graph/expand.h"
 #include "engine/state/state.h"
 
@@ -29,7 +31,7 @@ int run_audit(const Args& args, Io& io) {
     audit::RunInput in;
     in.files = c.files;
     in.validation = c.diagnostics;
-    in.policy_dirs = policy_dirs(args);
+    in.policy_dirs = run::policy_dirs(policy_options(args));
     auto report = audit::collect_report(in);
     if (!report) {
       fail(io, "audit", report.error().message);
@@ -46,7 +48,9 @@ int run_audit(const Args& args, Io& io) {
   if (!desired) return fail(io, "audit", desired.error().message);
 
   const std::string state_path = state::resolve_state_path(args.get("state"), args.positional);
-  auto opened = open_state_backend(args, state_path);
+  auto state_opts = state_options(args);
+  if (!state_opts) return fail(io, "audit", state_opts.error().message);
+  auto opened = run::open_state_backend(*state_opts, state_path);
   if (!opened) return fail(io, "audit", opened.error().message);
   auto backend = std::move(*opened);
   auto doc = backend->load();
@@ -54,9 +58,10 @@ int run_audit(const Args& args, Io& io) {
   state::StateDocument prior = *doc ? std::move(**doc) : state::StateDocument{};
   plan::Plan p = plan::diff(desired->resources, prior.resources);
 
-  const auto dirs = policy_dirs(args);
-  const std::string bp_dir = blueprint_dir(args.positional);
-  auto outcome = run_policies(*loaded, *desired, p, dirs, bp_dir, io);
+  const auto dirs = run::policy_dirs(policy_options(args));
+  const std::string bp_dir = run::blueprint_dir(args.positional);
+  HumanView view(io, "audit");
+  auto outcome = run::run_policies(*loaded, *desired, p, dirs, bp_dir, view);
 
   audit::RunInput in;
   in.blueprint = &loaded->blueprint;

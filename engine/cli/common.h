@@ -1,37 +1,23 @@
 #pragma once
+// What every command shares: loading the blueprint with its diagnostics
+// printed, and the "plinth COMMAND: message" error line.
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/blueprint/blueprint.h"
-#include "engine/catalog/catalog.h"
 #include "engine/cli/command.h"
 #include "engine/core/diagnostic.h"
+#include "engine/run/blueprint.h"
 
 namespace plinth::cli {
 
-/// A blueprint that loaded and passed domain validation (warnings allowed),
-/// with the catalog it was checked against.
-struct Loaded {
-  bp::Blueprint blueprint;
-  catalog::Catalog catalog;
-  Diagnostics diagnostics;  ///< warnings (and infos) that were printed
-};
+using run::Checked;
+using run::Loaded;
+using run::load_catalog;
 
-/// The catalog: PLINTH_CATALOG_DIR when set, else the one built in.
-Result<catalog::Catalog> load_catalog();
-
-/// What checking a blueprint found, printed nowhere yet.
-struct Checked {
-  std::optional<Loaded> loaded;      ///< set when it loaded and validated (warnings allowed)
-  Diagnostics diagnostics;           ///< every loader and domain-rule diagnostic, sorted
-  std::vector<bp::SourceFile> files;  ///< the blueprint files read, with sha256 (also when invalid)
-  std::string fatal;                 ///< a problem that is no diagnostic (the catalog cannot be read)
-  enum class Stage { Files, Load, Rules } failed_at = Stage::Rules;  ///< where an invalid blueprint stopped
-};
-
-/// Loads PATH... (files or directories) and runs the domain rules.
+/// Loads PATH... (files or directories) and runs the domain rules, the
+/// providers resolved through provider_factory().
 Checked check_blueprint(const std::vector<std::string>& paths);
 
 /// check_blueprint, printing every diagnostic (and the error count) to

@@ -1,4 +1,5 @@
 // plinth destroy PATH...: remove everything the state holds, dependents first.
+#include "engine/cli/common.h"
 #include "engine/cli/execute.h"
 
 namespace plinth::cli {
@@ -8,10 +9,10 @@ int run_destroy(const Args& args, Io& io) {
   if (!args.flag("auto-approve") && !io.in_tty)
     return fail(io, "destroy", "stdin is not a terminal, so there is no one to confirm the destruction; re-run with "
                                "--auto-approve if you mean it");
-  ProviderSet providers(args);
-  auto planned = build_plan(args, io, "destroy", providers, /*destroy=*/true);
-  if (!planned) return kExitFailure;
-  return execute_plan(args, io, "destroy", *planned, providers);
+  if (args.flag("json") && !args.flag("auto-approve"))
+    return fail(io, "destroy", "--json prints events for a program to read, so there is no one to answer the "
+                               "question: add --auto-approve");
+  return plan_and_execute(args, io, "destroy");
 }
 
 std::vector<FlagSpec> destroy_flags() {
@@ -23,13 +24,15 @@ std::vector<FlagSpec> destroy_flags() {
 
 const Register destroy_command({
     "destroy",
-    "plinth destroy PATH... [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] [-target ADDRESS]...",
+    "plinth destroy PATH... [--auto-approve] [--parallelism N] [--state FILE] [--lock-timeout D] [-target ADDRESS]... "
+    "[--json]",
     "Destroy every resource recorded in state.",
     "Plans a delete for every resource in the state of PATH... (refreshed first unless\n"
     "--refresh=false), dependents before what they depend on, and carries it out like\n"
     "apply: confirmation, policy gate, parallelism, retries, a state save after every\n"
     "deletion, signals. Bare-metal nodes are powered off and their boot override cleared;\n"
-    "disks are never wiped. Exit codes: 0 everything was destroyed, 1 otherwise.",
+    "disks are never wiped. --json prints one JSON object per line, as apply --json does\n"
+    "(docs/apply.md). Exit codes: 0 everything was destroyed, 1 otherwise.",
     destroy_flags(),
     run_destroy,
     32,

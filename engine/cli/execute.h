@@ -1,23 +1,24 @@
 #pragma once
-// The execution half of apply and destroy: policy gate, confirmation,
-// signals, the executor with progress output, the summary and exit code.
-// The plan may come from build_plan (PATH...) or, later, a saved plan file.
+// The front end of apply and destroy once planned: the question on a
+// terminal, SIGINT/SIGTERM turned into cancellation, run::apply, the exit code.
 #include <string>
 
-#include "engine/cli/planning.h"
+#include "engine/cli/command.h"
+#include "engine/run/apply.h"
 
 namespace plinth::cli {
 
-/// Runs the changes of `planned.plan` against `planned.state` (locked):
-/// prints the plan, runs the policy gate (before any provider call that
-/// changes anything), asks for confirmation ("Only 'yes' will be accepted")
-/// on a TTY unless --auto-approve, executes with --parallelism and the
-/// providers' limits, prints progress and a summary. SIGINT/SIGTERM stop
-/// starting operations; a second one abandons those in flight. Returns 0
+/// Runs run::apply on `planned` with `options`, asking "Only 'yes' will be
+/// accepted" on a terminal unless --auto-approve, with SIGINT/SIGTERM
+/// handlers installed for the operation: the first SIGINT stops starting
+/// operations, a second one (or SIGTERM) cancels those in flight. Returns 0
 /// only when every change succeeded.
-int execute_plan(const Args& args, Io& io, const std::string& command, Planned& planned, ProviderSet& providers);
+int execute(const Args& args, Io& io, run::ApplyOptions options, run::Planned& planned, run::ProviderSet& providers,
+            run::Events& events);
 
-/// Flags shared by apply and destroy.
-std::vector<FlagSpec> execute_flags();
+/// apply PATH... and destroy PATH...: the options from the flags, run::plan
+/// (the whole state deleted for "destroy"), then execute() with the view
+/// --json asks for.
+int plan_and_execute(const Args& args, Io& io, const std::string& operation);
 
 }  // namespace plinth::cli

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "engine/cli/command.h"
-#include "engine/cli/plugins.h"
 #include "engine/cli/untrusted.h"
 #include "engine/core/strings.h"
+#include "providers/registry/plugins.h"
 #include "providers/registry/registry.h"
 
 using namespace plinth::cli;
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     const char* no_color = std::getenv("NO_COLOR");
     io.color = io.out_tty && !(no_color && *no_color) && !args->flag("no-color");
     int rc = cmd->run(*args, io);
-    plugins().close_all();
+    plinth::plugins().close_all();
     return rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "plinth: internal error: %s\nThis is a bug; please report it with the command line.\n",

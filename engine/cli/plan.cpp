@@ -7,8 +7,8 @@
 //   3. state     lock the state backend, load the prior resources
 //   3b. refresh  read them through their providers (unless --refresh=false)
 //   4. diff      desired vs prior -> Plan
-//      (steps 1-4 are build_plan in planning.h, shared with apply and destroy)
-//      (policy evaluation of the plan goes here)
+//      (steps 1-4 are run::plan in engine/run/plan.h, shared with apply and destroy)
+//   4b. policies run::run_policies, then run::check_inventory
 //   5. output    text or --json to stdout
 //   5b. reports  --report FORMAT:FILE, -out PLANFILE [--sign-key], --against REF
 //                (extras_after_plan below; docs/audit.md, docs/plan-files.md)
@@ -22,15 +22,20 @@
 #include "engine/blueprint/json.h"
 #include "engine/blueprint/loader.h"
 #include "engine/cli/common.h"
-#include "engine/cli/planning.h"
-#include "engine/plan/planfile.h"
-#include "engine/policy/waivers.h"
-#include "engine/cli/policy_gate.h"
+#include "engine/cli/options.h"
+#include "engine/cli/render_events.h"
 #include "engine/cli/untrusted.h"
 #include "engine/plan/format.h"
+#include "engine/plan/planfile.h"
+#include "engine/policy/waivers.h"
+#include "engine/run/plan.h"
+#include "engine/run/policy_gate.h"
 
 namespace plinth::cli {
 namespace {
+
+using run::Planned;
+using run::PolicyOutcome;
 
 /// --against REF: the blueprint files as they are at REF, expanded and
 /// evaluated like the working tree, and what the change does to resources
@@ -55,9 +60,10 @@ int print_against(const Args& args, Io& io, const Planned& planned, const Policy
   in.resources = &base_graph->resources;
   in.plan = &base_plan;
   policy::Options options;
-  options.limits = policy_limits(io);
-  policy::Evaluation base_eval = policy::evaluate(policy_dirs(args), in, options);
-  const std::string bp_dir = blueprint_dir(args.positional);
+  HumanView view(io, "plan");
+  options.limits = run::policy_limits(view);
+  policy::Evaluation base_eval = policy::evaluate(run::policy_dirs(policy_options(args)), in, options);
+  const std::string bp_dir = run::blueprint_dir(args.positional);
   auto waivers = policy::load_waivers((std::filesystem::path(bp_dir) / "waivers.yaml").string());
   policy::apply_waivers(waivers.waivers, policy::today_utc(), base_eval);
   auto delta = audit::compare_verdicts(base_eval, policies.evaluation);
@@ -79,8 +85,8 @@ int write_outputs(const Args& args, Io& io, const Planned& planned, const Policy
     in.evaluation = &policies.evaluation;
     in.plan = planned.plan.summary();
     in.state_path = planned.state.path;
-    in.policy_dirs = policy_dirs(args);
-    in.waivers_path = (std::filesystem::path(blueprint_dir(args.positional)) / "waivers.yaml").string();
+    in.policy_dirs = run::policy_dirs(policy_options(args));
+    in.waivers_path = (std::filesystem::path(run::blueprint_dir(args.positional)) / "waivers.yaml").string();
     in.validation = planned.loaded.diagnostics;
     auto report = audit::collect_report(in);
     if (!report) return fail(io, "plan", report.error().message);
@@ -129,7 +135,7 @@ void write_invalid_reports(const Args& args, Io& io, const Checked& checked) {
   audit::RunInput in;
   in.files = checked.files;
   in.validation = checked.diagnostics;
-  in.policy_dirs = policy_dirs(args);
+  in.policy_dirs = run::policy_dirs(policy_options(args));
   auto report = audit::collect_report(in);
   if (!report) {
     fail(io, "plan", report.error().message);
@@ -152,21 +158,24 @@ void write_invalid_reports(const Args& args, Io& io, const Checked& checked) {
 int run_plan(const Args& args, Io& io) {
   // 1-4. load, expand, state, refresh, diff (the state lock is released when
   // `planned` dies: plan never writes state)
-  ProviderSet providers(args);
-  auto planned = build_plan(args, io, "plan", providers, args.flag("destroy"),
-                            [&](const Checked& c) { write_invalid_reports(args, io, c); });
+  auto options = plan_options(args, "plan");
+  if (!options) return fail(io, "plan", options.error().message);
+  HumanView view(io, "plan");
+  run::ProviderSet providers(provider_factory(), provider_options(args));
+  auto planned = run::plan(*options, providers, view, [&](const Checked& c) { write_invalid_reports(args, io, c); });
   if (!planned) return kExitFailure;
   // On every return: the plan's data goes with the process, the lock is released.
   struct Release {
     Planned& p;
-    ~Release() { release_at_exit(p); }
+    ~Release() { run::release_at_exit(p); }
   } release{*planned};
   const Loaded* loaded = &planned->loaded;
   const state::StateDocument* prior = &planned->state.doc;
   const std::string& state_path = planned->state.path;
   const plan::Plan& p = planned->plan;
-  auto policies = run_policies(*loaded, *planned->desired, p, policy_dirs(args), blueprint_dir(args.positional), io);
-  if (!policies.blocked && !check_inventory(planned->inventory, providers, io, "plan")) return kExitFailure;
+  auto policies = run::run_policies(*loaded, *planned->desired, p, run::policy_dirs(policy_options(args)),
+                                    run::blueprint_dir(args.positional), view);
+  if (!policies.blocked && !run::check_inventory(planned->inventory, providers, view, "plan")) return kExitFailure;
 
   // 5. output
   if (args.flag("json")) {

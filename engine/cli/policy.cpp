@@ -3,7 +3,9 @@
 
 #include "engine/cli/common.h"
 #include "engine/core/files.h"
-#include "engine/cli/policy_gate.h"
+#include "engine/cli/options.h"
+#include "engine/cli/render_events.h"
+#include "engine/run/policy_gate.h"
 #include "engine/core/strings.h"
 #include "engine/policy/listing.h"
 #include "engine/policy/policy.h"
@@ -14,7 +16,8 @@ namespace {
 
 int run_list(const Args& args, Io& io) {
   if (args.positional.size() > 1) return fail(io, "policy list", "unexpected argument '" + args.positional[1] + "'; use --policy-dir DIR to add a directory");
-  auto set = policy::load_policies(policy_dirs(args), policy_limits(io));
+  HumanView view(io, "policy");
+  auto set = policy::load_policies(run::policy_dirs(policy_options(args)), run::policy_limits(view));
   print_diagnostics(set.diagnostics, io);
   if (args.flag("markdown")) {
     std::string md = policy::policies_markdown(set.policies);
@@ -33,10 +36,11 @@ int run_list(const Args& args, Io& io) {
 
 int run_test(const Args& args, Io& io) {
   if (args.positional.size() > 2) return fail(io, "policy test", "give at most one directory");
-  std::string dir = args.positional.size() == 2 ? args.positional[1] : builtin_policy_dir();
+  std::string dir = args.positional.size() == 2 ? args.positional[1] : run::builtin_policy_dir();
   if (!is_directory_path(dir))
     return fail(io, "policy test", "'" + dir + "' is not a directory; pass the folder that holds the *_test.lua files");
-  auto run = policy::run_policy_tests(dir, policy_limits(io));
+  HumanView view(io, "policy");
+  auto run = policy::run_policy_tests(dir, plinth::run::policy_limits(view));
   for (const auto& r : run.results) {
     std::fprintf(io.out, "%s %s: %s%s\n", r.passed ? "PASS" : "FAIL", r.loc.str().c_str(), r.name.c_str(),
                  r.passed ? "" : (":\n  " + r.detail).c_str());

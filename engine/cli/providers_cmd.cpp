@@ -5,8 +5,7 @@
 #include <filesystem>
 
 #include "engine/cli/common.h"
-#include "engine/cli/plugins.h"
-#include "engine/cli/providers.h"
+#include "engine/cli/options.h"
 #include "engine/core/files.h"
 #include "engine/core/strings.h"
 #include "engine/provider/docs.h"
@@ -69,7 +68,8 @@ int run_providers(const Args& args, Io& io) {
   // Plugins on the search path are listed too (started for their schema).
   std::map<std::string, std::string> broken;
   for (const auto& [name, path] : plugin::discover_plugins())
-    if (!schema_registry().provider(name) && !plugins().resolve(name, nullptr)) broken[name] = plugins().why(name);
+    if (!schema_registry().provider(name))
+      if (auto st = provider_factory().resolve(name, nullptr); !st) broken[name] = st.error().message;
 
   const auto schemas = schema_registry().providers();
   if (args.flag("json")) {

@@ -7,7 +7,8 @@
 #include <set>
 
 #include "engine/cli/common.h"
-#include "engine/cli/planning.h"
+#include "engine/cli/options.h"
+#include "engine/run/state_session.h"
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
 #include "engine/state/encryption.h"
@@ -16,6 +17,14 @@
 
 namespace plinth::cli {
 namespace {
+
+/// The state's key (--state-key-file, else the environment's); the state
+/// subcommands take their lock themselves.
+run::StateOptions key_of(const Args& args) {
+  run::StateOptions o;
+  o.key_file = args.get("state-key-file");
+  return o;
+}
 
 const std::vector<std::string> kSubcommands = {"list", "show", "history", "restore", "unlock", "rm", "mv", "rekey",
                                                "migrate", "push-journal"};
@@ -267,7 +276,7 @@ int rekey(const Args& args, Io& io, const std::string& location, const std::stri
   else if (const char* v = std::getenv("PLINTH_STATE_NEW_KEY"); v && *v) new_key = state::parse_state_key(v, "PLINTH_STATE_NEW_KEY");
   if (!new_key) return fail(io, "state", new_key.error().message);
   // The current key reads (as an old key), the new one writes.
-  auto settings = state_encryption(args, location, false);
+  auto settings = run::state_encryption(key_of(args), location, false);
   if (!settings) return fail(io, "state", settings.error().message);
   state::EncryptionSettings s = std::move(*settings);
   s.old_keys.clear();
@@ -339,7 +348,7 @@ int push_journal(const Args& args, Io& io, state::Backend& backend, const std::s
   auto guard = state::LockGuard::acquire(backend, "plinth state push-journal", *timeout);
   if (!guard) return fail(io, "state", guard.error().message);
   if (auto st = state::check_journal_owner(jp); !st) return fail(io, "state", st.error().message);
-  auto journal = open_state_backend(args, jp);  // encrypted as the state is
+  auto journal = run::open_state_backend(key_of(args), jp);  // encrypted as the state is
   if (!journal) return fail(io, "state", journal.error().message);
   auto r = state::push_journal(**journal, jp, backend);
   if (!r) return fail(io, "state", r.error().message);
@@ -368,7 +377,7 @@ int run_state(const Args& args, Io& io) {
   }
   const std::string location = state::resolve_state_path(args.get("state"));
   const std::string path = state::redact_location(location);
-  auto opened = open_state_backend(args, location);
+  auto opened = run::open_state_backend(key_of(args), location);
   if (!opened) return fail(io, "state", opened.error().message);
   auto backend = std::move(*opened);
   int status = kExitSuccess;

@@ -122,7 +122,7 @@ size_t leaves(const Json& attributes) {
 
 /// diff(); with `owner`, `after` shares the desired resources it owns.
 Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& prior,
-             const std::shared_ptr<const void>& owner) {
+             const std::vector<Resource>& deposed, const std::shared_ptr<const void>& owner) {
   std::unordered_map<std::string_view, const Resource*> prior_by_address;
   prior_by_address.reserve(prior.size());
   for (const auto& r : prior) prior_by_address.emplace(r.address, &r);
@@ -192,17 +192,28 @@ Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& 
       for (auto& c : rc.changes) c.forces_replacement = false;
     plan.changes.push_back(std::move(rc));
   }
+  for (const auto& old : deposed) {
+    ResourceChange c;
+    c.address = old.address + " (deposed)";
+    c.type = old.type;
+    c.action = Action::Delete;
+    c.before = old;
+    c.deposed = true;
+    plan.changes.push_back(std::move(c));
+  }
   return plan;
 }
 
 }  // namespace
 
-Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior) {
-  return diff_of(desired, prior, nullptr);
+Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior,
+          const std::vector<Resource>& deposed) {
+  return diff_of(desired, prior, deposed, nullptr);
 }
 
-Plan diff_sharing(const std::shared_ptr<const std::vector<Resource>>& desired, const std::vector<Resource>& prior) {
-  return diff_of(*desired, prior, desired);
+Plan diff_sharing(const std::shared_ptr<const std::vector<Resource>>& desired, const std::vector<Resource>& prior,
+                  const std::vector<Resource>& deposed) {
+  return diff_of(*desired, prior, deposed, desired);
 }
 
 }  // namespace plinth::plan

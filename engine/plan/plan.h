@@ -63,11 +63,15 @@ struct Plan {
 /// else "encryption"); attributes of unknown types are neither. Creates list
 /// every desired attribute (before absent), deletes every prior one (after
 /// absent). Resources are sorted by graph::address_less; a resource's
-/// changes by key, depth first.
-Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior);
+/// changes by key, depth first. Each of `deposed` (objects a
+/// create-before-destroy replace left behind, StateDocument::deposed) gets a
+/// delete after them, at "ADDRESS (deposed)" (docs/apply.md).
+Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior,
+          const std::vector<Resource>& deposed = {});
 /// The same, the plan's `after` values sharing the resources of `desired`
 /// (which must not change afterwards) instead of copying them.
-Plan diff_sharing(const std::shared_ptr<const std::vector<Resource>>& desired, const std::vector<Resource>& prior);
+Plan diff_sharing(const std::shared_ptr<const std::vector<Resource>>& desired, const std::vector<Resource>& prior,
+                  const std::vector<Resource>& deposed = {});
 
 /// The action named `text` ("no-op", "create", ...), or nullopt.
 std::optional<Action> parse_action(std::string_view text);

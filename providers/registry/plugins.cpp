@@ -1,17 +1,16 @@
-#include "engine/cli/plugins.h"
+#include "providers/registry/plugins.h"
 
 #include <cstdio>
 #include <filesystem>
 
-#include "engine/cli/untrusted.h"
 #include "engine/provider/registry.h"
 #include "providers/plugin/plugin_provider.h"
 
-namespace plinth::cli {
+namespace plinth {
 
 namespace fs = std::filesystem;
 
-bool Plugins::resolve(const std::string& name, const bp::ProviderDecl* declared) {
+bool Plugins::resolve(const std::string& name, const bp::ProviderDecl* declared, const bp::TrustFile* untrusted) {
   if (errors_.count(name)) return false;
   const ProviderSchema* known = schema_registry().provider(name);
   if (known && (!declared || declared->exec.empty())) return true;
@@ -26,10 +25,10 @@ bool Plugins::resolve(const std::string& name, const bp::ProviderDecl* declared)
   std::string path;
   plugin::StartOptions start;
   // Under --untrusted a plugin runs only as the operator's trust file pins it.
-  const std::string trusted_pin = untrusted().on ? untrusted().trust.plugin_sha256(name) : "";
-  if (untrusted().on && trusted_pin.empty())
+  const std::string trusted_pin = untrusted ? untrusted->plugin_sha256(name) : "";
+  if (untrusted && trusted_pin.empty())
     return fail("provider '" + name + "' is a plugin, and an untrusted plan runs a plugin only when the trust file " +
-                (untrusted().trust.path.empty() ? std::string("(none was given: --trust FILE)") : untrusted().trust.path) +
+                (untrusted->path.empty() ? std::string("(none was given: --trust FILE)") : untrusted->path) +
                 " pins it: add plugins: [{name: " + name + ", sha256: <sha256 of the reviewed plugin>}]");
   if (declared && !declared->exec.empty()) {
     fs::path p(declared->exec);
@@ -62,7 +61,7 @@ bool Plugins::resolve(const std::string& name, const bp::ProviderDecl* declared)
   }
   if (!trusted_pin.empty()) {
     start.sha256 = trusted_pin;
-    start.pinned_by = "the trust file " + untrusted().trust.path;
+    start.pinned_by = "the trust file " + untrusted->path;
   }
   auto started = plugin::PluginProvider::start(path, name, start);
   if (!started) return fail(started.error().message);
@@ -98,9 +97,4 @@ Plugins& plugins() {
   return p;
 }
 
-Status resolve_for_loader(const std::string& name, const bp::ProviderDecl* declared) {
-  if (plugins().resolve(name, declared)) return {};
-  return Error::invalid(plugins().why(name));
-}
-
-}  // namespace plinth::cli
+}  // namespace plinth

@@ -1,21 +1,10 @@
-#include "engine/cli/providers.h"
+#include "engine/run/provider_set.h"
 
-#include "engine/cli/plugins.h"
-#include "engine/cli/untrusted.h"
 #include "engine/core/strings.h"
-#include "engine/provider/registry.h"
-#include "providers/registry/registry.h"
 
-namespace plinth::cli {
+namespace plinth::run {
 
-FlagSpec provider_option_flag() {
-  return {"provider-option", "NAME.KEY=VALUE",
-          "Set a provider option, e.g. PROVIDER.ca_bundle=/etc/ssl/my-ca.pem (overrides PLINTH_<NAME>_<KEY>; "
-          "'plinth providers' lists every option).",
-          true};
-}
-
-Result<ProviderConfig> provider_config(const ProviderSchema& schema, const Args& args,
+Result<ProviderConfig> provider_config(const ProviderSchema& schema, const ProviderOptions& options,
                                        const std::vector<bp::ProviderDecl>& declarations) {
   std::vector<OptionInput> from_blueprint;
   for (const auto& d : declarations) {
@@ -24,7 +13,7 @@ Result<ProviderConfig> provider_config(const ProviderSchema& schema, const Args&
       const std::string at = d.origin.at("options." + key).str();
       // Under --untrusted the blueprint is the pull request's: it may not
       // say where requests and credentials go (docs/security.md).
-      if (auto spec = schema.option(key); spec && spec->operator_only && untrusted().on)
+      if (auto spec = schema.option(key); spec && spec->operator_only && options.untrusted)
         return Error::invalid(at + ": untrusted plan: the blueprint sets providers." + schema.name + ".options." +
                               key + ", which says where requests and credentials go; under --untrusted it comes only "
                               "from the environment, --provider-option or the trust file (providers: {" +
@@ -32,14 +21,14 @@ Result<ProviderConfig> provider_config(const ProviderSchema& schema, const Args&
       from_blueprint.push_back({key, value, "blueprint " + at});
     }
   }
-  if (untrusted().on)
-    if (auto it = untrusted().trust.options.find(schema.name); it != untrusted().trust.options.end())
+  if (options.untrusted)
+    if (auto it = options.untrusted->options.find(schema.name); it != options.untrusted->options.end())
       for (const auto& [key, value] : it->second)
-        from_blueprint.push_back({key, value, "trust file " + untrusted().trust.path});
-  std::vector<std::string> flags = args.all("provider-option");
+        from_blueprint.push_back({key, value, "trust file " + options.untrusted->path});
+  std::vector<std::string> flags = options.overrides;
   // apply --force-conflicts: every provider that tracks field ownership
   // (declares the option force_conflicts) takes over fields others own.
-  if (args.flag("force-conflicts") && schema.option("force_conflicts"))
+  if (options.force_conflicts && schema.option("force_conflicts"))
     flags.push_back(schema.name + ".force_conflicts=true");
   return parse_provider_config(schema, process_environment(), from_blueprint, flags);
 }
@@ -51,23 +40,17 @@ ProviderSet::~ProviderSet() {
 Status ProviderSet::open(const std::set<std::string>& names) {
   for (const auto& name : names) {
     if (providers_.count(name)) continue;
-    const ProviderSchema* schema = schema_registry().provider(name);
-    if (!schema && !plugins().resolve(name, nullptr))
-      return Error::invalid("provider " + name + ": " + plugins().why(name));
-    schema = schema_registry().provider(name);
+    if (auto st = factory_.resolve(name, nullptr); !st) return Error::invalid("provider " + name + ": " + st.error().message);
+    const ProviderSchema* schema = factory_.schema(name);
     if (!schema) return Error::invalid("provider " + name + ": unknown provider");
-    std::unique_ptr<Provider> p;
-    if (schema->source == "built-in") {
-      auto made = make_builtin_provider(name);
-      if (!made) return Error::invalid("provider " + name + ": " + made.error().message);
-      p = std::move(*made);
-    } else {
-      auto made = plugins().take(name);
-      if (!made) return Error::invalid("provider " + name + ": " + made.error().message);
-      p = std::move(*made);
+    auto made = factory_.make(name);
+    if (!made) return Error::invalid("provider " + name + ": " + made.error().message);
+    std::unique_ptr<Provider> p = std::move(*made);
+    auto config = provider_config(*schema, options_, declarations_);
+    if (!config) {
+      p->close();
+      return config.error();
     }
-    auto config = provider_config(*schema, args_, declarations_);
-    if (!config) return config.error();
     if (auto st = p->configure(*config); !st) {
       p->close();
       return Error::invalid("provider " + name + ": " + st.error().message);
@@ -87,22 +70,22 @@ void ProviderSet::bind(const StateBinding& binding) {
 
 Status ProviderSet::check_options(const std::set<std::string>& used) const {
   std::set<std::string> names = used;
-  for (const auto& f : args_.all("provider-option")) {
+  for (const auto& f : options_.overrides) {
     const std::string name = f.substr(0, f.find('.'));
-    if (schema_registry().provider(name) || plugins().resolve(name, nullptr)) {
+    if (factory_.schema(name) || factory_.resolve(name, nullptr)) {
       names.insert(name);
       continue;
     }
     std::vector<std::string> known;
-    for (const ProviderSchema* s : schema_registry().providers()) known.push_back(s->name);
+    for (const ProviderSchema* s : factory_.schemas()) known.push_back(s->name);
     std::string msg = "--provider-option " + f.substr(0, f.find('=')) + ": there is no provider '" + name + "'";
     if (auto hint = closest_match(name, known)) msg += "; did you mean '" + *hint + "'?";
     else msg += " (plinth providers lists them)";
     return Error::invalid(msg);
   }
   for (const auto& name : names)
-    if (const ProviderSchema* schema = schema_registry().provider(name))
-      if (auto config = provider_config(*schema, args_, declarations_); !config) return config.error();
+    if (const ProviderSchema* schema = factory_.schema(name))
+      if (auto config = provider_config(*schema, options_, declarations_); !config) return config.error();
   return {};
 }
 
@@ -122,4 +105,11 @@ apply::LimitsLookup ProviderSet::limits_lookup() const {
   };
 }
 
-}  // namespace plinth::cli
+std::set<std::string> providers_of(const std::vector<Resource>& desired, const std::vector<Resource>& state) {
+  std::set<std::string> names;
+  for (const auto* list : {&desired, &state})
+    for (const auto& r : *list) names.insert(r.provider);
+  return names;
+}
+
+}  // namespace plinth::run

@@ -8,10 +8,11 @@
 #include <string>
 
 #include "engine/blueprint/blueprint.h"
+#include "engine/blueprint/trust.h"
 #include "engine/core/result.h"
 #include "engine/provider/provider.h"
 
-namespace plinth::cli {
+namespace plinth {
 
 class Plugins {
  public:
@@ -20,8 +21,10 @@ class Plugins {
   /// started from its exec (relative to its blueprint's directory) after its
   /// sha256 is checked; an undeclared name is looked up as
   /// plinth-provider-NAME on the plugin search path. True when its schema is
-  /// registered; otherwise why(name) says what went wrong.
-  bool resolve(const std::string& name, const bp::ProviderDecl* declared);
+  /// registered; otherwise why(name) says what went wrong. `untrusted`: the
+  /// operator's trust file in untrusted mode (a plugin runs only as it pins
+  /// it; docs/security.md), null otherwise.
+  bool resolve(const std::string& name, const bp::ProviderDecl* declared, const bp::TrustFile* untrusted);
   std::string why(const std::string& name) const;
   /// The running plugin `name` (resolved before), handed over once.
   Result<std::unique_ptr<Provider>> take(const std::string& name);
@@ -33,10 +36,7 @@ class Plugins {
   std::map<std::string, std::string> errors_;
 };
 
-/// The run's plugins.
+/// The process's plugins: each started once, whichever run uses it.
 Plugins& plugins();
 
-/// LoadOptions::resolve_provider for the loader: plugins().resolve().
-Status resolve_for_loader(const std::string& name, const bp::ProviderDecl* declared);
-
-}  // namespace plinth::cli
+}  // namespace plinth

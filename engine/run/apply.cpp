@@ -1,0 +1,210 @@
+#include "engine/run/apply.h"
+
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "engine/run/policy_gate.h"
+#include "engine/state/journal.h"
+
+namespace plinth::run {
+namespace {
+
+/// Serialises the events of an apply (worker threads, the progress ticker,
+/// the cancel watcher) and knows which operations are in flight.
+class Reporter {
+ public:
+  Reporter(Events& events, std::chrono::milliseconds interval) : events_(events), interval_(interval) {
+    ticker_ = std::thread([this] { tick(); });
+  }
+  ~Reporter() { stop(); }
+  Reporter(const Reporter&) = delete;
+  Reporter& operator=(const Reporter&) = delete;
+
+  void on_event(const apply::Event& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Operation op;
+    op.address = e.address;
+    op.action = e.action;
+    op.elapsed = e.elapsed;
+    op.message = e.message;
+    op.ok = e.ok;
+    op.attempt = e.attempt;
+    op.wait = e.wait;
+    switch (e.kind) {
+      case apply::Event::Kind::Started:
+        op.phase = Operation::Phase::Started;
+        in_flight_[e.address] = {e.action, Clock::now(), Clock::now()};
+        break;
+      case apply::Event::Kind::Retrying: op.phase = Operation::Phase::Retrying; break;
+      case apply::Event::Kind::Finished:
+        op.phase = Operation::Phase::Finished;
+        in_flight_.erase(e.address);
+        break;
+    }
+    events_.operation(op);
+  }
+  void note(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.note(line);
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return;
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    ticker_.join();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct InFlight {
+    plan::Action action;
+    Clock::time_point started, reported;
+  };
+
+  // "still creating... 10s elapsed": every interval, each operation in
+  // flight that long.
+  void tick() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto step = std::max(std::chrono::milliseconds(10), interval_ / 10);
+    while (!stopped_) {
+      cv_.wait_for(lock, step, [this] { return stopped_; });
+      if (stopped_) break;
+      const auto now = Clock::now();
+      for (auto& [address, f] : in_flight_) {
+        if (now - f.reported < interval_) continue;
+        f.reported = now;
+        Operation op;
+        op.phase = Operation::Phase::Running;
+        op.address = address;
+        op.action = f.action;
+        op.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - f.started);
+        events_.operation(op);
+      }
+    }
+  }
+
+  Events& events_;
+  const std::chrono::milliseconds interval_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  std::map<std::string, InFlight> in_flight_;
+  std::thread ticker_;
+};
+
+}  // namespace
+
+bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers, Events& events) {
+  plan::Plan& p = planned.plan;
+  StateSession& st = planned.state;
+  const std::string& op = options.operation;
+  if (!st.existed && st.doc.lineage.empty()) {  // a saved plan brings its own lineage
+    state::StateDocument fresh = state::new_document();
+    st.doc.lineage = fresh.lineage;
+    st.doc.plinth_version = fresh.plinth_version;
+  }
+  providers.bind({st.doc.lineage, planned.loaded.blueprint.metadata.name});
+
+  // The plan, then the policy gate: nothing is changed when it blocks.
+  events.planned(p);
+  auto policies = run_policies(planned.loaded, *planned.desired, p, policy_dirs(options.policies),
+                               options.policies.blueprint_dir, events);
+  if (policies.blocked) {
+    events.error("a mandatory policy failed (see above); nothing was changed. Fix the blueprint or add a waiver "
+                 "(docs/policy-authoring.md) and run again.");
+    return false;
+  }
+  if (!check_inventory(planned.inventory, providers, events, op)) return false;
+
+  if (!p.has_changes()) {
+    if (!planned.drift.empty() || planned.adopted) {  // record what the refresh observed
+      state::StateDocument next = st.doc;
+      next.serial = st.doc.serial + 1;
+      if (auto s = st.backend->save(next); !s) {
+        events.error("state " + st.path + ": " + s.error().message);
+        return false;
+      }
+    }
+    return true;
+  }
+  if (options.cancel && options.cancel->load() != 0) {
+    events.error("interrupted before any change; nothing was changed.");
+    return false;
+  }
+  if (options.confirm && !options.confirm()) {
+    events.error("cancelled; nothing was changed (only 'yes' approves).");
+    return false;
+  }
+
+  // Only the providers that have work: a targeted plan of one provider's
+  // resources does not need the others (nor their credentials).
+  std::set<std::string> busy;
+  for (const auto& rc : p.changes)
+    if (rc.action != plan::Action::NoOp)
+      for (const auto* r : {rc.before ? &*rc.before : nullptr, rc.after ? &*rc.after : nullptr})
+        if (r) busy.insert(r->provider);
+  if (auto s = providers.open(busy); !s) {
+    events.error(s.error().message);
+    return false;
+  }
+
+  const size_t total = static_cast<size_t>(p.summary().changes());
+  Reporter reporter(events, options.progress_interval);
+  apply::Options opts;
+  opts.parallelism = options.parallelism;
+  opts.limits = providers.limits();
+  opts.cancel = options.cancel;
+  opts.on_event = [&](const apply::Event& e) { reporter.on_event(e); };
+  // A PostgreSQL state can go away mid-apply (server stopped, network
+  // lost): what completes after that is kept in a local journal that the
+  // next run (or plinth state push-journal) writes into the state.
+  std::string journal_dir;
+  if (state::is_postgres_location(st.location)) {
+    const std::string jp = state::journal_path(st.location);
+    journal_dir = std::filesystem::path(jp).parent_path().string();
+    std::error_code ec;
+    std::filesystem::create_directories(journal_dir, ec);
+    std::filesystem::permissions(journal_dir, std::filesystem::perms::owner_all, ec);
+    auto fb = open_state_backend(options.state, jp);  // encrypted as the state is
+    if (fb) opts.fallback = std::shared_ptr<state::Backend>(std::move(*fb));
+  }
+
+  apply::Report report;
+  {
+    // Tells the user what a signal did; the handler only raises the level.
+    std::atomic<bool> running{true};
+    std::thread watcher([&] {
+      int seen = 0;
+      while (running.load()) {
+        int level = options.cancel ? options.cancel->load() : 0;
+        if (level > seen) {
+          seen = level;
+          reporter.note(level == 1 ? "plinth " + op +
+                                         ": interrupted: starting no new operations and waiting for those in flight "
+                                         "(interrupt again to cancel them)"
+                                   : "plinth " + op + ": cancelling the operations in flight");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+    report = apply::execute(p, st.doc, *st.backend, providers.lookup(), opts);
+    running = false;
+    watcher.join();
+  }
+  reporter.stop();
+  if (!journal_dir.empty() && report.fallback_journal.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(journal_dir, ec);  // only when empty: never anyone's journal
+  }
+  events.applied({op, &report, total, st.path});
+  return report.ok();
+}
+
+}  // namespace plinth::run

@@ -1,0 +1,317 @@
+#include "engine/run/plan.h"
+
+#include <algorithm>
+
+#include "engine/blueprint/loader.h"
+#include "engine/blueprint/trust.h"
+#include "engine/core/strings.h"
+#include "engine/plan/target.h"
+#include "engine/provider/call.h"
+#include "engine/provider/registry.h"
+
+namespace plinth::run {
+namespace {
+
+/// "ADDRESS: message", naming the address once (provider errors usually
+/// start with it already).
+std::string about(const std::string& address, const std::string& message) {
+  return safe_text(message.rfind(address + ":", 0) == 0 ? message : address + ": " + message);
+}
+
+}  // namespace
+
+std::optional<apply::RefreshResult> refresh_state(StateSession& session, ProviderSet& providers, Events& events,
+                                                  const std::set<std::string>& rechecked,
+                                                  const std::vector<Resource>& desired) {
+  if (auto st = providers.open(providers_of({}, session.doc.resources)); !st) {
+    events.error(st.error().message);
+    return std::nullopt;
+  }
+  // Objects of this state it does not record: asked of every provider in
+  // use that this run can open (one that cannot is reported when it is used).
+  apply::Discovery discovery;
+  if (!session.doc.lineage.empty()) {
+    for (const auto& name : providers_of(desired, session.doc.resources))
+      if (providers.get(name) || providers.open({name})) discovery.providers.push_back(name);
+    discovery.desired = desired;
+    discovery.deposed = session.doc.deposed;
+  }
+  apply::RefreshResult r =
+      apply::refresh(session.doc.resources, providers.lookup(), providers.limits_lookup(), discovery);
+  std::erase_if(r.diagnostics, [&](const Diagnostic& d) { return rechecked.count(d.address) > 0; });
+  events.diagnostics(r.diagnostics);
+  for (const auto& f : r.failures) events.error("refresh " + about(f.address, f.error.message));
+  if (!r.failures.empty() || has_errors(r.diagnostics)) {
+    events.error("refresh failed for " + std::to_string(r.failures.size() + count(r.diagnostics, Severity::Error)) +
+                 " resource(s); nothing was changed and the state " + session.path +
+                 " is as it was. Fix the errors above, or pass --refresh=false to plan against the state as "
+                 "recorded.");
+    return std::nullopt;
+  }
+  // Objects their provider removed on its own (a reclaimed spot instance)
+  // are not drift by a person: they are reported apart.
+  std::vector<apply::Drift> by_person, by_provider;
+  for (const auto& d : r.drift) (d.gone && !d.reason.empty() ? by_provider : by_person).push_back(d);
+  if (!by_person.empty() || !by_provider.empty()) events.drift(by_person, by_provider);
+  if (!r.adopted.empty()) events.adopted(session.doc.lineage, r.adopted);
+  if (!r.deposed.empty()) {
+    events.superseded(r.deposed);
+    session.doc.deposed.insert(session.doc.deposed.end(), r.deposed.begin(), r.deposed.end());
+  }
+  session.doc.resources = r.resources;
+  return r;
+}
+
+bool check_inventory(const std::vector<Resource>& desired, ProviderSet& providers, Events& events,
+                     const std::string& operation) {
+  if (desired.empty()) return true;
+  if (auto st = providers.open(providers_of(desired, {})); !st) {
+    events.error(st.error().message);
+    return false;
+  }
+  // One attempt each: a server that cannot be read now is reported, and its
+  // create (with the provider's retries) fails or succeeds in apply.
+  auto limits = [base = providers.limits_lookup()](const std::string& name) {
+    apply::ProviderLimits l = base(name);
+    l.retry.max_attempts = 1;
+    return l;
+  };
+  apply::RefreshResult r = apply::refresh(desired, providers.lookup(), limits);
+  events.diagnostics(r.diagnostics);
+  constexpr size_t kShown = 3;
+  for (size_t i = 0; i < r.failures.size() && i < kShown; ++i)
+    events.warning("plinth " + operation + ": warning: cannot check the inventory of " +
+                   about(r.failures[i].address, r.failures[i].error.message));
+  if (r.failures.size() > kShown)
+    events.warning("plinth " + operation + ": warning: ... and of " + std::to_string(r.failures.size() - kShown) +
+                   " more server(s); plan with --refresh=false where the BMCs are out of reach");
+  if (!has_errors(r.diagnostics)) return true;
+  events.error("the inventory of " + std::to_string(count(r.diagnostics, Severity::Error)) +
+               " server(s) differs from the blueprint (errors above); nothing was changed. Fix the pools' hardware "
+               "declarations or the servers, then plan again.");
+  return false;
+}
+
+void release_at_exit(Planned& planned) {
+  struct Kept {
+    Loaded loaded;
+    std::shared_ptr<const graph::ResourceGraph> desired;
+    state::StateDocument doc;
+    plan::Plan plan;
+    std::vector<Resource> inventory;
+  };
+  static std::vector<Kept*>* kept = new std::vector<Kept*>();  // never freed, on purpose
+  kept->push_back(new Kept{std::move(planned.loaded), std::move(planned.desired), std::move(planned.state.doc),
+                           std::move(planned.plan), std::move(planned.inventory)});
+}
+
+std::optional<Planned> plan(const PlanOptions& options, ProviderSet& providers, Events& events,
+                            const std::function<void(const Checked&)>& on_invalid) {
+  // 1. load
+  auto loaded = load_blueprint(options.paths, providers.factory(), events, on_invalid);
+  if (!loaded) return std::nullopt;
+  providers.use_declarations(loaded->blueprint.providers);
+
+  // 2. expand (shared, read-only: the plan's desired resources are these)
+  auto expanded = graph::expand(loaded->blueprint);
+  if (!expanded) {
+    events.error(expanded.error().message);
+    return std::nullopt;
+  }
+  auto desired = std::make_shared<const graph::ResourceGraph>(std::move(*expanded));
+
+  // Untrusted: every credential the plan would read and send is one the
+  // operator's trust file allows for that endpoint, before any request.
+  if (options.untrusted) {
+    Diagnostics refused = bp::check_untrusted_credentials(desired->resources, *options.untrusted);
+    if (!refused.empty()) {
+      events.diagnostics(refused);
+      events.error(std::to_string(refused.size()) +
+                   " credential use(s) the trust file does not allow; nothing was read or sent (docs/security.md)");
+      return std::nullopt;
+    }
+  }
+
+  std::set<std::string> used;
+  for (const auto& r : desired->resources) used.insert(r.provider);
+  if (auto st = providers.check_options(used); !st) {
+    events.error(st.error().message);
+    return std::nullopt;
+  }
+
+  // 3. state
+  auto session = open_state(options.state, options.paths, "plinth " + options.operation, options.untrusted != nullptr);
+  if (!session) {
+    events.error(session.error().message);
+    return std::nullopt;
+  }
+  if (!session->notice.empty()) events.note(session->notice);
+
+  // 4. refresh (servers the blueprint declares are checked against it below)
+  static const std::vector<Resource> kNothing;
+  std::vector<Resource> inventory;
+  std::set<std::string> rechecked;
+  if (!options.destroy && options.refresh)
+    for (const auto& r : desired->resources)
+      if (const ResourceType* t = find_resource_type(r.type, r.provider); t && t->inventory) {
+        inventory.push_back(r);
+        rechecked.insert(r.address);
+      }
+  if (!session->doc.lineage.empty()) providers.bind({session->doc.lineage, loaded->blueprint.metadata.name});
+  std::vector<apply::Drift> drift;
+  bool adopted = false;
+  if (options.refresh && (!session->doc.resources.empty() || !session->doc.lineage.empty())) {
+    auto r = refresh_state(*session, providers, events, rechecked,
+                           options.destroy ? kNothing : desired->resources);
+    if (!r) return std::nullopt;
+    drift = std::move(r->drift);
+    adopted = !r->adopted.empty();
+  }
+
+  // 5. diff (the deletes of deposed objects included; -target: only some
+  // resources and what they need)
+  plan::Plan p =
+      options.destroy
+          ? plan::diff(kNothing, session->doc.resources, session->doc.deposed)
+          : plan::diff_sharing(std::shared_ptr<const std::vector<Resource>>(desired, &desired->resources),
+                               session->doc.resources, session->doc.deposed);
+  if (!options.targets.empty()) {
+    auto t = plan::restrict_to_targets(p, options.targets);
+    if (!t) {
+      events.error(t.error().message);
+      return std::nullopt;
+    }
+    events.warning("warning: resource targeting is in effect: this plan holds only the changes of " +
+                   join(options.targets, ", ") +
+                   (t->added.empty() ? "" : " and what they need (" + join(t->added, ", ") + ")") + "; " +
+                   std::to_string(t->changes_left_out) +
+                   " other change(s) the blueprint needs are left out.\n  -target is for exceptional situations, "
+                   "such as recovering from an error; run a full plan afterwards so nothing is forgotten.");
+    p = std::move(t->plan);
+  }
+
+  // 6. the servers the plan touches or keeps, checked against the blueprint
+  // by the caller once the policy gate passed (check_inventory)
+  std::set<std::string> planned;
+  for (const auto& c : p.changes)
+    if (c.action != plan::Action::Delete) planned.insert(c.address);
+  std::erase_if(inventory, [&](const Resource& r) { return !planned.count(r.address); });
+  return Planned{std::move(*loaded), std::move(desired), std::move(*session), std::move(p), std::move(drift),
+                 std::move(inventory), adopted};
+}
+
+std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& providers, Events& events) {
+  auto session = open_state(options.state, options.paths, "plinth refresh");
+  if (!session) {
+    events.error(session.error().message);
+    return std::nullopt;
+  }
+  if (!session->notice.empty()) events.note(session->notice);
+  Refreshed out;
+  out.state_path = session->path;
+  if (!session->existed) return out;
+  out.existed = true;
+  // The blueprint says which plugins (and options) its providers are, and
+  // what objects of this state not recorded in it would be.
+  std::vector<Resource> desired;
+  std::string blueprint_name;
+  if (!options.paths.empty()) {
+    auto loaded = load_blueprint(options.paths, providers.factory(), events);
+    if (!loaded) return std::nullopt;
+    providers.use_declarations(loaded->blueprint.providers);
+    blueprint_name = loaded->blueprint.metadata.name;
+    if (auto g = graph::expand(loaded->blueprint)) desired = std::move(g->resources);
+  }
+  providers.bind({session->doc.lineage, blueprint_name});
+  out.resources = session->doc.resources.size();
+  auto r = refresh_state(*session, providers, events, {}, desired);
+  if (!r) return std::nullopt;
+  out.drifted = r->drift.size();
+  out.adopted = r->adopted.size();
+  if (r->drift.empty() && r->adopted.empty()) return out;
+  state::StateDocument next = session->doc;
+  next.serial = session->doc.serial + 1;
+  if (auto s = session->backend->save(next); !s) {
+    events.error("state " + session->path + ": " + s.error().message);
+    return std::nullopt;
+  }
+  out.serial = next.serial;
+  return out;
+}
+
+std::optional<Imported> import_resource(const ImportRequest& request, const PlanOptions& options, ProviderSet& providers,
+                                 Events& events) {
+  const std::string& address = request.address;
+  const std::string& id = request.id;
+  // 1. the blueprint must declare it
+  auto loaded = load_blueprint(options.paths, providers.factory(), events);
+  if (!loaded) return std::nullopt;
+  auto fail = [&](const std::string& message) {
+    events.error(message);
+    return std::nullopt;
+  };
+  auto desired = graph::expand(loaded->blueprint);
+  if (!desired) return fail(desired.error().message);
+  const Resource* want = desired->find(address);
+  if (!want) {
+    std::vector<std::string> all;
+    for (const auto& r : desired->resources) all.push_back(r.address);
+    std::string msg = "the blueprint declares no '" + address + "'; import adopts a resource the blueprint declares";
+    if (auto m = closest_match(address, all)) msg += "; did you mean '" + *m + "'?";
+    else msg += " (add it to the blueprint first; plinth plan lists the addresses)";
+    return fail(msg);
+  }
+  const ResourceType* type = find_resource_type(want->type, want->provider);
+  if (!type || type->import_id.empty())
+    return fail(address + " (" + want->type + ", provider " + want->provider +
+                          ") cannot be imported: its provider declares no identity to adopt it by (plinth providers "
+                          "--json shows each type's import_id); plinth apply creates or records it");
+  if (type->import_id == "bmc_endpoint")
+    if (auto problem = bp::bmc_endpoint_problem(id); !problem.empty()) return fail(problem);
+
+  // 2. state, locked for the whole import
+  auto session = open_state(options.state, options.paths, "plinth import");
+  if (!session) return fail(session.error().message);
+  if (!session->notice.empty()) events.note(session->notice);
+  if (session->doc.find(address))
+    return fail(address + " is already in state " + session->path +
+                          "; to adopt another one, first forget it: plinth state rm '" + address + "'");
+
+  // 3. read it through its provider
+  Resource probe = *want;
+  probe.attributes[type->import_id] = id;
+  providers.use_declarations(loaded->blueprint.providers);
+  if (auto st = providers.open({want->provider}); !st) return fail(st.error().message);
+  Provider* p = providers.get(want->provider);
+  if (!p) return fail("no provider '" + want->provider + "' in this build");
+  const apply::ProviderLimits limits = providers.limits_lookup()(want->provider);
+  Call call(Deadline::after(limits.deadlines.read), limits.retry);
+  auto results = p->read({probe}, call);
+  if (results.size() != 1) return fail("provider " + want->provider + " returned no answer for " + address);
+  ReadResult& r = results.front();
+  events.diagnostics(r.diagnostics);
+  if (r.error)
+    return fail("cannot read " + address + " (" + type->import_id + " " + id + "): " + r.error->message +
+                          "; nothing was imported");
+  if (!r.current)
+    return fail("there is no " + want->type + " with " + type->import_id + " " + id +
+                          " (the provider found nothing there); nothing was imported");
+  if (has_errors(r.diagnostics))
+    return fail(address + " does not match the blueprint (errors above); nothing was imported. Fix the "
+                          "blueprint or pick the right " + type->import_id);
+
+  // 4. record it
+  Resource adopted = *r.current;
+  adopted.depends_on = want->depends_on;
+  adopted.source = want->source;
+  state::StateDocument next = session->doc;
+  if (next.lineage.empty()) next = state::new_document();
+  next.serial = session->doc.serial + 1;
+  next.resources.push_back(std::move(adopted));
+  std::sort(next.resources.begin(), next.resources.end(),
+            [](const Resource& a, const Resource& b) { return a.address < b.address; });
+  if (auto st = session->backend->save(next); !st) return fail("state " + session->path + ": " + st.error().message);
+  return Imported{type->import_id, session->path, next.serial};
+}
+
+}  // namespace plinth::run

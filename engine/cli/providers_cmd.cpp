@@ -10,7 +10,7 @@
 #include "engine/core/strings.h"
 #include "engine/provider/docs.h"
 #include "engine/provider/registry.h"
-#include "providers/plugin/plugin_provider.h"
+#include "providers/registry/plugins.h"
 
 namespace plinth::cli {
 namespace {
@@ -67,7 +67,7 @@ int run_providers(const Args& args, Io& io) {
   }
   // Plugins on the search path are listed too (started for their schema).
   std::map<std::string, std::string> broken;
-  for (const auto& [name, path] : plugin::discover_plugins())
+  for (const auto& [name, path] : installed_plugins())
     if (!schema_registry().provider(name))
       if (auto st = provider_factory().resolve(name, nullptr); !st) broken[name] = st.error().message;
 
@@ -80,7 +80,7 @@ int run_providers(const Args& args, Io& io) {
       j["used_by_blueprint"] = used.count(s->name) > 0;
       out.push_back(std::move(j));
     }
-    Json doc = {{"providers", std::move(out)}, {"plugin_path", plugin::search_path()}};
+    Json doc = {{"providers", std::move(out)}, {"plugin_path", plugin_search_path()}};
     Json errors = Json::object();
     for (const auto& [name, why] : broken) errors[name] = why;
     doc["plugin_errors"] = errors;
@@ -112,7 +112,7 @@ int run_providers(const Args& args, Io& io) {
     if (!s->docs.empty()) std::fprintf(io.out, "    docs:           %s\n", s->docs.c_str());
   }
   for (const auto& [name, why] : broken) std::fprintf(io.out, "\n! %s: %s\n", name.c_str(), why.c_str());
-  std::fprintf(io.out, "\nPlugin search path: %s\n", join(plugin::search_path(), ":").c_str());
+  std::fprintf(io.out, "\nPlugin search path: %s\n", join(plugin_search_path(), ":").c_str());
   return broken.empty() ? kExitSuccess : kExitFailure;
 }
 

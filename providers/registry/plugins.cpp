@@ -97,4 +97,8 @@ Plugins& plugins() {
   return p;
 }
 
+std::vector<std::string> plugin_search_path() { return plugin::search_path(); }
+
+std::map<std::string, std::string> installed_plugins() { return plugin::discover_plugins(); }
+
 }  // namespace plinth

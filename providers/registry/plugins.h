@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/blueprint/blueprint.h"
 #include "engine/blueprint/trust.h"
@@ -38,5 +39,12 @@ class Plugins {
 
 /// The process's plugins: each started once, whichever run uses it.
 Plugins& plugins();
+
+/// Where plugins are looked for ($PLINTH_PLUGIN_PATH, then the defaults).
+std::vector<std::string> plugin_search_path();
+
+/// Every plinth-provider-NAME on plugin_search_path(): name -> path (the
+/// first one found of each name).
+std::map<std::string, std::string> installed_plugins();
 
 }  // namespace plinth

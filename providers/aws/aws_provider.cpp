@@ -114,8 +114,7 @@ Status AwsProvider::configure(const ProviderConfig& config) {
 }
 
 void AwsProvider::bind(const StateBinding& binding) {
-  std::lock_guard<std::mutex> lock(mu_);
-  binding_ = binding;
+  binding_.set(binding);
 }
 
 std::string AwsProvider::region_of(const Resource& r) const {
@@ -125,12 +124,11 @@ std::string AwsProvider::region_of(const Resource& r) const {
 
 Status AwsProvider::ensure_group(const std::string& name, const std::string& region, Call& call) {
   const std::string key = region + "/" + name;
-  std::string lineage;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (groups_.count(key)) return {};
-    lineage = binding_.lineage;
   }
+  const std::string lineage = binding_.get().lineage;
   Json params = {{"GroupName", name},
                  {"Strategy", "cluster"},
                  {"TagSpecifications",
@@ -182,17 +180,11 @@ Result<Resource> AwsProvider::create(const Resource& desired, Call& call) {
   if (region.empty())
     return Error::invalid(desired.address + ": no region; set `region:` on burst pool '" + desired.name +
                           "' or AWS_REGION");
-  StateBinding binding;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    binding = binding_;
-  }
+  const StateBinding binding = binding_.get();
 
   // Candidates: the pool's type, then its fallbacks; zones (or subnets) in
   // order starting at this instance's index, so a pool spreads over them.
-  std::vector<std::string> types = {str(a, "instance_type")};
-  for (const auto& t : strings(a, "instance_types"))
-    if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+  const std::vector<std::string> types = cloud::candidate_types(a, "instance_types");
   std::vector<Slot> slots;
   for (const auto& s : strings(a, "subnets")) slots.push_back({"", s});
   if (slots.empty()) {
@@ -201,8 +193,7 @@ Result<Resource> AwsProvider::create(const Resource& desired, Call& call) {
     for (const auto& z : zones) slots.push_back({z, ""});
   }
   if (slots.empty()) slots.push_back({});
-  const size_t start = desired.index > 0 ? static_cast<size_t>(desired.index) % slots.size() : 0;
-  std::rotate(slots.begin(), slots.begin() + static_cast<long>(start), slots.end());
+  cloud::spread(slots, desired.index);
 
   const Json tags = Json::array({{{"Key", "Name"}, {"Value", desired.name + "-" + std::to_string(desired.index)}},
                                  {{"Key", kTagAddress}, {"Value", desired.address}},
@@ -217,100 +208,92 @@ Result<Resource> AwsProvider::create(const Resource& desired, Call& call) {
   const bool placement_group = a.value("placement_group", false);
   const std::string user_data = str(desired.computed, "user_data");
 
-  std::vector<std::string> refused;  // "p5.48xlarge in us-east-1a: message"
-  std::string last_message;
   int generation = 0;
-  for (const auto& type : types) {
-    for (const auto& slot : slots) {
-      Json p = {{"ImageId", image},
-                {"InstanceType", type},
-                {"MinCount", 1},
-                {"MaxCount", 1},
-                {"TagSpecifications",
-                 {{{"ResourceType", "instance"}, {"Tags", tags}}, {{"ResourceType", "volume"}, {"Tags", tags}}}}};
-      Json placement = Json::object();
-      if (!slot.zone.empty()) placement["AvailabilityZone"] = slot.zone;
-      if (placement_group) {
-        const std::string group = "plinth-" + desired.name + "-" + (slot.label().empty() ? region : slot.label()) +
-                                  "-" + binding.lineage.substr(0, 8);
-        if (auto st = ensure_group(group, region, call); !st) return at(desired.address, st.error());
-        placement["GroupName"] = group;
-      }
-      if (!placement.empty()) p["Placement"] = placement;
-      const int efa_count = efa.is_object() && efa.contains(type) && efa[type].is_number_integer() ? efa[type].get<int>() : 0;
-      if (efa_count > 0) {
-        // One EFA per network card: ENA + EFA on card 0, EFA-only on the others.
-        Json nics = Json::array();
-        for (int card = 0; card < efa_count; ++card) {
-          Json n = {{"DeviceIndex", card == 0 ? 0 : 1},
-                    {"NetworkCardIndex", card},
-                    {"InterfaceType", card == 0 ? "efa" : "efa-only"},
-                    {"DeleteOnTermination", true}};
-          if (!slot.subnet.empty()) n["SubnetId"] = slot.subnet;
-          if (!groups.empty()) n["Groups"] = groups;
-          nics.push_back(std::move(n));
-        }
-        p["NetworkInterfaces"] = std::move(nics);
-      } else {
-        if (!slot.subnet.empty()) p["SubnetId"] = slot.subnet;
-        if (!groups.empty()) p["SecurityGroupIds"] = groups;
-      }
-      if (auto prof = str(a, "iam_instance_profile"); !prof.empty())
-        p["IamInstanceProfile"] = prof.rfind("arn:", 0) == 0 ? Json{{"Arn", prof}} : Json{{"Name", prof}};
-      if (auto key = str(a, "key_name"); !key.empty()) p["KeyName"] = key;
-      if (!user_data.empty()) p["UserData"] = ec2::base64_encode(user_data);
-      if (root.is_object() && !root.empty()) {
-        Json ebs = {{"VolumeType", root.value("type", "gp3")}, {"DeleteOnTermination", true}};
-        if (root.contains("size_gb")) ebs["VolumeSize"] = root["size_gb"];
-        if (root.contains("encrypted")) ebs["Encrypted"] = root["encrypted"];
-        if (auto k = str(root, "kms_key_id"); !k.empty()) ebs["KmsKeyId"] = k;
-        p["BlockDeviceMappings"] = {{{"DeviceName", "/dev/sda1"}, {"Ebs", ebs}}};
-      }
-      const std::string block = str(capacity, "capacity_block");
-      const std::string reservation = block.empty() ? str(capacity, "reservation") : block;
-      if (!block.empty()) p["InstanceMarketOptions"] = {{"MarketType", "capacity-block"}};
-      else if (spot)
-        p["InstanceMarketOptions"] = {
-            {"MarketType", "spot"},
-            {"SpotOptions", {{"SpotInstanceType", "one-time"}, {"InstanceInterruptionBehavior", "terminate"}}}};
-      if (!reservation.empty())
-        p["CapacityReservationSpecification"] = {{"CapacityReservationTarget", {{"CapacityReservationId", reservation}}}};
-
-      for (;;) {
-        p["ClientToken"] = client_token(binding.lineage, desired.address, a, generation);
-        auto out = ec2_->send("RunInstances", p, region, call);
-        if (auto* f = std::get_if<ApiFailure>(&out)) {
-          if (f->code == "IdempotentInstanceTerminated" && generation < 1000) {
-            ++generation;  // that token's instance is gone: launch anew
-            continue;
-          }
-          if (f->error.kind == Error::Kind::Conflict) {  // no capacity here: next zone, then next type
-            refused.push_back(type + " in " + (slot.label().empty() ? region : slot.label()));
-            last_message = f->error.message;
-            break;
-          }
-          return at(desired.address, f->error);
-        }
-        auto list = instances_of(std::get<Json>(out));
-        if (list.empty()) return Error::fatal(desired.address + ": RunInstances answered without an instance");
-        Json instance = list[0];
-        const std::string id = str(instance, "InstanceId");
-        if (options_.wait) {
-          auto running = wait_for(id, "running", region, call);
-          if (!running) return at(desired.address, running.error());
-          instance = *running;
-        }
-        Resource r = desired;
-        r.computed = observed(instance);
-        return r;
-      }
+  auto launch = [&](const std::string& type, size_t place) -> cloud::Launched {
+    const Slot& slot = slots[place];
+    Json p = {{"ImageId", image},
+              {"InstanceType", type},
+              {"MinCount", 1},
+              {"MaxCount", 1},
+              {"TagSpecifications",
+               {{{"ResourceType", "instance"}, {"Tags", tags}}, {{"ResourceType", "volume"}, {"Tags", tags}}}}};
+    Json placement = Json::object();
+    if (!slot.zone.empty()) placement["AvailabilityZone"] = slot.zone;
+    if (placement_group) {
+      const std::string group = "plinth-" + desired.name + "-" + (slot.label().empty() ? region : slot.label()) +
+                                "-" + binding.lineage.substr(0, 8);
+      if (auto st = ensure_group(group, region, call); !st) return at(desired.address, st.error());
+      placement["GroupName"] = group;
     }
-  }
-  // Every candidate named (the zone included: a spot refusal does not name it), then AWS's last answer.
-  std::string msg = desired.address + ": no capacity for " + join(refused, ", then ") + ": " + last_message;
-  if (types.size() == 1 && slots.size() == 1)
-    msg += ". List fallbacks in the pool (instance_types, zones or subnets) to let Plinth try elsewhere";
-  return Error{Error::Kind::Conflict, msg, 0};
+    if (!placement.empty()) p["Placement"] = placement;
+    const int efa_count = efa.is_object() && efa.contains(type) && efa[type].is_number_integer() ? efa[type].get<int>() : 0;
+    if (efa_count > 0) {
+      // One EFA per network card: ENA + EFA on card 0, EFA-only on the others.
+      Json nics = Json::array();
+      for (int card = 0; card < efa_count; ++card) {
+        Json n = {{"DeviceIndex", card == 0 ? 0 : 1},
+                  {"NetworkCardIndex", card},
+                  {"InterfaceType", card == 0 ? "efa" : "efa-only"},
+                  {"DeleteOnTermination", true}};
+        if (!slot.subnet.empty()) n["SubnetId"] = slot.subnet;
+        if (!groups.empty()) n["Groups"] = groups;
+        nics.push_back(std::move(n));
+      }
+      p["NetworkInterfaces"] = std::move(nics);
+    } else {
+      if (!slot.subnet.empty()) p["SubnetId"] = slot.subnet;
+      if (!groups.empty()) p["SecurityGroupIds"] = groups;
+    }
+    if (auto prof = str(a, "iam_instance_profile"); !prof.empty())
+      p["IamInstanceProfile"] = prof.rfind("arn:", 0) == 0 ? Json{{"Arn", prof}} : Json{{"Name", prof}};
+    if (auto key = str(a, "key_name"); !key.empty()) p["KeyName"] = key;
+    if (!user_data.empty()) p["UserData"] = ec2::base64_encode(user_data);
+    if (root.is_object() && !root.empty()) {
+      Json ebs = {{"VolumeType", root.value("type", "gp3")}, {"DeleteOnTermination", true}};
+      if (root.contains("size_gb")) ebs["VolumeSize"] = root["size_gb"];
+      if (root.contains("encrypted")) ebs["Encrypted"] = root["encrypted"];
+      if (auto k = str(root, "kms_key_id"); !k.empty()) ebs["KmsKeyId"] = k;
+      p["BlockDeviceMappings"] = {{{"DeviceName", "/dev/sda1"}, {"Ebs", ebs}}};
+    }
+    const std::string block = str(capacity, "capacity_block");
+    const std::string reservation = block.empty() ? str(capacity, "reservation") : block;
+    if (!block.empty()) p["InstanceMarketOptions"] = {{"MarketType", "capacity-block"}};
+    else if (spot)
+      p["InstanceMarketOptions"] = {
+          {"MarketType", "spot"},
+          {"SpotOptions", {{"SpotInstanceType", "one-time"}, {"InstanceInterruptionBehavior", "terminate"}}}};
+    if (!reservation.empty())
+      p["CapacityReservationSpecification"] = {{"CapacityReservationTarget", {{"CapacityReservationId", reservation}}}};
+
+    for (;;) {
+      p["ClientToken"] = client_token(binding.lineage, desired.address, a, generation);
+      auto out = ec2_->send("RunInstances", p, region, call);
+      if (auto* f = std::get_if<ApiFailure>(&out)) {
+        if (f->code == "IdempotentInstanceTerminated" && generation < 1000) {
+          ++generation;  // that token's instance is gone: launch anew
+          continue;
+        }
+        if (f->error.kind == Error::Kind::Conflict)  // no capacity here: next zone, then next type
+          return cloud::NoCapacity{type + " in " + (slot.label().empty() ? region : slot.label()), f->error.message};
+        return at(desired.address, f->error);
+      }
+      auto list = instances_of(std::get<Json>(out));
+      if (list.empty()) return Error::fatal(desired.address + ": RunInstances answered without an instance");
+      Json instance = list[0];
+      const std::string id = str(instance, "InstanceId");
+      if (options_.wait) {
+        auto running = wait_for(id, "running", region, call);
+        if (!running) return at(desired.address, running.error());
+        instance = *running;
+      }
+      Resource r = desired;
+      r.computed = observed(instance);
+      return r;
+    }
+  };
+  return cloud::first_with_capacity(
+      desired, types, slots.size(), launch,
+      ". List fallbacks in the pool (instance_types, zones or subnets) to let Plinth try elsewhere");
 }
 
 Result<Resource> AwsProvider::update(const Resource& prior, const Resource& desired, Call& call) {
@@ -396,11 +379,7 @@ std::vector<ReadResult> AwsProvider::read(const std::vector<Resource>& resources
     for (auto& r : results) r.error = Error::fatal("the aws provider was used before configure()");
     return results;
   }
-  std::string lineage;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    lineage = binding_.lineage;
-  }
+  const std::string lineage = binding_.get().lineage;
   for (const auto& [region, idx] : by_region) {
     auto c = call.fork();
     // This state's instances, by its lineage tag; without a lineage, by id.
@@ -443,25 +422,17 @@ std::vector<ReadResult> AwsProvider::read(const std::vector<Resource>& resources
 
 Result<std::vector<Resource>> AwsProvider::discover(const std::vector<Resource>& known,
                                                     const std::vector<Resource>& desired, const Call& call) {
-  std::vector<Resource> found;
-  std::string lineage;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    lineage = binding_.lineage;
-  }
-  if (lineage.empty()) return found;
+  const std::string lineage = binding_.get().lineage;
+  if (lineage.empty()) return std::vector<Resource>{};
   if (!ec2_) return Error::fatal("the aws provider was used before configure()");
   std::set<std::string> regions, ids;
-  std::map<std::string, const Resource*> wanted;
   for (const auto& r : known) {
     regions.insert(region_of(r));
     ids.insert(str(r.computed, "id"));
   }
-  for (const auto& r : desired) {
-    regions.insert(region_of(r));
-    wanted[r.address] = &r;
-  }
+  for (const auto& r : desired) regions.insert(region_of(r));
   regions.erase("");
+  std::vector<cloud::Tagged> tagged;
   for (const auto& region : regions) {
     auto c = call.fork();
     auto listed = list(region,
@@ -469,33 +440,14 @@ Result<std::vector<Resource>> AwsProvider::discover(const std::vector<Resource>&
                                     filter("instance-state-name", {"pending", "running"})}),
                        *c);
     if (!listed) return listed.error();
-    for (const auto& [id, inst] : *listed) {
-      // An address the state holds with another instance is returned too (a
-      // create-before-destroy replacement whose run died before its journal
-      // write): refresh records it as deposed, so it is removed, not leaked.
-      const std::string address = tag(inst, kTagAddress);
-      if (address.empty() || ids.count(id)) continue;
-      auto parts = parse_address(address);
-      if (!parts || parts->type != "aws.instance") continue;
-      Resource r;
-      auto w = wanted.find(address);
-      if (w != wanted.end() && tag(inst, kTagAttributes) == attributes_hash(w->second->attributes)) {
-        r = *w->second;  // made from exactly what the blueprint wants: keep it
-      } else {
-        r.address = address;
-        r.type = parts->type;
-        r.name = parts->name;
-        r.index = parts->index;
-        r.provider = "aws";
-        r.attributes = {{"instance_type", str(inst, "InstanceType")},
-                        {"region", region},
-                        {"spot", str(inst, "InstanceLifecycle") == "spot"}};
-      }
-      r.computed = observed(inst);
-      found.push_back(std::move(r));
-    }
+    for (const auto& [id, inst] : *listed)
+      tagged.push_back({tag(inst, kTagAddress), tag(inst, kTagAttributes), ids.count(id) > 0,
+                        {{"instance_type", str(inst, "InstanceType")},
+                         {"region", region},
+                         {"spot", str(inst, "InstanceLifecycle") == "spot"}},
+                        observed(inst)});
   }
-  return found;
+  return cloud::adopt(tagged, "aws.instance", "aws", desired);
 }
 
 }  // namespace plinth::aws

@@ -9,6 +9,7 @@
 
 #include "engine/net/http.h"
 #include "engine/provider/provider.h"
+#include "providers/common/burst_pool.h"
 #include "providers/aws/ec2_client.h"
 
 namespace plinth::aws {
@@ -89,7 +90,7 @@ class AwsProvider : public Provider {
   std::unique_ptr<Ec2Client> ec2_;
   std::atomic<bool> stopped_{false};
   std::mutex mu_;
-  StateBinding binding_;
+  cloud::Binding binding_;  ///< lineage and blueprint for the tags
   std::set<std::string> groups_;  ///< placement groups known to exist (region/name)
 };
 

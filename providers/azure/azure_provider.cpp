@@ -242,8 +242,7 @@ Status AzureProvider::configure(const ProviderConfig& config) {
 }
 
 void AzureProvider::bind(const StateBinding& binding) {
-  std::lock_guard<std::mutex> lock(mu_);
-  binding_ = binding;
+  binding_.set(binding);
 }
 
 Result<AzureProvider::Where> AzureProvider::where_of(const Resource& r, bool for_create) const {
@@ -293,11 +292,7 @@ Result<std::string> AzureProvider::subnet_for(const Resource& desired, const Whe
   const std::string key = ascii_lower(w.subscription + "/" + w.resource_group + "/" + w.location);
   std::lock_guard<std::mutex> lock(net_mu_);
   if (auto it = nets_.find(key); it != nets_.end()) return it->second;
-  std::string lineage;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    lineage = binding_.lineage;
-  }
+  const std::string lineage = binding_.get().lineage;
   const std::string rg = "/subscriptions/" + w.subscription + "/resourceGroups/" + w.resource_group;
   auto got = arm_->send("GET", rg, kResourcesApi, Json(), call, "GET resourceGroups/" + w.resource_group);
   if (auto* f = std::get_if<ArmFailure>(&got)) {
@@ -340,11 +335,7 @@ Result<Resource> AzureProvider::create(const Resource& desired, Call& call) {
     return Error::invalid(desired.address + ": burst pool '" + desired.name +
                           "' sets no ssh_public_key; add `ssh_public_key: \"ssh-ed25519 AAAA...\"` to the pool (" +
                           desired.source.str() + ")");
-  StateBinding binding;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    binding = binding_;
-  }
+  const StateBinding binding = binding_.get();
   const std::string name = vm_name(binding.lineage, desired.address, desired.name, desired.index, a);
   const std::string path = vm_path(*w, name);
   const std::string nic_name = name + "-nic";
@@ -392,60 +383,56 @@ Result<Resource> AzureProvider::create(const Resource& desired, Call& call) {
 
   // Candidates: the pool's size, then its fallbacks; zones in order starting
   // at this VM's index, so a pool spreads over them.
-  std::vector<std::string> sizes = {str(a, "instance_type")};
-  for (const auto& t : strings(a, "instance_types"))
-    if (std::find(sizes.begin(), sizes.end(), t) == sizes.end()) sizes.push_back(t);
+  const std::vector<std::string> sizes = cloud::candidate_types(a, "instance_types");
   std::vector<std::string> zones = strings(a, "zones");
   if (zones.empty()) zones = {str(a, "zone")};
-  const size_t start = desired.index > 0 ? static_cast<size_t>(desired.index) % zones.size() : 0;
-  std::rotate(zones.begin(), zones.begin() + static_cast<long>(start), zones.end());
+  cloud::spread(zones, desired.index);
 
   auto subnet = subnet_for(desired, *w, call);
   if (!subnet) return at(desired.address, subnet.error());
 
-  std::vector<std::string> refused;
-  std::string last_message;
-  for (const auto& size : sizes) {
-    for (const auto& zone : zones) {
-      const std::string place = size + " in " + w->location + (zone.empty() ? "" : " zone " + zone);
-      auto nic = arm_->send("PUT", npath, kNetworkApi, nic_body(desired, w->location, *subnet, tags), call,
-                            "PUT networkInterfaces/" + nic_name);
-      if (auto* f = std::get_if<ArmFailure>(&nic)) return at(desired.address, f->error);
-      std::string ip;
-      {
-        const Json& nb = std::get<ArmReply>(nic).body;
-        const Json& cfgs = field(props(nb), "ipConfigurations");
-        if (cfgs.is_array() && !cfgs.empty()) ip = str(props(cfgs[0]), "privateIPAddress");
-      }
-      auto nic_done = arm_->wait(std::get<ArmReply>(nic), call, "PUT networkInterfaces/" + nic_name);
-      if (auto* f = std::get_if<ArmFailure>(&nic_done)) return at(desired.address, f->error);
-
-      const Json body = vm_body(desired, w->location, size, zone, npath, name, tags);
-      auto put = arm_->send("PUT", path, kComputeApi, body, call, "PUT " + what + " (" + place + ")");
-      std::variant<Json, ArmFailure> done = ArmFailure{};
-      if (auto* f = std::get_if<ArmFailure>(&put)) done = *f;
-      else done = arm_->wait(std::get<ArmReply>(put), call, "PUT " + what + " (" + place + ")");
-      if (std::holds_alternative<Json>(done)) {
-        auto vm = get_vm(path, "GET " + what, call);
-        if (!vm) return at(desired.address, vm.error());
-        return finish(*vm, ip);
-      }
-      const ArmFailure& f = std::get<ArmFailure>(done);
-      if (f.error.kind != Error::Kind::Conflict) return at(desired.address, f.error);
-      refused.push_back(place);
-      last_message = f.error.message;
-      // A VM whose allocation failed stays (Failed) and counts against quota: remove it before the next try.
-      if (std::holds_alternative<ArmReply>(put))
-        if (auto st = delete_and_wait(path, kComputeApi, "DELETE " + what, call); !st)
-          return at(desired.address, st.error());
+  size_t refusals = 0;
+  auto launch = [&](const std::string& size, size_t z) -> cloud::Launched {
+    const std::string& zone = zones[z];
+    const std::string place = size + " in " + w->location + (zone.empty() ? "" : " zone " + zone);
+    auto nic = arm_->send("PUT", npath, kNetworkApi, nic_body(desired, w->location, *subnet, tags), call,
+                          "PUT networkInterfaces/" + nic_name);
+    if (auto* f = std::get_if<ArmFailure>(&nic)) return at(desired.address, f->error);
+    std::string ip;
+    {
+      const Json& nb = std::get<ArmReply>(nic).body;
+      const Json& cfgs = field(props(nb), "ipConfigurations");
+      if (cfgs.is_array() && !cfgs.empty()) ip = str(props(cfgs[0]), "privateIPAddress");
     }
-  }
+    auto nic_done = arm_->wait(std::get<ArmReply>(nic), call, "PUT networkInterfaces/" + nic_name);
+    if (auto* f = std::get_if<ArmFailure>(&nic_done)) return at(desired.address, f->error);
+
+    const Json body = vm_body(desired, w->location, size, zone, npath, name, tags);
+    auto put = arm_->send("PUT", path, kComputeApi, body, call, "PUT " + what + " (" + place + ")");
+    std::variant<Json, ArmFailure> done = ArmFailure{};
+    if (auto* f = std::get_if<ArmFailure>(&put)) done = *f;
+    else done = arm_->wait(std::get<ArmReply>(put), call, "PUT " + what + " (" + place + ")");
+    if (std::holds_alternative<Json>(done)) {
+      auto vm = get_vm(path, "GET " + what, call);
+      if (!vm) return at(desired.address, vm.error());
+      return finish(*vm, ip);
+    }
+    const ArmFailure& f = std::get<ArmFailure>(done);
+    if (f.error.kind != Error::Kind::Conflict) return at(desired.address, f.error);
+    // A VM whose allocation failed stays (Failed) and counts against quota: remove it before the next try.
+    if (std::holds_alternative<ArmReply>(put))
+      if (auto st = delete_and_wait(path, kComputeApi, "DELETE " + what, call); !st)
+        return at(desired.address, st.error());
+    ++refusals;
+    return cloud::NoCapacity{place, f.error.message};
+  };
+  auto made = cloud::first_with_capacity(
+      desired, sizes, zones.size(), launch,
+      ". List fallbacks in the pool (instance_types or zones) to let Plinth try elsewhere");
   // Nothing fitted: the NIC goes too (the VM never took it).
-  (void)delete_and_wait(npath, kNetworkApi, "DELETE networkInterfaces/" + nic_name, call);
-  std::string msg = desired.address + ": no capacity for " + join(refused, ", then ") + ": " + last_message;
-  if (sizes.size() == 1 && zones.size() == 1)
-    msg += ". List fallbacks in the pool (instance_types or zones) to let Plinth try elsewhere";
-  return Error{Error::Kind::Conflict, msg, 0};
+  if (refusals == sizes.size() * zones.size())
+    (void)delete_and_wait(npath, kNetworkApi, "DELETE networkInterfaces/" + nic_name, call);
+  return made;
 }
 
 Result<Resource> AzureProvider::update(const Resource& prior, const Resource& desired, Call& call) {
@@ -454,11 +441,7 @@ Result<Resource> AzureProvider::update(const Resource& prior, const Resource& de
   Resource r = desired;
   r.computed = prior.computed;
   if (id.empty()) return r;
-  StateBinding binding;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    binding = binding_;
-  }
+  const StateBinding binding = binding_.get();
   const Json tags = {{kTagAddress, desired.address},
                      {kTagLineage, binding.lineage},
                      {kTagBlueprint, binding.blueprint},
@@ -570,63 +553,38 @@ std::vector<ReadResult> AzureProvider::read(const std::vector<Resource>& resourc
 
 Result<std::vector<Resource>> AzureProvider::discover(const std::vector<Resource>& known,
                                                       const std::vector<Resource>& desired, const Call& call) {
-  std::vector<Resource> found;
-  std::string lineage;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    lineage = binding_.lineage;
-  }
-  if (lineage.empty()) return found;
+  const std::string lineage = binding_.get().lineage;
+  if (lineage.empty()) return std::vector<Resource>{};
   if (!arm_) return Error::fatal("the azure provider was used before configure()");
   std::map<std::string, Where> groups;
   std::set<std::string> names;
-  std::map<std::string, const Resource*> wanted;
   for (const auto& r : known) {
     if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[ascii_lower(w->resource_group)] = *w;
     names.insert(ascii_lower(str(r.computed, "name")));
   }
-  for (const auto& r : desired) {
+  for (const auto& r : desired)
     if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[ascii_lower(w->resource_group)] = *w;
-    wanted[r.address] = &r;
-  }
+  std::vector<cloud::Tagged> tagged;
   for (const auto& [key, where] : groups) {
     auto c = call.fork();
     auto listed = list(where, *c);
     if (!listed) return listed.error();
     for (const auto& [name, vm] : *listed) {
       if (tag(vm, kTagLineage) != lineage) continue;
-      // An address the state holds with another VM is returned too (a
-      // create-before-destroy replacement whose run died before its journal
-      // write): refresh records it as deposed, so it is removed, not leaked.
-      const std::string address = tag(vm, kTagAddress);
-      if (address.empty() || names.count(name)) continue;
       if (str(props(vm), "provisioningState") != "Succeeded") continue;
       // An evicted (deallocated) Spot VM is not adopted: the next create starts it again by name.
       if (const std::string power = status_of(vm, "PowerState/");
           spot(vm) && (power == "deallocated" || power == "deallocating"))
         continue;
-      auto parts = parse_address(address);
-      if (!parts || parts->type != "azure.vm") continue;
-      Resource r;
-      auto w = wanted.find(address);
-      if (w != wanted.end() && tag(vm, kTagAttributes) == attributes_hash(w->second->attributes)) {
-        r = *w->second;  // made from exactly what the blueprint wants: keep it
-      } else {
-        r.address = address;
-        r.type = parts->type;
-        r.name = parts->name;
-        r.index = parts->index;
-        r.provider = "azure";
-        r.attributes = {{"instance_type", str(field(props(vm), "hardwareProfile"), "vmSize")},
-                        {"region", str(vm, "location")},
-                        {"resource_group", where.resource_group},
-                        {"spot", spot(vm)}};
-      }
-      r.computed = observed(vm, "");
-      found.push_back(std::move(r));
+      tagged.push_back({tag(vm, kTagAddress), tag(vm, kTagAttributes), names.count(name) > 0,
+                        {{"instance_type", str(field(props(vm), "hardwareProfile"), "vmSize")},
+                         {"region", str(vm, "location")},
+                         {"resource_group", where.resource_group},
+                         {"spot", spot(vm)}},
+                        observed(vm, "")});
     }
   }
-  return found;
+  return cloud::adopt(tagged, "azure.vm", "azure", desired);
 }
 
 }  // namespace plinth::azure

@@ -9,6 +9,7 @@
 
 #include "engine/net/http.h"
 #include "engine/provider/provider.h"
+#include "providers/common/burst_pool.h"
 #include "providers/azure/arm_client.h"
 
 namespace plinth::azure {
@@ -100,8 +101,7 @@ class AzureProvider : public Provider {
   std::unique_ptr<net::Client> http_;
   std::unique_ptr<ArmClient> arm_;
   std::atomic<bool> stopped_{false};
-  std::mutex mu_;
-  StateBinding binding_;
+  cloud::Binding binding_;                    ///< lineage and blueprint for the tags
   std::mutex net_mu_;                         ///< one network set-up at a time
   std::map<std::string, std::string> nets_;  ///< subscription/rg/location -> subnet id
 };

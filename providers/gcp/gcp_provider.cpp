@@ -204,8 +204,7 @@ Status GcpProvider::configure(const ProviderConfig& config) {
 }
 
 void GcpProvider::bind(const StateBinding& binding) {
-  std::lock_guard<std::mutex> lock(mu_);
-  binding_ = binding;
+  binding_.set(binding);
 }
 
 Result<std::map<std::string, Json>> GcpProvider::list(const std::string& filter, Call& call) {
@@ -267,11 +266,7 @@ std::vector<ReadResult> GcpProvider::read(const std::vector<Resource>& resources
     for (auto& r : results) r.error = Error::fatal("the gcp provider was used before configure()");
     return results;
   }
-  std::string lineage;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    lineage = binding_.lineage;
-  }
+  const std::string lineage = binding_.get().lineage;
   auto c = call.fork();
   Result<std::map<std::string, Json>> listed = std::map<std::string, Json>{};
   if (!lineage.empty()) {
@@ -346,51 +341,27 @@ std::vector<ReadResult> GcpProvider::read(const std::vector<Resource>& resources
 
 Result<std::vector<Resource>> GcpProvider::discover(const std::vector<Resource>& known,
                                                     const std::vector<Resource>& desired, const Call& call) {
-  std::vector<Resource> found;
-  std::string lineage;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    lineage = binding_.lineage;
-  }
-  if (lineage.empty()) return found;
+  const std::string lineage = binding_.get().lineage;
+  if (lineage.empty()) return std::vector<Resource>{};
   if (!compute_) return Error::fatal("the gcp provider was used before configure()");
   std::set<std::string> names;
-  std::map<std::string, const Resource*> wanted;
   for (const auto& r : known) names.insert(str(r.computed, "zone") + "/" + str(r.computed, "name"));
-  for (const auto& r : desired) wanted[r.address] = &r;
   auto c = call.fork();
   auto listed = list(std::string("labels.") + kLabelLineage + " = \"" + label_value(lineage) +
                          "\" AND (status = PROVISIONING OR status = STAGING OR status = RUNNING)",
                      *c);
   if (!listed) return listed.error();
+  std::vector<cloud::Tagged> tagged;
   for (const auto& [key, inst] : *listed) {
-    // An address the state holds with another instance is returned too (a
-    // create-before-destroy replacement whose run died before its journal
-    // write): refresh records it as deposed, so it is removed, not leaked.
-    const std::string address = metadata_item(inst, kMetadataAddress);
-    if (address.empty() || names.count(key)) continue;
-    auto parts = parse_address(address);
-    if (!parts || parts->type != "gcp.instance") continue;
-    Resource r;
-    auto w = wanted.find(address);
-    if (w != wanted.end() && label(inst, kLabelAttributes) == attributes_hash(w->second->attributes)) {
-      r = *w->second;  // made from exactly what the blueprint wants: keep it
-    } else {
-      r.address = address;
-      r.type = parts->type;
-      r.name = parts->name;
-      r.index = parts->index;
-      r.provider = "gcp";
-      const std::string zone = last_segment(str(inst, "zone"));
-      r.attributes = {{"instance_type", last_segment(str(inst, "machineType"))},
-                      {"region", region_of_zone(zone)},
-                      {"zone", zone},
-                      {"spot", provisioning_model(inst) == "SPOT"}};
-    }
-    r.computed = observed(inst);
-    found.push_back(std::move(r));
+    const std::string zone = last_segment(str(inst, "zone"));
+    tagged.push_back({metadata_item(inst, kMetadataAddress), label(inst, kLabelAttributes), names.count(key) > 0,
+                      {{"instance_type", last_segment(str(inst, "machineType"))},
+                       {"region", region_of_zone(zone)},
+                       {"zone", zone},
+                       {"spot", provisioning_model(inst) == "SPOT"}},
+                      observed(inst)});
   }
-  return found;
+  return cloud::adopt(tagged, "gcp.instance", "gcp", desired);
 }
 
 Status GcpProvider::delete_instance(const std::string& zone, const std::string& name, const std::string& rid,
@@ -491,49 +462,33 @@ Result<Resource> GcpProvider::create(const Resource& desired, Call& call) {
                           "' sets no image; add `image: projects/debian-cloud/global/images/family/debian-12` (the "
                           "boot disk image) to the pool (" +
                           desired.source.str() + ")");
-  StateBinding binding;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    binding = binding_;
-  }
-  std::vector<std::string> types = {str(a, "instance_type")};
-  for (const auto& t : strings(a, "machine_types"))
-    if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+  const StateBinding binding = binding_.get();
+  const std::vector<std::string> types = cloud::candidate_types(a, "machine_types");
   std::vector<std::string> zones = strings(a, "zones");
   if (zones.empty() && !str(a, "zone").empty()) zones = {str(a, "zone")};
   if (zones.empty())
     return Error::invalid(desired.address + ": burst pool '" + desired.name +
                           "' names no zone; set `zone:` or `zones: [...]` on the pool (" + desired.source.str() + ")");
-  const size_t start = desired.index > 0 ? static_cast<size_t>(desired.index) % zones.size() : 0;
-  std::rotate(zones.begin(), zones.begin() + static_cast<long>(start), zones.end());
+  cloud::spread(zones, desired.index);
 
   const std::string name = instance_name(desired.name, desired.index, binding.lineage, desired.address, a);
-  std::vector<std::string> refused;  // "a3-highgpu-8g in us-central1-a"
-  std::string last_message;
-  for (const auto& type : types) {
-    for (const auto& zone : zones) {
-      InsertTarget t{compute_->project(), zone, type, name, binding.lineage, binding.blueprint};
-      const Json body = insert_body(desired, t);
-      const std::string rid_base =
-          join({run_id_, binding.lineage, desired.address, attributes_hash(a), zone, type}, "|");
-      auto out = insert(desired, body, zone, rid_base, call);
-      if (auto* f = std::get_if<ApiFailure>(&out)) {
-        if (f->error.kind == Error::Kind::Conflict && f->reason.empty() && f->code != "RESOURCE_ALREADY_EXISTS") {
-          refused.push_back(type + " in " + zone);  // no capacity or quota here: next zone, then next type
-          last_message = f->error.message;
-          continue;
-        }
-        return at(desired.address, f->error);
-      }
-      Resource r = desired;
-      r.computed = observed(std::get<Json>(out));
-      return r;
+  auto launch = [&](const std::string& type, size_t place) -> cloud::Launched {
+    const std::string& zone = zones[place];
+    InsertTarget t{compute_->project(), zone, type, name, binding.lineage, binding.blueprint};
+    const Json body = insert_body(desired, t);
+    const std::string rid_base = join({run_id_, binding.lineage, desired.address, attributes_hash(a), zone, type}, "|");
+    auto out = insert(desired, body, zone, rid_base, call);
+    if (auto* f = std::get_if<ApiFailure>(&out)) {
+      if (f->error.kind == Error::Kind::Conflict && f->reason.empty() && f->code != "RESOURCE_ALREADY_EXISTS")
+        return cloud::NoCapacity{type + " in " + zone, f->error.message};  // no capacity or quota here
+      return at(desired.address, f->error);
     }
-  }
-  std::string msg = desired.address + ": no capacity for " + join(refused, ", then ") + ": " + last_message;
-  if (types.size() == 1 && zones.size() == 1)
-    msg += ". List fallbacks in the pool (zones, machine_types) to let Plinth try elsewhere";
-  return Error{Error::Kind::Conflict, msg, 0};
+    Resource r = desired;
+    r.computed = observed(std::get<Json>(out));
+    return r;
+  };
+  return cloud::first_with_capacity(desired, types, zones.size(), launch,
+                                    ". List fallbacks in the pool (zones, machine_types) to let Plinth try elsewhere");
 }
 
 Result<Resource> GcpProvider::update(const Resource& prior, const Resource& desired, Call& call) {
@@ -542,11 +497,7 @@ Result<Resource> GcpProvider::update(const Resource& prior, const Resource& desi
   Resource r = desired;
   r.computed = prior.computed;
   if (zone.empty() || name.empty()) return r;
-  StateBinding binding;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    binding = binding_;
-  }
+  const StateBinding binding = binding_.get();
   const Json labels = insert_body(
       desired, InsertTarget{compute_->project(), zone, "", name, binding.lineage, binding.blueprint})["labels"];
   for (int attempt = 0;; ++attempt) {

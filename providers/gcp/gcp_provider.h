@@ -10,6 +10,7 @@
 
 #include "engine/net/http.h"
 #include "engine/provider/provider.h"
+#include "providers/common/burst_pool.h"
 #include "providers/gcp/compute_client.h"
 
 namespace plinth::gcp {
@@ -116,7 +117,7 @@ class GcpProvider : public Provider {
   std::unique_ptr<ComputeClient> compute_;
   std::atomic<bool> stopped_{false};
   std::mutex mu_;
-  StateBinding binding_;
+  cloud::Binding binding_;  ///< lineage and blueprint for the tags
   std::string run_id_;                     ///< random per configure(): requestIds never replay an earlier run's failure
   std::map<std::string, int> generation_;  ///< requestId base -> failed operations so far
 };

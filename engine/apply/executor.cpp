@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "engine/core/duration.h"
-#include "engine/provider/registry.h"
 
 namespace plinth::apply {
 
@@ -509,7 +508,9 @@ Report execute(const plan::Plan& plan, state::StateDocument state, state::Backen
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const plan::ResourceChange& c = s.nodes[i].change;
     for (const auto* r : {c.before ? &*c.before : nullptr, c.after ? &*c.after : nullptr}) {
-      const ResourceType* t = r ? find_resource_type(r->type, r->provider) : nullptr;
+      // The type as this run's provider declares it, as for the operation itself.
+      Provider* p = r && s.providers ? s.providers(r->provider) : nullptr;
+      const ResourceType* t = p ? p->schema().resource_type(r->type) : nullptr;
       if (!t || t->import_id.empty()) continue;
       auto it = r->attributes.find(t->import_id);
       if (it != r->attributes.end() && it->is_string() && !it->get<std::string>().empty())

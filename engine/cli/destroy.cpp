@@ -17,6 +17,10 @@ int run_destroy(const Args& args, Io& io) {
 
 std::vector<FlagSpec> destroy_flags() {
   auto flags = execute_flags();
+  for (auto& f : flags)
+    if (f.name == "json")
+      f.help = "Print one JSON object per line (the plan, each operation, the outcome) instead of text; needs "
+               "--auto-approve (docs/apply.md, \"Machine-readable output\").";
   flags.push_back({"target", "ADDRESS",
                    "Destroy only ADDRESS (or every node of TYPE.POOL) and what depends on it.", true});
   return flags;

@@ -5,10 +5,7 @@
 #include "tests/support/git_repo.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
-using plinth::test::run_plinth;
-using plinth::test::slurp;
-using plinth::test::TempDir;
+namespace plinth::test::e2e_against {
 
 namespace {
 
@@ -19,12 +16,8 @@ struct History {
   test::GitRepo repo{dir.path()};
   std::string passing, failing;
   History() {
-    repo.write("infra.yaml", slurp("blueprints/examples/regulated.yaml"));
-    repo.add("infra.yaml");
-    passing = repo.commit("regulated");
-    repo.write("infra.yaml", slurp("blueprints/invalid/policy-hipaa-gaps.yaml"));
-    repo.add("infra.yaml");
-    failing = repo.commit("drop backups and TLS");
+    passing = repo.commit_file("infra.yaml", slurp("blueprints/examples/regulated.yaml"), "regulated");
+    failing = repo.commit_file("infra.yaml", slurp("blueprints/invalid/policy-hipaa-gaps.yaml"), "drop backups and TLS");
     repo.set_ref("refs/remotes/origin/main", passing);
   }
   test::RunResult plan(const std::string& ref) const {
@@ -72,3 +65,5 @@ TEST_CASE("plan --against an unknown ref fails with the branches that exist") {
   CHECK(r.err.find("plinth plan: --against origin/nope: ") != std::string::npos);
   CHECK(r.err.find("main") != std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_against

@@ -11,13 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using namespace plinth::test;
+namespace plinth::test::e2e_anywhere {
+
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 /// The example lab blueprint in a fresh directory outside the source tree.
 std::string lab_copy(const TempDir& dir) { return dir.write("infra/lab.yaml", slurp(source_dir() + "/blueprints/examples/lab.yaml")); }
@@ -215,3 +215,5 @@ TEST_CASE("the README's examples run as written from a directory outside the sou
   CHECK(contains(r.out, "installed-examples: all "));
   CHECK(contains(r.out, "$ plinth apply lab.plan --verify-key plan.pub"));
 }
+
+}  // namespace plinth::test::e2e_anywhere

@@ -16,56 +16,32 @@
 
 #include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
+#include "tests/support/blueprints.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_apply {
 
 namespace {
 
-const std::map<std::string, std::string> kEnv = {{"BMC_CREDENTIALS", "admin:admin"}};
-
 /// A blueprint with one bare-metal pool of `count` nodes whose BMCs are
 /// `endpoints` (a YAML scalar or flow list) and one VLAN and storage tier.
-std::string blueprint(const std::string& endpoints, int count, const std::string& ca, const std::string& turbo = "Enabled") {
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: e2e-apply, owner: ml-platform}\n"
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"550.54.15\"\n"
-         "    cuda: \"12.4\"\n"
-         "    cudnn: \"9.1.0\"\n"
-         "    frameworks: {pytorch: \"2.3.1\"}\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
+std::string apply_blueprint(const std::string& endpoints, int count, const std::string& ca,
+                            const std::string& turbo = "Enabled") {
+  return blueprint_header("e2e-apply") + train_stack() +
          "networks:\n"
          "  vlans: [{name: ml-fabric, id: 100, cidr: 10.100.0.0/16, vrf: ml, purpose: training, mtu: 9000}]\n"
          "storage:\n"
          "  tiers:\n"
          "    - {name: hot, kind: nvme, capacity_tb: 100, classification: internal, encryption: {at_rest: aes-256-xts}}\n"
-         "node_pools:\n"
-         "  - name: train-a\n"
-         "    provider: baremetal\n"
-         "    count: " + std::to_string(count) + "\n"
-         "    role: training\n"
-         "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
-         "    stack: train\n"
-         "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n"
-         "    bios: {ProcTurboMode: " + turbo + ", PowerProfile: MaxPerf}\n"
-         "    networks: [ml-fabric]\n"
-         "    storage: [hot]\n"
-         "    bmc:\n"
-         "      endpoints: " + endpoints + "\n"
-         "      credentials: env:BMC_CREDENTIALS\n"
-         "      ca_bundle: " + ca + "\n"
-         "    mig: {profile: none}\n";
-}
-
-std::vector<std::string> emulator_args(int bmcs, std::vector<std::string> extra = {}) {
-  std::vector<std::string> a = {"--bmcs", std::to_string(bmcs), "--gpus", "8", "--memory-gib", "2048",
-                                "--power-delay-ms", "20", "--power-state", "Off"};
-  a.insert(a.end(), extra.begin(), extra.end());
-  return a;
+         "node_pools:\n" +
+         baremetal_pool({.count = count,
+                         .extra = "    bios: {ProcTurboMode: " + turbo + ", PowerProfile: MaxPerf}\n"
+                                  "    networks: [ml-fabric]\n"
+                                  "    storage: [hot]\n",
+                         .endpoints = endpoints,
+                         .ca = ca});
 }
 
 /// Node indexes of pool train-a recorded in the state file.
@@ -80,27 +56,6 @@ std::set<int> nodes_in_state(const std::string& path) {
   return out;
 }
 
-/// BMC indexes that got a successful ComputerSystem.Reset, with how many each.
-std::map<int, int> resets(const Emulator& emu) {
-  std::map<int, int> out;
-  std::istringstream in(emu.log());
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j["bmc"].is_number()) continue;
-    if (j["method"] == "POST" && j["path"].get<std::string>().find("ComputerSystem.Reset") != std::string::npos &&
-        j["status"].is_number() && j["status"].get<int>() < 300)
-      ++out[j["bmc"].get<int>()];
-  }
-  return out;
-}
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
-
 std::vector<std::string> apply_args(const std::string& bp, const std::string& st) {
   return {"apply", bp, "--state", st, "--auto-approve"};
 }
@@ -109,38 +64,38 @@ std::vector<std::string> apply_args(const std::string& bp, const std::string& st
 
 TEST_CASE("apply creates a 50-node pool from empty, re-plan shows no changes, a BIOS change updates every node, drift is reported",
           "[e2e][apply]") {
-  Emulator emu(emulator_args(50));
+  Emulator emu(h100_emulator_args(50));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  const std::string tmpl = "\"" + emu.base() + "/bmc/{index}\"";
-  std::string bp = dir.write("bp.yaml", blueprint(tmpl, 50, emu.ca()));
+  const std::string tmpl = bmc_endpoints(emu.base());
+  std::string bp = dir.write("bp.yaml", apply_blueprint(tmpl, 50, emu.ca()));
 
-  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  auto r = run_plinth(apply_args(bp, st), "", kBmcEnv);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(count_of(r.out, ": created (") == 53);  // 50 nodes, the stack, the VLAN, the tier
   CHECK(r.out.find("apply: baremetal.node.train-a[49]: created (") != std::string::npos);
   CHECK(r.out.find("Apply complete: 53 succeeded, 0 failed, 0 skipped.") != std::string::npos);
   CHECK(nodes_in_state(st).size() == 50);
-  auto rs = resets(emu);
+  auto rs = resets(emu.log_path());
   CHECK(rs.size() == 50);
 
   // Re-plan (with refresh through the emulator): nothing to do.
-  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);
   CHECK(again.out.find("No changes.") != std::string::npos);
 
   // One BIOS attribute changes in the blueprint: one in-place update per node.
-  bp = dir.write("bp.yaml", blueprint(tmpl, 50, emu.ca(), "Disabled"));
-  auto plan = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  bp = dir.write("bp.yaml", apply_blueprint(tmpl, 50, emu.ca(), "Disabled"));
+  auto plan = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   CHECK(plan.exit_code == 2);
   CHECK(plan.out.find("Plan: 0 to create, 50 to update, 0 to replace, 0 to destroy.") != std::string::npos);
-  auto upd = run_plinth(apply_args(bp, st), "", kEnv);
+  auto upd = run_plinth(apply_args(bp, st), "", kBmcEnv);
   INFO(upd.out << upd.err);
   REQUIRE(upd.exit_code == 0);
   CHECK(count_of(upd.out, ": updated (") == 50);
-  auto settled = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  auto settled = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   CHECK(settled.exit_code == 0);
 
   // Drift: someone changes BMC 7's BIOS directly and reboots it.
@@ -155,38 +110,38 @@ TEST_CASE("apply creates a 50-node pool from empty, re-plan shows no changes, a 
   REQUIRE(reset.exit_code == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
 
-  auto drift = run_plinth({"refresh", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  auto drift = run_plinth({"refresh", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   INFO(drift.out << drift.err);
   CHECK(drift.exit_code == 2);
   CHECK(drift.out.find("Drift: 1 resource(s) changed outside Plinth (state -> observed):\n"
                        "  ~ baremetal.node.train-a[7]\n"
                        "      bios.PowerProfile: \"MaxPerf\" -> \"Balanced\"\n") != std::string::npos);
-  auto replan = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  auto replan = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   CHECK(replan.exit_code == 2);
   CHECK(replan.out.find("Plan: 0 to create, 1 to update, 0 to replace, 0 to destroy.") != std::string::npos);
   CHECK(replan.out.find("baremetal.node.train-a[7]") != std::string::npos);
 }
 
 TEST_CASE("apply converges with 20% injected 503s", "[e2e][apply]") {
-  Emulator emu(emulator_args(20, {"--rate-503", "0.2"}));
+  Emulator emu(h100_emulator_args(20, {"--rate-503", "0.2"}));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 20, emu.ca()));
-  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  std::string bp = dir.write("bp.yaml", apply_blueprint(bmc_endpoints(emu.base()), 20, emu.ca()));
+  auto r = run_plinth(apply_args(bp, st), "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(nodes_in_state(st).size() == 20);
   CHECK(emu.log().find("\"fault\":\"503\"") != std::string::npos);  // faults really happened
-  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   CHECK(again.exit_code == 0);
 }
 
 TEST_CASE("SIGTERM mid-apply: state holds exactly the completed nodes and a re-run finishes the rest",
           "[e2e][apply]") {
-  Emulator emu(emulator_args(30, {"--latency-ms", "40"}));
+  Emulator emu(h100_emulator_args(30, {"--latency-ms", "40"}));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 30, emu.ca()));
+  std::string bp = dir.write("bp.yaml", apply_blueprint(bmc_endpoints(emu.base()), 30, emu.ca()));
 
   // Start plinth apply as a child and stop it once a few nodes are recorded.
   const std::string out_path = dir.path() + "/out.txt", err_path = dir.path() + "/err.txt";
@@ -223,29 +178,29 @@ TEST_CASE("SIGTERM mid-apply: state holds exactly the completed nodes and a re-r
   // Every recorded node was really provisioned; operations cancelled in
   // flight are not recorded (they may have reset their node already).
   std::set<int> reset_bmcs;
-  for (auto [bmc, n] : resets(emu)) reset_bmcs.insert(bmc);
+  for (auto [bmc, n] : resets(emu.log_path())) reset_bmcs.insert(bmc);
   CHECK(std::includes(reset_bmcs.begin(), reset_bmcs.end(), recorded.begin(), recorded.end()));
   std::set<int> interrupted;
   std::set_difference(reset_bmcs.begin(), reset_bmcs.end(), recorded.begin(), recorded.end(),
                       std::inserter(interrupted, interrupted.end()));
 
   // The re-run creates the rest.
-  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  auto r = run_plinth(apply_args(bp, st), "", kBmcEnv);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(count_of(r.out, ": created (") == 30 - recorded.size());
   CHECK(nodes_in_state(st).size() == 30);
   // Only a node whose create was cancelled after its reset is reset again.
-  for (auto [bmc, n] : resets(emu)) CHECK(n == (interrupted.count(bmc) ? 2 : 1));
+  for (auto [bmc, n] : resets(emu.log_path())) CHECK(n == (interrupted.count(bmc) ? 2 : 1));
 }
 
 TEST_CASE("wrong credentials and an unreachable BMC: clear errors naming node and URL, exit 1, state kept",
           "[e2e][apply]") {
-  Emulator emu(emulator_args(3, {"--override", "1:password=secret"}));
+  Emulator emu(h100_emulator_args(3, {"--override", "1:password=secret"}));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 3, emu.ca()));
-  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  std::string bp = dir.write("bp.yaml", apply_blueprint(bmc_endpoints(emu.base()), 3, emu.ca()));
+  auto r = run_plinth(apply_args(bp, st), "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("apply: baremetal.node.train-a[1]: create failed (") != std::string::npos);
@@ -255,9 +210,9 @@ TEST_CASE("wrong credentials and an unreachable BMC: clear errors naming node an
   CHECK(nodes_in_state(st) == std::set<int>{0, 2});
 
   // A BMC that nobody answers on: its node fails, the others in state stay.
-  std::string bp2 = dir.write("bp.yaml", blueprint("[\"" + emu.bmc(0) + "\", \"https://127.0.0.1:1/bmc/1\", \"" +
-                                                   emu.bmc(2) + "\"]", 3, emu.ca()));
-  auto u = run_plinth(apply_args(bp2, st), "", kEnv);
+  std::string bp2 = dir.write("bp.yaml", apply_blueprint("[\"" + emu.bmc(0) + "\", \"https://127.0.0.1:1/bmc/1\", \"" +
+                                                             emu.bmc(2) + "\"]", 3, emu.ca()));
+  auto u = run_plinth(apply_args(bp2, st), "", kBmcEnv);
   INFO(u.out << u.err);
   CHECK(u.exit_code == 1);
   CHECK((u.out + u.err).find("baremetal.node.train-a[1]") != std::string::npos);
@@ -267,15 +222,15 @@ TEST_CASE("wrong credentials and an unreachable BMC: clear errors naming node an
 
 TEST_CASE("a BMC that accepts connections and never answers fails its node at the deadline, the others finish",
           "[e2e][apply]") {
-  Emulator emu(emulator_args(4, {"--hang-bmc", "2"}));
+  Emulator emu(h100_emulator_args(4, {"--hang-bmc", "2"}));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 4, emu.ca()));
+  std::string bp = dir.write("bp.yaml", apply_blueprint(bmc_endpoints(emu.base()), 4, emu.ca()));
   auto args = apply_args(bp, st);
   // Long enough for the healthy nodes even in a sanitizer build under load;
   // the hung one waits all of it out.
   args.insert(args.end(), {"--provider-option", "baremetal.create_deadline=8s"});
-  auto r = run_plinth(args, "", kEnv);
+  auto r = run_plinth(args, "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   // One clear message for the hung node: its deadline, one attempt count.
@@ -289,40 +244,26 @@ TEST_CASE("a BMC that accepts connections and never answers fails its node at th
 
 TEST_CASE("apply refuses without a terminal unless --auto-approve, before touching anything", "[e2e][apply]") {
   TempDir dir;
-  std::string bp = dir.write("bp.yaml", blueprint("\"https://127.0.0.1:1/bmc/{index}\"", 2, "/nonexistent/ca.pem"));
-  auto r = run_plinth({"apply", bp, "--state", dir.path() + "/s.json"}, "", kEnv);
+  std::string bp = dir.write("bp.yaml", apply_blueprint("\"https://127.0.0.1:1/bmc/{index}\"", 2, "/nonexistent/ca.pem"));
+  auto r = run_plinth({"apply", bp, "--state", dir.path() + "/s.json"}, "", kBmcEnv);
   CHECK(r.exit_code == 1);
   CHECK(r.err ==
         "plinth apply: stdin is not a terminal, so there is no one to confirm the changes; review them with 'plinth "
         "plan -out PLANFILE' and apply that file (no question is asked for a saved plan), or re-run with "
         "--auto-approve\n");
   CHECK(slurp(dir.path() + "/s.json").empty());
-  auto p = run_plinth({"apply", bp, "--auto-approve", "--parallelism", "0"}, "", kEnv);
+  auto p = run_plinth({"apply", bp, "--auto-approve", "--parallelism", "0"}, "", kBmcEnv);
   CHECK(p.exit_code == 1);
   CHECK(p.err.find("plinth apply: --parallelism '0' must be a whole number from 1 to 1000\n") != std::string::npos);
 }
 
-/// Requests that change a server: PATCH, and POST other than logging in.
-size_t changing_requests(const Emulator& emu) {
-  size_t n = 0;
-  std::istringstream in(emu.log());
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j["method"].is_string()) continue;
-    const std::string method = j["method"], path = j["path"].is_string() ? j["path"].get<std::string>() : "";
-    if (method == "PATCH" || (method == "POST" && path.find("/Sessions") == std::string::npos)) ++n;
-  }
-  return n;
-}
-
 TEST_CASE("inventory: servers with fewer GPUs than the pool declares stop the first apply before any change",
           "[e2e][apply][inventory]") {
-  Emulator emu(emulator_args(3, {"--override", "1:gpus=4"}));
+  Emulator emu(h100_emulator_args(3, {"--override", "1:gpus=4"}));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  std::string bp = dir.write("bp.yaml", blueprint("\"" + emu.base() + "/bmc/{index}\"", 3, emu.ca()));
-  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  std::string bp = dir.write("bp.yaml", apply_blueprint(bmc_endpoints(emu.base()), 3, emu.ca()));
+  auto r = run_plinth(apply_args(bp, st), "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("error[BM002]: BMC reports 4 × NVIDIA H100 80GB HBM3, pool declares 8 (baremetal.node.train-a[1])") !=
@@ -330,48 +271,50 @@ TEST_CASE("inventory: servers with fewer GPUs than the pool declares stop the fi
   CHECK(count_of(r.err, "error[BM002]") == 1);
   CHECK(r.err.find("the inventory of 1 server(s) differs from the blueprint (errors above); nothing was changed") !=
         std::string::npos);
-  CHECK(changing_requests(emu) == 0);  // no PATCH, no Reset on any server
+  CHECK(changing_requests(emu.log_path()) == 0);  // no PATCH, no Reset on any server
   CHECK(nodes_in_state(st).empty());
 }
 
 TEST_CASE("inventory: a pool declaring fewer GPUs than its servers hold is an error, not a replace",
           "[e2e][apply][inventory]") {
-  Emulator emu(emulator_args(2));
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  std::string text = blueprint("\"" + emu.base() + "/bmc/{index}\"", 2, emu.ca());
+  std::string text = apply_blueprint(bmc_endpoints(emu.base()), 2, emu.ca());
   std::string bp = dir.write("bp.yaml", text);
-  REQUIRE(run_plinth(apply_args(bp, st), "", kEnv).exit_code == 0);
-  const size_t before = changing_requests(emu);
+  REQUIRE(run_plinth(apply_args(bp, st), "", kBmcEnv).exit_code == 0);
+  const size_t before = changing_requests(emu.log_path());
   text.replace(text.find("gpus_per_node: 8"), 16, "gpus_per_node: 4");
   dir.write("bp.yaml", text);
-  auto r = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kEnv);
+  auto r = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("error[BM002]: BMC reports 8 × NVIDIA H100 80GB HBM3, pool declares 4 (baremetal.node.train-a[0])") !=
         std::string::npos);
   CHECK(r.out.find("replace") == std::string::npos);
-  auto a = run_plinth(apply_args(bp, st), "", kEnv);
+  auto a = run_plinth(apply_args(bp, st), "", kBmcEnv);
   CHECK(a.exit_code == 1);
-  CHECK(changing_requests(emu) == before);
+  CHECK(changing_requests(emu.log_path()) == before);
   CHECK(nodes_in_state(st) == std::set<int>{0, 1});
 }
 
 TEST_CASE("a failing mandatory policy refuses apply before any provider call", "[e2e][apply]") {
-  Emulator emu(emulator_args(2));
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  std::string text = blueprint("\"" + emu.base() + "/bmc/{index}\"", 2, emu.ca());
+  std::string text = apply_blueprint(bmc_endpoints(emu.base()), 2, emu.ca());
   // An image by tag, not digest, with SOC 2 selected: mandatory policies fail.
   text.replace(text.find("metadata: {name: e2e-apply, owner: ml-platform}"),
                std::string("metadata: {name: e2e-apply, owner: ml-platform}").size(),
                "metadata: {name: e2e-apply, owner: ml-platform, compliance: [soc2]}");
   std::string bp = dir.write("bp.yaml", text);
   const std::string before = emu.log();
-  auto r = run_plinth(apply_args(bp, st), "", kEnv);
+  auto r = run_plinth(apply_args(bp, st), "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("error[SOC2-") != std::string::npos);
   CHECK(emu.log() == before);  // the emulator's request log proves no provider call was made
   CHECK_FALSE(std::filesystem::exists(st));
 }
+
+}  // namespace plinth::test::e2e_apply

@@ -9,11 +9,7 @@
 
 #include "tests/support/run.h"
 
-using namespace plinth;
-using plinth::test::run_plinth;
-using plinth::test::run_program;
-using plinth::test::slurp;
-using plinth::test::TempDir;
+namespace plinth::test::e2e_audit {
 
 namespace fs = std::filesystem;
 
@@ -133,3 +129,5 @@ TEST_CASE("plinth plan --report writes several reports from the same run") {
   CHECK(bad.err.find("plinth plan: --report 'pdf:x': unknown format 'pdf'; use one of json, sarif, junit, markdown, "
                      "html\n") != std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_audit

@@ -8,191 +8,41 @@
 #include <set>
 #include <sstream>
 
-#include "engine/net/http.h"
 #include "engine/state/state.h"
-#include "tests/support/emulator_process.h"
+#include "tests/support/blueprints.h"
+#include "tests/support/clouds.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_aws {
 
 namespace {
 
-const std::string kKey = "AKIDEXAMPLE";
-const std::string kSecret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
-const std::string kAmi = "ami-0abcdef1234567890";
-
-/// aws-ec2-emulator with instant state changes plus `args`.
-class Ec2 : public EmulatorProcess {
- public:
-  explicit Ec2(std::vector<std::string> args = {})
-      : EmulatorProcess(AWS_EC2_EMULATOR_BINARY, with_defaults(std::move(args))), http_(net::ClientOptions{ca()}) {}
-
-  Json control(const std::string& method, const std::string& path, const Json& body = nullptr) {
-    net::Request r;
-    r.method = method;
-    r.url = base() + path;
-    if (!body.is_null()) {
-      r.body = body.dump();
-      r.headers["Content-Type"] = "application/json";
-    }
-    auto res = http_.send(r);
-    REQUIRE(res.ok());
-    INFO(res->body);
-    REQUIRE(res->status == 200);
-    return Json::parse(res->body);
-  }
-  /// Instances in `state` ("" = every one, terminated included).
-  Json instances(const std::string& state = "") {
-    return control("GET", "/__emulator/instances" + (state.empty() ? "" : "?state=" + state))["instances"];
-  }
-  /// Instances that are pending or running.
-  std::vector<Json> active() {
-    std::vector<Json> out;
-    for (const auto& i : instances())
-      if (i["state"] == "pending" || i["state"] == "running") out.push_back(i);
-    return out;
-  }
-  Json counters() { return control("GET", "/__emulator/counters"); }
-  int requests(const std::string& action) {
-    Json c = counters();
-    return c["actions"].contains(action) ? c["actions"][action]["requests"].get<int>() : 0;
-  }
-  void capacity(const std::string& type, const std::string& zone, Json limit) {
-    control("POST", "/__emulator/capacity", {{"instance_type", type}, {"availability_zone", zone}, {"limit", limit}});
-  }
-
- private:
-  static std::vector<std::string> with_defaults(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--pending-ms", "0", "--shutdown-ms", "0", "--latency-ms", "0"});
-    return args;
-  }
-  net::Client http_;
+/// A Workspace on `ec2` whose HOME (for ~/.aws/config) is a folder of its own.
+struct Ec2Workspace : Workspace {
+  explicit Ec2Workspace(Ec2Emulator& ec2) : Workspace(&ec2, "10") { env = aws_env(ec2, home.path()); }
+  TempDir home;
 };
-
-struct Pool {
-  int desired = 40;
-  std::string instance_type = "p5.48xlarge";
-  std::string extra;  ///< more YAML keys of the pool, each line "    key: value\n"
-  std::string driver = "550.54.15";
-  bool spot = true;
-};
-
-/// A pool of `desired` instances with more keys `extra`.
-Pool pool_of(int desired, std::string extra = "", bool spot = true) {
-  Pool p;
-  p.desired = desired;
-  p.extra = std::move(extra);
-  p.spot = spot;
-  return p;
-}
-
-std::string blueprint(const Pool& p) {
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: e2e-aws, owner: ml-platform}\n"
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"" + p.driver + "\"\n"
-         "    cuda: \"12.4\"\n"
-         "    cudnn: \"9.1.0\"\n"
-         "    frameworks: {pytorch: \"2.3.1\"}\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "storage:\n"
-         "  tiers:\n"
-         "    - {name: ckpt, kind: object, backend: s3, region: us-east-1, capacity_tb: 10, classification: internal,\n"
-         "       encryption: {at_rest: aes-256-gcm}}\n"
-         "burst_pools:\n"
-         "  - name: gpu\n"
-         "    provider: aws\n"
-         "    region: us-east-1\n"
-         "    instance_type: " + p.instance_type + "\n"
-         "    desired: " + std::to_string(p.desired) + "\n"
-         "    max: 1000\n"
-         "    spot: " + (p.spot ? "true" : "false") + "\n"
-         "    stack: train\n"
-         "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
-         "    storage: [ckpt]\n"
-         "    image: " + kAmi + "\n" + p.extra;
-}
-
-/// The environment a user pointing plinth at the emulator has.
-std::map<std::string, std::string> env_for(Ec2& ec2, const TempDir& home) {
-  return {{"HOME", home.path()},
-          {"AWS_ACCESS_KEY_ID", kKey},
-          {"AWS_SECRET_ACCESS_KEY", kSecret},
-          {"AWS_SESSION_TOKEN", ""},
-          {"AWS_PROFILE", ""},
-          {"AWS_REGION", "us-east-1"},
-          {"AWS_ENDPOINT_URL_EC2", ec2.base()},
-          {"AWS_CA_BUNDLE", ec2.ca()},
-          {"PLINTH_AWS_POLL_MS", "5"}};
-}
-
-/// A blueprint directory outside the source tree, its state and environment.
-struct Workspace {
-  explicit Workspace(Ec2& e) : ec2(e), env(env_for(e, home)) {}
-  RunResult run(std::vector<std::string> args, const Pool& p) {
-    dir.write("bp.yaml", blueprint(p));
-    args.insert(args.begin() + 1, dir.path() + "/bp.yaml");
-    args.insert(args.end(), {"--state", state()});
-    return run_plinth(args, dir.path(), env);
-  }
-  RunResult apply(const Pool& p) { return run({"apply", "--auto-approve", "--parallelism", "10"}, p); }
-  /// apply, which must succeed.
-  RunResult applied(const Pool& p) {
-    RunResult r = apply(p);
-    INFO(r.out << r.err << ec2.stderr_text());
-    REQUIRE(r.exit_code == 0);
-    return r;
-  }
-  RunResult plan(const Pool& p) { return run({"plan", "--detailed-exitcode"}, p); }
-  std::string state() const { return dir.path() + "/plinth.state.json"; }
-  size_t instances_in_state() const {
-    size_t n = 0;
-    for (const auto& r : doc().resources) n += r.type == "aws.instance" ? 1 : 0;
-    return n;
-  }
-  state::StateDocument doc() const {
-    auto d = state::parse(slurp(state()), state());
-    REQUIRE(d.ok());
-    return *d;
-  }
-  Ec2& ec2;
-  TempDir dir, home;
-  std::map<std::string, std::string> env;
-};
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
-
-std::map<std::string, int> by(const std::vector<Json>& list, const char* key) {
-  std::map<std::string, int> out;
-  for (const auto& i : list) ++out[i[key].get<std::string>()];
-  return out;
-}
 
 }  // namespace
 
 TEST_CASE("aws: 40 spot p5.48xlarge over two zones with placement groups and EFA, re-plan clean, a stack pin "
           "change replaces create-before-destroy, desired 40 -> 10 terminates 30",
           "[e2e][aws]") {
-  Ec2 ec2;
-  Workspace ws(ec2);
-  Pool pool;
+  Ec2Emulator ec2;
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool();
   pool.extra = "    zones: [us-east-1a, us-east-1b]\n    placement_group: true\n";
 
-  auto r = ws.apply(pool);
+  auto r = ws.apply(burst_blueprint({pool}));
   INFO(r.out << r.err << ec2.stderr_text());
   REQUIRE(r.exit_code == 0);
   auto active = ec2.active();
   REQUIRE(active.size() == 40);
-  CHECK(by(active, "availability_zone") == std::map<std::string, int>{{"us-east-1a", 20}, {"us-east-1b", 20}});
-  CHECK(by(active, "lifecycle") == std::map<std::string, int>{{"spot", 40}});
-  CHECK(by(active, "instance_type") == std::map<std::string, int>{{"p5.48xlarge", 40}});
+  CHECK(count_by(active, "availability_zone") == std::map<std::string, int>{{"us-east-1a", 20}, {"us-east-1b", 20}});
+  CHECK(count_by(active, "lifecycle") == std::map<std::string, int>{{"spot", 40}});
+  CHECK(count_by(active, "instance_type") == std::map<std::string, int>{{"p5.48xlarge", 40}});
   std::set<std::string> groups;
   for (const auto& i : active) {
     groups.insert(i["placement_group"].get<std::string>());
@@ -203,27 +53,25 @@ TEST_CASE("aws: 40 spot p5.48xlarge over two zones with placement groups and EFA
     CHECK(i["user_data"].get<std::string>().rfind("#cloud-config", 0) == 0);
   }
   CHECK(groups.size() == 2);  // a cluster group per zone
-  CHECK(ws.instances_in_state() == 40);
+  CHECK(ws.in_state("aws.instance") == 40);
 
   // Nothing changed: the plan is empty.
-  auto again = ws.plan(pool);
+  auto again = ws.plan(burst_blueprint({pool}));
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);
   CHECK(again.out.find("No changes.") != std::string::npos);
 
   // A new driver pin is a new user-data hash: replace, create before destroy.
-  Pool pinned = pool;
-  pinned.driver = "550.90.07";
-  auto p = ws.plan(pinned);
+  auto p = ws.plan(burst_blueprint({pool}, "550.90.07"));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 2);
   CHECK(count_of(p.out, "(replace, create before destroy, forced by: user_data_hash)") == 40);
   CHECK(p.out.find("+/- aws.instance.gpu[0]") != std::string::npos);
 
   // 40 -> 10 terminates 30 (the highest indexes).
-  Pool ten = pool;
+  BurstPool ten = pool;
   ten.desired = 10;
-  auto down = ws.apply(ten);
+  auto down = ws.apply(burst_blueprint({ten}));
   INFO(down.out << down.err);
   REQUIRE(down.exit_code == 0);
   CHECK(down.out.find("0 to create, 0 to update, 0 to replace, 30 to destroy") != std::string::npos);
@@ -231,8 +79,7 @@ TEST_CASE("aws: 40 spot p5.48xlarge over two zones with placement groups and EFA
   CHECK(ec2.instances("terminated").size() == 30);
 
   // The replace is refused while there is no capacity: the old ten stay.
-  Pool ten_pinned = ten;
-  ten_pinned.driver = "550.90.07";
+  const std::string ten_pinned = burst_blueprint({ten}, "550.90.07");
   ec2.capacity("p5.48xlarge", "*", 5);  // per zone: exactly what runs there now
   auto refused = ws.apply(ten_pinned);
   INFO(refused.out << refused.err);
@@ -240,7 +87,7 @@ TEST_CASE("aws: 40 spot p5.48xlarge over two zones with placement groups and EFA
   CHECK(refused.out.find("InsufficientInstanceCapacity") != std::string::npos);
   CHECK(refused.out.find("the old object was kept") != std::string::npos);
   CHECK(ec2.active().size() == 10);
-  CHECK(ws.instances_in_state() == 10);
+  CHECK(ws.in_state("aws.instance") == 10);
   CHECK(ws.doc().deposed.empty());
 
   // With capacity the replacements come first, then the old ten go.
@@ -267,11 +114,11 @@ TEST_CASE("aws: 40 spot p5.48xlarge over two zones with placement groups and EFA
 TEST_CASE("aws: with room for only 25 p5 in zone a, fallback to p5e and zone b fills the pool and the summary says "
           "where each instance went",
           "[e2e][aws]") {
-  Ec2 ec2({"--capacity", "p5.48xlarge:*=0", "--capacity", "p5.48xlarge:us-east-1a=25"});
-  Workspace ws(ec2);
-  Pool pool;
+  Ec2Emulator ec2({"--capacity", "p5.48xlarge:*=0", "--capacity", "p5.48xlarge:us-east-1a=25"});
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool();
   pool.extra = "    instance_types: [p5.48xlarge, p5e.48xlarge]\n    zones: [us-east-1a, us-east-1b]\n";
-  auto r = ws.applied(pool);
+  auto r = ws.applied(burst_blueprint({pool}));
   auto active = ec2.active();
   REQUIRE(active.size() == 40);
   std::map<std::string, int> placed;
@@ -288,15 +135,15 @@ TEST_CASE("aws: with room for only 25 p5 in zone a, fallback to p5e and zone b f
                      i["availability_zone"].get<std::string>() + "\n") != std::string::npos);
   }
   CHECK(r.out.find("25 x aws.instance.gpu: instance_type p5.48xlarge, zone us-east-1a") != std::string::npos);
-  CHECK(ws.plan(pool).exit_code == 0);  // the fallback choice is no drift
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);  // the fallback choice is no drift
 }
 
 TEST_CASE("aws: without fallbacks a pool without capacity fails at once with AWS's message naming the zone",
           "[e2e][aws]") {
-  Ec2 ec2({"--capacity", "p5.48xlarge:us-east-1a=0"});
-  Workspace ws(ec2);
-  Pool pool = pool_of(3, "    zones: [us-east-1a]\n", false);
-  auto r = ws.apply(pool);
+  Ec2Emulator ec2({"--capacity", "p5.48xlarge:us-east-1a=0"});
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool(3, "    zones: [us-east-1a]\n", false);
+  auto r = ws.apply(burst_blueprint({pool}));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("aws.instance.gpu[0]: no capacity for p5.48xlarge in us-east-1a: InsufficientInstanceCapacity: We "
@@ -309,12 +156,12 @@ TEST_CASE("aws: without fallbacks a pool without capacity fails at once with AWS
 }
 
 TEST_CASE("aws: with throttling on, the apply finishes and every RequestLimitExceeded was retried", "[e2e][aws]") {
-  Ec2 ec2({"--throttle", "RunInstances=2:20", "--throttle", "DescribeInstances=3:40"});
-  Workspace ws(ec2);
+  Ec2Emulator ec2({"--throttle", "RunInstances=2:20", "--throttle", "DescribeInstances=3:40"});
+  Ec2Workspace ws(ec2);
   ws.env["PLINTH_AWS_REQUEST_RATES"] = "mutating=1000:1000,non-mutating=1000:1000";  // let the server throttle
   ws.env["PLINTH_AWS_RETRY_ATTEMPTS"] = "12";
-  Pool pool = pool_of(20);
-  auto r = ws.applied(pool);
+  BurstPool pool = aws_pool(20);
+  auto r = ws.applied(burst_blueprint({pool}));
   CHECK(r.out.find("Failed:") == std::string::npos);
   // Every RequestLimitExceeded the emulator answered shows as a retry, none as a failure.
   Json c = ec2.counters();
@@ -331,11 +178,11 @@ TEST_CASE("aws: with throttling on, the apply finishes and every RequestLimitExc
 }
 
 TEST_CASE("aws: the client-side token bucket keeps an apply under EC2's request rate", "[e2e][aws]") {
-  Ec2 ec2({"--throttle", "RunInstances=2:5"});
-  Workspace ws(ec2);
+  Ec2Emulator ec2({"--throttle", "RunInstances=2:5"});
+  Ec2Workspace ws(ec2);
   // Slower than the server's bucket: EC2 never has to say RequestLimitExceeded.
   ws.env["PLINTH_AWS_REQUEST_RATES"] = "RunInstances=1:4,mutating=1000:1000,non-mutating=1000:1000";
-  ws.applied(pool_of(6));
+  ws.applied(burst_blueprint({aws_pool(6)}));
   Json c = ec2.counters();
   INFO(c.dump(2));
   CHECK(c["actions"]["RunInstances"]["requests"] == 6);
@@ -344,10 +191,10 @@ TEST_CASE("aws: the client-side token bucket keeps an apply under EC2's request 
 }
 
 TEST_CASE("aws: a connection dropped after RunInstances succeeded makes no duplicate instance", "[e2e][aws]") {
-  Ec2 ec2({"--lose-response", "RunInstances=3"});
-  Workspace ws(ec2);
-  Pool pool = pool_of(5);
-  auto r = ws.applied(pool);
+  Ec2Emulator ec2({"--lose-response", "RunInstances=3"});
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool(5);
+  auto r = ws.applied(burst_blueprint({pool}));
   CHECK(ec2.counters()["actions"]["RunInstances"]["faults"].value("lose-response", 0) == 3);
   auto all = ec2.instances();
   CHECK(all.size() == 5);  // terminated included: nothing was launched twice
@@ -358,22 +205,22 @@ TEST_CASE("aws: a connection dropped after RunInstances succeeded makes no dupli
 
 TEST_CASE("aws: an instance whose answer was lost and whose run crashed is adopted by refresh, never duplicated",
           "[e2e][aws]") {
-  Ec2 ec2;
-  Workspace ws(ec2);
-  Pool pool = pool_of(3);
-  ws.applied(pool);
+  Ec2Emulator ec2;
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool(3);
+  ws.applied(burst_blueprint({pool}));
   // Forget one instance in state, as if the run had died before journaling it.
   auto doc = ws.doc();
   std::erase_if(doc.resources, [](const Resource& r) { return r.address == "aws.instance.gpu[1]"; });
   doc.serial += 1;
   REQUIRE(state::open_local(ws.state())->save(doc).ok());
-  auto r = ws.run({"refresh"}, pool);
+  auto r = ws.run({"refresh"}, burst_blueprint({pool}));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("Adopted: 1 object(s)") != std::string::npos);
   CHECK(r.err.find("  + aws.instance.gpu[1] (i-") != std::string::npos);
   CHECK(ws.doc().find("aws.instance.gpu[1]") != nullptr);
-  auto p = ws.plan(pool);
+  auto p = ws.plan(burst_blueprint({pool}));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 0);
   CHECK(ec2.instances().size() == 3);
@@ -382,10 +229,10 @@ TEST_CASE("aws: an instance whose answer was lost and whose run crashed is adopt
 TEST_CASE("aws: an unrecorded instance at an address the state holds with another (a replace killed before its "
           "journal write, then the blueprint changed) is deposed and terminated, never left running",
           "[e2e][aws]") {
-  Ec2 ec2;
-  Workspace ws(ec2);
-  Pool pool = pool_of(3);
-  ws.applied(pool);
+  Ec2Emulator ec2;
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool(3);
+  ws.applied(burst_blueprint({pool}));
   // What the killed run launched for gpu[1]: this state's lineage and the
   // address, from attributes the blueprint no longer has.
   ws.home.write(".aws/config", "[default]\n");
@@ -398,7 +245,7 @@ TEST_CASE("aws: an unrecorded instance at an address the state holds with anothe
                                    {{{"Key", "plinth:lineage"}, {"Value", ws.doc().lineage}},
                                     {{"Key", "plinth:address"}, {"Value", "aws.instance.gpu[1]"}},
                                     {{"Key", "plinth:attributes"}, {"Value", "0123456789abcdef"}}}}}});
-  auto cli = run_program({"/usr/bin/aws", "ec2", "run-instances", "--image-id", kAmi, "--instance-type", "p5.48xlarge",
+  auto cli = run_program({"/usr/bin/aws", "ec2", "run-instances", "--image-id", kAwsImage, "--instance-type", "p5.48xlarge",
                           "--tag-specifications", spec.dump(), "--endpoint-url", ec2.base(), "--ca-bundle", ec2.ca(),
                           "--output", "text", "--query", "Instances[0].InstanceId"},
                          "", env);
@@ -408,7 +255,7 @@ TEST_CASE("aws: an unrecorded instance at an address the state holds with anothe
   REQUIRE(stray.rfind("i-", 0) == 0);
   REQUIRE(ec2.active().size() == 4);
 
-  auto p = ws.plan(pool);
+  auto p = ws.plan(burst_blueprint({pool}));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 2);
   CHECK(p.err.find("Superseded: 1 object(s) made for this state at an address it records with another object; "
@@ -416,24 +263,24 @@ TEST_CASE("aws: an unrecorded instance at an address the state holds with anothe
         std::string::npos);
   CHECK(p.out.find("- aws.instance.gpu[1] (deposed)") != std::string::npos);
   CHECK(p.out.find("0 to create, 0 to update, 0 to replace, 1 to destroy") != std::string::npos);
-  ws.applied(pool);
+  ws.applied(burst_blueprint({pool}));
   auto active = ec2.active();
   CHECK(active.size() == 3);
   for (const auto& i : active) CHECK(i["instance_id"] != stray);
   CHECK(ws.doc().deposed.empty());
-  CHECK(ws.instances_in_state() == 3);
-  CHECK(ws.plan(pool).exit_code == 0);
+  CHECK(ws.in_state("aws.instance") == 3);
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);
 }
 
 TEST_CASE("aws: a spot instance reclaimed by AWS shows as reclaimed, not as drift, and is created again",
           "[e2e][aws]") {
-  Ec2 ec2;
-  Workspace ws(ec2);
-  Pool pool = pool_of(3);
-  ws.applied(pool);
+  Ec2Emulator ec2;
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool(3);
+  ws.applied(burst_blueprint({pool}));
   const std::string victim = ws.doc().find("aws.instance.gpu[2]")->computed["id"];
   ec2.control("POST", "/__emulator/reclaim", {{"instance_ids", {victim}}});
-  auto p = ws.plan(pool);
+  auto p = ws.plan(burst_blueprint({pool}));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 2);
   CHECK(p.err.find("Gone: 1 resource(s) removed by their provider, not by a person:\n"
@@ -441,24 +288,24 @@ TEST_CASE("aws: a spot instance reclaimed by AWS shows as reclaimed, not as drif
                    "termination) (the next apply creates it again)") != std::string::npos);
   CHECK(p.err.find("Drift:") == std::string::npos);
   CHECK(p.out.find("+ aws.instance.gpu[2] (create)") != std::string::npos);
-  auto r = ws.applied(pool);
+  auto r = ws.applied(burst_blueprint({pool}));
   CHECK(ec2.active().size() == 3);
   CHECK(ws.doc().find("aws.instance.gpu[2]")->computed["id"] != victim);
 }
 
 TEST_CASE("aws: wrong credentials give AWS's error and touch nothing", "[e2e][aws]") {
-  Ec2 ec2;
-  Workspace ws(ec2);
-  Pool pool = pool_of(2);
+  Ec2Emulator ec2;
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool(2);
   ws.env["AWS_SECRET_ACCESS_KEY"] = "not-the-secret";
-  auto r = ws.apply(pool);
+  auto r = ws.apply(burst_blueprint({pool}));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("aws.instance.gpu[0]: SignatureDoesNotMatch: The request signature we calculated does not match "
                    "the signature you provided.") != std::string::npos);
-  Workspace other(ec2);
+  Ec2Workspace other(ec2);
   other.env["AWS_ACCESS_KEY_ID"] = "AKIDUNKNOWN";
-  auto k = other.apply(pool);
+  auto k = other.apply(burst_blueprint({pool}));
   INFO(k.out << k.err);
   CHECK(k.exit_code == 1);
   CHECK(k.out.find("aws.instance.gpu[1]: AuthFailure: AWS was not able to validate the provided access credentials") !=
@@ -467,7 +314,7 @@ TEST_CASE("aws: wrong credentials give AWS's error and touch nothing", "[e2e][aw
   CHECK(ec2.requests("RunInstances") == 4);  // one each, never retried
   for (const auto& res : ws.doc().resources) CHECK(res.type != "aws.instance");
   // With a state, the refresh is what meets the wrong key first: nothing is planned.
-  auto again = other.apply(pool);
+  auto again = other.apply(burst_blueprint({pool}));
   INFO(again.out << again.err);
   CHECK(again.exit_code == 1);
   CHECK(again.err.find("AuthFailure: AWS was not able to validate the provided access credentials") != std::string::npos);
@@ -476,8 +323,8 @@ TEST_CASE("aws: wrong credentials give AWS's error and touch nothing", "[e2e][aw
 }
 
 TEST_CASE("aws: refresh of 1,000 instances takes O(pages) DescribeInstances requests", "[e2e][aws]") {
-  Ec2 ec2;
-  Workspace ws(ec2);
+  Ec2Emulator ec2;
+  Ec2Workspace ws(ec2);
   // 1,000 instances launched with one request by the AWS CLI, tagged with a
   // state's lineage, and that state recording them.
   const std::string lineage = "0e2e0000-0000-4000-8000-000000001000";
@@ -486,7 +333,7 @@ TEST_CASE("aws: refresh of 1,000 instances takes O(pages) DescribeInstances requ
   env["AWS_DEFAULT_REGION"] = "us-east-1";
   env["AWS_PROFILE"] = "default";
   env["AWS_PAGER"] = "";
-  auto cli = run_program({"/usr/bin/aws", "ec2", "run-instances", "--image-id", kAmi, "--instance-type",
+  auto cli = run_program({"/usr/bin/aws", "ec2", "run-instances", "--image-id", kAwsImage, "--instance-type",
                           "p5.48xlarge", "--count", "1000", "--tag-specifications",
                           "ResourceType=instance,Tags=[{Key=plinth:lineage,Value=" + lineage + "}]", "--endpoint-url",
                           ec2.base(), "--ca-bundle", ec2.ca(), "--output", "json", "--query",
@@ -501,13 +348,7 @@ TEST_CASE("aws: refresh of 1,000 instances takes O(pages) DescribeInstances requ
   doc.serial = 1;
   doc.plinth_version = "0.1.0";
   for (int i = 0; i < 1000; ++i) {
-    Resource r;
-    r.type = "aws.instance";
-    r.name = "gpu";
-    r.index = i;
-    r.address = make_address(r.type, r.name, i);
-    r.provider = "aws";
-    r.attributes = {{"instance_type", "p5.48xlarge"}, {"region", "us-east-1"}};
+    Resource r = make_resource("aws.instance", "gpu", i, "aws", {{"instance_type", "p5.48xlarge"}, {"region", "us-east-1"}});
     r.computed = {{"id", ids[static_cast<size_t>(i)]}};
     doc.resources.push_back(r);
   }
@@ -534,19 +375,19 @@ TEST_CASE("aws: refresh of 1,000 instances takes O(pages) DescribeInstances requ
 
 TEST_CASE("aws: secrets never reach the plan file, the state or the output", "[e2e][aws]") {
   const std::string token = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN0123456789";
-  Ec2 ec2({"--session-token", token});
-  Workspace ws(ec2);
+  Ec2Emulator ec2({"--session-token", token});
+  Ec2Workspace ws(ec2);
   ws.env["AWS_SESSION_TOKEN"] = token;
-  Pool pool = pool_of(2);
+  BurstPool pool = aws_pool(2);
   std::string seen;
-  auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, pool);
+  auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, burst_blueprint({pool}));
   seen += plan.out + plan.err;
-  auto apply = ws.apply(pool);
+  auto apply = ws.apply(burst_blueprint({pool}));
   INFO(apply.out << apply.err);
   REQUIRE(apply.exit_code == 0);
   seen += apply.out + apply.err;
   for (const auto& cmd : std::vector<std::vector<std::string>>{{"refresh"}, {"plan", "--json"}}) {
-    auto x = ws.run(cmd, pool);
+    auto x = ws.run(cmd, burst_blueprint({pool}));
     seen += x.out + x.err;
   }
   auto providers = run_plinth({"providers", ws.dir.path() + "/bp.yaml", "--json"}, ws.dir.path(), ws.env);
@@ -554,16 +395,16 @@ TEST_CASE("aws: secrets never reach the plan file, the state or the output", "[e
   seen += slurp(ws.state()) + slurp(ws.dir.path() + "/plan.bin");
   for (const auto& f : std::filesystem::recursive_directory_iterator(ws.dir.path() + "/plinth.state.json.d"))
     if (f.is_regular_file()) seen += slurp(f.path().string());
-  CHECK(seen.find(kSecret) == std::string::npos);
+  CHECK(seen.find(kAwsSecretKey) == std::string::npos);
   CHECK(seen.find(token) == std::string::npos);
   CHECK(ec2.active().size() == 2);
 }
 
 TEST_CASE("aws: the example cluster blueprint's AWS burst pool applies against the emulator", "[e2e][aws]") {
-  Ec2 ec2;
+  Ec2Emulator ec2;
   TempDir dir, home;
   const std::string bp = dir.write("cluster.yaml", slurp(source_dir() + "/blueprints/examples/cluster.yaml"));
-  auto env = env_for(ec2, home);
+  auto env = aws_env(ec2, home.path());
   const std::string st = dir.path() + "/plinth.state.json";
   auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve", "-target", "aws.instance.aws-p5"}, dir.path(), env);
   INFO(r.out << r.err);
@@ -575,14 +416,14 @@ TEST_CASE("aws: the example cluster blueprint's AWS burst pool applies against t
     CHECK(i["network_interfaces"].size() == 32);
     CHECK(i["volumes"][0]["encrypted"] == true);
   }
-  CHECK(by(active, "availability_zone") == std::map<std::string, int>{{"us-east-1a", 1}, {"us-east-1b", 1}});
+  CHECK(count_by(active, "availability_zone") == std::map<std::string, int>{{"us-east-1a", 1}, {"us-east-1b", 1}});
 }
 
 TEST_CASE("aws: a Capacity Block is targeted with MarketType capacity-block and its reservation", "[e2e][aws]") {
-  Ec2 ec2({"--capacity-reservation", "cr-0123456789abcdef0=p5.48xlarge:us-east-1b:2:capacity-block"});
-  Workspace ws(ec2);
-  Pool pool = pool_of(2, "    capacity: {capacity_block: cr-0123456789abcdef0}\n", false);
-  auto r = ws.applied(pool);
+  Ec2Emulator ec2({"--capacity-reservation", "cr-0123456789abcdef0=p5.48xlarge:us-east-1b:2:capacity-block"});
+  Ec2Workspace ws(ec2);
+  BurstPool pool = aws_pool(2, "    capacity: {capacity_block: cr-0123456789abcdef0}\n", false);
+  auto r = ws.applied(burst_blueprint({pool}));
   auto active = ec2.active();
   REQUIRE(active.size() == 2);
   for (const auto& i : active) {
@@ -594,9 +435,9 @@ TEST_CASE("aws: a Capacity Block is targeted with MarketType capacity-block and 
 
 TEST_CASE("aws: burst pool settings are checked with file:line:column and did you mean", "[e2e][aws]") {
   TempDir dir;
-  Pool pool;
+  BurstPool pool = aws_pool();
   pool.extra = "    placement_grup: true\n    root_volume: {size_gb: big}\n";
-  const std::string bp = dir.write("bp.yaml", blueprint(pool));
+  const std::string bp = dir.write("bp.yaml", burst_blueprint({pool}));
   auto r = run_plinth({"validate", bp}, dir.path());
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
@@ -606,16 +447,18 @@ TEST_CASE("aws: burst pool settings are checked with file:line:column and did yo
 }
 
 TEST_CASE("aws: changing only where new instances may go updates the pool in place", "[e2e][aws]") {
-  Ec2 ec2;
-  Workspace ws(ec2);
-  ws.applied(pool_of(2, "    zones: [us-east-1a]\n"));
-  Pool wider = pool_of(2, "    zones: [us-east-1a, us-east-1b]\n    instance_types: [p5.48xlarge, p5e.48xlarge]\n");
-  auto p = ws.plan(wider);
+  Ec2Emulator ec2;
+  Ec2Workspace ws(ec2);
+  ws.applied(burst_blueprint({aws_pool(2, "    zones: [us-east-1a]\n")}));
+  BurstPool wider = aws_pool(2, "    zones: [us-east-1a, us-east-1b]\n    instance_types: [p5.48xlarge, p5e.48xlarge]\n");
+  auto p = ws.plan(burst_blueprint({wider}));
   INFO(p.out << p.err);
   CHECK(p.out.find("~ aws.instance.gpu[0] (update in place)") != std::string::npos);
   CHECK(p.out.find("0 to create, 2 to update, 0 to replace, 0 to destroy") != std::string::npos);
-  ws.applied(wider);
+  ws.applied(burst_blueprint({wider}));
   CHECK(ec2.requests("CreateTags") == 2);  // the new attribute hash, nothing launched
   CHECK(ec2.instances().size() == 2);
-  CHECK(ws.plan(wider).exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({wider})).exit_code == 0);
 }
+
+}  // namespace plinth::test::e2e_aws

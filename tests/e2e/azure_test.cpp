@@ -10,47 +10,31 @@
 #include <set>
 #include <sstream>
 
-#include "engine/net/http.h"
 #include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
-#include "tests/support/emulator_process.h"
+#include "tests/support/blueprints.h"
+#include "tests/support/clouds.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_azure {
 
 namespace {
 
-const std::string kTenant = "72f1c1a4-8a9e-4c0c-9d4b-2f7a1e5b6c3d";
-const std::string kClient = "3c9d7e2a-41f6-4b8a-9c0d-8e7f6a5b4c3d";
-const std::string kSecret = "plinth-emulator-secret";
-const std::string kSubscription = "5f3c2a1b-9d8e-4f7a-8b6c-0d1e2f3a4b5c";
 const std::string kH100 = "Standard_ND96isr_H100_v5";
 const std::string kH200 = "Standard_ND96isr_H200_v5";
 
 /// azure-emulator whose operations end at the next request and that sends
 /// Retry-After: 0 (the client's own interval), plus `args`.
-class Azure : public EmulatorProcess {
+class Azure : public CloudEmulator {
  public:
   explicit Azure(std::vector<std::string> args = {}, bool fast = true)
-      : EmulatorProcess(AZURE_EMULATOR_BINARY, with_defaults(std::move(args), fast)), http_(net::ClientOptions{ca()}) {}
+      : CloudEmulator(AZURE_EMULATOR_BINARY, with_defaults(std::move(args), fast)) {}
 
-  Json control(const std::string& method, const std::string& path, const Json& body = nullptr) {
-    net::Request r;
-    r.method = method;
-    r.url = base() + "/__emulator/" + path;
-    if (!body.is_null()) {
-      r.body = body.dump();
-      r.headers["Content-Type"] = "application/json";
-    }
-    auto res = http_.send(r);
-    REQUIRE(res.ok());
-    INFO(res->body);
-    REQUIRE(res->status == 200);
-    return Json::parse(res->body);
-  }
-  Json vms() { return control("GET", "vms"); }
-  Json nics() { return control("GET", "state")["networkInterfaces"]; }
+  Json vms() { return control("GET", "/__emulator/vms"); }
+  Json nics() { return control("GET", "/__emulator/state")["networkInterfaces"]; }
   /// The request log's ARM lines.
   std::vector<Json> arm_log() {
     std::vector<Json> out;
@@ -71,123 +55,12 @@ class Azure : public EmulatorProcess {
     if (fast) args.insert(args.begin(), {"--lro-delay-ms", "0", "--retry-after", "0"});
     return args;
   }
-  net::Client http_;
 };
 
-struct Pool {
-  std::string name = "gpu";
-  int desired = 8;
-  std::string instance_type = kH100;
-  std::string extra;  ///< more YAML keys of the pool, each line "    key: value\n"
-  bool spot = true;
+/// A Workspace on `az`.
+struct AzureWorkspace : Workspace {
+  explicit AzureWorkspace(Azure& az) : Workspace(&az, "8", azure_env(az)) {}
 };
-
-Pool pool_of(int desired, std::string extra = "") {
-  Pool p;
-  p.desired = desired;
-  p.extra = std::move(extra);
-  return p;
-}
-
-std::string pool_yaml(const Pool& p) {
-  return "  - name: " + p.name + "\n"
-         "    provider: azure\n"
-         "    region: eastus\n"
-         "    resource_group: rg-burst\n"
-         "    instance_type: " + p.instance_type + "\n"
-         "    desired: " + std::to_string(p.desired) + "\n"
-         "    max: 1000\n"
-         "    spot: " + (p.spot ? "true" : "false") + "\n"
-         "    stack: train\n"
-         "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
-         "    storage: [ckpt]\n"
-         "    image: \"microsoft-dsvm:ubuntu-hpc:2204:latest\"\n"
-         "    ssh_public_key: \"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOPSKEYOPSKEYOPSKEYOPSKEYOPSKEYOPSKEY ops\"\n" +
-         p.extra;
-}
-
-std::string blueprint(const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
-  std::string out =
-      "apiVersion: plinth/v1\n"
-      "kind: Blueprint\n"
-      "metadata: {name: e2e-azure, owner: ml-platform}\n"
-      "stacks:\n"
-      "  train:\n"
-      "    driver: \"" + driver + "\"\n"
-      "    cuda: \"12.4\"\n"
-      "    cudnn: \"9.1.0\"\n"
-      "    frameworks: {pytorch: \"2.3.1\"}\n"
-      "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-      "storage:\n"
-      "  tiers:\n"
-      "    - {name: ckpt, kind: object, backend: azure-blob, region: eastus, capacity_tb: 10, classification: internal,\n"
-      "       encryption: {at_rest: aes-256-gcm}}\n"
-      "burst_pools:\n";
-  for (const auto& p : pools) out += pool_yaml(p);
-  return out;
-}
-
-/// The environment of a user pointing plinth at the emulator.
-std::map<std::string, std::string> env_for(Azure& az) {
-  return {{"AZURE_TENANT_ID", kTenant},
-          {"AZURE_CLIENT_ID", kClient},
-          {"AZURE_CLIENT_SECRET", kSecret},
-          {"AZURE_CLIENT_CERTIFICATE_PATH", ""},
-          {"AZURE_SUBSCRIPTION_ID", kSubscription},
-          {"AZURE_AUTHORITY_HOST", az.base()},
-          {"AZURE_RESOURCE_MANAGER_ENDPOINT", az.base()},
-          {"REQUESTS_CA_BUNDLE", az.ca()},
-          {"PLINTH_AZURE_POLL_MS", "5"}};
-}
-
-/// A blueprint directory outside the source tree, its state and environment.
-struct Workspace {
-  explicit Workspace(Azure& a) : az(a), env(env_for(a)) {}
-  RunResult run(std::vector<std::string> args, const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
-    dir.write("bp.yaml", blueprint(pools, driver));
-    args.insert(args.begin() + 1, dir.path() + "/bp.yaml");
-    args.insert(args.end(), {"--state", state()});
-    return run_plinth(args, dir.path(), env);
-  }
-  RunResult apply(const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
-    return run({"apply", "--auto-approve", "--parallelism", "8"}, pools, driver);
-  }
-  RunResult applied(const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
-    RunResult r = apply(pools, driver);
-    INFO(r.out << r.err << az.stderr_text());
-    REQUIRE(r.exit_code == 0);
-    return r;
-  }
-  RunResult plan(const std::vector<Pool>& pools, const std::string& driver = "550.54.15") {
-    return run({"plan", "--detailed-exitcode"}, pools, driver);
-  }
-  std::string state() const { return dir.path() + "/plinth.state.json"; }
-  state::StateDocument doc() const {
-    auto d = state::parse(slurp(state()), state());
-    REQUIRE(d.ok());
-    return *d;
-  }
-  size_t vms_in_state() const {
-    size_t n = 0;
-    for (const auto& r : doc().resources) n += r.type == "azure.vm" ? 1 : 0;
-    return n;
-  }
-  Azure& az;
-  TempDir dir;
-  std::map<std::string, std::string> env;
-};
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
-
-std::map<std::string, int> by(const Json& list, const char* key) {
-  std::map<std::string, int> out;
-  for (const auto& i : list) ++out[i[key].is_string() ? i[key].get<std::string>() : i[key].dump()];
-  return out;
-}
 
 std::string decode_base64(const std::string& in) {
   static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -212,15 +85,15 @@ TEST_CASE("azure: a Spot pool of 8 Standard_ND96isr_H100_v5 with NICs, re-plan c
           "create-before-destroy, 8 -> 3 deletes 5 with their NICs",
           "[e2e][azure]") {
   Azure az;
-  Workspace ws(az);
-  Pool pool = pool_of(8, "    zones: [\"1\", \"2\"]\n    os_disk: {size_gb: 512, encryption_at_host: true}\n");
-  auto r = ws.applied({pool});
+  AzureWorkspace ws(az);
+  BurstPool pool = azure_pool(8, "    zones: [\"1\", \"2\"]\n    os_disk: {size_gb: 512, encryption_at_host: true}\n");
+  auto r = ws.applied(burst_blueprint({pool}));
   Json vms = az.vms();
   REQUIRE(vms.size() == 8);
-  CHECK(by(vms, "size") == std::map<std::string, int>{{kH100, 8}});
-  CHECK(by(vms, "priority") == std::map<std::string, int>{{"Spot", 8}});
-  CHECK(by(vms, "zone") == std::map<std::string, int>{{"1", 4}, {"2", 4}});
-  CHECK(by(vms, "powerState") == std::map<std::string, int>{{"running", 8}});
+  CHECK(count_by(vms, "size") == std::map<std::string, int>{{kH100, 8}});
+  CHECK(count_by(vms, "priority") == std::map<std::string, int>{{"Spot", 8}});
+  CHECK(count_by(vms, "zone") == std::map<std::string, int>{{"1", 4}, {"2", 4}});
+  CHECK(count_by(vms, "powerState") == std::map<std::string, int>{{"running", 8}});
   for (const auto& vm : vms) {
     const Json& p = vm["model"]["properties"];
     CHECK(p["evictionPolicy"] == "Deallocate");
@@ -236,24 +109,24 @@ TEST_CASE("azure: a Spot pool of 8 Standard_ND96isr_H100_v5 with NICs, re-plan c
     CHECK(n["properties"]["enableAcceleratedNetworking"] == true);
     CHECK(!n["attachedTo"].is_null());
   }
-  CHECK(ws.vms_in_state() == 8);
+  CHECK(ws.in_state("azure.vm") == 8);
   // One Entra token for the whole run, shared by its parallel creates.
-  CHECK(count_of(az.log(), "\"path\":\"/" + kTenant + "/oauth2/v2.0/token\"") == 1);
+  CHECK(count_of(az.log(), "\"path\":\"/" + kAzureTenant + "/oauth2/v2.0/token\"") == 1);
   CHECK(r.out.find("4 x azure.vm.gpu: instance_type Standard_ND96isr_H100_v5, zone 1") != std::string::npos);
 
-  auto again = ws.plan({pool});
+  auto again = ws.plan(burst_blueprint({pool}));
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);
   CHECK(again.out.find("No changes.") != std::string::npos);
 
   // A new driver pin is a new user-data hash: replace, create before destroy.
-  auto p = ws.plan({pool}, "550.90.07");
+  auto p = ws.plan(burst_blueprint({pool}, "550.90.07"));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 2);
   CHECK(count_of(p.out, "(replace, create before destroy, forced by: user_data_hash)") == 8);
   std::set<std::string> old_ids;
   for (const auto& vm : vms) old_ids.insert(vm["model"]["properties"]["vmId"].get<std::string>());
-  ws.applied({pool}, "550.90.07");
+  ws.applied(burst_blueprint({pool}, "550.90.07"));
   Json now = az.vms();
   REQUIRE(now.size() == 8);
   for (const auto& vm : now) CHECK(old_ids.count(vm["model"]["properties"]["vmId"].get<std::string>()) == 0);
@@ -276,16 +149,16 @@ TEST_CASE("azure: a Spot pool of 8 Standard_ND96isr_H100_v5 with NICs, re-plan c
   CHECK(replacing);
   CHECK(fewest >= 8);
   CHECK(running == 8);
-  CHECK(ws.plan({pool}, "550.90.07").exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({pool}, "550.90.07")).exit_code == 0);
 
   // 8 -> 3 deletes 5 (the highest indexes) and their NICs.
-  Pool three = pool;
+  BurstPool three = pool;
   three.desired = 3;
-  auto down = ws.applied({three}, "550.90.07");
+  auto down = ws.applied(burst_blueprint({three}, "550.90.07"));
   CHECK(down.out.find("0 to create, 0 to update, 0 to replace, 5 to destroy") != std::string::npos);
   CHECK(az.vms().size() == 3);
   CHECK(az.nics().size() == 3);
-  CHECK(ws.vms_in_state() == 3);
+  CHECK(ws.in_state("azure.vm") == 3);
 }
 
 TEST_CASE("azure: SkuNotAvailable, ZonalAllocationFailed and AllocationFailed fall back over zones and sizes in one "
@@ -293,9 +166,9 @@ TEST_CASE("azure: SkuNotAvailable, ZonalAllocationFailed and AllocationFailed fa
           "[e2e][azure]") {
   // Zone 1 has room for 2 H100s, zone 2 has none (SKU restricted there), H200 has room.
   Azure az({"--capacity", "eastus/1:" + kH100 + "=2", "--sku-unavailable", "eastus/2:" + kH100});
-  Workspace ws(az);
-  Pool pool = pool_of(6, "    instance_types: [" + kH200 + "]\n    zones: [\"1\", \"2\"]\n");
-  auto r = ws.applied({pool});
+  AzureWorkspace ws(az);
+  BurstPool pool = azure_pool(6, "    instance_types: [" + kH200 + "]\n    zones: [\"1\", \"2\"]\n");
+  auto r = ws.applied(burst_blueprint({pool}));
   Json vms = az.vms();
   REQUIRE(vms.size() == 6);
   std::map<std::string, int> placed;
@@ -303,7 +176,7 @@ TEST_CASE("azure: SkuNotAvailable, ZonalAllocationFailed and AllocationFailed fa
   CHECK(placed[kH100 + " 1"] == 2);
   CHECK(placed[kH100 + " 2"] == 0);
   CHECK(placed[kH200 + " 1"] + placed[kH200 + " 2"] == 4);
-  CHECK(by(vms, "provisioningState") == std::map<std::string, int>{{"Succeeded", 6}});  // no failed VM left behind
+  CHECK(count_by(vms, "provisioningState") == std::map<std::string, int>{{"Succeeded", 6}});  // no failed VM left behind
   CHECK(az.nics().size() == 6);
   CHECK(r.out.find("Placement:") != std::string::npos);
   for (const auto& vm : vms) {
@@ -312,20 +185,20 @@ TEST_CASE("azure: SkuNotAvailable, ZonalAllocationFailed and AllocationFailed fa
     CHECK(r.out.find("  " + address + ": instance_type " + vm["size"].get<std::string>() + ", zone " +
                      vm["zone"].get<std::string>() + "\n") != std::string::npos);
   }
-  Json ops = az.control("GET", "operations");
+  Json ops = az.control("GET", "/__emulator/operations");
   std::set<std::string> codes;
   for (const auto& o : ops)
     if (o.contains("error")) codes.insert(o["error"].value("code", ""));
   CHECK(codes.count("ZonalAllocationFailed") == 1);
   CHECK(az.requests("Microsoft.Compute/virtualMachines/write") > 6);  // SkuNotAvailable PUTs were refused at once
-  CHECK(ws.plan({pool}).exit_code == 0);  // the fallback choice is no drift
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);  // the fallback choice is no drift
 }
 
 TEST_CASE("azure: without fallbacks a pool without capacity fails at once with ARM's code and message",
           "[e2e][azure]") {
   Azure az({"--capacity", "eastus:" + kH100 + "=0", "--quota", "westus2:lowPriorityCores=96"});
-  Workspace ws(az);
-  auto r = ws.apply({pool_of(2)});
+  AzureWorkspace ws(az);
+  auto r = ws.apply(burst_blueprint({azure_pool(2)}));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("azure.vm.gpu[0]: no capacity for Standard_ND96isr_H100_v5 in eastus: AllocationFailed: Allocation "
@@ -334,14 +207,14 @@ TEST_CASE("azure: without fallbacks a pool without capacity fails at once with A
   CHECK(r.out.find("List fallbacks in the pool") != std::string::npos);
   CHECK(az.vms().empty());  // the failed VMs were removed, their NICs too
   CHECK(az.nics().empty());
-  CHECK(ws.vms_in_state() == 0);
+  CHECK(ws.in_state("azure.vm") == 0);
 
   // Quota: the second Spot VM would pass the subscription's low-priority vCPU limit.
-  Workspace quota(az);
-  Pool west = pool_of(2);
+  AzureWorkspace quota(az);
+  BurstPool west = azure_pool(2);
   west.name = "west";
   quota.dir.write("unused", "");
-  std::string bp = blueprint({west});
+  std::string bp = burst_blueprint({west});
   bp.replace(bp.find("region: eastus\n    resource_group"), std::string("region: eastus").size(), "region: westus2");
   quota.dir.write("bp.yaml", bp);
   auto q = run_plinth({"apply", quota.dir.path() + "/bp.yaml", "--auto-approve", "--state", quota.state()},
@@ -355,17 +228,17 @@ TEST_CASE("azure: without fallbacks a pool without capacity fails at once with A
 
 TEST_CASE("azure: an evicted Spot VM shows as evicted by Azure, not as drift, and is restored", "[e2e][azure]") {
   Azure az;
-  Workspace ws(az);
-  Pool keep = pool_of(2);
-  Pool drop = pool_of(2, "    eviction_policy: Delete\n");
+  AzureWorkspace ws(az);
+  BurstPool keep = azure_pool(2);
+  BurstPool drop = azure_pool(2, "    eviction_policy: Delete\n");
   drop.name = "drop";
-  ws.applied({keep, drop});
+  ws.applied(burst_blueprint({keep, drop}));
   const auto doc = ws.doc();
   const std::string kept = doc.find("azure.vm.gpu[1]")->computed["id"];
   const std::string dropped = doc.find("azure.vm.drop[0]")->computed["id"];
-  CHECK(az.control("POST", "evict", {{"id", kept}})["powerState"] == "deallocated");
-  CHECK(az.control("POST", "evict", {{"id", dropped}})["deleted"] == true);
-  auto p = ws.plan({keep, drop});
+  CHECK(az.control("POST", "/__emulator/evict", {{"id", kept}})["powerState"] == "deallocated");
+  CHECK(az.control("POST", "/__emulator/evict", {{"id", dropped}})["deleted"] == true);
+  auto p = ws.plan(burst_blueprint({keep, drop}));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 2);
   CHECK(p.err.find("Gone: 2 resource(s) removed by their provider, not by a person:") != std::string::npos);
@@ -375,47 +248,47 @@ TEST_CASE("azure: an evicted Spot VM shows as evicted by Azure, not as drift, an
                    "Delete)") != std::string::npos);
   CHECK(p.err.find("Drift:") == std::string::npos);
   CHECK(p.out.find("+ azure.vm.gpu[1] (create)") != std::string::npos);
-  ws.applied({keep, drop});
+  ws.applied(burst_blueprint({keep, drop}));
   Json vms = az.vms();
   REQUIRE(vms.size() == 4);
-  CHECK(by(vms, "powerState") == std::map<std::string, int>{{"running", 4}});
+  CHECK(count_by(vms, "powerState") == std::map<std::string, int>{{"running", 4}});
   // The deallocated VM was started again (same VM), the deleted one made anew.
   CHECK(ws.doc().find("azure.vm.gpu[1]")->computed["id"] == kept);
   CHECK(az.requests("Microsoft.Compute/virtualMachines/start/action") == 1);
-  CHECK(ws.plan({keep, drop}).exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({keep, drop})).exit_code == 0);
 }
 
 TEST_CASE("azure: answers lost after ARM carried out the PUT make no duplicate VM or NIC", "[e2e][azure]") {
   Azure az;
-  Workspace ws(az);
-  az.control("POST", "faults", {{"loseNextResponses", 4}, {"methods", {"PUT"}}});
-  auto r = ws.applied({pool_of(5)});
-  CHECK(az.control("GET", "counters")["faults"].value("lose", 0) == 4);
+  AzureWorkspace ws(az);
+  az.control("POST", "/__emulator/faults", {{"loseNextResponses", 4}, {"methods", {"PUT"}}});
+  auto r = ws.applied(burst_blueprint({azure_pool(5)}));
+  CHECK(az.control("GET", "/__emulator/counters")["faults"].value("lose", 0) == 4);
   Json vms = az.vms();
   CHECK(vms.size() == 5);
   std::set<std::string> addresses;
   for (const auto& vm : vms) addresses.insert(vm["model"]["tags"]["plinth:address"].get<std::string>());
   CHECK(addresses.size() == 5);
   CHECK(az.nics().size() == 5);
-  CHECK(ws.plan({pool_of(5)}).exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({azure_pool(5)})).exit_code == 0);
 }
 
 TEST_CASE("azure: a VM whose answer was lost and whose run crashed is adopted by refresh, never duplicated",
           "[e2e][azure]") {
   Azure az;
-  Workspace ws(az);
-  Pool pool = pool_of(3);
-  ws.applied({pool});
+  AzureWorkspace ws(az);
+  BurstPool pool = azure_pool(3);
+  ws.applied(burst_blueprint({pool}));
   auto doc = ws.doc();
   std::erase_if(doc.resources, [](const Resource& r) { return r.address == "azure.vm.gpu[1]"; });
   doc.serial += 1;
   REQUIRE(state::open_local(ws.state())->save(doc).ok());
-  auto r = ws.run({"refresh"}, {pool});
+  auto r = ws.run({"refresh"}, burst_blueprint({pool}));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("Adopted: 1 object(s)") != std::string::npos);
   CHECK(ws.doc().find("azure.vm.gpu[1]") != nullptr);
-  CHECK(ws.plan({pool}).exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);
   CHECK(az.vms().size() == 3);
 }
 
@@ -423,9 +296,9 @@ TEST_CASE("azure: an unrecorded VM at an address the state holds with another (a
           "write, then the blueprint changed) is deposed and deleted, never left running",
           "[e2e][azure]") {
   Azure az;
-  Workspace ws(az);
-  Pool pool = pool_of(3);
-  ws.applied({pool});
+  AzureWorkspace ws(az);
+  BurstPool pool = azure_pool(3);
+  ws.applied(burst_blueprint({pool}));
   // What the killed run made for gpu[1]: a NIC and a VM with this state's
   // lineage and the address, from attributes the blueprint no longer has.
   net::Client http(net::ClientOptions{az.ca()});
@@ -443,8 +316,8 @@ TEST_CASE("azure: an unrecorded VM at an address the state holds with another (a
     return Json::parse(res->body);
   };
   const std::string token =
-      send("POST", az.base() + "/" + kTenant + "/oauth2/v2.0/token",
-           "grant_type=client_credentials&client_id=" + kClient + "&client_secret=" + kSecret +
+      send("POST", az.base() + "/" + kAzureTenant + "/oauth2/v2.0/token",
+           "grant_type=client_credentials&client_id=" + kAzureClient + "&client_secret=" + kAzureClientSecret +
                "&scope=https%3A%2F%2Fmanagement.azure.com%2F.default",
            {{"Content-Type", "application/x-www-form-urlencoded"}})["access_token"];
   const net::Headers auth = {{"Authorization", "Bearer " + token},
@@ -452,7 +325,7 @@ TEST_CASE("azure: an unrecorded VM at an address the state holds with another (a
   const Json nics = az.nics();
   REQUIRE(!nics.empty());
   const std::string subnet = nics.front()["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"];
-  const std::string group = az.base() + "/subscriptions/" + kSubscription + "/resourceGroups/rg-burst/providers/";
+  const std::string group = az.base() + "/subscriptions/" + kAzureSubscription + "/resourceGroups/rg-burst/providers/";
   const Json nic = send("PUT", group + "Microsoft.Network/networkInterfaces/gpu-1-stray-nic?api-version=2024-05-01",
                         Json{{"location", "eastus"},
                              {"properties",
@@ -477,27 +350,27 @@ TEST_CASE("azure: an unrecorded VM at an address the state holds with another (a
   send("GET", group + "Microsoft.Compute/virtualMachines/gpu-1-stray?api-version=2024-07-01", "", auth);
   REQUIRE(az.vms().size() == 4);
 
-  auto p = ws.plan({pool});
+  auto p = ws.plan(burst_blueprint({pool}));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 2);
   CHECK(p.err.find("Superseded: 1 object(s) made for this state at an address it records with another object; "
                    "recorded as deposed, the next apply removes them:\n  - azure.vm.gpu[1] (") != std::string::npos);
   CHECK(p.out.find("- azure.vm.gpu[1] (deposed)") != std::string::npos);
   CHECK(p.out.find("0 to create, 0 to update, 0 to replace, 1 to destroy") != std::string::npos);
-  ws.applied({pool});
+  ws.applied(burst_blueprint({pool}));
   const Json vms = az.vms();
   CHECK(vms.size() == 3);
   for (const auto& vm : vms) CHECK(vm.dump().find("gpu-1-stray") == std::string::npos);
   CHECK(az.nics().size() == 3);
   CHECK(ws.doc().deposed.empty());
-  CHECK(ws.vms_in_state() == 3);
-  CHECK(ws.plan({pool}).exit_code == 0);
+  CHECK(ws.in_state("azure.vm") == 3);
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);
 }
 
 TEST_CASE("azure: long-running operations are polled at ARM's Retry-After, not faster", "[e2e][azure]") {
   Azure az({"--lro-delay-ms", "1500", "--retry-after", "1"}, false);
-  Workspace ws(az);
-  ws.applied({pool_of(1)});
+  AzureWorkspace ws(az);
+  ws.applied(burst_blueprint({azure_pool(1)}));
   // The VM create's operation: its status was asked for 1 or 2 times (every
   // second), not every poll_ms (5 ms), and never before Retry-After passed.
   const auto log = az.arm_log();
@@ -527,9 +400,9 @@ TEST_CASE("azure: 429 SubscriptionRequestsThrottled is retried after Retry-After
           "[e2e][azure]") {
   {
     Azure az;
-    Workspace ws(az);
-    az.control("POST", "faults", {{"throttleNext", 4}});
-    auto r = ws.applied({pool_of(3)});
+    AzureWorkspace ws(az);
+    az.control("POST", "/__emulator/faults", {{"throttleNext", 4}});
+    auto r = ws.applied(burst_blueprint({azure_pool(3)}));
     CHECK(count_of(r.out, "SubscriptionRequestsThrottled") == 4);
     CHECK(count_of(r.out, " failed, retrying in ") == 4);  // every 429 retried, nothing else failed
     CHECK(az.vms().size() == 3);
@@ -537,11 +410,11 @@ TEST_CASE("azure: 429 SubscriptionRequestsThrottled is retried after Retry-After
   {
     // ARM allows 3 writes, then one every 200 ms; the client sends no faster.
     Azure az({"--writes-bucket", "3:5"});
-    Workspace ws(az);
+    AzureWorkspace ws(az);
     ws.env["PLINTH_AZURE_REQUEST_RATES"] = "writes=3:5";
-    auto r = ws.applied({pool_of(3)});
+    auto r = ws.applied(burst_blueprint({azure_pool(3)}));
     CHECK(r.out.find("SubscriptionRequestsThrottled") == std::string::npos);
-    Json c = az.control("GET", "counters");
+    Json c = az.control("GET", "/__emulator/counters");
     INFO(c.dump(2));
     CHECK(c["events"].value("throttled", 0) == 0);
     CHECK(az.vms().size() == 3);
@@ -550,12 +423,12 @@ TEST_CASE("azure: 429 SubscriptionRequestsThrottled is retried after Retry-After
     // The client's buckets are ARM's defaults, far above this subscription's 4 writes; the
     // x-ms-ratelimit-remaining-subscription-writes header of each answer lowers them.
     Azure az({"--writes-bucket", "4:10"});
-    Workspace ws(az);
-    auto r = ws.run({"apply", "--auto-approve", "--parallelism", "1"}, {pool_of(4)});
+    AzureWorkspace ws(az);
+    auto r = ws.run({"apply", "--auto-approve", "--parallelism", "1"}, burst_blueprint({azure_pool(4)}));
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(az.requests("Microsoft.Compute/virtualMachines/write") + az.requests("Microsoft.Network/networkInterfaces/write") == 8);
-    Json c = az.control("GET", "counters");
+    Json c = az.control("GET", "/__emulator/counters");
     INFO(c.dump(2));
     CHECK(c["events"].value("throttled", 0) == 0);
   }
@@ -563,11 +436,11 @@ TEST_CASE("azure: 429 SubscriptionRequestsThrottled is retried after Retry-After
 
 TEST_CASE("azure: refresh of 30 VMs takes O(pages) list requests and no request per VM", "[e2e][azure]") {
   Azure az({"--page-size", "7"});
-  Workspace ws(az);
-  Pool pool = pool_of(30);
-  ws.applied({pool});
+  AzureWorkspace ws(az);
+  BurstPool pool = azure_pool(30);
+  ws.applied(burst_blueprint({pool}));
   const size_t before = az.arm_log().size();
-  auto r = ws.run({"refresh"}, {pool});
+  auto r = ws.run({"refresh"}, burst_blueprint({pool}));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("No drift") != std::string::npos);
@@ -582,9 +455,9 @@ TEST_CASE("azure: refresh of 30 VMs takes O(pages) list requests and no request 
 TEST_CASE("azure: a wrong secret gives Entra's error and touches nothing, a missing variable is named",
           "[e2e][azure]") {
   Azure az;
-  Workspace ws(az);
+  AzureWorkspace ws(az);
   ws.env["AZURE_CLIENT_SECRET"] = "not-the-secret";
-  auto r = ws.apply({pool_of(2)});
+  auto r = ws.apply(burst_blueprint({azure_pool(2)}));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("azure.vm.gpu[0]: Microsoft Entra refused the token request: invalid_client: AADSTS7000215: Invalid "
@@ -592,9 +465,9 @@ TEST_CASE("azure: a wrong secret gives Entra's error and touches nothing, a miss
   CHECK(az.arm_log().empty());  // not one Resource Manager request
   CHECK(az.vms().empty());
 
-  Workspace none(az);
+  AzureWorkspace none(az);
   none.env["AZURE_TENANT_ID"] = "";
-  auto n = none.apply({pool_of(1)});
+  auto n = none.apply(burst_blueprint({azure_pool(1)}));
   INFO(n.out << n.err);
   CHECK(n.exit_code == 1);
   CHECK((n.out + n.err).find("Azure credentials are incomplete: set option tenant_id (AZURE_TENANT_ID)") !=
@@ -604,26 +477,26 @@ TEST_CASE("azure: a wrong secret gives Entra's error and touches nothing, a miss
 TEST_CASE("azure: a client certificate (AZURE_CLIENT_CERTIFICATE_PATH) authenticates instead of a secret",
           "[e2e][azure]") {
   Azure az({"--client-certificate", "--client-secret", ""});
-  Workspace ws(az);
+  AzureWorkspace ws(az);
   ws.env["AZURE_CLIENT_SECRET"] = "";
   ws.env["AZURE_CLIENT_CERTIFICATE_PATH"] = az.dir() + "/tls/client.pem";
-  ws.applied({pool_of(1)});
+  ws.applied(burst_blueprint({azure_pool(1)}));
   CHECK(az.vms().size() == 1);
 }
 
 TEST_CASE("azure: secrets never reach the plan file, the state or the output", "[e2e][azure]") {
   Azure az;
-  Workspace ws(az);
-  Pool pool = pool_of(2);
+  AzureWorkspace ws(az);
+  BurstPool pool = azure_pool(2);
   std::string seen;
-  auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, {pool});
+  auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, burst_blueprint({pool}));
   seen += plan.out + plan.err;
-  auto apply = ws.apply({pool});
+  auto apply = ws.apply(burst_blueprint({pool}));
   INFO(apply.out << apply.err);
   REQUIRE(apply.exit_code == 0);
   seen += apply.out + apply.err;
   for (const auto& cmd : std::vector<std::vector<std::string>>{{"refresh"}, {"plan", "--json"}}) {
-    auto x = ws.run(cmd, {pool});
+    auto x = ws.run(cmd, burst_blueprint({pool}));
     seen += x.out + x.err;
   }
   auto providers = run_plinth({"providers", ws.dir.path() + "/bp.yaml", "--json"}, ws.dir.path(), ws.env);
@@ -631,7 +504,7 @@ TEST_CASE("azure: secrets never reach the plan file, the state or the output", "
   seen += slurp(ws.state()) + slurp(ws.dir.path() + "/plan.bin");
   for (const auto& f : std::filesystem::recursive_directory_iterator(ws.dir.path() + "/plinth.state.json.d"))
     if (f.is_regular_file()) seen += slurp(f.path().string());
-  CHECK(seen.find(kSecret) == std::string::npos);
+  CHECK(seen.find(kAzureClientSecret) == std::string::npos);
   // No token answer (its "access_token": key); the name alone is an option of
   // the gcp provider that `plinth providers --json` lists.
   CHECK(seen.find("\"access_token\":") == std::string::npos);
@@ -646,7 +519,7 @@ TEST_CASE("azure: the example cluster blueprint's Azure burst pool applies again
   const std::string bp = dir.write("cluster.yaml", slurp(source_dir() + "/blueprints/examples/cluster.yaml"));
   const std::string st = dir.path() + "/plinth.state.json";
   auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve", "-target", "azure.vm.azure-nd"}, dir.path(),
-                      env_for(az));
+                      azure_env(az));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   Json vms = az.vms();
@@ -655,11 +528,11 @@ TEST_CASE("azure: the example cluster blueprint's Azure burst pool applies again
   CHECK(vms[0]["priority"] == "Spot");
   CHECK(vms[0]["resourceGroup"] == "rg-ml-burst");
   // The resource group and Plinth's VNet were made on first use.
-  Json state = az.control("GET", "state");
+  Json state = az.control("GET", "/__emulator/state");
   CHECK(state["virtualNetworks"].size() == 1);
   CHECK(state["virtualNetworks"][0]["name"] == "plinth-eastus");
   auto again = run_plinth({"plan", bp, "--state", st, "-target", "azure.vm.azure-nd", "--detailed-exitcode"},
-                          dir.path(), env_for(az));
+                          dir.path(), azure_env(az));
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);
 }
@@ -694,13 +567,12 @@ TEST_CASE("azure: one blueprint with bare-metal, AWS, GCP and Azure pools applie
   // Each emulator answers after 60 ms (EC2 after 300 ms, GCP operations take 600 ms), so every
   // provider's work spans several hundred ms: run one after the other, their request spans
   // could not overlap.
-  Emulator redfish({"--bmcs", "3", "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "20", "--power-state",
-                    "Off", "--latency-ms", "60"});
-  EmulatorProcess ec2(AWS_EC2_EMULATOR_BINARY, {"--pending-ms", "0", "--shutdown-ms", "0", "--latency-ms", "300"});
+  Emulator redfish(h100_emulator_args(3, {"--latency-ms", "60"}));
+  Ec2Emulator ec2({"--latency-ms", "300"});
   EmulatorProcess gce(GCP_EMULATOR_BINARY, {"--operation-ms", "600", "--latency-ms", "60"});
   Azure az({"--latency-ms", "60"});
   TempDir dir, home;
-  std::string bp = blueprint({pool_of(3)});
+  std::string bp = burst_blueprint({azure_pool(3)});
   bp.insert(bp.find("burst_pools:\n") + std::string("burst_pools:\n").size(),
             "  - name: aws\n"
             "    provider: aws\n"
@@ -723,40 +595,16 @@ TEST_CASE("azure: one blueprint with bare-metal, AWS, GCP and Azure pools applie
             "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
             "    image: projects/debian-cloud/global/images/family/debian-12\n"
             "    zones: [us-central1-a, us-central1-b]\n");
-  bp += "node_pools:\n"
-        "  - name: train-a\n"
-        "    provider: baremetal\n"
-        "    count: 3\n"
-        "    role: training\n"
-        "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
-        "    stack: train\n"
-        "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n"
-        "    bios: {ProcTurboMode: Enabled, PowerProfile: MaxPerf}\n"
-        "    storage: [ckpt]\n"
-        "    bmc:\n"
-        "      endpoints: \"" + redfish.base() + "/bmc/{index}\"\n"
-        "      credentials: env:BMC_CREDENTIALS\n"
-        "      ca_bundle: " + redfish.ca() + "\n"
-        "    mig: {profile: none}\n";
+  bp += "node_pools:\n" + baremetal_pool({.count = 3,
+                                           .extra = "    bios: {ProcTurboMode: Enabled, PowerProfile: MaxPerf}\n"
+                                                    "    storage: [ckpt]\n",
+                                           .endpoints = bmc_endpoints(redfish.base()),
+                                           .ca = redfish.ca()});
   const std::string file = dir.write("bp.yaml", bp);
-  auto env = env_for(az);
-  env.insert({{"BMC_CREDENTIALS", "admin:admin"},
-              {"HOME", home.path()},
-              {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
-              {"AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"},
-              {"AWS_SESSION_TOKEN", ""},
-              {"AWS_PROFILE", ""},
-              {"AWS_REGION", "us-east-1"},
-              {"AWS_ENDPOINT_URL_EC2", ec2.base()},
-              {"AWS_CA_BUNDLE", ec2.ca()},
-              {"PLINTH_AWS_POLL_MS", "5"},
-              {"GOOGLE_APPLICATION_CREDENTIALS", gce.dir() + "/tls/service-account.json"},
-              {"GOOGLE_OAUTH_ACCESS_TOKEN", ""},
-              {"GOOGLE_CLOUD_PROJECT", ""},
-              {"CLOUDSDK_CORE_PROJECT", ""},
-              {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", gce.base() + "/compute/v1/"},
-              {"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", gce.ca()},
-              {"PLINTH_GCP_POLL_MS", "5"}});
+  auto env = azure_env(az);
+  env.insert(kBmcEnv.begin(), kBmcEnv.end());
+  env.merge(aws_env(ec2, home.path()));
+  env.merge(gcp_env(gce));
   const std::string st = dir.path() + "/plinth.state.json";
   auto r = run_plinth({"apply", file, "--state", st, "--auto-approve", "--parallelism", "12"}, dir.path(), env);
   INFO(r.out << r.err << az.stderr_text() << ec2.stderr_text() << gce.stderr_text());
@@ -787,7 +635,7 @@ TEST_CASE("azure: one blueprint with bare-metal, AWS, GCP and Azure pools applie
 TEST_CASE("azure: burst pool settings are checked with file:line:column and did you mean", "[e2e][azure]") {
   TempDir dir;
   const std::string bp =
-      dir.write("bp.yaml", blueprint({pool_of(1, "    eviction_polcy: Delete\n    os_disk: {size_gb: big}\n")}));
+      dir.write("bp.yaml", burst_blueprint({azure_pool(1, "    eviction_polcy: Delete\n    os_disk: {size_gb: big}\n")}));
   auto r = run_plinth({"validate", bp}, dir.path());
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
@@ -799,19 +647,21 @@ TEST_CASE("azure: burst pool settings are checked with file:line:column and did 
 TEST_CASE("azure: changing only where new VMs may go updates the pool in place (tags), no VM is made",
           "[e2e][azure]") {
   Azure az;
-  Workspace ws(az);
-  ws.applied({pool_of(2, "    zones: [\"1\"]\n")});
-  const Pool wider = pool_of(2, "    zones: [\"1\", \"2\"]\n    instance_types: [" + kH200 + "]\n");
-  auto p = ws.plan({wider});
+  AzureWorkspace ws(az);
+  ws.applied(burst_blueprint({azure_pool(2, "    zones: [\"1\"]\n")}));
+  const BurstPool wider = azure_pool(2, "    zones: [\"1\", \"2\"]\n    instance_types: [" + kH200 + "]\n");
+  auto p = ws.plan(burst_blueprint({wider}));
   INFO(p.out << p.err);
   CHECK(p.out.find("~ azure.vm.gpu[0] (update in place)") != std::string::npos);
   CHECK(p.out.find("0 to create, 2 to update, 0 to replace, 0 to destroy") != std::string::npos);
   const int puts = az.requests("Microsoft.Compute/virtualMachines/write", "PUT");
-  ws.applied({wider});
+  ws.applied(burst_blueprint({wider}));
   CHECK(az.requests("Microsoft.Compute/virtualMachines/write", "PATCH") == 2);
   CHECK(az.requests("Microsoft.Compute/virtualMachines/write", "PUT") == puts);
   Json vms = az.vms();
   REQUIRE(vms.size() == 2);
   for (const auto& vm : vms) CHECK(vm["zone"] == "1");
-  CHECK(ws.plan({wider}).exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({wider})).exit_code == 0);
 }
+
+}  // namespace plinth::test::e2e_azure

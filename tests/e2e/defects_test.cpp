@@ -12,45 +12,19 @@
 
 #include "engine/core/hash.h"
 #include "engine/state/state.h"
+#include "tests/support/blueprints.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_defects {
+
 namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
-
-/// A blueprint of logical resources only (a stack and `tiers` storage
-/// tiers): apply needs no provider, so a test can apply it anywhere.
-std::string logical_blueprint(int tiers, const std::string& extra = "") {
-  std::string s =
-      "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: logical, owner: platform}\n"
-      "stacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\nstorage:\n  tiers:\n";
-  for (int i = 0; i < tiers; ++i)
-    s += "    - {name: t" + std::to_string(i) +
-         ", kind: nvme, capacity_tb: 1, classification: internal, encryption: {at_rest: aes-256-xts}}\n";
-  return s + extra;
-}
-
 /// A blueprint with one bare-metal pool whose `bmc:` block is `bmc` (flow map text).
-std::string pool_blueprint(const std::string& bmc, const std::string& count = "2") {
-  return "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: pools}\n"
-         "stacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\n"
-         "node_pools:\n"
-         "  - name: gpu\n"
-         "    count: " + count + "\n"
-         "    role: inference\n"
-         "    hardware: {gpu: L40S, gpus_per_node: 4}\n"
-         "    stack: train\n"
-         "    bmc: " + bmc + "\n";
+std::string gpu_pool_with_bmc(const std::string& bmc, const std::string& count = "2") {
+  return l40s_blueprint("gpu", count, "    bmc: " + bmc + "\n");
 }
 
 }  // namespace
@@ -98,7 +72,7 @@ TEST_CASE("a BMC endpoint without TLS, without a scheme, or with a password in i
                 "  hint: remove it from the URL; the BMC user and password come from bmc.credentials (env:NAME or "
                 "file:PATH)\n"},
        }) {
-    dir.write("bp.yaml", pool_blueprint("{endpoints: " + c.endpoints + ", credentials: env:BMC}"));
+    dir.write("bp.yaml", gpu_pool_with_bmc("{endpoints: " + c.endpoints + ", credentials: env:BMC}"));
     auto r = run_plinth({"validate", "bp.yaml"}, dir.path());
     INFO(c.endpoints << "\n" << r.err);
     CHECK(r.exit_code == 1);
@@ -113,7 +87,7 @@ TEST_CASE("BMC credentials written as a map fail validate without printing the p
                                    std::string("\n      credentials:\n        user: admin\n        password: hunter2")}) {
     std::string bmc = creds[0] == '{' ? "{endpoints: \"https://bmc-{index}.ex\", credentials: " + creds + "}"
                                       : "\n      endpoints: \"https://bmc-{index}.ex\"" + creds;
-    dir.write("bp.yaml", pool_blueprint(bmc));
+    dir.write("bp.yaml", gpu_pool_with_bmc(bmc));
     for (const char* cmd : {"validate", "plan"}) {
       auto r = run_plinth({cmd, "bp.yaml"}, dir.path());
       INFO(r.err);
@@ -162,7 +136,7 @@ TEST_CASE("the state before every apply stays restorable, however many operation
 TEST_CASE("counts beyond the limit fail validate with the limit named", "[e2e][defects][limits]") {
   TempDir dir;
   for (const char* n : {"2000000000", "3000000000", "100001"}) {
-    dir.write("bp.yaml", pool_blueprint("{endpoints: \"https://bmc-{index}.ex\", credentials: env:BMC}", n));
+    dir.write("bp.yaml", gpu_pool_with_bmc("{endpoints: \"https://bmc-{index}.ex\", credentials: env:BMC}", n));
     auto r = run_plinth({"plan", "bp.yaml"}, dir.path());
     INFO(r.err);
     CHECK(r.exit_code == 1);
@@ -175,7 +149,7 @@ TEST_CASE("counts beyond the limit fail validate with the limit named", "[e2e][d
 TEST_CASE("audit of an invalid blueprint still writes its report, with the errors as findings, and exits 1",
           "[e2e][defects][reports]") {
   TempDir dir;
-  dir.write("bp.yaml", pool_blueprint("{endpoints: \"http://bmc-{index}.ex\", credentials: env:BMC}"));
+  dir.write("bp.yaml", gpu_pool_with_bmc("{endpoints: \"http://bmc-{index}.ex\", credentials: env:BMC}"));
   auto sarif = run_plinth({"audit", "bp.yaml", "--format", "sarif", "--output", "x.sarif"}, dir.path());
   CHECK(sarif.exit_code == 1);
   auto j = nlohmann::json::parse(slurp(dir.path() + "/x.sarif"), nullptr, false);
@@ -213,7 +187,7 @@ TEST_CASE("audit of an invalid blueprint still writes its report, with the error
 TEST_CASE("validation warnings are findings in the SARIF and JSON reports", "[e2e][defects][reports]") {
   TempDir dir;
   // A two-node training pool without an RDMA fabric: NET007, a warning.
-  std::string bp = pool_blueprint("{endpoints: \"https://bmc-{index}.ex\", credentials: env:BMC}");
+  std::string bp = gpu_pool_with_bmc("{endpoints: \"https://bmc-{index}.ex\", credentials: env:BMC}");
   bp.replace(bp.find("role: inference"), 15, "role: training");
   dir.write("bp.yaml", bp);
   auto r = run_plinth({"audit", "bp.yaml", "--format", "sarif"}, dir.path());
@@ -397,7 +371,7 @@ TEST_CASE("messages say things once", "[e2e][defects][messages]") {
   }
 
   SECTION("render --output gives the file's sha256, and the user_data_hash as such") {
-    dir.write("pool.yaml", pool_blueprint("{endpoints: \"https://bmc-{index}.ex\", credentials: env:BMC}"));
+    dir.write("pool.yaml", gpu_pool_with_bmc("{endpoints: \"https://bmc-{index}.ex\", credentials: env:BMC}"));
     auto r = run_plinth({"render", "pool.yaml", "--pool", "gpu", "--output", "user-data"}, dir.path());
     REQUIRE(r.exit_code == 0);
     const std::string sha = sha256_hex(slurp(dir.path() + "/user-data"));
@@ -415,3 +389,5 @@ TEST_CASE("messages say things once", "[e2e][defects][messages]") {
     CHECK(contains(slurp(dir.path() + "/r.md"), "unknown waiver field 'approvr' (`waivers.yaml:5`) — did you mean 'approver'?"));
   }
 }
+
+}  // namespace plinth::test::e2e_defects

@@ -13,43 +13,28 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/net/http.h"
 #include "engine/state/state.h"
 #include "providers/gcp/oauth_token.h"
 #include "providers/gcp/service_account.h"
-#include "tests/support/emulator_process.h"
+#include "tests/support/blueprints.h"
+#include "tests/support/clouds.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_gcp {
 
 namespace {
 
-const std::string kImage = "projects/debian-cloud/global/images/family/debian-12";
-
 /// gcp-emulator with instant operations (unless `args` say otherwise).
-class Gce : public EmulatorProcess {
+class Gce : public CloudEmulator {
  public:
-  explicit Gce(std::vector<std::string> args = {})
-      : EmulatorProcess(GCP_EMULATOR_BINARY, with_defaults(std::move(args))), http_(net::ClientOptions{ca()}) {}
+  explicit Gce(const std::vector<std::string>& args = {})
+      : CloudEmulator(GCP_EMULATOR_BINARY, with_default_flags(args, {{"--operation-ms", "0"}})) {}
 
   std::string key_file(const std::string& name = "service-account.json") const { return dir() + "/tls/" + name; }
   std::string compute_root() const { return base() + "/compute/v1/"; }
 
-  Json control(const std::string& method, const std::string& path, const Json& body = nullptr) {
-    net::Request r;
-    r.method = method;
-    r.url = base() + path;
-    if (!body.is_null()) {
-      r.body = body.dump();
-      r.headers["Content-Type"] = "application/json";
-    }
-    auto res = http_.send(r);
-    REQUIRE(res.ok());
-    INFO(res->body);
-    REQUIRE(res->status == 200);
-    return Json::parse(res->body);
-  }
   Json state() { return control("GET", "/__emulator/state"); }
   /// Instances in any status but TERMINATED (those still hold the pool).
   std::vector<Json> active() {
@@ -81,127 +66,18 @@ class Gce : public EmulatorProcess {
     r.url = key->token_uri;
     r.headers["Content-Type"] = "application/x-www-form-urlencoded";
     r.body = gcp::token_request_body(*assertion);
-    auto res = http_.send(r);
+    auto res = http().send(r);
     REQUIRE(res.ok());
     auto t = gcp::parse_token_response(res->status, res->body, r.url, "test", std::chrono::system_clock::now());
     REQUIRE(t.ok());
     return t->access_token;
   }
-  net::Client& http() { return http_; }
-
- private:
-  static std::vector<std::string> with_defaults(std::vector<std::string> args) {
-    bool has_ops = false;
-    for (const auto& a : args) has_ops = has_ops || a == "--operation-ms";
-    if (!has_ops) args.insert(args.begin(), {"--operation-ms", "0"});
-    return args;
-  }
-  net::Client http_;
 };
 
-struct Pool {
-  int desired = 16;
-  std::string instance_type = "a3-highgpu-8g";
-  std::string extra = "    zones: [us-central1-a, us-central1-b]\n";  ///< more YAML keys, "    key: value\n" each
-  std::string driver = "550.54.15";
-  bool spot = true;
+/// A Workspace on `gce`.
+struct GceWorkspace : Workspace {
+  explicit GceWorkspace(Gce& gce) : Workspace(&gce, "16", gcp_env(gce)) {}
 };
-
-Pool pool_of(int desired, std::string extra = "    zones: [us-central1-a, us-central1-b]\n", bool spot = true) {
-  Pool p;
-  p.desired = desired;
-  p.extra = std::move(extra);
-  p.spot = spot;
-  return p;
-}
-
-// clang-format off
-std::string blueprint(const Pool& p) {
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: e2e-gcp, owner: ml-platform}\n"
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"" + p.driver + "\"\n"
-         "    cuda: \"12.4\"\n"
-         "    cudnn: \"9.1.0\"\n"
-         "    frameworks: {pytorch: \"2.3.1\"}\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "storage:\n"
-         "  tiers:\n"
-         "    - {name: ckpt, kind: object, backend: gcs, region: us-central1, capacity_tb: 10, classification: internal,\n"
-         "       encryption: {at_rest: aes-256-gcm}}\n"
-         "burst_pools:\n"
-         "  - name: gpu\n"
-         "    provider: gcp\n"
-         "    region: us-central1\n"
-         "    instance_type: " + p.instance_type + "\n"
-         "    desired: " + std::to_string(p.desired) + "\n"
-         "    max: 2000\n"
-         "    spot: " + (p.spot ? "true" : "false") + "\n"
-         "    stack: train\n"
-         "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
-         "    storage: [ckpt]\n"
-         "    image: " + kImage + "\n" + p.extra;
-}
-// clang-format on
-
-/// The environment of a user pointing plinth at the emulator: the key file
-/// (whose token_uri is the emulator's), the Compute root and the test CA.
-std::map<std::string, std::string> env_for(Gce& gce) {
-  return {{"GOOGLE_APPLICATION_CREDENTIALS", gce.key_file()},
-          {"GOOGLE_OAUTH_ACCESS_TOKEN", ""},
-          {"GOOGLE_CLOUD_PROJECT", ""},
-          {"CLOUDSDK_CORE_PROJECT", ""},
-          {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", gce.compute_root()},
-          {"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", gce.ca()},
-          {"PLINTH_GCP_POLL_MS", "5"}};
-}
-
-/// A blueprint directory outside the source tree, its state and environment.
-struct Workspace {
-  explicit Workspace(Gce& g) : gce(g), env(env_for(g)) {}
-  RunResult run(std::vector<std::string> args, const Pool& p) {
-    dir.write("bp.yaml", blueprint(p));
-    args.insert(args.begin() + 1, dir.path() + "/bp.yaml");
-    args.insert(args.end(), {"--state", state()});
-    return run_plinth(args, dir.path(), env);
-  }
-  RunResult apply(const Pool& p) { return run({"apply", "--auto-approve", "--parallelism", "16"}, p); }
-  RunResult applied(const Pool& p) {
-    RunResult r = apply(p);
-    INFO(r.out << r.err << gce.stderr_text());
-    REQUIRE(r.exit_code == 0);
-    return r;
-  }
-  RunResult plan(const Pool& p) { return run({"plan", "--detailed-exitcode"}, p); }
-  std::string state() const { return dir.path() + "/plinth.state.json"; }
-  size_t instances_in_state() const {
-    size_t n = 0;
-    for (const auto& r : doc().resources) n += r.type == "gcp.instance" ? 1 : 0;
-    return n;
-  }
-  state::StateDocument doc() const {
-    auto d = state::parse(slurp(state()), state());
-    REQUIRE(d.ok());
-    return *d;
-  }
-  Resource recorded(const std::string& address) const {
-    auto d = doc();
-    const Resource* r = d.find(address);
-    REQUIRE(r != nullptr);
-    return *r;
-  }
-  Gce& gce;
-  TempDir dir;
-  std::map<std::string, std::string> env;
-};
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
 
 std::string last(const std::string& url) { return url.substr(url.rfind('/') + 1); }
 
@@ -224,9 +100,9 @@ TEST_CASE(
     "create-before-destroy, desired 16 -> 4 deletes 12",
     "[e2e][gcp]") {
   Gce gce({"--operation-ms", "20"});  // operations really are PENDING, RUNNING, then DONE: the provider polls
-  Workspace ws(gce);
-  Pool pool;
-  auto r = ws.applied(pool);
+  GceWorkspace ws(gce);
+  BurstPool pool = gcp_pool();
+  auto r = ws.applied(burst_blueprint({pool}));
   auto active = gce.active();
   REQUIRE(active.size() == 16);
   CHECK(by_zone(active) == std::map<std::string, int>{{"us-central1-a", 8}, {"us-central1-b", 8}});
@@ -244,7 +120,7 @@ TEST_CASE(
     addresses.insert(metadata(i, "plinth-address"));
   }
   CHECK(addresses.size() == 16);
-  CHECK(ws.instances_in_state() == 16);
+  CHECK(ws.in_state("gcp.instance") == 16);
   CHECK(r.out.find("8 x gcp.instance.gpu: instance_type a3-highgpu-8g, zone us-central1-a") != std::string::npos);
   // Every insert and delete carried a requestId.
   std::istringstream log(gce.log());
@@ -259,31 +135,28 @@ TEST_CASE(
   CHECK(inserts == 16);
   CHECK(gce.count("oauth2.token") == 1);  // one token, cached for the whole apply
 
-  auto again = ws.plan(pool);
+  auto again = ws.plan(burst_blueprint({pool}));
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);
   CHECK(again.out.find("No changes.") != std::string::npos);
 
   // A new driver pin is a new user-data hash: replace, create before destroy.
-  Pool pinned = pool;
-  pinned.driver = "550.90.07";
-  auto p = ws.plan(pinned);
+  auto p = ws.plan(burst_blueprint({pool}, "550.90.07"));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 2);
   CHECK(count_of(p.out, "(replace, create before destroy, forced by: user_data_hash)") == 16);
 
   // 16 -> 4 deletes 12 (the highest indexes).
-  Pool four = pool;
+  BurstPool four = pool;
   four.desired = 4;
-  auto down = ws.applied(four);
+  auto down = ws.applied(burst_blueprint({four}));
   CHECK(down.out.find("0 to create, 0 to update, 0 to replace, 12 to destroy") != std::string::npos);
   CHECK(gce.active().size() == 4);
   CHECK(gce.all_instances() == 4);
   CHECK(gce.count("compute.instances.delete") == 12);
 
   // The replace is refused while there is no capacity: the old four stay.
-  Pool four_pinned = four;
-  four_pinned.driver = "550.90.07";
+  const std::string four_pinned = burst_blueprint({four}, "550.90.07");
   gce.capacity("", "a3-highgpu-8g", 2);  // per zone: exactly what runs there now
   auto refused = ws.apply(four_pinned);
   INFO(refused.out << refused.err);
@@ -291,7 +164,7 @@ TEST_CASE(
   CHECK(refused.out.find("ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS") != std::string::npos);
   CHECK(refused.out.find("the old object was kept") != std::string::npos);
   CHECK(gce.active().size() == 4);
-  CHECK(ws.instances_in_state() == 4);
+  CHECK(ws.in_state("gcp.instance") == 4);
   CHECK(ws.doc().deposed.empty());
 
   // With capacity the replacements come first (other names), then the old four go.
@@ -317,10 +190,10 @@ TEST_CASE(
     "pool of 16 in one apply and the summary says where each went",
     "[e2e][gcp]") {
   Gce gce({"--capacity", "us-central1-a/a3-highgpu-8g=5", "--capacity", "us-central1-b/a3-highgpu-8g=6"});
-  Workspace ws(gce);
-  Pool pool;
+  GceWorkspace ws(gce);
+  BurstPool pool = gcp_pool();
   pool.extra = "    zones: [us-central1-a, us-central1-b]\n    machine_types: [a3-highgpu-8g, a3-megagpu-8g]\n";
-  auto r = ws.applied(pool);
+  auto r = ws.applied(burst_blueprint({pool}));
   auto active = gce.active();
   REQUIRE(active.size() == 16);
   std::map<std::string, int> placed;
@@ -337,7 +210,7 @@ TEST_CASE(
   }
   CHECK(r.out.find("5 x gcp.instance.gpu: instance_type a3-highgpu-8g, zone us-central1-a") != std::string::npos);
   CHECK(r.out.find("6 x gcp.instance.gpu: instance_type a3-highgpu-8g, zone us-central1-b") != std::string::npos);
-  CHECK(ws.plan(pool).exit_code == 0);  // the fallback choice is no drift
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);  // the fallback choice is no drift
 }
 
 TEST_CASE(
@@ -345,9 +218,9 @@ TEST_CASE(
     "names its metric",
     "[e2e][gcp]") {
   Gce gce({"--capacity", "us-central1-a/a3-highgpu-8g=0", "--stockout-code", "ZONE_RESOURCE_POOL_EXHAUSTED"});
-  Workspace ws(gce);
-  Pool pool = pool_of(3, "    zones: [us-central1-a]\n", false);
-  auto r = ws.apply(pool);
+  GceWorkspace ws(gce);
+  BurstPool pool = gcp_pool(3, "    zones: [us-central1-a]\n", false);
+  auto r = ws.apply(burst_blueprint({pool}));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("gcp.instance.gpu[0]: no capacity for a3-highgpu-8g in us-central1-a: ZONE_RESOURCE_POOL_EXHAUSTED: "
@@ -360,14 +233,14 @@ TEST_CASE(
   // Quota: the limit and the metric, with what to do.
   gce.capacity("us-central1-a", "a3-highgpu-8g", nullptr);
   gce.control("POST", "/__emulator/quota", {{"metric", "NVIDIA_H100_GPUS"}, {"region", "us-central1"}, {"limit", 8}});
-  auto q = ws.apply(pool);
+  auto q = ws.apply(burst_blueprint({pool}));
   INFO(q.out << q.err);
   CHECK(q.exit_code == 1);
   CHECK(q.out.find("QUOTA_EXCEEDED: Quota 'NVIDIA_H100_GPUS' exceeded.  Limit: 8.0 in region us-central1. [metric "
                    "compute.googleapis.com/nvidia_h100_gpus; request a quota increase or use another region]") !=
         std::string::npos);
   CHECK(gce.active().size() == 1);  // one fits in the quota
-  CHECK(ws.instances_in_state() == 1);
+  CHECK(ws.in_state("gcp.instance") == 1);
 }
 
 TEST_CASE(
@@ -377,14 +250,14 @@ TEST_CASE(
   for (const std::string action : {"DELETE", "STOP"}) {
     DYNAMIC_SECTION(action) {
       Gce gce;
-      Workspace ws(gce);
-      Pool pool = pool_of(3, "    zones: [us-central1-a]\n    termination_action: " + action + "\n");
-      ws.applied(pool);
+      GceWorkspace ws(gce);
+      BurstPool pool = gcp_pool(3, "    zones: [us-central1-a]\n    termination_action: " + action + "\n");
+      ws.applied(burst_blueprint({pool}));
       const Resource victim = ws.recorded("gcp.instance.gpu[2]");
       const std::string name = victim.computed["name"];
       Json pre = gce.control("POST", "/__emulator/preempt", {{"zone", "us-central1-a"}, {"instance", name}});
       CHECK(pre["terminationAction"] == action);
-      auto p = ws.plan(pool);
+      auto p = ws.plan(burst_blueprint({pool}));
       INFO(p.out << p.err);
       CHECK(p.exit_code == 2);
       CHECK(p.err.find("Gone: 1 resource(s) removed by their provider, not by a person:\n"
@@ -393,23 +266,23 @@ TEST_CASE(
       CHECK(p.err.find(": Instance was preempted.") != std::string::npos);
       CHECK(p.err.find("Drift:") == std::string::npos);
       CHECK(p.out.find("+ gcp.instance.gpu[2] (create)") != std::string::npos);
-      ws.applied(pool);
+      ws.applied(burst_blueprint({pool}));
       auto active = gce.active();
       CHECK(active.size() == 3);
       CHECK(gce.all_instances() == 3);  // a stopped one was deleted before its name was used again
       CHECK(ws.recorded("gcp.instance.gpu[2]").computed["id"] != victim.computed["id"]);
-      CHECK(ws.plan(pool).exit_code == 0);
+      CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);
     }
   }
 }
 
 TEST_CASE("gcp: lost insert and delete answers create no duplicate and delete once (requestId)", "[e2e][gcp]") {
   Gce gce;
-  Workspace ws(gce);
+  GceWorkspace ws(gce);
   gce.control("POST", "/__emulator/faults",
               {{"loseNext", 3}, {"loseMethods", {"compute.instances.insert", "compute.instances.delete"}}});
-  Pool pool = pool_of(5);
-  ws.applied(pool);
+  BurstPool pool = gcp_pool(5);
+  ws.applied(burst_blueprint({pool}));
   CHECK(gce.count("compute.instances.insert", "lost") == 3);
   CHECK(gce.count("compute.instances.insert") == 8);  // 5 + the 3 sent again, answered by requestId
   auto all = gce.state()["instances"];
@@ -421,10 +294,10 @@ TEST_CASE("gcp: lost insert and delete answers create no duplicate and delete on
   const Json after_apply = gce.state();
   for (const auto& op : after_apply["operations"]) insert_ops += op["operationType"] == "insert" ? 1 : 0;
   CHECK(insert_ops == 5);
-  CHECK(ws.plan(pool).exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);
 
   gce.control("POST", "/__emulator/faults", {{"loseNext", 2}, {"loseMethods", {"compute.instances.delete"}}});
-  ws.applied(pool_of(2));
+  ws.applied(burst_blueprint({gcp_pool(2)}));
   CHECK(gce.count("compute.instances.delete", "lost") == 2);
   CHECK(gce.all_instances() == 2);
   int delete_ops = 0;
@@ -436,19 +309,19 @@ TEST_CASE("gcp: lost insert and delete answers create no duplicate and delete on
 TEST_CASE("gcp: an instance whose answer was lost and whose run crashed is adopted by refresh, never duplicated",
           "[e2e][gcp]") {
   Gce gce;
-  Workspace ws(gce);
-  Pool pool = pool_of(3);
-  ws.applied(pool);
+  GceWorkspace ws(gce);
+  BurstPool pool = gcp_pool(3);
+  ws.applied(burst_blueprint({pool}));
   auto doc = ws.doc();
   std::erase_if(doc.resources, [](const Resource& r) { return r.address == "gcp.instance.gpu[1]"; });
   doc.serial += 1;
   REQUIRE(state::open_local(ws.state())->save(doc).ok());
-  auto r = ws.run({"refresh"}, pool);
+  auto r = ws.run({"refresh"}, burst_blueprint({pool}));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("Adopted: 1 object(s)") != std::string::npos);
   CHECK(ws.doc().find("gcp.instance.gpu[1]") != nullptr);
-  CHECK(ws.plan(pool).exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);
   CHECK(gce.all_instances() == 3);
 }
 
@@ -456,9 +329,9 @@ TEST_CASE("gcp: an unrecorded instance at an address the state holds with anothe
           "journal write, then the blueprint changed) is deposed and deleted, never left running",
           "[e2e][gcp]") {
   Gce gce;
-  Workspace ws(gce);
-  Pool pool = pool_of(3);
-  ws.applied(pool);
+  GceWorkspace ws(gce);
+  BurstPool pool = gcp_pool(3);
+  ws.applied(burst_blueprint({pool}));
   // What the killed run inserted for gpu[1]: this state's lineage and the
   // address, from attributes the blueprint no longer has.
   const std::string zone = "us-central1-a", stray = "gpu-1-stray";
@@ -467,7 +340,7 @@ TEST_CASE("gcp: an unrecorded instance at an address the state holds with anothe
                {"labels", {{"plinth-lineage", ws.doc().lineage}, {"plinth-attributes", "0123456789abcdef"}}},
                {"metadata", {{"items", {{{"key", "plinth-address"}, {"value", "gcp.instance.gpu[1]"}}}}}},
                {"scheduling", {{"onHostMaintenance", "TERMINATE"}}},
-               {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kImage}}}}}},
+               {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kGcpImage}}}}}},
                {"networkInterfaces", {{{"network", "global/networks/default"}}}}};
   net::Request r;
   r.method = "POST";
@@ -480,30 +353,30 @@ TEST_CASE("gcp: an unrecorded instance at an address the state holds with anothe
   REQUIRE(res->status == 200);
   REQUIRE(gce.active().size() == 4);
 
-  auto p = ws.plan(pool);
+  auto p = ws.plan(burst_blueprint({pool}));
   INFO(p.out << p.err);
   CHECK(p.exit_code == 2);
   CHECK(p.err.find("Superseded: 1 object(s) made for this state at an address it records with another object; "
                    "recorded as deposed, the next apply removes them:\n  - gcp.instance.gpu[1] (") != std::string::npos);
   CHECK(p.out.find("- gcp.instance.gpu[1] (deposed)") != std::string::npos);
   CHECK(p.out.find("0 to create, 0 to update, 0 to replace, 1 to destroy") != std::string::npos);
-  ws.applied(pool);
+  ws.applied(burst_blueprint({pool}));
   auto active = gce.active();
   CHECK(active.size() == 3);
   for (const auto& i : active) CHECK(i["name"] != stray);
   CHECK(ws.doc().deposed.empty());
-  CHECK(ws.instances_in_state() == 3);
-  CHECK(ws.plan(pool).exit_code == 0);
+  CHECK(ws.in_state("gcp.instance") == 3);
+  CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);
 }
 
 TEST_CASE("gcp: with throttling on, the apply finishes and every 429 rateLimitExceeded was retried", "[e2e][gcp]") {
   Gce gce({"--rate-limit", "40:4"});
-  Workspace ws(gce);
+  GceWorkspace ws(gce);
   ws.env["PLINTH_GCP_REQUESTS_PER_SECOND"] = "0";  // let the server throttle
   ws.env["PLINTH_GCP_RETRY_ATTEMPTS"] = "12";
   ws.env["PLINTH_GCP_RETRY_BASE_MS"] = "20";
   ws.env["PLINTH_GCP_RETRY_MAX_MS"] = "500";
-  auto r = ws.applied(pool_of(12));
+  auto r = ws.applied(burst_blueprint({gcp_pool(12)}));
   int throttled = 0;
   Json m = gce.control("GET", "/__emulator/counters")["methods"];
   for (const auto& [api, outcomes] : m.items()) throttled += outcomes.value("429", 0);
@@ -517,10 +390,10 @@ TEST_CASE("gcp: with throttling on, the apply finishes and every 429 rateLimitEx
 
 TEST_CASE("gcp: the client-side token bucket keeps an apply under the project's request rate", "[e2e][gcp]") {
   Gce gce({"--rate-limit", "20:2"});
-  Workspace ws(gce);
+  GceWorkspace ws(gce);
   ws.env["PLINTH_GCP_REQUESTS_PER_SECOND"] = "15";  // slower than the server's bucket: no 429 ever
   ws.env["PLINTH_GCP_REQUEST_BURST"] = "1";
-  ws.applied(pool_of(6));
+  ws.applied(burst_blueprint({gcp_pool(6)}));
   Json m = gce.control("GET", "/__emulator/counters")["methods"];
   INFO(m.dump(2));
   for (const auto& [api, outcomes] : m.items()) CHECK(outcomes.value("429", 0) == 0);
@@ -529,11 +402,11 @@ TEST_CASE("gcp: the client-side token bucket keeps an apply under the project's 
 
 TEST_CASE("gcp: a revoked key and an expired access token give Google's error and touch nothing", "[e2e][gcp]") {
   Gce gce({"--extra-keys"});
-  Pool pool = pool_of(2);
+  BurstPool pool = gcp_pool(2);
   {
-    Workspace ws(gce);
+    GceWorkspace ws(gce);
     ws.env["GOOGLE_APPLICATION_CREDENTIALS"] = gce.key_file("service-account-revoked.json");
-    auto r = ws.apply(pool);
+    auto r = ws.apply(burst_blueprint({pool}));
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("refused the assertion (HTTP 400) with invalid_grant: Invalid JWT Signature.") !=
@@ -543,12 +416,12 @@ TEST_CASE("gcp: a revoked key and an expired access token give Google's error an
   }
   {
     // A token that expired: Google's 401 and what to do, nothing else sent.
-    Workspace ws(gce);
+    GceWorkspace ws(gce);
     const std::string token = gce.access_token();
     gce.control("POST", "/__emulator/tokens/expire");
     ws.env["GOOGLE_OAUTH_ACCESS_TOKEN"] = token;
     ws.env["GOOGLE_CLOUD_PROJECT"] = "plinth-test";
-    auto r = ws.apply(pool);
+    auto r = ws.apply(burst_blueprint({pool}));
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("HTTP 401 authError: Request had invalid authentication credentials.") != std::string::npos);
@@ -560,7 +433,7 @@ TEST_CASE("gcp: a revoked key and an expired access token give Google's error an
 
 TEST_CASE("gcp: refresh of 1,000 instances takes O(pages) aggregatedList requests", "[e2e][gcp]") {
   Gce gce;
-  Workspace ws(gce);
+  GceWorkspace ws(gce);
   const std::string lineage = "0e2e0000-0000-4000-8000-000000001000";
   const std::string token = gce.access_token();
   // 1,000 instances inserted straight through the API, labelled with a
@@ -577,7 +450,7 @@ TEST_CASE("gcp: refresh of 1,000 instances takes O(pages) aggregatedList request
             {"machineType", "zones/" + zone + "/machineTypes/e2-medium"},
             {"labels", {{"plinth-lineage", lineage}}},
             {"metadata", {{"items", {{{"key", "plinth-address"}, {"value", make_address("gcp.instance", "gpu", i)}}}}}},
-            {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kImage}}}}}},
+            {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kGcpImage}}}}}},
             {"networkInterfaces", {{{"network", "global/networks/default"}}}}};
         net::Request r;
         r.method = "POST";
@@ -599,13 +472,8 @@ TEST_CASE("gcp: refresh of 1,000 instances takes O(pages) aggregatedList request
   for (const auto& i : inserted["instances"]) ids[i["name"]] = i["id"];
   REQUIRE(ids.size() == 1000);
   for (int i = 0; i < 1000; ++i) {
-    Resource r;
-    r.type = "gcp.instance";
-    r.name = "gpu";
-    r.index = i;
-    r.address = make_address(r.type, r.name, i);
-    r.provider = "gcp";
-    r.attributes = {{"instance_type", "e2-medium"}, {"region", "us-central1"}, {"spot", false}};
+    Resource r = make_resource("gcp.instance", "gpu", i, "gcp",
+                               {{"instance_type", "e2-medium"}, {"region", "us-central1"}, {"spot", false}});
     const std::string name = "gpu-" + std::to_string(i);
     r.computed = {{"id", ids[name]}, {"name", name}, {"zone", i % 2 ? "us-central1-b" : "us-central1-a"}};
     doc.resources.push_back(r);
@@ -631,7 +499,7 @@ TEST_CASE("gcp: refresh of 1,000 instances takes O(pages) aggregatedList request
 
 TEST_CASE("gcp: secrets never reach the plan file, the state or the output", "[e2e][gcp]") {
   Gce gce;
-  Pool pool = pool_of(2);
+  BurstPool pool = gcp_pool(2);
   std::string seen;
   auto key = gcp::load_service_account_key(gce.key_file());
   REQUIRE(key.ok());
@@ -642,19 +510,19 @@ TEST_CASE("gcp: secrets never reach the plan file, the state or the output", "[e
   REQUIRE(key_line.size() > 40);
   const std::string token = gce.access_token();
   for (bool with_token : {false, true}) {
-    Workspace ws(gce);
+    GceWorkspace ws(gce);
     if (with_token) {
       ws.env["GOOGLE_OAUTH_ACCESS_TOKEN"] = token;
       ws.env["GOOGLE_CLOUD_PROJECT"] = "plinth-test";  // a bare token names no project
     }
-    auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, pool);
+    auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, burst_blueprint({pool}));
     seen += plan.out + plan.err;
-    auto apply = ws.apply(pool);
+    auto apply = ws.apply(burst_blueprint({pool}));
     INFO(apply.out << apply.err);
     REQUIRE(apply.exit_code == 0);
     seen += apply.out + apply.err;
     for (const auto& cmd : std::vector<std::vector<std::string>>{{"refresh"}, {"plan", "--json"}}) {
-      auto x = ws.run(cmd, pool);
+      auto x = ws.run(cmd, burst_blueprint({pool}));
       seen += x.out + x.err;
     }
     auto providers = run_plinth({"providers", ws.dir.path() + "/bp.yaml", "--json"}, ws.dir.path(), ws.env);
@@ -662,7 +530,7 @@ TEST_CASE("gcp: secrets never reach the plan file, the state or the output", "[e
     seen += slurp(ws.state()) + slurp(ws.dir.path() + "/plan.bin");
     for (const auto& f : std::filesystem::recursive_directory_iterator(ws.dir.path() + "/plinth.state.json.d"))
       if (f.is_regular_file()) seen += slurp(f.path().string());
-    auto d = ws.run({"destroy", "--auto-approve"}, pool);
+    auto d = ws.run({"destroy", "--auto-approve"}, burst_blueprint({pool}));
     seen += d.out + d.err;
   }
   CHECK(seen.find(key_line) == std::string::npos);
@@ -675,7 +543,7 @@ TEST_CASE("gcp: the example blueprint of README and docs/providers/gcp.md applie
   TempDir dir;
   const std::string bp = dir.write("gcp-burst.yaml", slurp(source_dir() + "/blueprints/examples/gcp/gcp-burst.yaml"));
   const std::string st = dir.path() + "/plinth.state.json";
-  auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve"}, dir.path(), env_for(gce));
+  auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve"}, dir.path(), gcp_env(gce));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   auto active = gce.active();
@@ -686,28 +554,30 @@ TEST_CASE("gcp: the example blueprint of README and docs/providers/gcp.md applie
     CHECK(i["disks"][0]["diskSizeGb"] == "500");
   }
   CHECK(by_zone(active) == std::map<std::string, int>{{"us-central1-a", 1}, {"us-central1-b", 1}});
-  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, dir.path(), env_for(gce));
+  auto again = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, dir.path(), gcp_env(gce));
   CHECK(again.exit_code == 0);
 }
 
 TEST_CASE("gcp: changing only where new instances may go, or the labels, updates the pool in place with setLabels",
           "[e2e][gcp]") {
   Gce gce;
-  Workspace ws(gce);
-  ws.applied(pool_of(2, "    zones: [us-central1-a]\n"));
-  Pool wider = pool_of(2,
+  GceWorkspace ws(gce);
+  ws.applied(burst_blueprint({gcp_pool(2, "    zones: [us-central1-a]\n")}));
+  BurstPool wider = gcp_pool(2,
                        "    zones: [us-central1-a, us-central1-b]\n    machine_types: [a3-highgpu-8g, a3-megagpu-8g]\n"
                        "    labels: {team: vision}\n");
-  auto p = ws.plan(wider);
+  auto p = ws.plan(burst_blueprint({wider}));
   INFO(p.out << p.err);
   CHECK(p.out.find("~ gcp.instance.gpu[0] (update in place)") != std::string::npos);
   CHECK(p.out.find("0 to create, 2 to update, 0 to replace, 0 to destroy") != std::string::npos);
-  ws.applied(wider);
+  ws.applied(burst_blueprint({wider}));
   CHECK(gce.count("compute.instances.setLabels", "200") == 2);  // the new labels, nothing inserted
   CHECK(gce.count("compute.instances.insert") == 2);
   for (const auto& i : gce.active()) {
     CHECK(i["labels"]["team"] == "vision");
     CHECK(i["labels"]["plinth-lineage"] == ws.doc().lineage);
   }
-  CHECK(ws.plan(wider).exit_code == 0);
+  CHECK(ws.plan(burst_blueprint({wider})).exit_code == 0);
 }
+
+}  // namespace plinth::test::e2e_gcp

@@ -3,7 +3,7 @@
 
 #include "tests/support/run.h"
 
-using plinth::test::run_plinth;
+namespace plinth::test::e2e_graph {
 
 TEST_CASE("plinth graph prints deterministic DOT of the lab") {
   auto r = run_plinth({"graph", "blueprints/examples/lab.yaml"});
@@ -46,3 +46,5 @@ TEST_CASE("plinth graph of an invalid path fails with the loader's diagnostic") 
   CHECK(r.out.empty());
   CHECK(r.err.find("nope.yaml") != std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_graph

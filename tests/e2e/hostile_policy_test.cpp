@@ -11,24 +11,22 @@
 #include "engine/core/strings.h"
 #include "tests/providers/baremetal/emulator.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_hostile_policy {
 
 namespace {
 
 /// The policy sandbox's wall-clock limit for these runs: a stuck check costs
 /// this (plus a grace period), not the 10 s default.
-const std::map<std::string, std::string> kEnv = {{"PLINTH_POLICY_TIMEOUT", "1s"},
-                                                  {"BMC_CREDENTIALS", "admin:admin"}};
+const std::map<std::string, std::string> kHostileEnv = {{"PLINTH_POLICY_TIMEOUT", "1s"},
+                                                         {"BMC_CREDENTIALS", "admin:admin"}};
 constexpr const char* kKill = "120";  // far above what a run takes; only a hang gets there
 
-RunResult plinth_bounded(std::vector<std::string> args, const std::map<std::string, std::string>& env = kEnv) {
+RunResult plinth_bounded(std::vector<std::string> args, const std::map<std::string, std::string>& env = kHostileEnv) {
   args.insert(args.begin(), {"timeout", "-s", "KILL", kKill, PLINTH_BINARY});
   return run_program(args, "", env);
 }
-
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
 std::string policy_with(const std::string& id, const std::string& body) {
   return "policy {\n  id = \"" + id + "\", title = \"hostile " + id +
@@ -167,3 +165,5 @@ node_pools:
   CHECK(emu.log() == before);  // no provider call
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/s.json"));
 }
+
+}  // namespace plinth::test::e2e_hostile_policy

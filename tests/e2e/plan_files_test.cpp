@@ -12,22 +12,16 @@
 #include "tests/support/git_repo.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
-using plinth::test::run_plinth;
-using plinth::test::slurp;
-using plinth::test::TempDir;
+namespace plinth::test::e2e_plan_files {
 
 namespace {
 
-struct Workspace {
+/// A repository whose one commit holds regulated.yaml as infra.yaml.
+struct RegulatedRepo {
   TempDir dir;
   test::GitRepo repo{dir.path()};
-  std::string blueprint, commit;
-  Workspace() {
-    blueprint = repo.write("infra.yaml", slurp("blueprints/examples/regulated.yaml"));
-    repo.add("infra.yaml");
-    commit = repo.commit("regulated");
-  }
+  std::string blueprint = dir.path() + "/infra.yaml";
+  std::string commit = repo.commit_file("infra.yaml", slurp("blueprints/examples/regulated.yaml"), "regulated");
   test::RunResult plan(const std::vector<std::string>& extra) const {
     std::vector<std::string> args = {"plan", blueprint, "--state", dir.path() + "/plinth.state.json",
                                      "--refresh=false"};
@@ -39,7 +33,7 @@ struct Workspace {
 }  // namespace
 
 TEST_CASE("plan -out writes a plan file bound to the blueprint, policies, state and commit") {
-  Workspace w;
+  RegulatedRepo w;
   std::string out = w.dir.path() + "/plan.json";
   auto r = w.plan({"-out", out});
   INFO(r.err);
@@ -70,7 +64,7 @@ TEST_CASE("plan -out writes a plan file bound to the blueprint, policies, state 
 }
 
 TEST_CASE("a signed plan verifies with its key and is refused with another, tampering is detected") {
-  Workspace w;
+  RegulatedRepo w;
   std::string key = w.dir.write("plan.key", std::string(64, 'a') + "\n");
   std::string other = w.dir.write("other.key", std::string(64, 'b') + "\n");
   std::string out = w.dir.path() + "/plan.json";
@@ -112,7 +106,7 @@ TEST_CASE("plan -out refuses to save a plan that fails a mandatory policy") {
 }
 
 TEST_CASE("plan -out with an unusable key writes nothing") {
-  Workspace w;
+  RegulatedRepo w;
   std::string key = w.dir.write("short.key", "abc\n");
   std::string out = w.dir.path() + "/plan.json";
   auto r = w.plan({"-out", out, "--sign-key", key});
@@ -141,9 +135,8 @@ struct FabricRepo {
   test::GitRepo repo{dir.path()};
   std::string blueprint, state, planfile;
   FabricRepo() {
-    blueprint = repo.write("fabric.yaml", kFabricOnly);
-    repo.add("fabric.yaml");
-    repo.commit("fabric");
+    blueprint = dir.path() + "/fabric.yaml";
+    repo.commit_file("fabric.yaml", kFabricOnly, "fabric");
     state = dir.path() + "/plinth.state.json";
     planfile = dir.path() + "/plan.json";
   }
@@ -264,3 +257,5 @@ TEST_CASE("apply refuses blueprints with uncommitted changes unless --allow-dirt
   INFO(allowed.err);
   CHECK(allowed.exit_code == 0);
 }
+
+}  // namespace plinth::test::e2e_plan_files

@@ -9,44 +9,21 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "engine/blueprint/loader.h"
 #include "engine/core/files.h"
-#include "engine/graph/expand.h"
-#include "engine/state/state.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
-using plinth::test::run_plinth;
-using plinth::test::TempDir;
+namespace plinth::test::e2e_plan_golden {
 
 namespace {
 
 const std::string kGolden = "tests/e2e/golden/plan/";
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
-
-std::string replace_once(std::string s, const std::string& from, const std::string& to) {
-  size_t at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  return s.replace(at, from.size(), to);
-}
-
 /// Writes a state holding what `blueprint_path` expands to, with a fixed
 /// lineage so the --json output does not vary from run to run.
-std::string write_state_of(const TempDir& dir, const std::string& blueprint_path) {
-  auto loaded = bp::load_files({blueprint_path});
-  REQUIRE(loaded.ok());
-  auto g = graph::expand(loaded.blueprint);
-  REQUIRE(g.ok());
-  auto doc = state::new_document();
-  doc.lineage = "00000000-0000-4000-8000-000000000000";
-  doc.serial = 7;
-  doc.resources = g->resources;
-  return dir.write("plinth.state.json", state::to_json_text(doc));
+std::string write_fixed_state_of(const TempDir& dir, const std::string& blueprint_path) {
+  return write_state_of(dir, blueprint_path, 7, "00000000-0000-4000-8000-000000000000");
 }
 
 /// Compares `actual` with the golden file NAME (or writes it when
@@ -101,7 +78,9 @@ TEST_CASE("plan output against a state with updates, replaces and deletes is unc
                         "boot: {method: uefi-http, image: \"http://pxe.dc1.example/ubuntu-22.04/\"}");
   before = replace_once(before, "    count: 4\n    role: preprocessing", "    count: 8\n    role: preprocessing");
   const std::string old_path = dir.write("before.yaml", before);
-  const std::string state = write_state_of(dir, old_path);
+  const std::string state = write_fixed_state_of(dir, old_path);
   const std::string now_path = dir.write("now.yaml", cluster);
   check_plan("cluster-changes", {now_path}, state, dir);
 }
+
+}  // namespace plinth::test::e2e_plan_golden

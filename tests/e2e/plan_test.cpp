@@ -3,46 +3,24 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/blueprint/loader.h"
 #include "engine/core/files.h"
-#include "engine/graph/expand.h"
 #include "engine/state/state.h"
+#include "tests/support/blueprints.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
-using plinth::test::run_plinth;
-using plinth::test::TempDir;
+namespace plinth::test::e2e_plan {
 
 namespace {
 
-const std::string kLab = "blueprints/examples/lab.yaml";
-
-std::string lab_text() { return read_file(kLab).value(); }
-
-std::string replace_once(std::string s, const std::string& from, const std::string& to) {
-  size_t at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  return s.replace(at, from.size(), to);
-}
-
-/// Writes a state file holding exactly what `blueprint_path` expands to (what
-/// a successful apply of it would leave behind) and returns its path.
-std::string write_state_of(const TempDir& dir, const std::string& blueprint_path) {
-  auto loaded = bp::load_files({blueprint_path});
-  REQUIRE(loaded.ok());
-  auto g = graph::expand(loaded.blueprint);
-  REQUIRE(g.ok());
-  auto doc = state::new_document();
-  doc.serial = 1;
-  doc.resources = g->resources;
-  return dir.write("plinth.state.json", state::to_json_text(doc));
-}
+std::string lab_text() { return read_file(kLabExample).value(); }
 
 }  // namespace
 
 TEST_CASE("plan of the lab from an empty state creates everything, --detailed-exitcode exits 2") {
   TempDir dir;
-  auto r = run_plinth({"plan", kLab, "--state", dir.path() + "/plinth.state.json", "--detailed-exitcode"});
+  auto r = run_plinth({"plan", kLabExample, "--state", dir.path() + "/plinth.state.json", "--detailed-exitcode"});
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.out.rfind("Plinth will perform the following actions:\n\n", 0) == 0);
@@ -55,7 +33,7 @@ TEST_CASE("plan of the lab from an empty state creates everything, --detailed-ex
   const std::string tail = "\n\nPlan: 6 to create, 0 to update, 0 to replace, 0 to destroy.\n";
   CHECK(r.out.substr(r.out.size() - tail.size()) == tail);
 
-  auto plain = run_plinth({"plan", kLab, "--state", dir.path() + "/plinth.state.json"});
+  auto plain = run_plinth({"plan", kLabExample, "--state", dir.path() + "/plinth.state.json"});
   CHECK(plain.exit_code == 0);
   CHECK(plain.out == r.out);
 }
@@ -65,8 +43,8 @@ TEST_CASE("plan of the lab from an empty state creates everything, --detailed-ex
 // a provider is covered against the Redfish emulator in apply_test.cpp.
 TEST_CASE("plan against a state equal to the blueprint reports no changes and exits 0") {
   TempDir dir;
-  std::string state = write_state_of(dir, kLab);
-  auto r = run_plinth({"plan", kLab, "--state", state, "--detailed-exitcode", "--refresh=false"});
+  std::string state = write_state_of(dir, kLabExample);
+  auto r = run_plinth({"plan", kLabExample, "--state", state, "--detailed-exitcode", "--refresh=false"});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out == "No changes. Infrastructure matches the blueprint.\n");
@@ -74,7 +52,7 @@ TEST_CASE("plan against a state equal to the blueprint reports no changes and ex
 
 TEST_CASE("a changed BIOS attribute is an in-place update") {
   TempDir dir;
-  std::string state = write_state_of(dir, kLab);
+  std::string state = write_state_of(dir, kLabExample);
   std::string bp = dir.write("lab.yaml", replace_once(lab_text(), "bios: {SriovEnable: Enabled}",
                                                       "bios: {SriovEnable: Disabled}"));
   auto r = run_plinth({"plan", bp, "--state", state, "--detailed-exitcode", "--refresh=false"});
@@ -90,7 +68,7 @@ TEST_CASE("a changed BIOS attribute is an in-place update") {
 
 TEST_CASE("a changed stack pin replaces the pool's nodes, forced by the user-data hash") {
   TempDir dir;
-  std::string state = write_state_of(dir, kLab);
+  std::string state = write_state_of(dir, kLabExample);
   std::string bp = dir.write("lab.yaml", replace_once(lab_text(), "cudnn: \"9.1.0\"", "cudnn: \"9.2.0\""));
   auto r = run_plinth({"plan", bp, "--state", state, "--detailed-exitcode", "--refresh=false"});
   INFO(r.err);
@@ -105,7 +83,7 @@ TEST_CASE("a changed stack pin replaces the pool's nodes, forced by the user-dat
 TEST_CASE("spelling the GPU by an alias or its nvidia-smi name changes nothing") {
   // The loader and renderer normalise GPU names to the catalog's before anything is hashed.
   TempDir dir;
-  std::string state = write_state_of(dir, kLab);
+  std::string state = write_state_of(dir, kLabExample);
   std::string bp = dir.write("lab.yaml", replace_once(lab_text(), "gpu: L40S", "gpu: \"NVIDIA L40S\""));
   auto r = run_plinth({"plan", bp, "--state", state, "--detailed-exitcode", "--refresh=false"});
   INFO(r.err);
@@ -142,7 +120,7 @@ TEST_CASE("removing a pool from the blueprint plans deletes for its nodes") {
 
 monitoring:)");
   std::string state = write_state_of(dir, dir.write("old/lab.yaml", two_pools));
-  auto r = run_plinth({"plan", kLab, "--state", state, "--detailed-exitcode", "--refresh=false"});
+  auto r = run_plinth({"plan", kLabExample, "--state", state, "--detailed-exitcode", "--refresh=false"});
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.out == "Plinth will perform the following actions:\n\n"
@@ -154,7 +132,7 @@ monitoring:)");
 TEST_CASE("plan --json is the documented, versioned document") {
   TempDir dir;
   std::string state_path = dir.path() + "/plinth.state.json";
-  auto r = run_plinth({"plan", kLab, "--state", state_path, "--json"});
+  auto r = run_plinth({"plan", kLabExample, "--state", state_path, "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out);
@@ -162,7 +140,7 @@ TEST_CASE("plan --json is the documented, versioned document") {
   CHECK(j["summary"] == nlohmann::json::parse(
                             R"({"create": 6, "update": 0, "replace": 0, "delete": 0, "no_op": 0, "has_changes": true})"));
   CHECK(j["blueprint"]["name"] == "gpu-lab");
-  CHECK(j["blueprint"]["files"][0]["path"] == kLab);
+  CHECK(j["blueprint"]["files"][0]["path"] == kLabExample);
   CHECK(j["blueprint"]["files"][0]["sha256"].get<std::string>().size() == 64);
   CHECK(j["state"] == nlohmann::json{{"path", state_path}, {"lineage", ""}, {"serial", 0}});
   REQUIRE(j["resource_changes"].size() == 6);
@@ -195,14 +173,16 @@ TEST_CASE("plan --json is the documented, versioned document") {
 
 TEST_CASE("plan refuses a bad --lock-timeout and a corrupt state file") {
   TempDir dir;
-  auto r = run_plinth({"plan", kLab, "--state", dir.path() + "/s.json", "--lock-timeout", "soon"});
+  auto r = run_plinth({"plan", kLabExample, "--state", dir.path() + "/s.json", "--lock-timeout", "soon"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("plinth plan: state " + dir.path() + "/s.json: --lock-timeout: invalid duration 'soon'") !=
         std::string::npos);
 
   std::string corrupt = dir.write("corrupt.json", "{\"format_version\": 1, \"resources\": [");
-  auto c = run_plinth({"plan", kLab, "--state", corrupt, "--detailed-exitcode"});
+  auto c = run_plinth({"plan", kLabExample, "--state", corrupt, "--detailed-exitcode"});
   CHECK(c.exit_code == 1);
   CHECK(c.err.rfind("plinth plan: state " + corrupt + ": ", 0) == 0);
   CHECK(c.out.empty());
 }
+
+}  // namespace plinth::test::e2e_plan

@@ -8,10 +8,11 @@
 
 #include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
+#include "tests/support/blueprints.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_plugin {
 
 namespace {
 
@@ -26,36 +27,15 @@ std::string sha256_of(const std::string& path) {
 
 /// Two bare-metal nodes on the emulator, and `monitoring` served by `plugin`
 /// (declared with `exec` and, when given, `sha256`).
-std::string blueprint(const Emulator& emu, const std::string& plugin, const std::string& exec,
-                      const std::string& sha256, const std::string& monitoring_extra) {
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: e2e-plugin, owner: ml-platform}\n"
+std::string plugin_blueprint(const Emulator& emu, const std::string& plugin, const std::string& exec,
+                             const std::string& sha256, const std::string& monitoring_extra) {
+  return blueprint_header("e2e-plugin") +
          "providers:\n"
          "  " + plugin + ":\n"
          "    exec: " + exec + "\n" +
-         (sha256.empty() ? "" : "    sha256: " + sha256 + "\n") +
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"550.54.15\"\n"
-         "    cuda: \"12.4\"\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "node_pools:\n"
-         "  - name: train-a\n"
-         "    provider: baremetal\n"
-         "    count: 2\n"
-         "    role: training\n"
-         "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
-         "    stack: train\n"
-         "    bmc:\n"
-         "      endpoints: \"" + emu.base() + "/bmc/{index}\"\n"
-         "      credentials: env:BMC_CREDENTIALS\n"
-         "      ca_bundle: " + emu.ca() + "\n"
+         (sha256.empty() ? "" : "    sha256: " + sha256 + "\n") + train_stack_lean() + "node_pools:\n" +
+         baremetal_pool({.endpoints = bmc_endpoints(emu.base()), .ca = emu.ca(), .boot = false, .mig = false}) +
          "monitoring: {provider: " + plugin + ", dcgm: true, prometheus: true" + monitoring_extra + "}\n";
-}
-
-std::vector<std::string> emulator_args() {
-  return {"--bmcs", "2", "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "20", "--power-state", "Off"};
 }
 
 size_t resources_in_state(const std::string& path, const std::string& type) {
@@ -70,14 +50,14 @@ size_t resources_in_state(const std::string& path, const std::string& type) {
 
 TEST_CASE("the example promsd plugin keeps Prometheus file_sd targets through plan, apply, drift and destroy",
           "[e2e][plugin]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;  // the user's blueprint repository, outside the source tree
   std::filesystem::copy_file(kPromsd, dir.path() + "/plinth-provider-promsd");
   std::filesystem::permissions(dir.path() + "/plinth-provider-promsd", std::filesystem::perms::owner_exec,
                                std::filesystem::perm_options::add);
   const std::string bp = dir.write(
-      "cluster.yaml", blueprint(emu, "promsd", "./plinth-provider-promsd", sha256_of(kPromsd),
-                                ", file: targets/plinth.json, host_pattern: \"{pool}-{index}.dc1.example\""));
+      "cluster.yaml", plugin_blueprint(emu, "promsd", "./plinth-provider-promsd", sha256_of(kPromsd),
+                                       ", file: targets/plinth.json, host_pattern: \"{pool}-{index}.dc1.example\""));
   dir.write("prometheus.yml",
             "scrape_configs:\n  - job_name: fleet\n    file_sd_configs: [{files: [targets/*.json]}]\n");
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}};
@@ -125,10 +105,10 @@ TEST_CASE("the example promsd plugin keeps Prometheus file_sd targets through pl
 }
 
 TEST_CASE("a plugin pinned by SHA-256 runs only when it is the reviewed file", "[e2e][plugin]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;
   const std::string bp = dir.write(
-      "cluster.yaml", blueprint(emu, "promsd", kPromsd, std::string(64, 'a'), ", file: targets/plinth.json"));
+      "cluster.yaml", plugin_blueprint(emu, "promsd", kPromsd, std::string(64, 'a'), ", file: targets/plinth.json"));
   auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(), {{"BMC_CREDENTIALS", "admin:admin"}});
   CHECK(r.exit_code == 1);
   INFO(r.out << r.err);
@@ -192,9 +172,9 @@ TEST_CASE("a plugin that crashes, hangs, writes garbage or returns an undeclared
   };
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.mode) {
-      Emulator emu(emulator_args());
+      Emulator emu(h100_emulator_args(2));
       TempDir dir;
-      dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
+      dir.write("cluster.yaml", plugin_blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
       const std::map<std::string, std::string> env = {
           {"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", c.mode}, {"PLINTH_PLUGIN_ENV", "FLAKY_MODE"}};
       auto r = run_plinth({"apply", "cluster.yaml", "--auto-approve", "--provider-option", "flaky.create_deadline=2s"},
@@ -216,9 +196,9 @@ TEST_CASE("a plugin that crashes, hangs, writes garbage or returns an undeclared
 }
 
 TEST_CASE("a plugin that speaks another protocol version is refused before anything runs", "[e2e][plugin]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;
-  dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
+  dir.write("cluster.yaml", plugin_blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
   auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(),
                       {{"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", "version"}, {"PLINTH_PLUGIN_ENV", "FLAKY_MODE"}});
   INFO(r.out << r.err);
@@ -245,7 +225,7 @@ std::string env_dumping_plugin(const std::string& dump) {
 
 TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned and runs with a scrubbed "
           "environment from the bytes that were hashed", "[e2e][plugin][security]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;  // the pull request's checkout
   const std::string dump = dir.path() + "/env.txt";
   const std::string plugin = dir.write("plinth-provider-flaky", env_dumping_plugin(dump));
@@ -256,7 +236,7 @@ TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned
                                                   {"LAB_BMC_CREDENTIALS", "root:calvin"}};
 
   SECTION("an exec without a sha256 pin never runs") {
-    dir.write("cluster.yaml", blueprint(emu, "flaky", "./plinth-provider-flaky", "", ""));
+    dir.write("cluster.yaml", plugin_blueprint(emu, "flaky", "./plinth-provider-flaky", "", ""));
     auto r = run_plinth({"validate", "cluster.yaml"}, dir.path(), env);
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
@@ -269,7 +249,7 @@ TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned
     const std::string path_dir = dir.path() + "/on-path";
     std::filesystem::create_directories(path_dir);
     std::filesystem::copy_file(plugin, path_dir + "/plinth-provider-flaky");
-    std::string bp = blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), "");
+    std::string bp = plugin_blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), "");
     bp.erase(bp.find("    exec: ./plinth-provider-flaky\n"), std::string("    exec: ./plinth-provider-flaky\n").size());
     dir.write("cluster.yaml", bp);
     auto with_path = env;
@@ -281,7 +261,7 @@ TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned
     CHECK_FALSE(std::filesystem::exists(dump));
   }
   SECTION("a pinned plugin runs from a sealed copy with only the safe variables") {
-    dir.write("cluster.yaml", blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), ""));
+    dir.write("cluster.yaml", plugin_blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), ""));
     auto r = run_plinth({"validate", "cluster.yaml"}, dir.path(), env);
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
@@ -294,7 +274,7 @@ TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned
     CHECK(seen.find("\nPATH\n") != std::string::npos);
   }
   SECTION("a file swapped after review is refused") {
-    dir.write("cluster.yaml", blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), ""));
+    dir.write("cluster.yaml", plugin_blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), ""));
     dir.write("plinth-provider-flaky", env_dumping_plugin(dump) + "\n# swapped\n");
     auto r = run_plinth({"plan", "cluster.yaml"}, dir.path(), env);
     INFO(r.out << r.err);
@@ -305,12 +285,14 @@ TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned
 }
 
 TEST_CASE("a plugin's stderr reaches the terminal without escape sequences", "[e2e][plugin][security]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;
-  dir.write("cluster.yaml", blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
+  dir.write("cluster.yaml", plugin_blueprint(emu, "flaky", kFlaky, sha256_of(kFlaky), ""));
   auto r = run_plinth({"validate", "cluster.yaml"}, dir.path(),
                       {{"BMC_CREDENTIALS", "admin:admin"}, {"FLAKY_MODE", "escape"}, {"PLINTH_PLUGIN_ENV", "FLAKY_MODE"}});
   INFO(r.out << r.err);
   CHECK(r.err.find("[plugin flaky] \\x1b[31mApply complete! Resources: 99 added.\\x1b[0m") != std::string::npos);
   CHECK(r.err.find("\x1b") == std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_plugin

@@ -4,22 +4,9 @@
 #include <regex>
 
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using plinth::test::run_plinth;
-using plinth::test::slurp;
-using plinth::test::TempDir;
-
-namespace {
-
-std::string replace_once(std::string s, const std::string& from, const std::string& to) {
-  size_t at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  return s.replace(at, from.size(), to);
-}
-
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
-
-}  // namespace
+namespace plinth::test::e2e_policy {
 
 TEST_CASE("plinth policy test policies/ passes with a line per test and a summary") {
   auto r = run_plinth({"policy", "test", "policies"});
@@ -177,3 +164,5 @@ TEST_CASE("PLINTH_POLICY_DIR adds to the built-in packs") {
   CHECK(contains(r.err, "error[ONLY-001]: no\n"));
   CHECK(contains(r.err, "policy check: 10 policies run, 1 mandatory failure(s)"));  // the 9 built-in ml ones too
 }
+
+}  // namespace plinth::test::e2e_policy

@@ -3,14 +3,9 @@
 
 #include "engine/core/hash.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using plinth::test::run_plinth;
-using plinth::test::slurp;
-using plinth::test::TempDir;
-
-namespace {
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
-}  // namespace
+namespace plinth::test::e2e_render {
 
 TEST_CASE("plinth render prints a pool's cloud-config", "[e2e][render]") {
   auto r = run_plinth({"render", "blueprints/examples/cluster.yaml", "--pool", "train-a"});
@@ -102,3 +97,5 @@ TEST_CASE("plinth render with an unknown pool exits 1 with a did-you-mean", "[e2
   CHECK(missing.exit_code == 1);
   CHECK(contains(missing.err, "plinth render: --pool NAME is required"));
 }
+
+}  // namespace plinth::test::e2e_render

@@ -5,7 +5,7 @@
 #include "tests/engine/validate/rule_cases.h"
 #include "tests/support/run.h"
 
-using namespace plinth::test;
+namespace plinth::test::e2e_rules {
 
 TEST_CASE("plinth validate reports each domain rule with its position and exit code") {
   for (const auto& c : rule_cases()) {
@@ -37,3 +37,5 @@ TEST_CASE("PLINTH_CATALOG_DIR replaces the built-in catalog") {
   CHECK(r.err.find("plinth: cannot load the catalog: invalid catalog data:\n  " + dir.path() + "/gpus.yaml:4: YAML syntax error") !=
         std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_rules

@@ -10,28 +10,34 @@
 
 #include "engine/provider/registry.h"
 #include "engine/state/state.h"
-#include "tests/fault/fault.h"
+#include "tests/providers/baremetal/emulator.h"
+#include "tests/support/blueprints.h"
 #include "tests/support/postgres.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_secrets {
+
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string pool(const std::string& name, int count, const std::string& endpoint, const std::string& credentials,
-                 const std::string& ca) {
-  std::string text = test::fault::pool(name, count, "\"" + endpoint + "/bmc/{index}\"", ca);
-  text.replace(text.find("env:BMC_CREDENTIALS"), 19, credentials);
-  return text;
+/// A pool `name` of `count` nodes on the emulator at `endpoint`, logging in with `credentials`.
+std::string secrets_pool(const std::string& name, int count, const std::string& endpoint,
+                         const std::string& credentials, const std::string& ca) {
+  return baremetal_pool({.name = name,
+                         .count = count,
+                         .role = "inference",
+                         .endpoints = bmc_endpoints(endpoint),
+                         .ca = ca,
+                         .credentials = credentials});
 }
 
-std::string blueprint(const std::string& pools) { return test::fault::blueprint("secrets", pools); }
+std::string secrets_blueprint(const std::string& pools) { return baremetal_blueprint("secrets", pools); }
 
-std::vector<std::string> emulator_args(int bmcs, const std::string& password) {
-  return {"--bmcs", std::to_string(bmcs), "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "0",
-          "--power-state", "Off", "--password", password};
+/// `bmcs` emulated servers whose BMCs take `password`, powering on at once.
+std::vector<std::string> bmcs_with_password(int bmcs, const std::string& password) {
+  return h100_emulator_args(bmcs, {"--power-delay-ms", "0", "--password", password});
 }
 
 constexpr const char* kKeyHex = "8f3a0c6e5b1d47a29e6c3f0b7d2a5e8c1f4b7a0d3e6c9f2b5a8d1e4c7f0a3b6d";
@@ -56,12 +62,12 @@ std::string write_private(const TempDir& dir, const std::string& name, const std
 TEST_CASE("state rekey re-encrypts every kept version: afterwards the old key opens nothing, the new one everything, "
           "and the history keeps its serials and times",
           "[e2e][encryption]") {
-  Emulator emu(emulator_args(3, "admin"));
+  Emulator emu(bmcs_with_password(3, "admin"));
   TempDir dir;
   std::string st = dir.path() + "/plinth.state.json";
   SECTION("local file") {}
   SECTION("PostgreSQL") { st = test::postgres_workspace_url("rekey-history"); }
-  const std::string bp = dir.write("bp.yaml", blueprint(pool("enc", 3, emu.base(), "env:BMC_CREDENTIALS", emu.ca())));
+  const std::string bp = dir.write("bp.yaml", secrets_blueprint(secrets_pool("enc", 3, emu.base(), "env:BMC_CREDENTIALS", emu.ca())));
   const std::map<std::string, std::string> old_key = {{"BMC_CREDENTIALS", "admin:admin"},
                                                       {"PLINTH_STATE_KEY", kKeyHex}};
   auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve", "--parallelism", "1"}, "", old_key);
@@ -121,10 +127,10 @@ TEST_CASE("state rekey re-encrypts every kept version: afterwards the old key op
 TEST_CASE("encrypted state: sensitive values sealed with AES-256-GCM, a missing or wrong key is an error naming the "
           "state and its key, never an empty state - rekey and whole-document encryption",
           "[e2e][encryption]") {
-  Emulator emu(emulator_args(3, "admin"));
+  Emulator emu(bmcs_with_password(3, "admin"));
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  const std::string bp = dir.write("bp.yaml", blueprint(pool("enc", 3, emu.base(), "env:BMC_CREDENTIALS", emu.ca())));
+  const std::string bp = dir.write("bp.yaml", secrets_blueprint(secrets_pool("enc", 3, emu.base(), "env:BMC_CREDENTIALS", emu.ca())));
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}, {"PLINTH_STATE_KEY", kKeyHex}};
 
   auto r = run_plinth({"apply", bp, "--state", st, "--auto-approve"}, "", env);
@@ -232,13 +238,13 @@ TEST_CASE("secrets never appear in plan text or JSON, plan files, state, reports
   // Distinctive values, one per source.
   const std::string env_password = "Zq7-ENV-bmc-pw-4f1c9a";
   const std::string file_password = "Xk3-FILE-bmc-pw-8e2d7b";
-  Emulator env_bmc(emulator_args(2, env_password));
-  Emulator file_bmc(emulator_args(2, file_password));
+  Emulator env_bmc(bmcs_with_password(2, env_password));
+  Emulator file_bmc(bmcs_with_password(2, file_password));
   TempDir dir;
   const std::string cred_file = write_private(dir, "bmc.cred", "admin:" + file_password + "\n");
   const std::string bp = dir.write(
-      "bp.yaml", blueprint(pool("envpool", 2, env_bmc.base(), "env:BMC_SECRET_CREDS", env_bmc.ca()) +
-                           pool("filepool", 2, file_bmc.base(), "file:" + cred_file, file_bmc.ca())));
+      "bp.yaml", secrets_blueprint(secrets_pool("envpool", 2, env_bmc.base(), "env:BMC_SECRET_CREDS", env_bmc.ca()) +
+                                   secrets_pool("filepool", 2, file_bmc.base(), "file:" + cred_file, file_bmc.ca())));
   std::vector<std::string> secrets = {env_password, file_password, kKeyHex};
   std::map<std::string, std::string> env = {{"BMC_SECRET_CREDS", "admin:" + env_password},
                                             {"PLINTH_STATE_KEY", kKeyHex}};
@@ -315,3 +321,5 @@ TEST_CASE("secrets never appear in plan text or JSON, plan files, state, reports
   CHECK(env_bmc.log().find("/SessionService/Sessions") != std::string::npos);
   CHECK(file_bmc.log().find("/SessionService/Sessions") != std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_secrets

@@ -3,30 +3,26 @@
 // holding another lineage is refused (docs/state.md, "Migrating between backends").
 #include <catch2/catch.hpp>
 
-#include "engine/blueprint/loader.h"
-#include "engine/graph/expand.h"
 #include "engine/state/state.h"
+#include "tests/support/blueprints.h"
 #include "tests/support/postgres.h"
 #include "tests/support/run.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
-using plinth::test::run_plinth;
+namespace plinth::test::e2e_state_migrate {
 
 namespace {
 
 /// A local state with `saves` serials of the lab example, each a run of its own.
 std::string make_file_state(const test::TempDir& dir, int saves) {
-  auto loaded = bp::load_files({"blueprints/examples/lab.yaml"});
-  REQUIRE(loaded.ok());
-  auto g = graph::expand(loaded.blueprint);
-  REQUIRE(g.ok());
+  const std::vector<Resource> lab = expanded_state({kLabExample}).resources;
   const std::string path = dir.path() + "/plinth.state.json";
   state::StateDocument doc = state::new_document();
   for (int i = 1; i <= saves; ++i) {
     auto b = state::open_local(path);
     REQUIRE(b->lock("test", std::chrono::milliseconds(0)).ok());
     doc.serial = static_cast<uint64_t>(i);
-    doc.resources.assign(g->resources.begin(), g->resources.begin() + std::min<long>(i, static_cast<long>(g->resources.size())));
+    doc.resources.assign(lab.begin(), lab.begin() + std::min<long>(i, static_cast<long>(lab.size())));
     REQUIRE(b->save(doc).ok());
     b->unlock();
   }
@@ -112,3 +108,5 @@ TEST_CASE("state migrate: file to PostgreSQL and back keeps lineage, serial, his
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("no state at ") != std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_state_migrate

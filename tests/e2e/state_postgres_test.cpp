@@ -4,30 +4,23 @@
 
 #include <unistd.h>
 
-#include "engine/blueprint/loader.h"
-#include "engine/graph/expand.h"
 #include "engine/state/state.h"
+#include "tests/support/blueprints.h"
 #include "tests/support/postgres.h"
 #include "tests/support/run.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
+namespace plinth::test::e2e_state_postgres {
+
 using plinth::state::StateDocument;
-using plinth::test::run_plinth;
 using std::chrono::milliseconds;
 
 namespace {
 
-const std::string kLab = "blueprints/examples/lab.yaml";
-
 /// The state a successful apply of the lab example leaves: its expanded resources.
 StateDocument lab_state() {
-  auto loaded = bp::load_files({kLab});
-  REQUIRE(loaded.ok());
-  auto g = graph::expand(loaded.blueprint);
-  REQUIRE(g.ok());
-  auto doc = state::new_document();
+  auto doc = expanded_state({kLabExample});
   doc.serial = 1;
-  doc.resources = g->resources;
   return doc;
 }
 
@@ -37,19 +30,13 @@ std::string addresses(const StateDocument& doc) {
   return out;
 }
 
-std::string hostname() {
-  char h[256] = {};
-  gethostname(h, sizeof h - 1);
-  return h;
-}
-
 }  // namespace
 
 TEST_CASE("e2e: plinth plan and plinth state list with --state postgres://", "[postgres]") {
   const std::string url = test::postgres_workspace_url("e2e-plan");
 
   // No state yet in this workspace: everything is to be created.
-  auto r = run_plinth({"plan", kLab, "--state", url, "--refresh=false", "--detailed-exitcode"});
+  auto r = run_plinth({"plan", kLabExample, "--state", url, "--refresh=false", "--detailed-exitcode"});
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("to create") != std::string::npos);
@@ -62,7 +49,7 @@ TEST_CASE("e2e: plinth plan and plinth state list with --state postgres://", "[p
   // What an apply of the lab leaves behind: no changes, and list shows it.
   StateDocument doc = lab_state();
   REQUIRE(state::open_backend(url)->save(doc).ok());
-  r = run_plinth({"plan", kLab, "--state", url, "--refresh=false", "--detailed-exitcode"});
+  r = run_plinth({"plan", kLabExample, "--state", url, "--refresh=false", "--detailed-exitcode"});
   INFO(r.out);
   CHECK(r.exit_code == 0);
   r = run_plinth({"state", "list", "--state", url});
@@ -73,7 +60,7 @@ TEST_CASE("e2e: plinth plan and plinth state list with --state postgres://", "[p
   CHECK(r.out == addresses(doc));
 
   // plan --json names the state by its URL, without the password.
-  r = run_plinth({"plan", kLab, "--state", url, "--refresh=false", "--json"});
+  r = run_plinth({"plan", kLabExample, "--state", url, "--refresh=false", "--json"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("\"path\":\"" + state::redact_location(url) + "\"") != std::string::npos);
   CHECK(r.out.find(":***@") != std::string::npos);
@@ -91,7 +78,7 @@ TEST_CASE("e2e: a second plinth is refused while another run holds the PostgreSQ
   REQUIRE(holder->save(lab_state()).ok());
   REQUIRE(holder->lock("plinth apply", milliseconds(0)).ok());
 
-  auto r = run_plinth({"plan", kLab, "--state", url});
+  auto r = run_plinth({"plan", kLabExample, "--state", url});
   CHECK(r.exit_code == 1);
   CHECK(r.out == "");
   const std::string shown = state::redact_location(url);
@@ -109,7 +96,7 @@ TEST_CASE("e2e: a second plinth is refused while another run holds the PostgreSQ
         std::string::npos);
 
   holder->unlock();
-  r = run_plinth({"plan", kLab, "--state", url, "--refresh=false", "--detailed-exitcode"});
+  r = run_plinth({"plan", kLabExample, "--state", url, "--refresh=false", "--detailed-exitcode"});
   CHECK(r.exit_code == 0);
 }
 
@@ -122,3 +109,5 @@ TEST_CASE("e2e: a PostgreSQL server that is not there is a clear error without t
   CHECK(r.err.find("Check that the server is running and reachable at that host and port") != std::string::npos);
   CHECK(r.err.find("hunter2") == std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_state_postgres

@@ -15,9 +15,8 @@
 #include "engine/core/hash.h"
 #include "tests/support/run.h"
 
-using plinth::test::run_plinth;
-using plinth::test::slurp;
-using plinth::test::TempDir;
+namespace plinth::test::e2e_state {
+
 using Json = nlohmann::json;
 
 namespace {
@@ -47,12 +46,6 @@ Json lab_resources() {
   node0["depends_on"] = {"net.vlan.mgmt"};
   return Json::array({resource("net.vlan", "mgmt", -1, {{"id", 10}}), node0,
                       resource("baremetal.node", "lab", 1, {{"gpu", "L40S"}})});
-}
-
-std::string hostname() {
-  char h[256] = {};
-  gethostname(h, sizeof h - 1);
-  return h;
 }
 
 /// Another process holding PATH.lock the way a running `plinth apply` does.
@@ -258,3 +251,5 @@ TEST_CASE("e2e: plinth state with a wrong subcommand or argument says what to us
   r = run_plinth({"state", "list", "extra"});
   CHECK(r.err == "plinth state: unexpected argument 'extra'; usage: plinth state list [--state FILE]\n");
 }
+
+}  // namespace plinth::test::e2e_state

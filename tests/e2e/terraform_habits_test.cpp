@@ -8,68 +8,31 @@
 
 #include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
+#include "tests/support/blueprints.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_terraform_habits {
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 /// Logical resources only (apply needs no provider): a stack, tiers t0..t2
 /// and a backup from t0 to t1, which depends on both.
-const char* kLogical = R"(apiVersion: plinth/v1
-kind: Blueprint
-metadata: {name: logical, owner: platform}
-stacks:
-  train: {driver: "550.54.15", cuda: "12.4"}
-storage:
-  tiers:
-    - {name: t0, kind: nvme, capacity_tb: 1, classification: internal, encryption: {at_rest: aes-256-xts}}
-    - {name: t1, kind: nvme, capacity_tb: 1, classification: internal, encryption: {at_rest: aes-256-xts}}
-    - {name: t2, kind: nvme, capacity_tb: 1, classification: internal, encryption: {at_rest: aes-256-xts}}
-  backups:
-    - {name: nightly, source: t0, target: t1, schedule: "0 2 * * *", retention_days: 30}
-)";
+const std::string kLogical = logical_blueprint(
+    3, "  backups:\n    - {name: nightly, source: t0, target: t1, schedule: \"0 2 * * *\", retention_days: 30}\n");
 
 std::string state_list(const TempDir& dir) { return run_plinth({"state", "list"}, dir.path()).out; }
 
 /// A pool of `count` L40S nodes named `pool` on the emulator's BMCs.
-std::string pool_blueprint(const Emulator& emu, const std::string& pool, int count) {
-  return "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: pools}\n"
-         "stacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\n"
-         "node_pools:\n"
-         "  - name: " + pool + "\n"
-         "    count: " + std::to_string(count) + "\n"
-         "    role: inference\n"
-         "    hardware: {gpu: L40S, gpus_per_node: 4}\n"
-         "    stack: train\n"
-         "    bmc:\n"
-         "      endpoints: \"" + emu.base() + "/bmc/{index}\"\n"
-         "      credentials: env:BMC_CREDENTIALS\n"
-         "      ca_bundle: " + emu.ca() + "\n";
+std::string emulated_l40s_pool(const Emulator& emu, const std::string& pool, int count) {
+  return l40s_blueprint(pool, std::to_string(count), bmc_block(bmc_endpoints(emu.base()), emu.ca()));
 }
 
-const std::map<std::string, std::string> kBmcEnv = {{"BMC_CREDENTIALS", "admin:admin"}};
-
-std::vector<std::string> emulator_args(int bmcs) {
+/// redfish-emulator flags for `bmcs` servers with 4 L40S each.
+std::vector<std::string> l40s_emulator_args(int bmcs) {
   return {"--bmcs", std::to_string(bmcs), "--gpus", "4", "--gpu-model", "NVIDIA L40S", "--power-delay-ms", "20",
           "--power-state", "Off"};
-}
-
-/// Requests that change a BMC (PATCH, or a POST other than logging in).
-int changing_requests(const Emulator& emu) {
-  int n = 0;
-  std::istringstream in(emu.log());
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) continue;
-    const std::string m = j.value("method", ""), path = j.value("path", "");
-    if (m == "PATCH" || (m == "POST" && path.find("SessionService") == std::string::npos)) ++n;
-  }
-  return n;
 }
 
 }  // namespace
@@ -221,13 +184,13 @@ TEST_CASE("state mv records a resource under its new address instead of deleting
 }
 
 TEST_CASE("state mv moves every node of a renamed pool: one replace each, in place", "[e2e][habits][state]") {
-  Emulator emu(emulator_args(2));
+  Emulator emu(l40s_emulator_args(2));
   TempDir dir;
-  dir.write("bp.yaml", pool_blueprint(emu, "gpu", 2));
+  dir.write("bp.yaml", emulated_l40s_pool(emu, "gpu", 2));
   auto apply = run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path(), kBmcEnv);
   INFO(apply.out << apply.err);
   REQUIRE(apply.exit_code == 0);
-  dir.write("bp.yaml", pool_blueprint(emu, "inference", 2));
+  dir.write("bp.yaml", emulated_l40s_pool(emu, "inference", 2));
   auto naive = run_plinth({"plan", "bp.yaml"}, dir.path(), kBmcEnv);
   CHECK(contains(naive.out, "Plan: 2 to create, 0 to update, 0 to replace, 2 to destroy."));
 
@@ -246,16 +209,16 @@ TEST_CASE("state mv moves every node of a renamed pool: one replace each, in pla
 }
 
 TEST_CASE("import adopts an existing server after reading it through its provider", "[e2e][habits][import]") {
-  Emulator emu(emulator_args(2));
+  Emulator emu(l40s_emulator_args(2));
   TempDir dir;
-  dir.write("bp.yaml", pool_blueprint(emu, "gpu", 2));
+  dir.write("bp.yaml", emulated_l40s_pool(emu, "gpu", 2));
 
   auto r = run_plinth({"import", "baremetal.node.gpu[1]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "Imported baremetal.node.gpu[1] (bmc_endpoint " + emu.bmc(1) +
                             ") into state plinth.state.json as serial 1.\n"));
-  CHECK(changing_requests(emu) == 0);  // reading only: no PATCH, no Reset
+  CHECK(changing_requests(emu.log_path()) == 0);  // reading only: no PATCH, no Reset
   CHECK(state_list(dir) == "baremetal.node.gpu[1]\n");
   auto doc = state::parse(slurp(dir.path() + "/plinth.state.json"), "state");
   REQUIRE(doc.ok());
@@ -346,3 +309,5 @@ stacks:
   CHECK(contains(prod.out, "https://bmc-2.dc1.example"));
   CHECK(contains(staging.out, "https://bmc-0.staging.example"));
 }
+
+}  // namespace plinth::test::e2e_terraform_habits

@@ -13,15 +13,16 @@
 #include "engine/core/hash.h"
 #include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
+#include "tests/support/blueprints.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::e2e_untrusted {
+
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 size_t requests(const Emulator& emu) {
   std::ifstream in(emu.log_path());
@@ -30,32 +31,15 @@ size_t requests(const Emulator& emu) {
   return n;
 }
 
-std::vector<std::string> emulator_args() {
-  return {"--bmcs", "2", "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "20", "--power-state", "Off"};
-}
-
-/// Two bare-metal nodes behind `emu`, their credentials read from `credentials`.
-std::string blueprint(const Emulator& emu, const std::string& credentials, const std::string& extra = "") {
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: pr-plan, owner: ml-platform}\n" +
-         extra +
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"550.54.15\"\n"
-         "    cuda: \"12.4\"\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "node_pools:\n"
-         "  - name: train-a\n"
-         "    provider: baremetal\n"
-         "    count: 2\n"
-         "    role: training\n"
-         "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
-         "    stack: train\n"
-         "    bmc:\n"
-         "      endpoints: \"" + emu.base() + "/bmc/{index}\"\n"
-         "      credentials: " + credentials + "\n"
-         "      ca_bundle: " + emu.ca() + "\n";
+/// Two bare-metal nodes behind `emu`, their credentials read from `credentials`; `extra` (top-level
+/// keys) after the metadata.
+std::string pr_blueprint(const Emulator& emu, const std::string& credentials, const std::string& extra = "") {
+  return blueprint_header("pr-plan") + extra + train_stack_lean() + "node_pools:\n" +
+         baremetal_pool({.endpoints = bmc_endpoints(emu.base()),
+                         .ca = emu.ca(),
+                         .credentials = credentials,
+                         .boot = false,
+                         .mig = false});
 }
 
 /// Applies cluster.yaml in `dir` to the state `state` and returns what was saved.
@@ -80,14 +64,14 @@ struct Operator {
 
 TEST_CASE("an untrusted plan reads and sends no credential the trust file does not allow, and plans as before with "
           "one that does", "[e2e][security]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir checkout, secrets;
   Operator op;
   const std::string shadow = secrets.write("shadow", "root:$6$not-a-real-hash\n");
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}, {"NO_COLOR", "1"}};
 
   // The pull request points the pool's credentials at a file of the runner's.
-  checkout.write("cluster.yaml", blueprint(emu, "file:" + shadow));
+  checkout.write("cluster.yaml", pr_blueprint(emu, "file:" + shadow));
   auto r = run_plinth({"plan", "cluster.yaml", "--untrusted", "--state", op.state}, checkout.path(), env);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
@@ -102,7 +86,7 @@ TEST_CASE("an untrusted plan reads and sends no credential the trust file does n
 
   // The same with the operator's credential and a trust file that allows it:
   // the plan reads the servers and shows the changes; it writes nothing.
-  checkout.write("cluster.yaml", blueprint(emu, "env:BMC_CREDENTIALS"));
+  checkout.write("cluster.yaml", pr_blueprint(emu, "env:BMC_CREDENTIALS"));
   const std::string trust = op.trust("apiVersion: plinth/v1\nkind: Trust\ncredentials:\n"
                                      "  - {ref: \"env:BMC_CREDENTIALS\", endpoints: [\"" + emu.base() + "/bmc/*\"]}\n");
   r = run_plinth({"plan", "cluster.yaml", "--untrusted", "--trust", trust, "--state", op.state, "--detailed-exitcode"},
@@ -148,14 +132,14 @@ TEST_CASE("an untrusted plan reads and sends no credential the trust file does n
 
 TEST_CASE("under --untrusted a blueprint cannot say where requests go, and its symbolic links to secrets are not read",
           "[e2e][security]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir checkout, secrets;
   Operator op;
   const std::string trust = op.trust("apiVersion: plinth/v1\nkind: Trust\ncredentials:\n"
                                      "  - {ref: \"env:BMC_CREDENTIALS\", endpoints: [\"" + emu.base() + "/bmc/*\"]}\n");
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}};
-  checkout.write("cluster.yaml", blueprint(emu, "env:BMC_CREDENTIALS",
-                                           "providers:\n  baremetal:\n    options: {ca_bundle: /tmp/attacker-ca.pem}\n"));
+  checkout.write("cluster.yaml", pr_blueprint(emu, "env:BMC_CREDENTIALS",
+                                              "providers:\n  baremetal:\n    options: {ca_bundle: /tmp/attacker-ca.pem}\n"));
   auto r = run_plinth({"plan", "cluster.yaml", "--untrusted", "--trust", trust, "--state", op.state}, checkout.path(),
                       env);
   INFO(r.out << r.err);
@@ -178,11 +162,11 @@ TEST_CASE("under --untrusted a blueprint cannot say where requests go, and its s
 
 TEST_CASE("a journal planted in the checkout is never written into the state, and its endpoints get no request",
           "[e2e][security]") {
-  Emulator emu(emulator_args()), attacker(emulator_args());
+  Emulator emu(h100_emulator_args(2)), attacker(h100_emulator_args(2));
   TempDir checkout, home;
   Operator op;
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}, {"HOME", home.path()}};
-  checkout.write("cluster.yaml", blueprint(emu, "env:BMC_CREDENTIALS"));
+  checkout.write("cluster.yaml", pr_blueprint(emu, "env:BMC_CREDENTIALS"));
   const state::StateDocument before = applied(checkout, op.state, env);
 
   // The forged journal: the same lineage, the next serial, every BMC the attacker's.
@@ -222,10 +206,10 @@ TEST_CASE("deeply nested JSON from a BMC, a state or a plan file is an error, ne
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}};
   // The fleet is applied; then its state points at a BMC whose every answer
   // nests 200,000 objects deep, and the next plan refreshes from it.
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   Emulator hostile({"--bmcs", "2", "--gpus", "8", "--memory-gib", "2048", "--override", "0:deep-json=200000",
                     "--override", "1:deep-json=200000"});
-  dir.write("cluster.yaml", blueprint(emu, "env:BMC_CREDENTIALS"));
+  dir.write("cluster.yaml", pr_blueprint(emu, "env:BMC_CREDENTIALS"));
   const std::string s = dir.path() + "/s.json";
   state::StateDocument doc = applied(dir, s, env);
   for (auto& res : doc.resources)
@@ -284,10 +268,10 @@ TEST_CASE("deeply nested JSON from a BMC, a state or a plan file is an error, ne
 
 TEST_CASE("a state that points a node at plain http, or holds an address with escape sequences, is refused",
           "[e2e][security]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}, {"NO_COLOR", "1"}};
-  dir.write("cluster.yaml", blueprint(emu, "env:BMC_CREDENTIALS"));
+  dir.write("cluster.yaml", pr_blueprint(emu, "env:BMC_CREDENTIALS"));
   const std::string s = dir.path() + "/s.json";
   const state::StateDocument doc = applied(dir, s, env);
   state::StateDocument http = doc;
@@ -343,11 +327,11 @@ TEST_CASE("under --untrusted a blueprint cannot send a cloud's token or secret e
 
 TEST_CASE("an encrypted state replaced by one written in clear is refused, and its planted file: reference is never "
           "used", "[e2e][security]") {
-  Emulator emu(emulator_args());
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;
   const std::string key(64, 'c');
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"}, {"PLINTH_STATE_KEY", key}};
-  dir.write("cluster.yaml", blueprint(emu, "env:BMC_CREDENTIALS"));
+  dir.write("cluster.yaml", pr_blueprint(emu, "env:BMC_CREDENTIALS"));
   const std::string s = dir.path() + "/s.json";
   state::StateDocument doc = applied(dir, s, env);
   REQUIRE(contains(slurp(s), "plinth_encrypted"));
@@ -398,3 +382,5 @@ TEST_CASE("plinth policy test: a fixture name that climbs out of the pack is ref
   CHECK(r.exit_code == 1);
   CHECK(contains(r.out + r.err, "fixture name '../../outside' is not a plain name"));
 }
+
+}  // namespace plinth::test::e2e_untrusted

@@ -4,8 +4,7 @@
 
 #include "tests/support/run.h"
 
-using plinth::test::run_plinth;
-using plinth::test::TempDir;
+namespace plinth::test::e2e_validate {
 
 TEST_CASE("plinth validate accepts each example blueprint", "[e2e][validate]") {
   struct Case {
@@ -82,3 +81,5 @@ TEST_CASE("plinth validate names a missing path", "[e2e][validate]") {
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("error[BP000]: no such file or directory: blueprints/nope.yaml") != std::string::npos);
 }
+
+}  // namespace plinth::test::e2e_validate

@@ -35,13 +35,11 @@
 #include <set>
 #include <thread>
 
-#include "engine/net/http.h"
 #include "engine/state/state.h"
 #include "tests/fault/fault.h"
-#include "tests/support/emulator_process.h"
+#include "tests/support/clouds.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::fault_aws_crash_matrix {
 
 namespace {
 
@@ -69,81 +67,11 @@ Fleet fleet_at(int v) {
   return f;
 }
 
-std::string blueprint(const Fleet& f) {
-  return std::string("apiVersion: plinth/v1\n"
-                     "kind: Blueprint\n"
-                     "metadata: {name: aws-crash-matrix, owner: ml-platform}\n"
-                     "stacks:\n"
-                     "  train:\n"
-                     "    driver: \"") + kDrivers[static_cast<size_t>(f.driver)] + "\"\n"
-         "    cuda: \"12.4\"\n"
-         "    cudnn: \"9.1.0\"\n"
-         "    frameworks: {pytorch: \"2.3.1\"}\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "storage:\n"
-         "  tiers:\n"
-         "    - {name: ckpt, kind: object, backend: s3, region: us-east-1, capacity_tb: 10, classification: internal,\n"
-         "       encryption: {at_rest: aes-256-gcm}}\n"
-         "burst_pools:\n"
-         "  - name: gpu\n"
-         "    provider: aws\n"
-         "    region: us-east-1\n"
-         "    instance_type: p5.48xlarge\n"
-         "    zones: [us-east-1a, us-east-1b]\n"
-         "    desired: " + std::to_string(f.count) + "\n"
-         "    max: 1000\n"
-         "    spot: true\n"
-         "    stack: train\n"
-         "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
-         "    storage: [ckpt]\n"
-         "    image: ami-0abcdef1234567890\n";
-}
-
-/// aws-ec2-emulator with a little latency and short state changes, so an
-/// apply of 40 instances takes about a second and kills land mid-flight.
-class Ec2 : public EmulatorProcess {
- public:
-  Ec2()
-      : EmulatorProcess(AWS_EC2_EMULATOR_BINARY,
-                        {"--pending-ms", "30", "--shutdown-ms", "30", "--latency-ms", "1-10"}),
-        http_(net::ClientOptions{ca()}) {}
-
-  /// Every instance the emulator knows, terminated ones included.
-  Json instances() {
-    net::Request r;
-    r.method = "GET";
-    r.url = base() + "/__emulator/instances";
-    auto res = http_.send(r);
-    REQUIRE(res.ok());
-    REQUIRE(res->status == 200);
-    return Json::parse(res->body)["instances"];
-  }
-  /// The pending and running instances carrying the lineage `lineage`.
-  std::vector<Json> active(const std::string& lineage) {
-    std::vector<Json> out;
-    for (const auto& i : instances())
-      if ((i["state"] == "pending" || i["state"] == "running") && i["tags"].value("plinth:lineage", "") == lineage)
-        out.push_back(i);
-    return out;
-  }
-
- private:
-  net::Client http_;
-};
-
-/// The environment a user pointing plinth at the emulator has.
-std::map<std::string, std::string> env_for(const Ec2& ec2, const TempDir& home) {
-  return {{"HOME", home.path()},
-          {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"},
-          {"AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"},
-          {"AWS_SESSION_TOKEN", ""},
-          {"AWS_PROFILE", ""},
-          {"AWS_REGION", "us-east-1"},
-          {"AWS_ENDPOINT_URL_EC2", ec2.base()},
-          {"AWS_CA_BUNDLE", ec2.ca()},
-          {"PLINTH_AWS_POLL_MS", "10"},
-          // The emulator does not throttle; neither need the client's buckets.
-          {"PLINTH_AWS_REQUEST_RATES", "mutating=1000:1000,non-mutating=1000:1000"}};
+/// The blueprint of the pool `f`.
+std::string fleet_blueprint(const Fleet& f) {
+  BurstPool pool = aws_pool(f.count);
+  pool.zones = "[us-east-1a, us-east-1b]";
+  return burst_blueprint({pool}, kDrivers[static_cast<size_t>(f.driver)], "aws-crash-matrix");
 }
 
 /// Reads a growing request log: lines so far, and the successful
@@ -188,17 +116,18 @@ size_t objects_in(const std::string& text, const std::string& heading) {
 TEST_CASE("crash matrix (AWS): a 40-instance burst pool, apply SIGKILLed at 20 seeded points, state intact, re-run "
           "converges to exactly the pool, no duplicate or orphan instance",
           "[fault][crash][aws]") {
-  uint64_t seed = std::random_device{}();
-  if (const char* s = std::getenv("PLINTH_CRASH_SEED")) seed = std::strtoull(s, nullptr, 10);
-  std::printf("crash matrix (AWS): seed %llu (rerun with PLINTH_CRASH_SEED=%llu)\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
-  std::fflush(stdout);
+  const uint64_t seed = fault::crash_seed("crash matrix (AWS)");
   std::mt19937_64 rng(seed);
   const auto started = std::chrono::steady_clock::now();
 
-  Ec2 ec2;
+  // A little latency and short state changes, so an apply of 40 instances
+  // takes about a second and kills land mid-flight.
+  Ec2Emulator ec2({"--pending-ms", "30", "--shutdown-ms", "30", "--latency-ms", "1-10"});
   TempDir dir, home;
-  const auto env = env_for(ec2, home);
+  auto env = aws_env(ec2, home.path());
+  env["PLINTH_AWS_POLL_MS"] = "10";
+  // The emulator does not throttle; neither need the client's buckets.
+  env["PLINTH_AWS_REQUEST_RATES"] = "mutating=1000:1000,non-mutating=1000:1000";
   const std::string st = dir.path() + "/plinth.state.json";
   RequestLog log(ec2.log_path());
   auto plinth = [&](std::vector<std::string> args) { return run_plinth(args, dir.path(), env); };
@@ -212,7 +141,7 @@ TEST_CASE("crash matrix (AWS): a 40-instance burst pool, apply SIGKILLed at 20 s
   for (int step = 0; step < kKills; ++step, ++version) {
     const auto t0 = std::chrono::steady_clock::now();
     Fleet f = fleet_at(version);
-    bp = dir.write("bp.yaml", blueprint(f));
+    bp = dir.write("bp.yaml", fleet_blueprint(f));
     // How many RunInstances/TerminateInstances this apply makes: the
     // previous step converged to `was` (a replace is one of each).
     const size_t ops = static_cast<size_t>(f.driver != was.driver ? 2 * std::min(f.count, was.count) : 0) +
@@ -236,22 +165,13 @@ TEST_CASE("crash matrix (AWS): a 40-instance burst pool, apply SIGKILLed at 20 s
                                       if (chdir(dir.path().c_str()) != 0) _exit(126);
                                     });
     int status = 0;
-    bool exited = false;
     std::optional<size_t> mark;  // log lines when K mutations had succeeded
-    while (true) {
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-        break;
-      }
+    const bool exited = fault::exited_before_kill(pid, status, [&] {
       log.poll();
       if (!mark && log.mutations() >= mutations0 + k) mark = log.lines();
-      if (mark && log.lines() >= *mark + r) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+      return mark && log.lines() >= *mark + r;
+    });
     if (!exited) {
-      REQUIRE(kill(pid, SIGKILL) == 0);
-      REQUIRE(waitpid(pid, &status, 0) == pid);
-      CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
       ++kills;
     } else {
       ++not_reached;  // the apply finished first
@@ -289,7 +209,7 @@ TEST_CASE("crash matrix (AWS): a 40-instance burst pool, apply SIGKILLed at 20 s
                 exited ? "apply finished first" : "SIGKILL", done_at_kill);
     if (edit) {
       f = fleet_at(++version);
-      bp = dir.write("bp.yaml", blueprint(f));
+      bp = dir.write("bp.yaml", fleet_blueprint(f));
       ++edits;
       std::printf(", blueprint changed to %d on %s before the re-run", f.count,
                   kDrivers[static_cast<size_t>(f.driver)]);
@@ -370,3 +290,5 @@ TEST_CASE("crash matrix (AWS): a 40-instance burst pool, apply SIGKILLed at 20 s
   CHECK(corrupt == 0);
   CHECK(kills >= kKills / 2);
 }
+
+}  // namespace plinth::test::fault_aws_crash_matrix

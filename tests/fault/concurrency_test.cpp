@@ -12,23 +12,18 @@
 #include "tests/support/postgres.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::fault_concurrency {
 
 namespace {
 
 constexpr int kProcesses = 8;
 constexpr int kNodes = 6;
 
-std::string blueprint(const std::string& base, const std::string& ca) {
-  return fault::blueprint("concurrency", fault::pool("shared", kNodes, "\"" + base + "/bmc/{index}\"", ca));
-}
-
 void run_eight(const std::string& location, const std::string& shown) {
   Emulator emu({"--bmcs", std::to_string(kNodes), "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "0",
                 "--power-state", "Off", "--latency-ms", "15"});
   TempDir dir;
-  const std::string bp = dir.write("bp.yaml", blueprint(emu.base(), emu.ca()));
+  const std::string bp = dir.write("bp.yaml", fault::one_pool_blueprint("concurrency", "shared", kNodes, emu));
 
   // 1. Everyone waits: 4 applies and 4 plans with --lock-timeout; all succeed.
   std::vector<pid_t> pids;
@@ -50,11 +45,11 @@ void run_eight(const std::string& location, const std::string& shown) {
     if (out.find("Apply complete: " + std::to_string(kNodes + 1) + " succeeded") != std::string::npos) ++applied;
   }
   CHECK(applied == 1);  // the first apply created everything; the others found nothing to do
-  for (auto [bmc, n] : fault::resets(emu.log_path())) {
+  for (auto [bmc, n] : resets(emu.log_path())) {
     INFO("BMC " << bmc);
     CHECK(n == 1);  // never provisioned twice
   }
-  CHECK(fault::resets(emu.log_path()).size() == static_cast<size_t>(kNodes));
+  CHECK(resets(emu.log_path()).size() == static_cast<size_t>(kNodes));
   auto doc = state::open_backend(location)->load();
   REQUIRE(doc.ok());
   REQUIRE(*doc);
@@ -93,12 +88,12 @@ void run_eight(const std::string& location, const std::string& shown) {
   CHECK(ok + refused == kProcesses);
   // Whatever ran, the state is whole, and one more apply converges.
   auto r = run_plinth({"apply", bp, "--state", location, "--auto-approve", "--lock-timeout", "60s"}, "",
-                      fault::kEnv);
+                      kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  r = run_plinth({"plan", bp, "--state", location, "--detailed-exitcode"}, "", fault::kEnv);
+  r = run_plinth({"plan", bp, "--state", location, "--detailed-exitcode"}, "", kBmcEnv);
   CHECK(r.exit_code == 0);
-  for (auto [bmc, n] : fault::resets(emu.log_path())) {
+  for (auto [bmc, n] : resets(emu.log_path())) {
     INFO("BMC " << bmc);
     CHECK(n == 2);  // created once, its BIOS change applied once
   }
@@ -120,3 +115,5 @@ TEST_CASE("eight processes plan and apply one PostgreSQL state at once: one appl
   const std::string url = postgres_workspace_url("concurrency");
   run_eight(url, state::redact_location(url));
 }
+
+}  // namespace plinth::test::fault_concurrency

@@ -29,8 +29,8 @@
 #include "engine/state/state.h"
 #include "tests/fault/fault.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::fault_crash_matrix {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -64,17 +64,22 @@ Fleet fleet_at(int step) {
   return f;
 }
 
-std::string blueprint(const std::string& base, const std::string& ca, const Fleet& f) {
+/// The blueprint of the fleet `f` on the emulator at `base`.
+std::string fleet_blueprint(const std::string& base, const std::string& ca, const Fleet& f) {
   std::string pools;
   for (int j = 0; j < kPools; ++j) {
     if (!f.present[j]) continue;
     std::string endpoints;
     for (int i = 0; i < kPerPool; ++i)
       endpoints += (i ? ", " : "") + base + "/bmc/" + std::to_string(j * kPerPool + i);
-    pools += fault::pool("p" + std::to_string(j), kPerPool, "[" + endpoints + "]", ca,
-                         "    bios: {ProcTurboMode: " + std::string(f.turbo[j] ? "Enabled" : "Disabled") + "}\n");
+    pools += baremetal_pool({.name = "p" + std::to_string(j),
+                             .count = kPerPool,
+                             .role = "inference",
+                             .extra = "    bios: {ProcTurboMode: " + std::string(f.turbo[j] ? "Enabled" : "Disabled") + "}\n",
+                             .endpoints = "[" + endpoints + "]",
+                             .ca = ca});
   }
-  return fault::blueprint("crash-matrix", pools);
+  return baremetal_blueprint("crash-matrix", pools);
 }
 
 /// Counts the lines of a growing file, reading only what was added since the last call.
@@ -114,11 +119,7 @@ uint64_t serial_of(const std::string& path) {
 TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded points, state intact, re-run converges "
           "to exactly the blueprint",
           "[fault][crash]") {
-  uint64_t seed = std::random_device{}();
-  if (const char* s = std::getenv("PLINTH_CRASH_SEED")) seed = std::strtoull(s, nullptr, 10);
-  std::printf("crash matrix: seed %llu (rerun with PLINTH_CRASH_SEED=%llu)\n", static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(seed));
-  std::fflush(stdout);
+  const uint64_t seed = fault::crash_seed("crash matrix");
   std::mt19937_64 rng(seed);
 
   Emulator emu({"--bmcs", std::to_string(kNodes), "--gpus", "8", "--memory-gib", "2048", "--power-delay-ms", "0",
@@ -133,11 +134,11 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
 
   for (int step = 0; step < kKills; ++step) {
     const Fleet v = fleet_at(step);
-    const std::string bp = dir.write("bp.yaml", blueprint(emu.base(), emu.ca(), v));
+    const std::string bp = dir.write("bp.yaml", fleet_blueprint(emu.base(), emu.ca(), v));
     const auto t0 = std::chrono::steady_clock::now();
     const size_t log_start = log_lines.count();
     // How many operations this step's apply makes.
-    auto planned = run_plinth({"plan", bp, "--state", st, "--refresh=false", "--json"}, "", fault::kEnv);
+    auto planned = run_plinth({"plan", bp, "--state", st, "--refresh=false", "--json"}, "", kBmcEnv);
     REQUIRE(planned.exit_code == 0);
     auto summary = nlohmann::json::parse(planned.out)["summary"];
     const size_t ops = summary.value("create", 0) + summary.value("update", 0) + summary.value("delete", 0) +
@@ -156,21 +157,12 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
                                      std::to_string(kParallelism), "--refresh=false"},
                                     out);
     int status = 0;
-    bool exited = false;
     size_t mark = 0;  // log lines when K saves were written
-    while (true) {
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-        break;
-      }
+    const bool exited = fault::exited_before_kill(pid, status, [&] {
       if (mark == 0 && serial_of(st) >= serial0 + k) mark = std::max<size_t>(log_lines.count(), 1);
-      if (mark && log_lines.count() >= mark + r) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+      return mark && log_lines.count() >= mark + r;
+    });
     if (!exited) {
-      REQUIRE(kill(pid, SIGKILL) == 0);
-      REQUIRE(waitpid(pid, &status, 0) == pid);
-      CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
       ++kills;
     } else {
       ++not_reached;  // the apply finished first
@@ -199,11 +191,11 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
       REQUIRE(attempts < 3);
       auto a = run_plinth({"apply", bp, "--state", st, "--auto-approve", "--parallelism", std::to_string(kParallelism),
                            "--refresh=false"},
-                          "", fault::kEnv);
+                          "", kBmcEnv);
       ++reruns;
       INFO("step " << step << " re-run: " << a.out << a.err);
       REQUIRE(a.exit_code == 0);
-      auto p = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode", "--refresh=false"}, "", fault::kEnv);
+      auto p = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode", "--refresh=false"}, "", kBmcEnv);
       INFO(p.out << p.err);
       if (p.exit_code == 0) break;
       REQUIRE(p.exit_code == 2);
@@ -237,7 +229,7 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
     // No server was powered (reset) more than needed: once per operation,
     // twice only for the few operations in flight when the kill landed.
     size_t twice = 0;
-    for (auto [bmc, n] : fault::resets(log, log_start)) {
+    for (auto [bmc, n] : resets(log, log_start)) {
       INFO("step " << step << ": BMC " << bmc << " was reset " << n << " times");
       CHECK(n <= 2);
       if (n == 2) ++twice;
@@ -251,7 +243,7 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
   // Finally the state is compared with the servers themselves: a plan that
   // reads every node (refresh and inventory) shows no changes and no drift.
   {
-    auto p = run_plinth({"plan", dir.path() + "/bp.yaml", "--state", st, "--detailed-exitcode"}, "", fault::kEnv);
+    auto p = run_plinth({"plan", dir.path() + "/bp.yaml", "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
     INFO(p.out << p.err);
     CHECK(p.exit_code == 0);
     CHECK(p.err.find("Drift") == std::string::npos);
@@ -267,3 +259,5 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
   CHECK(corrupt == 0);
   CHECK(kills >= kKills / 2);
 }
+
+}  // namespace plinth::test::fault_crash_matrix

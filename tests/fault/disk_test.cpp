@@ -16,9 +16,10 @@
 
 #include "engine/state/state.h"
 #include "tests/fault/fault.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::fault_disk {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -27,16 +28,9 @@ namespace {
 state::StateDocument big_state(int n) {
   state::StateDocument doc = state::new_document();
   doc.serial = 1;
-  for (int i = 0; i < n; ++i) {
-    Resource r;
-    r.type = "baremetal.node";
-    r.name = "big";
-    r.index = i;
-    r.address = make_address(r.type, r.name, i);
-    r.provider = "baremetal";
-    r.attributes = {{"gpu", "H100-80GB"}, {"note", std::string(400, 'x')}};
-    doc.resources.push_back(r);
-  }
+  for (int i = 0; i < n; ++i)
+    doc.resources.push_back(
+        make_resource("baremetal.node", "big", i, "baremetal", {{"gpu", "H100-80GB"}, {"note", std::string(400, 'x')}}));
   return doc;
 }
 
@@ -159,3 +153,5 @@ TEST_CASE("a full tmpfs (ENOSPC) and a read-only directory fail the state save n
   CHECK(r.err.find("Read-only file system") != std::string::npos);
   check_intact(path, before);
 }
+
+}  // namespace plinth::test::fault_disk

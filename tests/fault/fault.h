@@ -1,59 +1,30 @@
 #pragma once
-// What the fault tests share: a bare-metal blueprint, plinth started as a
-// child that a test can kill, and what the redfish-emulator saw (resets per
-// BMC from its request log, power states read over Redfish).
+// What the fault tests share beyond tests/support: a one-pool blueprint,
+// plinth started as a child that a test can kill, the crash matrices' seed
+// and kill, and the power states the redfish-emulator's servers are in.
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <fstream>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
-#include <map>
-#include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/providers/baremetal/emulator.h"
+#include "tests/support/blueprints.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
 
 namespace plinth::test::fault {
-
-inline const std::map<std::string, std::string> kEnv = {{"BMC_CREDENTIALS", "admin:admin"}};
-
-/// One bare-metal pool of `count` H100 nodes whose BMCs are `endpoints` (a
-/// YAML scalar or flow list), with `extra` lines (e.g. "    bios: {...}\n").
-inline std::string pool(const std::string& name, int count, const std::string& endpoints, const std::string& ca,
-                        const std::string& extra = "") {
-  return "  - name: " + name + "\n"
-         "    provider: baremetal\n"
-         "    count: " + std::to_string(count) + "\n"
-         "    role: inference\n"
-         "    hardware: {gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 2048}\n"
-         "    stack: train\n"
-         "    boot: {method: pxe, image: \"http://pxe.example/ubuntu-24.04/\"}\n" +
-         extra +
-         "    bmc:\n"
-         "      endpoints: " + endpoints + "\n"
-         "      credentials: env:BMC_CREDENTIALS\n"
-         "      ca_bundle: " + ca + "\n"
-         "    mig: {profile: none}\n";
-}
-
-/// A blueprint named `name` with one stack and `pools` (pool() texts).
-inline std::string blueprint(const std::string& name, const std::string& pools) {
-  return "apiVersion: plinth/v1\n"
-         "kind: Blueprint\n"
-         "metadata: {name: " + name + ", owner: ml-platform}\n"
-         "stacks:\n"
-         "  train:\n"
-         "    driver: \"550.54.15\"\n"
-         "    cuda: \"12.4\"\n"
-         "    cudnn: \"9.1.0\"\n"
-         "    frameworks: {pytorch: \"2.3.1\"}\n"
-         "    images: [\"nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58\"]\n"
-         "node_pools:\n" + pools;
-}
 
 /// Starts plinth with `args` as a child (stdout and stderr to `out`, stdin
 /// /dev/null, BMC_CREDENTIALS set, run from the repository root); returns its
@@ -82,35 +53,49 @@ inline pid_t start_plinth(const std::vector<std::string>& args, const std::strin
   return pid;
 }
 
-/// Successful ComputerSystem.Reset requests per BMC in the request log at
-/// `log`, from line `from` on.
-inline std::map<int, int> resets(const std::string& log, size_t from = 0) {
-  std::map<int, int> out;
-  std::ifstream in(log);
-  std::string line;
-  for (size_t i = 0; std::getline(in, line); ++i) {
-    if (i < from) continue;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j["bmc"].is_number() || j["method"] != "POST") continue;
-    if (j["path"].get<std::string>().find("ComputerSystem.Reset") == std::string::npos) continue;
-    if (j["status"].is_number() && j["status"].get<int>() < 300) ++out[j["bmc"].get<int>()];
-  }
-  return out;
+/// The blueprint `name` with one pool, `pool`, of `count` inference nodes on the emulator `emu`
+/// (node i on BMC i).
+inline std::string one_pool_blueprint(const std::string& name, const std::string& pool, int count,
+                                      const Emulator& emu) {
+  return baremetal_blueprint(name, baremetal_pool({.name = pool,
+                                                   .count = count,
+                                                   .role = "inference",
+                                                   .endpoints = bmc_endpoints(emu.base()),
+                                                   .ca = emu.ca()}));
 }
 
-/// The PowerState of BMCs 0 .. n-1, read over Redfish with Debian's Python
-/// (one kept-alive connection).
+/// A crash matrix's seed: $PLINTH_CRASH_SEED, or a random one; printed as "`matrix`: seed N (rerun
+/// with PLINTH_CRASH_SEED=N)".
+inline uint64_t crash_seed(const char* matrix) {
+  uint64_t seed = std::random_device{}();
+  if (const char* s = std::getenv("PLINTH_CRASH_SEED")) seed = std::strtoull(s, nullptr, 10);
+  std::printf("%s: seed %llu (rerun with PLINTH_CRASH_SEED=%llu)\n", matrix, static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
+  return seed;
+}
+
+/// Waits for the child `pid` (start_plinth) until it exits or `reached()` says its kill point has come;
+/// then SIGKILLs it. Whether it exited first; `status` is its wait status.
+inline bool exited_before_kill(pid_t pid, int& status, const std::function<bool()>& reached) {
+  while (true) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return true;
+    if (reached()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(kill(pid, SIGKILL) == 0);
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+  return false;
+}
+
+/// The PowerState of BMCs 0 .. n-1, read over Redfish.
 inline std::vector<std::string> power_states(const Emulator& emu, int n) {
-  auto r = run_program({"/usr/bin/python3", "-c",
-                        "import json,ssl,sys,http.client,base64,urllib.parse\n"
-                        "ctx=ssl.create_default_context(cafile=sys.argv[1])\n"
-                        "auth='Basic '+base64.b64encode(b'admin:admin').decode()\n"
-                        "u=urllib.parse.urlparse(sys.argv[2])\n"
-                        "c=http.client.HTTPSConnection(u.hostname,u.port,context=ctx)\n"
-                        "for i in range(int(sys.argv[3])):\n"
-                        "  c.request('GET','/bmc/%d/redfish/v1/Systems/437XR1138R2'%i,headers={'Authorization':auth})\n"
-                        "  print(json.loads(c.getresponse().read())['PowerState'])\n",
-                        emu.ca(), emu.base(), std::to_string(n)});
+  auto r = redfish_python(
+      "for i in range(int(sys.argv[3])):\n"
+      "  c.request('GET','/bmc/%d/redfish/v1/Systems/437XR1138R2'%i,headers={'Authorization':auth})\n"
+      "  print(json.loads(c.getresponse().read())['PowerState'])\n",
+      emu.ca(), emu.base(), {std::to_string(n)});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   std::vector<std::string> out;

@@ -11,13 +11,13 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "engine/state/state.h"
 #include "tests/fault/fault.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::fault_lost_database {
 
 namespace {
 
@@ -93,9 +93,7 @@ TEST_CASE("PostgreSQL stopped mid-apply: a local journal keeps what completed, t
                 "--power-state", "Off", "--latency-ms", "10"});
   TempDir dir;
   const std::string journal_dir = dir.path() + "/journal";
-  const std::string bp =
-      dir.write("bp.yaml", fault::blueprint("lost", fault::pool("gpu", kNodes, "\"" + emu.base() + "/bmc/{index}\"",
-                                                                  emu.ca())));
+  const std::string bp = dir.write("bp.yaml", fault::one_pool_blueprint("lost", "gpu", kNodes, emu));
   const std::map<std::string, std::string> env = {{"BMC_CREDENTIALS", "admin:admin"},
                                                   {"PLINTH_JOURNAL_DIR", journal_dir}};
 
@@ -104,9 +102,9 @@ TEST_CASE("PostgreSQL stopped mid-apply: a local journal keeps what completed, t
   pid_t pid = fault::start_plinth({"apply", bp, "--state", url, "--auto-approve", "--parallelism", "2",
                                    "--provider-option", "baremetal.poll_ms=20"},
                                   out, [&] { setenv("PLINTH_JOURNAL_DIR", journal_dir.c_str(), 1); });
-  for (int i = 0; i < 3000 && fault::resets(emu.log_path()).size() < 4; ++i)
+  for (int i = 0; i < 3000 && resets(emu.log_path()).size() < 4; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(fault::resets(emu.log_path()).size() >= 4);
+  REQUIRE(resets(emu.log_path()).size() >= 4);
   pg.stop();
   int status = 0;
   REQUIRE(waitpid(pid, &status, 0) == pid);
@@ -118,7 +116,7 @@ TEST_CASE("PostgreSQL stopped mid-apply: a local journal keeps what completed, t
   CHECK(text.find("kept in the local file " + journal_dir + "/") != std::string::npos);
   CHECK(text.find("plinth state push-journal --state " + shown) != std::string::npos);
   CHECK(text.find("not started") != std::string::npos);  // the servers after the stop were left alone
-  const auto provisioned = fault::resets(emu.log_path());
+  const auto provisioned = resets(emu.log_path());
   CHECK(provisioned.size() < static_cast<size_t>(kNodes));
   size_t journals = 0;
   for (const auto& e : std::filesystem::directory_iterator(journal_dir))
@@ -151,8 +149,8 @@ TEST_CASE("PostgreSQL stopped mid-apply: a local journal keeps what completed, t
   std::error_code ec;  // the apply removes the journal, and its directory once empty
   for (const auto& e : std::filesystem::directory_iterator(journal_dir, ec))
     CHECK_FALSE(e.path().string().ends_with(".state.json"));
-  for (auto [bmc, n] : fault::resets(emu.log_path(), before)) CHECK(provisioned.count(bmc) == 0);
-  const auto all = fault::resets(emu.log_path());
+  for (auto [bmc, n] : resets(emu.log_path(), before)) CHECK(provisioned.count(bmc) == 0);
+  const auto all = resets(emu.log_path());
   CHECK(all.size() == static_cast<size_t>(kNodes));
   for (auto [bmc, n] : all) {
     INFO("BMC " << bmc);
@@ -166,3 +164,5 @@ TEST_CASE("PostgreSQL stopped mid-apply: a local journal keeps what completed, t
   REQUIRE(*doc);
   CHECK((*doc)->resources.size() == static_cast<size_t>(kNodes + 1));
 }
+
+}  // namespace plinth::test::fault_lost_database

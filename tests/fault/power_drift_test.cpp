@@ -8,8 +8,7 @@
 
 #include "tests/fault/fault.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::fault_power_drift {
 
 namespace {
 
@@ -17,17 +16,12 @@ constexpr int kNodes = 3;
 
 /// POSTs ComputerSystem.Reset ForceOff to BMC `bmc`, as an operator's script would.
 void force_off(const Emulator& emu, int bmc) {
-  auto r = run_program({"/usr/bin/python3", "-c",
-                        "import json,ssl,sys,http.client,base64,urllib.parse\n"
-                        "ctx=ssl.create_default_context(cafile=sys.argv[1])\n"
-                        "auth='Basic '+base64.b64encode(b'admin:admin').decode()\n"
-                        "u=urllib.parse.urlparse(sys.argv[2])\n"
-                        "c=http.client.HTTPSConnection(u.hostname,u.port,context=ctx)\n"
-                        "c.request('POST','/bmc/%s/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset'%sys.argv[3],"
-                        "body=json.dumps({'ResetType':'ForceOff'}),"
-                        "headers={'Authorization':auth,'Content-Type':'application/json'})\n"
-                        "r=c.getresponse(); r.read(); sys.exit(0 if r.status<300 else 1)\n",
-                        emu.ca(), emu.base(), std::to_string(bmc)});
+  auto r = redfish_python(
+      "c.request('POST','/bmc/%s/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset'%sys.argv[3],"
+      "body=json.dumps({'ResetType':'ForceOff'}),"
+      "headers={'Authorization':auth,'Content-Type':'application/json'})\n"
+      "r=c.getresponse(); r.read(); sys.exit(0 if r.status<300 else 1)\n",
+      emu.ca(), emu.base(), {std::to_string(bmc)});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
 }
@@ -40,12 +34,11 @@ TEST_CASE("a server switched off outside Plinth is power drift: the plan shows i
                 "--power-state", "Off"});
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  const std::string bp = dir.write(
-      "bp.yaml", fault::blueprint("drift", fault::pool("gpu", kNodes, "\"" + emu.base() + "/bmc/{index}\"", emu.ca())));
+  const std::string bp = dir.write("bp.yaml", fault::one_pool_blueprint("drift", "gpu", kNodes, emu));
   const std::vector<std::string> fast = {"--provider-option", "baremetal.poll_ms=20"};
   auto with = [&](std::vector<std::string> args) {
     args.insert(args.end(), fast.begin(), fast.end());
-    return run_plinth(args, "", fault::kEnv);
+    return run_plinth(args, "", kBmcEnv);
   };
   auto r = with({"apply", bp, "--state", st, "--auto-approve"});
   INFO(r.out << r.err);
@@ -76,3 +69,5 @@ TEST_CASE("a server switched off outside Plinth is power drift: the plan shows i
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
 }
+
+}  // namespace plinth::test::fault_power_drift

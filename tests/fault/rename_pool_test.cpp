@@ -10,16 +10,11 @@
 #include "engine/state/state.h"
 #include "tests/fault/fault.h"
 
-using namespace plinth;
-using namespace plinth::test;
+namespace plinth::test::fault_rename_pool {
 
 namespace {
 
 constexpr int kNodes = 6;
-
-std::string blueprint(const std::string& pool, const std::string& base, const std::string& ca) {
-  return fault::blueprint("rename", fault::pool(pool, kNodes, "\"" + base + "/bmc/{index}\"", ca));
-}
 
 }  // namespace
 
@@ -29,24 +24,24 @@ TEST_CASE("renaming a pool that keeps its BMCs: each server's delete finishes be
                 "--power-state", "Off", "--latency-ms", "5"});
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
-  auto r = run_plinth({"apply", dir.write("bp.yaml", blueprint("old", emu.base(), emu.ca())), "--state", st,
-                       "--auto-approve", "--provider-option", "baremetal.poll_ms=20"},
-                      "", fault::kEnv);
+  auto r = run_plinth({"apply", dir.write("bp.yaml", fault::one_pool_blueprint("rename", "old", kNodes, emu)), "--state",
+                       st, "--auto-approve", "--provider-option", "baremetal.poll_ms=20"},
+                      "", kBmcEnv);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   const std::string before = emu.log();
   const size_t log_start = static_cast<size_t>(std::count(before.begin(), before.end(), '\n'));
 
-  const std::string bp = dir.write("bp.yaml", blueprint("new", emu.base(), emu.ca()));
+  const std::string bp = dir.write("bp.yaml", fault::one_pool_blueprint("rename", "new", kNodes, emu));
   r = run_plinth({"apply", bp, "--state", st, "--auto-approve", "--provider-option", "baremetal.poll_ms=20",
                   "--provider-option", "baremetal.power_timeout_ms=20000"},
-                 "", fault::kEnv);
+                 "", kBmcEnv);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("Apply complete: " + std::to_string(2 * kNodes) + " succeeded") != std::string::npos);
 
   // Every server was reset by the delete of old[i] and the create of new[i].
-  const auto resets = fault::resets(emu.log_path(), log_start);
+  const auto resets = test::resets(emu.log_path(), log_start);
   CHECK(resets.size() == static_cast<size_t>(kNodes));
   for (auto [bmc, n] : resets) CHECK(n == 2);
 
@@ -59,7 +54,9 @@ TEST_CASE("renaming a pool that keeps its BMCs: each server's delete finishes be
       CHECK(res.name == "new");
       CHECK(res.computed.value("power_state", "") == "On");
     }
-  r = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", fault::kEnv);
+  r = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
 }
+
+}  // namespace plinth::test::fault_rename_pool

@@ -69,6 +69,13 @@ class GitRepo {
     return git_oid_tostr_s(&commit_id);
   }
 
+  /// write(), add() and commit() of one file; returns the new commit id.
+  std::string commit_file(const std::string& rel, const std::string& text, const std::string& message) const {
+    write(rel, text);
+    add(rel);
+    return commit(message);
+  }
+
   /// Creates (or moves) the reference `name` ("refs/heads/x", "refs/tags/v1",
   /// "refs/remotes/origin/main") to the commit `id`.
   void set_ref(const std::string& name, const std::string& id) const {

@@ -116,4 +116,10 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+std::string hostname() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
 }  // namespace plinth::test

@@ -48,4 +48,7 @@ class TempDir {
 /// Reads a whole file ("" when missing).
 std::string slurp(const std::string& path);
 
+/// This machine's host name, as a lock's holder names it.
+std::string hostname();
+
 }  // namespace plinth::test

@@ -6,6 +6,7 @@
 #include "engine/apply/refresh.h"
 #include "providers/logical/logical_provider.h"
 #include "tests/engine/apply/fakes.h"
+#include "tests/support/workspace.h"
 
 using namespace plinth;
 using namespace std::chrono_literals;
@@ -17,13 +18,7 @@ namespace {
 
 Resource res(const std::string& type, const std::string& name, int index = -1, std::vector<std::string> deps = {},
              const std::string& provider = "fake", Json attrs = Json::object()) {
-  Resource r;
-  r.type = type;
-  r.name = name;
-  r.index = index;
-  r.address = make_address(type, name, index);
-  r.provider = provider;
-  r.attributes = attrs.empty() ? Json{{"size", 1}} : attrs;
+  Resource r = test::make_resource(type, name, index, provider, attrs.empty() ? Json{{"size", 1}} : attrs);
   r.depends_on = std::move(deps);
   return r;
 }

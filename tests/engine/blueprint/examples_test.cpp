@@ -2,23 +2,16 @@
 #include <catch2/catch.hpp>
 
 #include "engine/blueprint/loader.h"
+#include "tests/support/text.h"
 
-using namespace plinth;
-
-namespace {
-std::string dump(const Diagnostics& ds) {
-  std::string out;
-  for (const auto& d : ds) out += format_diagnostic(d);
-  return out;
-}
-}  // namespace
+namespace plinth::test::blueprint_examples {
 
 TEST_CASE("every example blueprint loads clean", "[blueprint][examples]") {
   for (const char* f : {"blueprints/examples/lab.yaml", "blueprints/examples/cluster.yaml",
                         "blueprints/examples/regulated.yaml"}) {
     INFO(f);
     auto r = bp::load_files({f});
-    INFO(dump(r.diagnostics));
+    INFO(diagnostics_text(r.diagnostics));
     CHECK(r.diagnostics.empty());
     REQUIRE(r.blueprint.files.size() == 1);
     CHECK(r.blueprint.files[0].path == f);
@@ -33,7 +26,7 @@ TEST_CASE("the multi-file example merges into one clean blueprint", "[blueprint]
   REQUIRE(files == std::vector<std::string>{"blueprints/examples/multi-file/base.yaml",
                                             "blueprints/examples/multi-file/pools.yaml"});
   auto r = bp::load_files(files);
-  INFO(dump(r.diagnostics));
+  INFO(diagnostics_text(r.diagnostics));
   CHECK(r.diagnostics.empty());
   CHECK(r.blueprint.metadata.name == "edge-inference");
   REQUIRE(r.blueprint.node_pools.size() == 1);
@@ -41,3 +34,5 @@ TEST_CASE("the multi-file example merges into one clean blueprint", "[blueprint]
   CHECK(r.blueprint.find_stack("serve")->origin.loc.file == "blueprints/examples/multi-file/base.yaml");
   CHECK(r.blueprint.files.size() == 2);
 }
+
+}  // namespace plinth::test::blueprint_examples

@@ -4,7 +4,7 @@
 #include "engine/blueprint/json.h"
 #include "engine/blueprint/loader.h"
 
-using namespace plinth;
+namespace plinth::test::blueprint_json {
 
 TEST_CASE("to_json keeps the YAML shape and key names with _source positions", "[blueprint][json]") {
   auto r = bp::load_string(R"(apiVersion: plinth/v1
@@ -64,3 +64,5 @@ TEST_CASE("to_json of every example round-trips its counts", "[blueprint][json]"
   CHECK(j["burst_pools"][2]["resource_group"] == "rg-ml-burst");
   CHECK(j["networks"]["fabrics"][1]["pfc"] == true);
 }
+
+}  // namespace plinth::test::blueprint_json

@@ -7,18 +7,13 @@
 
 #include "engine/blueprint/loader.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
-using namespace plinth;
+namespace plinth::test::blueprint_loader {
 
 namespace {
 
 const char* kHeader = "apiVersion: plinth/v1\nkind: Blueprint\n";
-
-std::string dump(const Diagnostics& ds) {
-  std::string out;
-  for (const auto& d : ds) out += format_diagnostic(d);
-  return out;
-}
 
 // Loads `body` after the two header lines (so body line 1 is file line 3).
 bp::LoadResult load(const std::string& body) { return bp::load_string(kHeader + body, "t.yaml"); }
@@ -26,7 +21,7 @@ bp::LoadResult load(const std::string& body) { return bp::load_string(kHeader + 
 // The only diagnostic, checked field by field.
 void require_one(const bp::LoadResult& r, const std::string& code, int line, int col, const std::string& message,
                  const std::string& hint) {
-  INFO(dump(r.diagnostics));
+  INFO(diagnostics_text(r.diagnostics));
   REQUIRE(r.diagnostics.size() == 1);
   const Diagnostic& d = r.diagnostics[0];
   CHECK(d.code == code);
@@ -52,7 +47,7 @@ node_pools:
     storage: [hot]
     mig: {profile: "3g.40gb", instances: 2}
 )");
-  INFO(dump(r.diagnostics));
+  INFO(diagnostics_text(r.diagnostics));
   REQUIRE(r.ok());
   REQUIRE(r.diagnostics.empty());
   const bp::NodePool& p = r.blueprint.node_pools.at(0);
@@ -289,7 +284,7 @@ burst_pools:
      checkpointing: {interval_minutes: 30, target: gold}}
 )";
   auto r = load(base);
-  INFO(dump(r.diagnostics));
+  INFO(diagnostics_text(r.diagnostics));
   REQUIRE(r.diagnostics.size() == 8);
   auto check = [&](size_t i, int line, int col, const std::string& message, const std::string& hint) {
     const Diagnostic& d = r.diagnostics[i];
@@ -375,7 +370,7 @@ TEST_CASE("several files merge into one blueprint, duplicates across files name 
       {"pools.yaml", h + "node_pools:\n  - {name: a, count: 1, stack: train, storage: [hot], hardware: {gpu: L4, "
                          "gpus_per_node: 1}}\n"},
   });
-  INFO(dump(r.diagnostics));
+  INFO(diagnostics_text(r.diagnostics));
   CHECK(r.diagnostics.empty());  // references resolve across files
   CHECK(r.blueprint.metadata.name == "m");
   CHECK(r.blueprint.node_pools.size() == 1);
@@ -387,7 +382,7 @@ TEST_CASE("several files merge into one blueprint, duplicates across files name 
       {"a.yaml", h + "metadata: {name: m}\n" + kStack},
       {"b.yaml", h + "metadata: {name: n}\nstacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\n"},
   });
-  INFO(dump(dup.diagnostics));
+  INFO(diagnostics_text(dup.diagnostics));
   REQUIRE(dup.diagnostics.size() == 2);
   CHECK(dup.diagnostics[0].code == "BP006");
   CHECK(dup.diagnostics[0].loc == SourceLoc{"b.yaml", 3, 1});
@@ -443,7 +438,7 @@ TEST_CASE("each blueprints/invalid/bp-*.yaml fails with its error class first", 
     INFO(path);
     listed.insert(c.file);
     auto r = bp::load_files({path});
-    INFO(dump(r.diagnostics));
+    INFO(diagnostics_text(r.diagnostics));
     REQUIRE_FALSE(r.diagnostics.empty());
     const Diagnostic& d = r.diagnostics[0];
     CHECK(d.code == c.code);
@@ -481,7 +476,7 @@ burst_pools:
   - {name: c, provider: aws, region: us-east-1, instance_type: p6-b200.48xlarge, stack: train, os: ubuntu-24.04,
      transfer: {basis: adequacy}}
 )");
-  INFO(dump(r.diagnostics));
+  INFO(diagnostics_text(r.diagnostics));
   REQUIRE(r.ok());
   REQUIRE(r.diagnostics.empty());
   const auto& s = r.blueprint.stacks.at(0);
@@ -535,7 +530,7 @@ TEST_CASE("the OS comes from os:, else the boot image's name, else Ubuntu 22.04"
 
 TEST_CASE("the GPU-domain fields reject what cannot work", "[blueprint][loader]") {
   auto msg = [](const bp::LoadResult& r) {
-    INFO(dump(r.diagnostics));
+    INFO(diagnostics_text(r.diagnostics));
     REQUIRE(r.diagnostics.size() == 1);
     return r.diagnostics[0].message;
   };
@@ -574,7 +569,7 @@ stacks:
     <<: [*base, *more]
     driver: "560.35.03"
 )", "m.yaml");
-  INFO(dump(r.diagnostics));
+  INFO(diagnostics_text(r.diagnostics));
   REQUIRE(r.ok());
   REQUIRE(r.blueprint.stacks.size() == 2);
   CHECK(r.blueprint.stacks[0].cuda == "12.4");
@@ -597,7 +592,7 @@ TEST_CASE("integers above their limit name the limit, huge ones too", "[blueprin
                                          "  - {name: b, provider: aws, region: r, instance_type: t, stack: s, desired: ") +
                                  n + "}\n",
                              "l.yaml");
-    INFO(n << "\n" << dump(r.diagnostics));
+    INFO(n << "\n" << diagnostics_text(r.diagnostics));
     REQUIRE_FALSE(r.ok());
     bool found = false;
     for (const auto& d : r.diagnostics)
@@ -627,3 +622,5 @@ TEST_CASE("bmc_endpoint_problem refuses what would leak the BMC password", "[blu
   CHECK(secret.find("holds a user name or password") != std::string::npos);
   CHECK(secret.find("s3cret") == std::string::npos);
 }
+
+}  // namespace plinth::test::blueprint_loader

@@ -4,7 +4,7 @@
 
 #include "tests/support/run.h"
 
-using namespace plinth;
+namespace plinth::test::blueprint_schema {
 
 namespace {
 
@@ -57,3 +57,5 @@ TEST_CASE("the JSON Schema rejects what the loader rejects by shape", "[blueprin
         "match '^(env:[A-Za-z_][A-Za-z0-9_]*|file:.+)$'\n"
         "blueprints/invalid/bp-api-version.yaml: apiVersion: 'plinth/v1' was expected\n");
 }
+
+}  // namespace plinth::test::blueprint_schema

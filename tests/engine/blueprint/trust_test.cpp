@@ -7,9 +7,9 @@
 #include "engine/core/strings.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
+namespace plinth::test::blueprint_trust {
+
 using namespace plinth::bp;
-using plinth::test::TempDir;
 
 namespace {
 
@@ -98,3 +98,5 @@ TEST_CASE("trust: every credential a resource would send must be allowed for its
   // No trust file: nothing is allowed.
   CHECK(check_untrusted_credentials(nodes, TrustFile{}).size() == 3);
 }
+
+}  // namespace plinth::test::blueprint_trust

@@ -7,8 +7,10 @@
 #include "engine/graph/expand.h"
 #include "engine/provider/registry.h"
 #include "engine/render/render.h"
+#include "tests/support/text.h"
 
 using namespace plinth;
+using plinth::test::replace_all;
 
 namespace {
 
@@ -70,11 +72,6 @@ std::vector<std::string> addresses(const graph::ResourceGraph& g) {
   std::vector<std::string> out;
   for (const auto& r : g.resources) out.push_back(r.address);
   return out;
-}
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
 }
 
 }  // namespace

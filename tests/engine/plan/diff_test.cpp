@@ -2,21 +2,17 @@
 #include <memory>
 
 #include "engine/plan/plan.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
+namespace plinth::test::plan_diff {
+
 using plan::Action;
 
 namespace {
 
+/// TYPE.NAME[INDEX] of the provider its type names.
 Resource res(const std::string& type, const std::string& name, int index, Json attrs) {
-  Resource r;
-  r.type = type;
-  r.name = name;
-  r.index = index;
-  r.address = make_address(type, name, index);
-  r.provider = type.substr(0, type.find('.'));
-  r.attributes = std::move(attrs);
-  return r;
+  return make_resource(type, name, index, type.substr(0, type.find('.')), std::move(attrs));
 }
 
 Resource node(int i, Json overrides = Json::object()) {
@@ -182,3 +178,5 @@ TEST_CASE("diff_sharing: a plan's desired resources and created values are the g
   CHECK_FALSE(watch.expired());
   CHECK(shared.changes[1].after->address == "baremetal.node.train[1]");
 }
+
+}  // namespace plinth::test::plan_diff

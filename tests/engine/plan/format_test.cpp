@@ -3,20 +3,14 @@
 #include <algorithm>
 
 #include "engine/plan/format.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
+namespace plinth::test::plan_format {
 
 namespace {
 
 Resource res(const std::string& type, const std::string& name, int index, Json attrs) {
-  Resource r;
-  r.type = type;
-  r.name = name;
-  r.index = index;
-  r.address = make_address(type, name, index);
-  r.provider = "plinth";
-  r.attributes = std::move(attrs);
-  return r;
+  return make_resource(type, name, index, "plinth", std::move(attrs));
 }
 
 plan::Plan sample() {
@@ -110,3 +104,5 @@ TEST_CASE("the streamed JSON text parses to the same document, one change per li
   CHECK(std::count(text.begin(), text.end(), '\n') == 4 + 5 + 3);
   CHECK(Json::parse(plan::to_json_text(plan::Plan{})) == plan::to_json(plan::Plan{}));
 }
+
+}  // namespace plinth::test::plan_format

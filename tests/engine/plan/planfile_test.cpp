@@ -8,21 +8,17 @@
 
 #include "engine/core/hash.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
+namespace plinth::test::plan_planfile {
+
 using namespace plinth::plan;
-using plinth::test::TempDir;
 
 namespace {
 
 Resource node(int index, Json attrs) {
-  Resource r;
-  r.type = "baremetal.node";
-  r.name = "train-a";
-  r.index = index;
-  r.address = make_address(r.type, r.name, index);
-  r.provider = "baremetal";
-  r.attributes = std::move(attrs);
+  Resource r = make_resource("baremetal.node", "train-a", index, "baremetal", std::move(attrs));
   r.source = SourceLoc{"blueprints/a.yaml", 12, 5};
   return r;
 }
@@ -97,12 +93,6 @@ PlanKey key_from(const std::string& content, const std::string& name = "test.key
   INFO((k.ok() ? "" : k.error().message));
   REQUIRE(k.ok());
   return std::move(k.value());
-}
-
-std::string replace_once(std::string s, const std::string& from, const std::string& to) {
-  size_t at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  return s.replace(at, from.size(), to);
 }
 
 std::string verify_error(const PlanFile& pf, const Bindings& now) {
@@ -523,3 +513,5 @@ TEST_CASE("a plan binds the state's location as resolved, normalised and without
         "postgresql://db.example/infra?workspace=prod");
   CHECK(bound_location("postgres://db.example/infra") == "postgres://db.example/infra");
 }
+
+}  // namespace plinth::test::plan_planfile

@@ -3,19 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include "engine/plan/target.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
+namespace plinth::test::plan_target {
 
 namespace {
 
 Resource res(const std::string& type, const std::string& name, int index = -1, std::vector<std::string> deps = {}) {
-  Resource r;
-  r.type = type;
-  r.name = name;
-  r.index = index;
-  r.address = make_address(type, name, index);
-  r.provider = "plinth";
-  r.attributes = {{"x", 1}};
+  Resource r = make_resource(type, name, index, "plinth", {{"x", 1}});
   r.depends_on = std::move(deps);
   return r;
 }
@@ -67,3 +62,5 @@ TEST_CASE("an unknown target is an error with a did-you-mean") {
   CHECK(t.error().message ==
         "-target storage.tier.hto names no resource of the blueprint or the state; did you mean 'storage.tier.hot'?");
 }
+
+}  // namespace plinth::test::plan_target

@@ -7,6 +7,7 @@
 #include "engine/core/strings.h"
 #include "engine/policy/testing.h"
 #include "tests/engine/policy/fixture.h"
+#include "tests/support/text.h"
 
 using namespace plinth;
 using namespace plinth::test;
@@ -20,8 +21,6 @@ std::vector<policy::Verdict> verdicts_of(const policy::Evaluation& e, const std:
     if (v.policy == id) out.push_back(v);
   return out;
 }
-
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
 /// Small limits so the cases run in well under a second each.
 policy::Options quick() {

@@ -13,8 +13,10 @@
 #include "engine/core/hash.h"
 #include "engine/render/render.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
 using namespace plinth;
+using plinth::test::contains;
 
 namespace {
 
@@ -106,8 +108,6 @@ std::string render_error(const bp::Blueprint& b, const std::string& pool) {
   REQUIRE_FALSE(r.ok());
   return r.error().message;
 }
-
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
 /// The runcmd line installing packages with apt (the n-th such line).
 std::string apt_line(const std::string& ud, int n) {

@@ -5,7 +5,8 @@
 #include "engine/core/hash.h"
 #include "engine/state/state.h"
 
-using namespace plinth;
+namespace plinth::test::state_document {
+
 using namespace plinth::state;
 
 namespace {
@@ -234,3 +235,5 @@ TEST_CASE("missing and mistyped fields are refused, naming the field") {
     CHECK(r.error().message == "state file s.json is not a JSON object." + kRecovery);
   }
 }
+
+}  // namespace plinth::test::state_document

@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 
 #include "tests/support/run.h"
+#include "tests/support/workspace.h"
 
-using namespace plinth;
+namespace plinth::test::state_encryption {
+
 using namespace plinth::state;
 
 namespace {
@@ -26,15 +28,10 @@ StateDocument sample() {
   StateDocument doc = new_document();
   doc.serial = 3;
   for (int i = 0; i < 2; ++i) {
-    Resource r;
-    r.type = "baremetal.node";
-    r.name = "pool";
-    r.index = i;
-    r.address = make_address(r.type, r.name, i);
-    r.provider = "baremetal";
-    r.attributes = {{"bmc_credentials", "env:SECRET_REF_" + std::to_string(i)},
-                    {"gpu", "H100"},
-                    {"nested", {{"token", "nested-secret"}, {"plain", 1}}}};
+    Resource r = make_resource("baremetal.node", "pool", i, "baremetal",
+                               {{"bmc_credentials", "env:SECRET_REF_" + std::to_string(i)},
+                                {"gpu", "H100"},
+                                {"nested", {{"token", "nested-secret"}, {"plain", 1}}}});
     r.computed = {{"bmc_serial", "SN-" + std::to_string(i)}};
     doc.resources.push_back(r);
   }
@@ -237,3 +234,5 @@ TEST_CASE("with a key set, a state written in clear or with a sensitive value in
   rekey.allow_cleartext = true;
   CHECK(with_encryption(open_local(path), rekey)->load().ok());
 }
+
+}  // namespace plinth::test::state_encryption

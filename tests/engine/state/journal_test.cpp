@@ -7,23 +7,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/engine/state/fixtures.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
+namespace plinth::test::state_journal {
+
 using namespace plinth::state;
 namespace fs = std::filesystem;
 
 namespace {
-
-Resource vlan(const std::string& name, int id) {
-  Resource r;
-  r.type = "net.vlan";
-  r.name = name;
-  r.address = make_address(r.type, r.name);
-  r.provider = "plinth";
-  r.attributes = Json{{"id", id}};
-  return r;
-}
 
 /// A state at serial 3 and the journal an apply would have left from it:
 /// the state as last saved, then two operations.
@@ -169,3 +161,5 @@ TEST_CASE("journal: one the state already holds is only removed") {
   CHECK(r->find("already holds the local journal") != std::string::npos);
   CHECK_FALSE(journal_exists(s.journal));
 }
+
+}  // namespace plinth::test::state_journal

@@ -11,7 +11,8 @@
 #include "engine/state/state.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
+namespace plinth::test::state_local_files {
+
 using namespace plinth::state;
 using std::chrono::milliseconds;
 namespace fs = std::filesystem;
@@ -159,3 +160,5 @@ TEST_CASE("local backend: restore refuses a history whose newest serial cannot g
   REQUIRE(still.ok());
   CHECK((*still)->serial == 1);
 }
+
+}  // namespace plinth::test::state_local_files

@@ -12,30 +12,16 @@
 #include <regex>
 
 #include "engine/state/state.h"
+#include "tests/engine/state/fixtures.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
+namespace plinth::test::state_local {
+
 using namespace plinth::state;
 using std::chrono::milliseconds;
 namespace fs = std::filesystem;
 
 namespace {
-
-Resource vlan(const std::string& name, int id) {
-  Resource r;
-  r.type = "net.vlan";
-  r.name = name;
-  r.address = make_address(r.type, r.name);
-  r.provider = "plinth";
-  r.attributes = Json{{"id", id}};
-  return r;
-}
-
-std::string hostname() {
-  char h[256] = {};
-  gethostname(h, sizeof h - 1);
-  return h;
-}
 
 /// A child process that takes the lock on `path` for `operation` and holds it
 /// until the parent closes `release` (or kills it).
@@ -90,18 +76,6 @@ struct LockHolder {
 };
 
 std::string lock_time(const std::string& path) { return Json::parse(test::slurp(path + ".lock"))["time"]; }
-
-/// Saves a document with `n` VLANs at `serial` and returns it.
-StateDocument save_version(Backend& b, const StateDocument& base, uint64_t serial, int n) {
-  StateDocument doc = base;
-  doc.serial = serial;
-  doc.resources.clear();
-  for (int i = 0; i < n; ++i) doc.resources.push_back(vlan("v" + std::to_string(i), 100 + i));
-  auto st = b.save(doc);
-  INFO((st ? "" : st.error().message));
-  REQUIRE(st.ok());
-  return doc;
-}
 
 }  // namespace
 
@@ -507,3 +481,5 @@ TEST_CASE("local backend: restore refuses a version from another lineage") {
   CHECK(r.error().message == "saved version 1 has lineage " + other.lineage + " but " + path + " has lineage " +
                                  base.lineage + "; restoring it would mix two different states, so nothing was written");
 }
+
+}  // namespace plinth::test::state_local

@@ -5,7 +5,8 @@
 #include "engine/state/state.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
+namespace plinth::test::state_paths {
+
 using namespace plinth::state;
 using std::chrono::milliseconds;
 
@@ -51,3 +52,5 @@ TEST_CASE("bad durations say what is accepted") {
   CHECK(parse_duration("").error().message == "invalid duration '': it is empty" + tail);
   CHECK(parse_duration("-1s").error().message == "invalid duration '-1s': expected a number at '-1s'" + tail);
 }
+
+}  // namespace plinth::test::state_paths

@@ -11,47 +11,22 @@
 #include <thread>
 
 #include "engine/state/state.h"
+#include "tests/engine/state/fixtures.h"
 #include "tests/support/postgres.h"
 #include "tests/support/run.h"
 
-using namespace plinth;
+namespace plinth::test::state_postgres {
+
 using namespace plinth::state;
 using std::chrono::milliseconds;
 
 namespace {
-
-Resource vlan(const std::string& name, int id) {
-  Resource r;
-  r.type = "net.vlan";
-  r.name = name;
-  r.address = make_address(r.type, r.name);
-  r.provider = "plinth";
-  r.attributes = Json{{"id", id}};
-  return r;
-}
-
-std::string hostname() {
-  char h[256] = {};
-  gethostname(h, sizeof h - 1);
-  return h;
-}
 
 std::string workspace_of(const std::string& url) { return url.substr(url.rfind("workspace=") + 10); }
 
 /// The backend's name in messages: the URL without its password, and the workspace.
 std::string shown(const std::string& url) {
   return redact_location(url) + " (workspace " + workspace_of(url) + ")";
-}
-
-StateDocument save_version(Backend& b, const StateDocument& base, uint64_t serial, int n) {
-  StateDocument doc = base;
-  doc.serial = serial;
-  doc.resources.clear();
-  for (int i = 0; i < n; ++i) doc.resources.push_back(vlan("v" + std::to_string(i), 100 + i));
-  auto st = b.save(doc);
-  INFO((st ? "" : st.error().message));
-  REQUIRE(st.ok());
-  return doc;
 }
 
 /// Runs one SQL statement with parameters through a connection of the test's own.
@@ -330,3 +305,5 @@ TEST_CASE("open_backend: postgres:// and postgresql:// URLs open PostgreSQL, any
   CHECK(redact_location("postgres://u@db/plinth") == "postgres://u@db/plinth");
   CHECK(redact_location("state:with:colons@host.json") == "state:with:colons@host.json");
 }
+
+}  // namespace plinth::test::state_postgres

@@ -1,0 +1,70 @@
+#pragma once
+// The cloud emulators (tests/emulators/aws-ec2, gcp, azure) as the e2e and
+// fault tests drive them: their control API under /__emulator/, aws-ec2-emulator
+// with its instance queries, the credentials they accept, and the environment
+// of a user pointing plinth at each.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/core/wire.h"
+#include "engine/net/http.h"
+#include "tests/support/emulator_process.h"
+
+namespace plinth::test {
+
+/// The credentials aws-ec2-emulator accepts.
+inline const std::string kAwsAccessKey = "AKIDEXAMPLE";
+inline const std::string kAwsSecretKey = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+/// azure-emulator's tenant, client (its secret) and subscription.
+inline const std::string kAzureTenant = "72f1c1a4-8a9e-4c0c-9d4b-2f7a1e5b6c3d";
+inline const std::string kAzureClient = "3c9d7e2a-41f6-4b8a-9c0d-8e7f6a5b4c3d";
+inline const std::string kAzureClientSecret = "plinth-emulator-secret";
+inline const std::string kAzureSubscription = "5f3c2a1b-9d8e-4f7a-8b6c-0d1e2f3a4b5c";
+
+/// `args` with each of `defaults` (flag, value) put first unless `args` gives that flag.
+std::vector<std::string> with_default_flags(std::vector<std::string> args,
+                                            const std::vector<std::pair<std::string, std::string>>& defaults);
+
+/// A cloud emulator: an EmulatorProcess with a JSON control API, reached with its test CA.
+class CloudEmulator : public EmulatorProcess {
+ public:
+  CloudEmulator(const std::string& binary, const std::vector<std::string>& args);
+  /// METHOD base()+PATH ("/__emulator/..."), with `body` as JSON unless null; the emulator must answer
+  /// 200 (the test fails otherwise). Its JSON.
+  Json control(const std::string& method, const std::string& path, const Json& body = nullptr);
+  net::Client& http() { return http_; }
+
+ private:
+  net::Client http_;
+};
+
+/// aws-ec2-emulator; instances are pending, running and shutting down for 0 ms and requests take 0 ms
+/// extra unless `args` say otherwise.
+class Ec2Emulator : public CloudEmulator {
+ public:
+  explicit Ec2Emulator(const std::vector<std::string>& args = {});
+  /// Instances in `state` ("" = every one, terminated included).
+  Json instances(const std::string& state = "");
+  /// Instances that are pending or running (with the tag plinth:lineage `lineage` when it is not "").
+  std::vector<Json> active(const std::string& lineage = "");
+  Json counters();
+  /// Requests for `action` so far.
+  int requests(const std::string& action);
+  /// Room for `limit` (null: no limit) instances of `type` in `zone` ("*": every zone).
+  void capacity(const std::string& type, const std::string& zone, Json limit);
+};
+
+/// The environment of a user pointing plinth at `ec2` with the emulator's key, HOME being `home`.
+std::map<std::string, std::string> aws_env(const EmulatorProcess& ec2, const std::string& home);
+/// The environment of a user pointing plinth at the gcp-emulator `gce`: its service-account key file
+/// (whose token_uri is the emulator's), its Compute root and its CA.
+std::map<std::string, std::string> gcp_env(const EmulatorProcess& gce);
+/// The environment of a user pointing plinth at the azure-emulator `az` with a client secret.
+std::map<std::string, std::string> azure_env(const EmulatorProcess& az);
+
+/// How many of `list` (JSON objects) have each value of `key` (a value that is not a string counts as its JSON).
+std::map<std::string, int> count_by(const Json& list, const char* key);
+
+}  // namespace plinth::test

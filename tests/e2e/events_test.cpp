@@ -10,14 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/providers/baremetal/emulator.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
 
 using namespace plinth::test;
 using Json = nlohmann::json;
 
 namespace {
-
-const std::map<std::string, std::string> kCredentials = {{"BMC_CREDENTIALS", "admin:admin"}};
 
 /// One bare-metal pool of `count` nodes on the emulator's BMCs.
 std::string events_blueprint(const Emulator& emu, int count) {
@@ -47,13 +46,6 @@ std::string events_blueprint(const Emulator& emu, int count) {
          "    mig: {profile: none}\n";
 }
 
-std::vector<std::string> emulator_args(int bmcs, std::vector<std::string> extra = {}) {
-  std::vector<std::string> a = {"--bmcs", std::to_string(bmcs), "--gpus", "8", "--memory-gib", "2048",
-                                "--power-delay-ms", "20", "--power-state", "Off"};
-  a.insert(a.end(), extra.begin(), extra.end());
-  return a;
-}
-
 /// Every line of `out` parsed; a line that is not a JSON object fails the test.
 std::vector<Json> json_lines(const std::string& out) {
   std::vector<Json> lines;
@@ -79,16 +71,16 @@ std::vector<Json> of_type(const std::vector<Json>& lines, const std::string& typ
 
 TEST_CASE("apply --json writes one event per line: version, planned changes, each operation, the outcome",
           "[e2e][events][anywhere]") {
-  Emulator emu(emulator_args(2));
+  Emulator emu(h100_emulator_args(2));
   TempDir dir;
   const std::string bp = dir.write("bp.yaml", events_blueprint(emu, 2));
   const std::string st = dir.path() + "/plinth.state.json";
 
-  auto refused = run_plinth({"apply", bp, "--state", st, "--json"}, dir.path(), kCredentials);
+  auto refused = run_plinth({"apply", bp, "--state", st, "--json"}, dir.path(), kBmcEnv);
   CHECK(refused.exit_code == 1);
   CHECK(refused.err.find("--json prints events for a program to read") != std::string::npos);
 
-  auto r = run_plinth({"apply", bp, "--state", st, "--json", "--auto-approve"}, dir.path(), kCredentials);
+  auto r = run_plinth({"apply", bp, "--state", st, "--json", "--auto-approve"}, dir.path(), kBmcEnv);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   auto lines = json_lines(r.out);
@@ -130,7 +122,7 @@ TEST_CASE("apply --json writes one event per line: version, planned changes, eac
                             sys + "/Actions/ComputerSystem.Reset"});
   REQUIRE(reset.exit_code == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto refresh = run_plinth({"refresh", bp, "--state", st, "--json"}, dir.path(), kCredentials);
+  auto refresh = run_plinth({"refresh", bp, "--state", st, "--json"}, dir.path(), kBmcEnv);
   INFO(refresh.out << refresh.err);
   REQUIRE(refresh.exit_code == 0);
   auto refreshed = json_lines(refresh.out);
@@ -146,7 +138,7 @@ TEST_CASE("apply --json writes one event per line: version, planned changes, eac
   CHECK(drift[0]["change"]["changes"][0]["after"] == "Balanced");
 
   // destroy --json ends with its own summary.
-  auto destroy = run_plinth({"destroy", bp, "--state", st, "--json", "--auto-approve"}, dir.path(), kCredentials);
+  auto destroy = run_plinth({"destroy", bp, "--state", st, "--json", "--auto-approve"}, dir.path(), kBmcEnv);
   INFO(destroy.out << destroy.err);
   CHECK(destroy.exit_code == 0);
   auto destroyed = json_lines(destroy.out);
@@ -157,10 +149,10 @@ TEST_CASE("apply --json writes one event per line: version, planned changes, eac
 
 TEST_CASE("apply: an operation that runs long says it is still running, in text and in --json",
           "[e2e][events][anywhere]") {
-  Emulator emu(emulator_args(1, {"--latency-ms", "250"}));
+  Emulator emu(h100_emulator_args(1, {"--latency-ms", "250"}));
   TempDir dir;
   const std::string bp = dir.write("bp.yaml", events_blueprint(emu, 1));
-  std::map<std::string, std::string> env = kCredentials;
+  std::map<std::string, std::string> env = kBmcEnv;
   env["PLINTH_PROGRESS_INTERVAL"] = "300ms";
 
   auto r = run_plinth({"apply", bp, "--state", dir.path() + "/a.json", "--auto-approve"}, dir.path(), env);

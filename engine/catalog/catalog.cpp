@@ -29,7 +29,7 @@ std::vector<std::string> GpuModel::mig_profile_names() const {
 
 namespace {
 
-const std::vector<std::string> kFiles = {"cuda.yaml", "gpus.yaml", "instance_types.yaml", "software.yaml"};
+const std::vector<std::string> kFiles = {"cuda.yaml", "gpus.yaml", "software.yaml"};
 
 // Reads one data file strictly, collecting every problem as "file:line: message".
 class Reader {
@@ -178,15 +178,14 @@ bool is_version(const std::string& v, int parts) {
 struct CatalogParser {
   Catalog& cat;
   std::vector<std::string> errors;
-  // Rows that name other rows (instance type -> GPU, GPU -> architecture) are
-  // checked once every file is read.
+  // Rows that name other rows (GPU -> architecture) are checked once every
+  // file is read.
   struct Ref {
     std::string file;
     int line;
     std::string name;
     std::string who;
   };
-  std::vector<Ref> gpu_refs;
   std::vector<Ref> architecture_refs;
 
   void parse_architectures(Reader& r, const YAML::Node& list, const std::set<std::string>& sources) {
@@ -449,62 +448,11 @@ struct CatalogParser {
         r.fail(dcgm["image"], "the DCGM exporter image must be pinned by digest (name@sha256:<64 hex digits>)");
     }
   }
-
-  void parse_instance_types(Reader& r, const std::string& file, const YAML::Node& root, const std::set<std::string>& sources) {
-    const YAML::Node providers = root["instance_types"];
-    if (!providers || !providers.IsMap()) {
-      r.fail(providers ? providers : root, "'instance_types' must map each cloud provider's name to its instance types");
-      return;
-    }
-    for (const auto& kv : providers) {
-      auto provider = kv.first.as<std::string>();
-      if (provider.empty() || !std::all_of(provider.begin(), provider.end(), [](char ch) {
-            return std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) ||
-                   ch == '-' || ch == '_';
-          })) {
-        r.fail(kv.first, "'" + provider + "' is not a provider name (lower-case letters, digits, '-', '_')");
-        continue;
-      }
-      if (!kv.second.IsSequence()) {
-        r.fail(kv.second, "the " + provider + " instance types must be a list");
-        continue;
-      }
-      auto& types = cat.instance_types_[provider];
-      for (const auto& row : kv.second) {
-        if (!r.keys(row, "an instance type",
-                    {"name", "gpu", "gpu_count", "vcpus", "memory_gb", "nvswitch", "fabric_manager", "efa_interfaces", "source"}))
-          continue;
-        InstanceType t;
-        t.provider = provider;
-        t.name = r.str(row, "name", "a " + provider + " instance type");
-        std::string what = provider + " instance type '" + t.name + "'";
-        t.gpu = r.str(row, "gpu", what);
-        t.gpu_count = r.integer(row, "gpu_count", what);
-        t.vcpus = r.integer(row, "vcpus", what);
-        t.memory_gb = r.integer(row, "memory_gb", what);
-        t.nvswitch = r.boolean(row, "nvswitch", what, false);
-        t.fabric_manager = r.boolean(row, "fabric_manager", what, false);
-        t.efa_interfaces = r.integer(row, "efa_interfaces", what, false);
-        t.source = r.source(row, what, sources);
-        if (t.gpu_count == 0 && row["gpu_count"]) r.fail(row["gpu_count"], "'gpu_count' of " + what + " must be at least 1");
-        if (t.fabric_manager && !t.nvswitch) r.fail(row, what + " runs Fabric Manager but has no NVSwitch");
-        if (t.efa_interfaces > 0 && provider != "aws") r.fail(row["efa_interfaces"], "'efa_interfaces' is an AWS fact; " + what + " is not on aws");
-        if (t.name.empty()) continue;
-        if (!t.gpu.empty()) gpu_refs.push_back({file, row.Mark().line + 1, t.gpu, what});
-        if (types.count(t.name)) {
-          r.fail(row, "duplicate " + what);
-        } else {
-          cat.instance_type_order_[provider].push_back(t.name);
-          types[t.name] = std::move(t);
-        }
-      }
-    }
-  }
 };
 
 Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std::string>>& files) {
   Catalog cat;
-  CatalogParser parser{cat, {}, {}, {}};
+  CatalogParser parser{cat, {}, {}};
   std::set<std::string> seen;
   for (const auto& [name, text] : files) {
     Reader r(name);
@@ -524,15 +472,13 @@ Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std
           if (base == "gpus.yaml") keys.insert(keys.end(), {"architectures", "gpus"});
           else if (base == "cuda.yaml") keys.insert(keys.end(), {"toolkits", "minor_version_compat", "forward_compat"});
           else if (base == "software.yaml") keys.insert(keys.end(), {"fabric_manager", "container_toolkit", "dcgm_exporter", "doca"});
-          else keys.push_back("instance_types");
           r.keys(root, "the file", keys);
           std::set<std::string> sources;
           std::string version = r.header(root, sources, cat.sources_[base]);
           if (!version.empty() && (cat.version_.empty() || compare_versions(version, cat.version_) > 0)) cat.version_ = version;
           if (base == "gpus.yaml") parser.parse_gpus(r, name, root, sources);
           else if (base == "cuda.yaml") parser.parse_cuda(r, root, sources);
-          else if (base == "software.yaml") parser.parse_software(r, root, sources);
-          else parser.parse_instance_types(r, name, root, sources);
+          else parser.parse_software(r, root, sources);
         }
       } catch (const YAML::ParserException& e) {
         parser.errors.push_back(name + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
@@ -545,12 +491,6 @@ Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std
   }
   for (const auto& f : kFiles)
     if (!seen.count(f)) parser.errors.push_back(f + ": missing; the catalog needs " + join(kFiles, ", "));
-  for (const auto& ref : parser.gpu_refs) {
-    if (cat.gpu(ref.name)) continue;
-    std::string hint = did_you_mean(ref.name, cat.gpu_names());
-    parser.errors.push_back(ref.file + ":" + std::to_string(ref.line) + ": " + ref.who + " names GPU '" + ref.name +
-                            "', which gpus.yaml does not list" + (hint.empty() ? "" : "; " + hint));
-  }
   for (const auto& ref : parser.architecture_refs) {
     if (cat.architecture(ref.name)) continue;
     parser.errors.push_back(ref.file + ":" + std::to_string(ref.line) + ": " + ref.who + " names architecture '" + ref.name +
@@ -590,13 +530,6 @@ const GpuModel* Catalog::gpu(const std::string& name) const {
   return a == gpu_aliases_.end() ? nullptr : &gpus_.at(a->second);
 }
 
-const InstanceType* Catalog::instance_type(const std::string& provider, const std::string& name) const {
-  auto p = instance_types_.find(provider);
-  if (p == instance_types_.end()) return nullptr;
-  auto it = p->second.find(name);
-  return it == p->second.end() ? nullptr : &it->second;
-}
-
 std::optional<std::string> Catalog::resolve_cuda(const std::string& cuda) const {
   if (cuda_min_driver_.count(cuda)) return cuda;
   auto ga = cuda_ga_.find(cuda);
@@ -626,24 +559,10 @@ std::vector<std::string> Catalog::gpu_names() const {
   return out;
 }
 
-std::vector<std::string> Catalog::instance_type_names(const std::string& provider) const {
-  std::vector<std::string> out;
-  auto p = instance_types_.find(provider);
-  if (p != instance_types_.end())
-    for (const auto& [name, t] : p->second) out.push_back(name);
-  return out;
-}
-
 std::vector<std::string> Catalog::cuda_versions() const {
   std::vector<std::string> out;
   for (const auto& [v, d] : cuda_min_driver_) out.push_back(v);
   std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return compare_versions(a, b) < 0; });
-  return out;
-}
-
-std::vector<std::string> Catalog::providers() const {
-  std::vector<std::string> out;
-  for (const auto& [p, t] : instance_types_) out.push_back(p);
   return out;
 }
 
@@ -696,15 +615,6 @@ std::vector<const Architecture*> Catalog::architectures() const {
   return out;
 }
 
-std::vector<const InstanceType*> Catalog::instance_types(const std::string& provider) const {
-  std::vector<const InstanceType*> out;
-  auto p = instance_types_.find(provider);
-  auto o = instance_type_order_.find(provider);
-  if (p == instance_types_.end() || o == instance_type_order_.end()) return out;
-  for (const auto& n : o->second) out.push_back(&p->second.at(n));
-  return out;
-}
-
 nlohmann::json Catalog::to_json() const {
   nlohmann::json gpus = nlohmann::json::object();
   for (const auto& [name, g] : gpus_) {
@@ -720,15 +630,7 @@ nlohmann::json Catalog::to_json() const {
     for (const auto& a : g.aliases) gpus[a] = j;
     if (!g.product_name.empty()) gpus[g.product_name] = j;
   }
-  nlohmann::json types = nlohmann::json::object();
-  for (const auto& [provider, rows] : instance_types_) {
-    nlohmann::json p = nlohmann::json::object();
-    for (const auto& [name, t] : rows)
-      p[name] = {{"gpu", t.gpu}, {"gpu_count", t.gpu_count}, {"vcpus", t.vcpus}, {"memory_gb", t.memory_gb},
-                 {"nvswitch", t.nvswitch}, {"efa_interfaces", t.efa_interfaces}};
-    types[provider] = std::move(p);
-  }
-  return {{"version", version_}, {"gpus", std::move(gpus)}, {"instance_types", std::move(types)}};
+  return {{"version", version_}, {"gpus", std::move(gpus)}};
 }
 
 namespace {

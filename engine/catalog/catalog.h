@@ -71,20 +71,6 @@ struct GpuModel {
   bool operator==(const GpuModel&) const = default;
 };
 
-struct InstanceType {
-  std::string provider;  ///< aws | gcp | azure
-  std::string name;      ///< "p5.48xlarge"
-  std::string gpu;       ///< GpuModel::name
-  int gpu_count = 0;
-  int vcpus = 0;
-  int memory_gb = 0;
-  bool nvswitch = false;        ///< the GPUs are joined by NVSwitch
-  bool fabric_manager = false;  ///< the instance itself must run NVIDIA Fabric Manager
-  int efa_interfaces = 0;       ///< AWS: most EFA interfaces (one per network card); 0 = no EFA
-  std::string source;
-  bool operator==(const InstanceType&) const = default;
-};
-
 /// CUDA forward compatibility: a newer CUDA major's toolkit runs on an older
 /// data-center driver branch through the cuda-compat package.
 struct ForwardCompat {
@@ -125,7 +111,6 @@ class Catalog {
 
   const GpuModel* gpu(const std::string& name) const;  ///< by name, alias or product name
   const Architecture* architecture(const std::string& name) const;
-  const InstanceType* instance_type(const std::string& provider, const std::string& name) const;
   /// Minimum Linux x86_64 driver for a CUDA toolkit version ("12.4" or
   /// "12.4.1"); nullopt for an unknown version.
   std::optional<std::string> min_driver_for_cuda(const std::string& cuda) const;
@@ -162,16 +147,13 @@ class Catalog {
   std::vector<std::string> gpu_names() const;
   std::vector<const GpuModel*> gpu_models() const;  ///< in file order
   std::vector<const Architecture*> architectures() const;  ///< in file order
-  std::vector<std::string> instance_type_names(const std::string& provider) const;
-  std::vector<const InstanceType*> instance_types(const std::string& provider) const;  ///< in file order
   std::vector<std::string> cuda_versions() const;  ///< full versions, oldest first
-  std::vector<std::string> providers() const;     ///< with instance types: aws, azure, gcp
   std::string version() const { return version_; }
   /// Each data file's `sources:` (source id -> citation), by file name.
   const std::map<std::string, std::map<std::string, std::string>>& sources() const { return sources_; }
 
-  /// The facts policies read as ctx.catalog: gpus (by name, aliases and
-  /// product name resolved), instance_types (provider -> name -> row).
+  /// The GPU facts policies read as ctx.catalog: gpus (by name, aliases and
+  /// product name resolved); the engine adds the providers' instance types.
   nlohmann::json to_json() const;
 
  private:
@@ -182,8 +164,6 @@ class Catalog {
   std::map<std::string, std::string> gpu_aliases_;
   std::map<std::string, Architecture> architectures_;
   std::vector<std::string> architecture_order_;
-  std::map<std::string, std::map<std::string, InstanceType>> instance_types_;
-  std::map<std::string, std::vector<std::string>> instance_type_order_;
   std::map<std::string, std::string> cuda_min_driver_;  ///< "12.4.1" -> "550.54.15"
   std::map<std::string, std::string> cuda_ga_;          ///< "12.4" -> "12.4.0"
   std::map<int, std::string> minor_compat_;             ///< 12 -> "525"

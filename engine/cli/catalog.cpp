@@ -2,6 +2,7 @@
 #include "engine/catalog/markdown.h"
 #include "engine/cli/common.h"
 #include "engine/core/strings.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::cli {
 namespace {
@@ -22,10 +23,12 @@ int run_catalog(const Args& args, Io& io) {
   std::fprintf(io.out, "\nCUDA -> minimum driver:\n");
   for (const auto& v : cat->cuda_versions())
     std::fprintf(io.out, "  %-8s %s\n", v.c_str(), cat->min_driver_for_cuda(v)->c_str());
-  for (const auto& provider : cat->providers()) {
-    std::fprintf(io.out, "\n%s instance types:\n", provider.c_str());
-    for (const auto* t : cat->instance_types(provider))
-      std::fprintf(io.out, "  %-32s %2d x %s\n", t->name.c_str(), t->gpu_count, t->gpu.c_str());
+  // Instance types belong to the providers that sell them (their schemas).
+  for (const ProviderSchema* p : schema_registry().providers()) {
+    if (p->instance_types.empty()) continue;
+    std::fprintf(io.out, "\n%s instance types (provider %s):\n", p->name.c_str(), p->source.c_str());
+    for (const auto& t : p->instance_types)
+      std::fprintf(io.out, "  %-32s %2d x %s\n", t.name.c_str(), t.gpu_count, t.gpu.c_str());
   }
   return kExitSuccess;
 }
@@ -34,9 +37,10 @@ const Register catalog_command({
     "catalog",
     "plinth catalog [--markdown]",
     "Show the GPU, CUDA, driver and instance-type facts the rules check against.",
-    "Prints the catalog's GPU models, CUDA releases with their minimum drivers and the cloud\n"
-    "instance types. --markdown prints the full reference with sources, which is\n"
-    "docs/catalog.md. PLINTH_CATALOG_DIR replaces the built-in data.",
+    "Prints the catalog's GPU models, CUDA releases with their minimum drivers and the\n"
+    "instance types each cloud provider declares (docs/providers/NAME.md). --markdown\n"
+    "prints the catalog's full reference with sources, which is docs/catalog.md.\n"
+    "PLINTH_CATALOG_DIR replaces the built-in data.",
     {
         {"markdown", "", "Print the Markdown reference (docs/catalog.md)."},
     },

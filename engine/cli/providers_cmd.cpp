@@ -47,6 +47,7 @@ int write_docs(const std::string& dir, Io& io) {
     std::error_code ec;
     if (!fs::exists(page, ec)) continue;  // the logical provider is documented in resources.md
     if (!update(page, "options", options_markdown(*s))) return kExitFailure;
+    if (!s->instance_types.empty() && !update(page, "instance types", instance_types_markdown(*s))) return kExitFailure;
   }
   return kExitSuccess;
 }
@@ -132,7 +133,8 @@ const Register providers_command({
     {
         {"json", "", "Print the providers' schemas as JSON."},
         {"write-docs", "DIR",
-         "For contributors: rewrite the generated tables of DIR/resources.md and DIR/providers/*.md."},
+         "For contributors: rewrite the generated tables of DIR/resources.md and DIR/providers/*.md\n"
+         "(resource types, options, instance types)."},
     },
     run_providers,
     70,

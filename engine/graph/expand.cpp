@@ -319,20 +319,22 @@ class Expander {
     return ci->hash;
   }
 
-  /// EFA interfaces (catalog) of each instance type a burst pool may launch:
-  /// `instance_type` and any fallbacks its provider setting `instance_types`
-  /// lists; types without EFA are left out.
-  static Json efa_interfaces(const bp::BurstPool& p) {
-    auto cat = catalog::default_catalog();
+  /// The provider's facts of each instance type a burst pool may launch
+  /// (its `instance_type`, then the fallbacks of the setting the provider
+  /// names): fact K becomes {K: {TYPE: value}} ("efa_interfaces" on AWS).
+  static Json instance_facts(const bp::BurstPool& p, const SectionSpec& spec) {
     Json out = Json::object();
-    if (!cat) return out;
+    const ProviderSchema* provider = schema_registry().provider(p.provider);
+    if (!provider) return out;
     std::vector<std::string> types = {p.instance_type};
-    if (const auto it = p.settings.find("instance_types"); it != p.settings.end() && it->is_array())
-      for (const auto& t : *it)
-        if (t.is_string()) types.push_back(t.get<std::string>());
+    if (!spec.fallback_types.empty())
+      if (const auto it = p.settings.find(spec.fallback_types); it != p.settings.end() && it->is_array())
+        for (const auto& t : *it)
+          if (t.is_string()) types.push_back(t.get<std::string>());
     for (const auto& t : types)
-      if (const catalog::InstanceType* it = (*cat)->instance_type(p.provider, t); it && it->efa_interfaces > 0)
-        out[t] = it->efa_interfaces;
+      if (const InstanceType* it = provider->instance_type(t))
+        for (const auto& [k, v] : it->facts.items())
+          if (!(v.is_number() && v.get<double>() == 0)) out[k][t] = v;
     return out;
   }
 
@@ -446,7 +448,8 @@ class Expander {
               {"storage", p.storage}};
     for (const auto& [k, v] : p.settings.items())
       if (!a.contains(k)) a[k] = v;
-    if (Json efa = efa_interfaces(p); !efa.empty()) a["efa_interfaces"] = std::move(efa);
+    Json facts = instance_facts(p, *spec);
+    for (auto& [k, v] : facts.items()) a[k] = std::move(v);
     std::string checkpoint_tier;
     if (p.checkpointing) {
       a["checkpointing"] = {{"interval_minutes", p.checkpointing->interval_minutes},

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -14,6 +16,7 @@
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/catalog/catalog.h"
+#include "engine/provider/registry.h"
 #include "engine/core/strings.h"
 
 namespace fs = std::filesystem;
@@ -220,13 +223,35 @@ Json plan_json(const plan::Plan& p) {
   return {{"changes", std::move(changes)}, {"summary", p.summary()}};
 }
 
-/// ctx.catalog when the input brings none: the default catalog's facts, built once.
+/// ctx.catalog when the input brings none: the default catalog's GPU facts
+/// and, under instance_types (provider -> name -> row), the instance types
+/// the registered providers declare, built once per set of providers.
 const Json& default_catalog_json() {
-  static const Json j = [] {
-    auto cat = catalog::default_catalog();
-    return cat ? (*cat)->to_json() : Json::object();
-  }();
-  return j;
+  static std::mutex mu;
+  static std::map<std::vector<std::string>, Json> built;  // by provider names: a plugin may register later
+  const auto providers = schema_registry().providers();
+  std::vector<std::string> names;
+  for (const ProviderSchema* p : providers) names.push_back(p->name);
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = built.try_emplace(names);
+  if (!fresh) return it->second;
+  auto cat = catalog::default_catalog();
+  Json j = cat ? (*cat)->to_json() : Json::object();
+  Json types = Json::object();
+  for (const ProviderSchema* p : providers) {
+    if (p->instance_types.empty()) continue;
+    Json rows = Json::object();
+    for (const auto& t : p->instance_types) {
+      Json row = {{"gpu", t.gpu}, {"gpu_count", t.gpu_count}, {"vcpus", t.vcpus}, {"memory_gb", t.memory_gb},
+                  {"nvswitch", t.nvswitch}, {"fabric_manager", t.fabric_manager}};
+      for (const auto& [k, v] : t.facts.items()) row[k] = v;
+      rows[t.name] = std::move(row);
+    }
+    types[p->name] = std::move(rows);
+  }
+  j["instance_types"] = std::move(types);
+  it->second = std::move(j);
+  return it->second;
 }
 
 bool address_matches(const char* address, const char* prefix) {

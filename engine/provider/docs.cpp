@@ -65,6 +65,34 @@ std::string options_markdown(const ProviderSchema& schema) {
   return out;
 }
 
+std::string instance_types_markdown(const ProviderSchema& schema) {
+  if (schema.instance_types.empty()) return "";
+  std::vector<std::string> facts;  // the provider's own columns, in first-seen order
+  for (const auto& t : schema.instance_types)
+    for (const auto& [k, v] : t.facts.items())
+      if (std::find(facts.begin(), facts.end(), k) == facts.end()) facts.push_back(k);
+  std::string out = "\n| instance type | GPUs | vCPUs | memory | NVSwitch | Fabric Manager |";
+  std::string rule = "\n|---|---|---|---|---|---|";
+  for (const auto& f : facts) {
+    out += " `" + f + "` |";
+    rule += "---|";
+  }
+  out += rule + "\n";
+  std::vector<std::string> sources;
+  for (const auto& t : schema.instance_types) {
+    out += "| `" + t.name + "` | " + std::to_string(t.gpu_count) + " x " + t.gpu + " | " + std::to_string(t.vcpus) +
+           " | " + std::to_string(t.memory_gb) + " | " + (t.nvswitch ? "yes" : "no") + " | " +
+           (t.fabric_manager ? "yes" : "no") + " |";
+    for (const auto& f : facts) out += " " + (t.facts.contains(f) ? t.facts.at(f).dump() : std::string("-")) + " |";
+    out += "\n";
+    for (const auto& src : t.sources)
+      if (std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
+  }
+  out += "\nSources:\n\n";
+  for (const auto& src : sources) out += "- " + cell(src) + "\n";
+  return out;
+}
+
 Result<std::string> generated_block(const std::string& page, const std::string& kind) {
   const std::string b = begin_marker(kind), e = end_marker(kind);
   auto start = page.find(b);

@@ -1,6 +1,7 @@
 #pragma once
 // Documentation generated from provider schemas: the resource-type tables
-// of docs/resources.md and the option table of each docs/providers/NAME.md.
+// of docs/resources.md, and the option and instance-type tables of each
+// docs/providers/NAME.md.
 // Both live between markers in hand-written pages:
 //   <!-- BEGIN GENERATED: KIND -->
 //   ...
@@ -23,6 +24,11 @@ std::string resource_types_markdown(const std::vector<const ProviderSchema*>& sc
 /// The option table of one provider: its own options, then the common ones,
 /// with type, default, the environment variables read and the meaning.
 std::string options_markdown(const ProviderSchema& schema);
+
+/// The instance-type table of a provider serving burst pools: each type
+/// with its GPUs, vCPUs, memory, NVSwitch, Fabric Manager and the
+/// provider's own facts, then the sources cited. "" when it declares none.
+std::string instance_types_markdown(const ProviderSchema& schema);
 
 /// `page` with the block KIND replaced by `content`. Error when the page has
 /// no such block.

@@ -58,6 +58,12 @@ const ResourceType* ProviderSchema::resource_type(const std::string& type) const
   return nullptr;
 }
 
+const InstanceType* ProviderSchema::instance_type(const std::string& name) const {
+  for (const auto& t : instance_types)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
 std::vector<OptionSpec> common_options(const Deadlines& d) {
   auto dur = [](std::chrono::milliseconds v) { return format_duration(v); };
   return {
@@ -161,6 +167,31 @@ Status check_schema(const ProviderSchema& s) {
       return bad("section '" + sec.section + "' makes resource type '" + sec.resource_type +
                  "', which the provider does not declare");
     if (auto r = check_settings(s, sec.section, sec.settings); !r) return r;
+    if (!sec.fallback_types.empty() &&
+        std::none_of(sec.settings.begin(), sec.settings.end(), [&](const SettingSpec& st) { return st.name == sec.fallback_types; }))
+      return bad("section '" + sec.section + "' takes fallback types from setting '" + sec.fallback_types +
+                 "', which it does not declare");
+  }
+  if (!s.instance_types.empty()) {
+    const SectionSpec* burst = nullptr;
+    for (const auto& sec : s.sections)
+      if (sec.section == "burst_pools") burst = &sec;
+    if (!burst) return bad("declares instance types but serves no burst_pools");
+    const ResourceType* type = s.resource_type(burst->resource_type);
+    std::set<std::string> names;
+    for (const auto& t : s.instance_types) {
+      const std::string what = "instance type '" + t.name + "'";
+      if (t.name.empty()) return bad("an instance type has no name");
+      if (!names.insert(t.name).second) return bad(what + " is declared twice");
+      if (t.gpu.empty()) return bad(what + " names no GPU");
+      if (t.gpu_count < 1) return bad(what + " must have a gpu_count of at least 1");
+      if (t.vcpus < 0 || t.memory_gb < 0) return bad(what + " has a negative vcpus or memory_gb");
+      if (t.fabric_manager && !t.nvswitch) return bad(what + " runs Fabric Manager but has no NVSwitch");
+      if (!t.facts.is_object()) return bad(what + ": 'facts' must be an object");
+      for (const auto& [k, v] : t.facts.items())
+        if (!type || !type->find(k))
+          return bad(what + " has the fact '" + k + "', which is not an attribute of " + burst->resource_type);
+    }
   }
   return {};
 }
@@ -252,6 +283,7 @@ void from_json(const Json& j, SettingSpec& s) {
 void to_json(Json& j, const SectionSpec& s) {
   j = {{"section", s.section}, {"resource_type", s.resource_type}, {"default", s.is_default}, {"settings", s.settings},
        {"fleet", s.fleet}};
+  if (!s.fallback_types.empty()) j["fallback_types"] = s.fallback_types;
 }
 
 void from_json(const Json& j, SectionSpec& s) {
@@ -260,6 +292,26 @@ void from_json(const Json& j, SectionSpec& s) {
   s.is_default = j.value("default", false);
   s.settings = j.value("settings", std::vector<SettingSpec>{});
   s.fleet = j.value("fleet", false);
+  s.fallback_types = j.value("fallback_types", "");
+}
+
+void to_json(Json& j, const InstanceType& t) {
+  j = {{"name", t.name},       {"gpu", t.gpu},         {"gpu_count", t.gpu_count},           {"vcpus", t.vcpus},
+       {"memory_gb", t.memory_gb}, {"nvswitch", t.nvswitch}, {"fabric_manager", t.fabric_manager}};
+  if (!t.facts.empty()) j["facts"] = t.facts;
+  if (!t.sources.empty()) j["sources"] = t.sources;
+}
+
+void from_json(const Json& j, InstanceType& t) {
+  t.name = j.at("name").get<std::string>();
+  t.gpu = j.at("gpu").get<std::string>();
+  t.gpu_count = j.at("gpu_count").get<int>();
+  t.vcpus = j.value("vcpus", 0);
+  t.memory_gb = j.value("memory_gb", 0);
+  t.nvswitch = j.value("nvswitch", false);
+  t.fabric_manager = j.value("fabric_manager", false);
+  t.facts = j.value("facts", Json::object());
+  t.sources = j.value("sources", std::vector<std::string>{});
 }
 
 void to_json(Json& j, const ProviderSchema& s) {
@@ -271,6 +323,7 @@ void to_json(Json& j, const ProviderSchema& s) {
        {"resource_types", s.resource_types},
        {"sections", s.sections},
        {"options", s.options},
+       {"instance_types", s.instance_types},
        {"deadlines",
         {{"read", format_duration(s.deadlines.read)},
          {"create", format_duration(s.deadlines.create)},
@@ -286,6 +339,7 @@ void from_json(const Json& j, ProviderSchema& s) {
   s.resource_types = j.value("resource_types", std::vector<ResourceType>{});
   s.sections = j.value("sections", std::vector<SectionSpec>{});
   s.options = j.value("options", std::vector<OptionSpec>{});
+  s.instance_types = j.value("instance_types", std::vector<InstanceType>{});
   for (auto& t : s.resource_types) t.provider = s.name;
   if (j.contains("deadlines")) {
     const Json& d = j.at("deadlines");

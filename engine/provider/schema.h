@@ -134,7 +134,31 @@ struct SectionSpec {
   /// index, provider, gpu, role}, and depends on them, so a provider that
   /// watches the fleet is applied after it and learns what to watch.
   bool fleet = false;
+  /// For burst_pools: the setting that lists the instance types a pool may
+  /// fall back on ("instance_types" on AWS, "machine_types" on GCP). The
+  /// rules check those types too, and their facts reach the resource.
+  std::string fallback_types;
   bool operator==(const SectionSpec&) const = default;
+};
+
+/// One machine shape a provider rents out (a cloud instance type), with the
+/// facts the GPU rules check a burst pool against. Declared by the provider
+/// that sells it, built-in or plugin, never by the engine.
+struct InstanceType {
+  std::string name;     ///< as the provider's API spells it ("p5.48xlarge")
+  std::string gpu;      ///< a catalog GPU: name, alias or product name ("H100-80GB")
+  int gpu_count = 0;    ///< GPUs per instance, at least 1
+  int vcpus = 0;
+  int memory_gb = 0;    ///< as the provider documents it (GiB or GB)
+  bool nvswitch = false;        ///< the GPUs are joined by NVSwitch
+  bool fabric_manager = false;  ///< the instance itself must run NVIDIA Fabric Manager
+  /// Facts of the provider's own that a burst instance carries: each key K
+  /// (one of the burst resource type's attributes) becomes the attribute
+  /// K = {TYPE: value} over the types the pool may launch ("efa_interfaces"
+  /// on AWS: how many EFA interfaces to attach).
+  Json facts = Json::object();
+  std::vector<std::string> sources;  ///< where the figures come from (each a document and its URL)
+  bool operator==(const InstanceType&) const = default;
 };
 
 /// The default time one operation may take, all attempts included; each is
@@ -157,11 +181,16 @@ struct ProviderSchema {
   std::vector<SectionSpec> sections;
   std::vector<OptionSpec> options;  ///< its own; common_options() come on top
   Deadlines deadlines;
+  /// The instance types its burst pools may use (a provider serving
+  /// burst_pools), in the order it lists them.
+  std::vector<InstanceType> instance_types;
   /// Where it came from: "built-in", or the plugin executable's path. Set
   /// by whoever registers the schema, not by the provider.
   std::string source = "built-in";
 
   const ResourceType* resource_type(const std::string& type) const;
+  /// The instance type `name`, or nullptr.
+  const InstanceType* instance_type(const std::string& name) const;
   /// Its own option or a common one; nullopt when neither.
   std::optional<OptionSpec> option(const std::string& name) const;
   /// Own options followed by the common ones (what users can set).
@@ -197,6 +226,8 @@ void to_json(Json& j, const SettingSpec& s);
 void from_json(const Json& j, SettingSpec& s);
 void to_json(Json& j, const SectionSpec& s);
 void from_json(const Json& j, SectionSpec& s);
+void to_json(Json& j, const InstanceType& t);
+void from_json(const Json& j, InstanceType& t);
 void to_json(Json& j, const ProviderSchema& s);
 void from_json(const Json& j, ProviderSchema& s);
 

@@ -23,6 +23,7 @@
 
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::render {
 namespace {
@@ -211,7 +212,8 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
     networks = &bpool->networks;
     storage = &bpool->storage;
     os = bp::operating_system(*bpool);
-    if (const catalog::InstanceType* t = cat.instance_type(bpool->provider, bpool->instance_type)) {
+    const ProviderSchema* provider = schema_registry().provider(bpool->provider);
+    if (const InstanceType* t = provider ? provider->instance_type(bpool->instance_type) : nullptr) {
       v.gpu = cat.gpu(t->gpu);
       v.gpu_name = v.gpu ? v.gpu->name : t->gpu;
       v.gpus_per_node = t->gpu_count;

@@ -1,7 +1,11 @@
 // The rules on burst pools: spot capacity and its checkpoints, and the
 // cloud instance type (its GPU is checked by platform.cpp).
+#include <algorithm>
+
 #include "engine/validate/checker.h"
 #include "engine/validate/hints.h"
+#include "engine/core/strings.h"
+#include "engine/provider/registry.h"
 
 namespace plinth::validate {
 
@@ -19,15 +23,17 @@ const RuleInfo BURST002{
     "checkpoint to an object, nfs or parallel-fs tier that outlives the instance"};
 const RuleInfo GPU002{
     "GPU002", Severity::Error, "unknown cloud instance type",
-    "A burst pool's `instance_type` is not in the catalog for its `provider` (instance types belong to one provider). "
-    "The hint names the closest types. Position: `instance_type`.",
-    "The instance type's GPU model and count come from engine/catalog/data/instance_types.yaml (provider "
-    "documentation).",
-    "use a type from catalog.md, or add it to instance_types.yaml"};
+    "A burst pool's `instance_type`, or a fallback type its provider setting lists (`instance_types`, "
+    "`machine_types`), is not an instance type its `provider` declares (instance types belong to one provider), or "
+    "names a GPU the catalog does not know. The hint names the closest types. Position: `instance_type` (or the "
+    "fallback setting).",
+    "Each provider declares the instance types it sells with their GPU model and count (the built-in clouds in "
+    "providers/NAME/instance_types.yaml, from the provider's documentation; a plugin in its handshake), so the GPU "
+    "rules can check a burst pool like a node pool.",
+    "use a type the provider lists (plinth providers --json, or docs/providers/NAME.md), or add it to the provider"};
 
 void Checker::check_burst_pool(const bp::BurstPool& p) {
   const std::string addr = burst_address(p);
-  const std::string who = "burst pool '" + p.name + "' (" + p.instance_type + ")";
   if (p.spot && !p.checkpointing)
     add(BURST001, p.origin.at("spot"), addr, "spot burst pool '" + p.name + "' has no checkpointing",
         "add checkpointing: {interval_minutes: 30, target: TIER}, or set spot: false");
@@ -38,18 +44,44 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
               "', node-local storage that is lost when the instance is reclaimed",
           "checkpoint to an object, nfs or parallel-fs tier");
   check_mounts(p.storage, p.origin, bp::operating_system(p), addr, "burst pool '" + p.name + "'");
-  const auto* type = cat_.instance_type(p.provider, p.instance_type);
-  if (!type) {
-    add(GPU002, p.origin.at("instance_type"), addr,
-        "unknown " + p.provider + " instance type '" + p.instance_type + "' in burst pool '" + p.name + "'",
-        closest(p.instance_type, cat_.instance_type_names(p.provider)) + " (the types are listed in docs/catalog.md)");
-    return;
-  }
+  const ProviderSchema* provider = schema_registry().provider(p.provider);
+  if (!provider) return;  // the loader reported the unknown provider
+  std::vector<std::string> names;
+  for (const auto& t : provider->instance_types) names.push_back(t.name);
+  std::sort(names.begin(), names.end());  // ties in the hint break by name, not by the provider's order
+  // The pool's type, then each fallback its provider takes from a setting:
+  // any of them may be launched, so each is checked.
+  std::vector<std::pair<std::string, std::string>> candidates = {{p.instance_type, "instance_type"}};
+  const SectionSpec* spec = schema_registry().section("burst_pools", p.provider);
+  if (spec && !spec->fallback_types.empty())
+    if (const auto it = p.settings.find(spec->fallback_types); it != p.settings.end() && it->is_array())
+      for (const auto& t : *it)
+        if (t.is_string() && t.get<std::string>() != p.instance_type)
+          candidates.emplace_back(t.get<std::string>(), spec->fallback_types);
   const auto* stack = find(stacks_, p.stack);
-  const auto* gpu = cat_.gpu(type->gpu);
-  if (stack && gpu) {
-    check_cuda_supports(*gpu, *stack, CUDA004, p.origin.at("instance_type"), addr, who);
-    check_platform(*stack, *gpu, type->fabric_manager, stack->precision, p.origin.at("instance_type"), addr, who);
+  for (const auto& [name, field] : candidates) {
+    const SourceLoc& at = p.origin.at(field);
+    const InstanceType* type = provider->instance_type(name);
+    if (!type) {
+      add(GPU002, at, addr, "unknown " + p.provider + " instance type '" + name + "' in burst pool '" + p.name + "'",
+          closest(name, names) + " (the types are listed by plinth providers --json" +
+              (provider->docs.empty() ? std::string(")") : " and in " + provider->docs + ")"));
+      continue;
+    }
+    const auto* gpu = cat_.gpu(type->gpu);
+    if (!gpu) {
+      add(GPU002, at, addr,
+          p.provider + " instance type '" + name + "' of burst pool '" + p.name + "' names GPU '" + type->gpu +
+              "', which the catalog does not know",
+          "the provider must name a GPU of docs/catalog.md (name, alias or product name); " +
+              did_you_mean(type->gpu, cat_.gpu_names()));
+      continue;
+    }
+    const std::string who = "burst pool '" + p.name + "' (" + name + ")";
+    if (stack) {
+      check_cuda_supports(*gpu, *stack, CUDA004, at, addr, who);
+      check_platform(*stack, *gpu, type->fabric_manager, stack->precision, at, addr, who);
+    }
   }
 }
 

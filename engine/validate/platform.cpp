@@ -19,7 +19,7 @@ const RuleInfo CUDA003{
     "pin at least that CUDA (and its driver) in the stack"};
 const RuleInfo CUDA004{
     "CUDA004", Severity::Error, "burst pool instance type's GPU needs a newer CUDA than its stack pins",
-    "As CUDA003, for the GPU of a burst pool's `instance_type` (instance_types.yaml). Position: `instance_type`.",
+    "As CUDA003, for the GPU of a burst pool's `instance_type` (as its provider declares it). Position: `instance_type`.",
     "Same fact as CUDA003, for the GPU of the cloud instance type.",
     "pin a newer CUDA in the stack, or choose an instance type whose GPU the stack supports"};
 const RuleInfo CUDA006{

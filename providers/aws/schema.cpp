@@ -1,6 +1,7 @@
 #include "providers/aws/schema.h"
 
 #include "providers/common/cloud_instance.h"
+#include "providers/common/instance_types.h"
 
 namespace plinth::aws {
 
@@ -42,8 +43,8 @@ ProviderSchema build_schema() {
                     "({capacity_block: cr-...}).",
                     T::Object),
           attr("efa_interfaces",
-               "EFA interfaces per instance type, from the catalog (p5.48xlarge 32, p4d.24xlarge 4, ...); set by "
-               "Plinth.",
+               "EFA interfaces per instance type the pool may launch, from the facts of providers/aws/instance_types.yaml "
+               "(p5.48xlarge 32, p4d.24xlarge 4, ...); set by Plinth.",
                T::Map),
       });
 
@@ -79,7 +80,8 @@ ProviderSchema build_schema() {
        {{"reservation", T::String, false, {}, "Capacity reservation id (cr-...).", {}},
         {"capacity_block", T::String, false, {}, "Capacity Block reservation id (cr-...).", {}}}},
   };
-  p.sections = {{"burst_pools", "aws.instance", false, std::move(settings)}};
+  p.sections = {{"burst_pools", "aws.instance", false, std::move(settings), false, "instance_types"}};
+  p.instance_types = cloud::compiled_instance_types("providers/aws/instance_types.yaml", instance_types_yaml());
 
   p.options = {
       {"region", T::String, "", {"AWS_REGION", "AWS_DEFAULT_REGION"}, "Region for pools that name none."},

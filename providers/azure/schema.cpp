@@ -1,6 +1,7 @@
 #include "providers/azure/schema.h"
 
 #include "providers/common/cloud_instance.h"
+#include "providers/common/instance_types.h"
 
 namespace plinth::azure {
 
@@ -77,7 +78,8 @@ ProviderSchema build_schema() {
         {"encryption_at_host", T::Bool, false, {}, "Encrypt temp disk and caches on the host.", {}},
         {"disk_encryption_set_id", T::String, false, {}, "Disk encryption set (customer-managed key) resource id.", {}}}},
   };
-  p.sections = {{"burst_pools", "azure.vm", false, std::move(settings)}};
+  p.sections = {{"burst_pools", "azure.vm", false, std::move(settings), false, "instance_types"}};
+  p.instance_types = cloud::compiled_instance_types("providers/azure/instance_types.yaml", instance_types_yaml());
 
   p.options = {
       {"tenant_id", T::String, "", {"AZURE_TENANT_ID"}, "Microsoft Entra tenant (directory) id."},

@@ -1,6 +1,7 @@
 #include "providers/gcp/schema.h"
 
 #include "providers/common/cloud_instance.h"
+#include "providers/common/instance_types.h"
 
 namespace plinth::gcp {
 
@@ -67,7 +68,8 @@ ProviderSchema build_schema() {
       {"labels", T::Map, false, {}, "More labels of the instances.", {}},
       {"termination_action", T::String, false, {"DELETE", "STOP"}, "What GCP does when it preempts a SPOT VM.", {}},
   };
-  p.sections = {{"burst_pools", "gcp.instance", false, std::move(settings)}};
+  p.sections = {{"burst_pools", "gcp.instance", false, std::move(settings), false, "machine_types"}};
+  p.instance_types = cloud::compiled_instance_types("providers/gcp/instance_types.yaml", instance_types_yaml());
 
   p.options = {
       {"project",

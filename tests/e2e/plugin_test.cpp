@@ -295,4 +295,98 @@ TEST_CASE("a plugin's stderr reaches the terminal without escape sequences", "[e
   CHECK(r.err.find("\x1b") == std::string::npos);
 }
 
+
+namespace {
+
+const std::string kLabcloud = source_dir() + "/providers/examples/labcloud/plinth-provider-labcloud";
+
+/// The example labcloud plugin beside the blueprint, serving one burst pool of `desired`
+/// `type` machines (falling back to `fallbacks`) with stack `driver` / `cuda`.
+std::string labcloud_blueprint(const std::string& sha256, const std::string& type, const std::string& fallbacks,
+                               int desired, const std::string& driver, const std::string& cuda) {
+  return blueprint_header("e2e-labcloud") +
+         "providers:\n"
+         "  labcloud:\n"
+         "    exec: ./plinth-provider-labcloud\n"
+         "    sha256: " + sha256 + "\n"
+         "    options: {capacity: \"lab.h100x8=2\"}\n"
+         "stacks:\n"
+         "  train: {driver: \"" + driver + "\", cuda: \"" + cuda + "\"}\n"
+         "burst_pools:\n"
+         "  - name: lab-burst\n"
+         "    provider: labcloud\n"
+         "    region: lab-1\n"
+         "    instance_type: " + type + "\n" +
+         (fallbacks.empty() ? "" : "    instance_types: [" + fallbacks + "]\n") +
+         "    desired: " + std::to_string(desired) + "\n"
+         "    max: 4\n"
+         "    stack: train\n";
+}
+
+size_t lab_instances(const std::string& dir, const std::string& type) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/labcloud/instances", ec))
+    n += slurp(e.path().string()).find("\"instance_type\": \"" + type + "\"") != std::string::npos;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a plugin cloud that declares its own instance types has its burst pool validated with the GPU rules, "
+          "planned, applied over its fallback and destroyed", "[e2e][plugin]") {
+  TempDir dir;
+  std::filesystem::copy_file(kLabcloud, dir.path() + "/plinth-provider-labcloud");
+  std::filesystem::permissions(dir.path() + "/plinth-provider-labcloud", std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  const std::string sha = sha256_of(kLabcloud);
+
+  // A type the plugin does not sell: GPU002 with the plugin's own closest names.
+  dir.write("lab.yaml", labcloud_blueprint(sha, "lab.h100x4", "", 1, kDriver, "12.4"));
+  auto unknown = run_plinth({"validate", "lab.yaml"}, dir.path());
+  INFO(unknown.out << unknown.err);
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("lab.yaml:15:20: error[GPU002]: unknown labcloud instance type 'lab.h100x4' in burst pool "
+                         "'lab-burst'") != std::string::npos);
+  CHECK(unknown.err.find("hint: did you mean 'lab.h100x8'? (the types are listed by plinth providers --json and in "
+                         "providers/examples/labcloud/README.md)") != std::string::npos);
+
+  // Its H100 type with a stack too old for Hopper: the GPU rules apply to the plugin's type, and to the
+  // fallback the pool lists.
+  dir.write("lab.yaml", labcloud_blueprint(sha, "lab.h100x8", "lab.h200x8", 1, "470.256.02", "11.4"));
+  auto old = run_plinth({"validate", "lab.yaml"}, dir.path());
+  INFO(old.out << old.err);
+  CHECK(old.exit_code == 1);
+  CHECK(old.err.find("error[DRV002]: burst pool 'lab-burst' (lab.h100x8) runs H100-80GB, which needs driver "
+                     "520.61.05 or newer") != std::string::npos);
+  CHECK(old.err.find("error[CUDA004]: burst pool 'lab-burst' (lab.h100x8)") != std::string::npos);
+  CHECK(old.err.find("lab.yaml:16:21: error[CUDA004]: burst pool 'lab-burst' (lab.h200x8)") != std::string::npos);
+
+  // A valid pool of 3 where the lab has room for 2 H100 machines: planned with the type's facts, applied with
+  // the third on the H200 fallback.
+  dir.write("lab.yaml", labcloud_blueprint(sha, "lab.h100x8", "lab.h200x8", 3, kDriver, "12.4"));
+  auto valid = run_plinth({"validate", "lab.yaml"}, dir.path());
+  INFO(valid.out << valid.err);
+  CHECK(valid.exit_code == 0);
+  auto plan = run_plinth({"plan", "lab.yaml", "--no-color"}, dir.path());
+  INFO(plan.out << plan.err);
+  CHECK(plan.exit_code == 0);
+  CHECK(plan.out.find("+ labcloud.instance.lab-burst[2] (create)") != std::string::npos);
+  CHECK(plan.out.find("ib_ports") != std::string::npos);
+  auto apply = run_plinth({"apply", "lab.yaml", "--auto-approve", "--no-color"}, dir.path());
+  INFO(apply.out << apply.err);
+  CHECK(apply.exit_code == 0);
+  CHECK(lab_instances(dir.path(), "lab.h100x8") == 2);
+  CHECK(lab_instances(dir.path(), "lab.h200x8") == 1);
+  CHECK(resources_in_state(dir.path() + "/plinth.state.json", "labcloud.instance") == 3);
+  auto again = run_plinth({"plan", "lab.yaml", "--detailed-exitcode"}, dir.path());
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+
+  auto destroy = run_plinth({"destroy", "lab.yaml", "--auto-approve"}, dir.path());
+  INFO(destroy.out << destroy.err);
+  CHECK(destroy.exit_code == 0);
+  CHECK(lab_instances(dir.path(), "lab.h100x8") + lab_instances(dir.path(), "lab.h200x8") == 0);
+}
+
 }  // namespace plinth::test::e2e_plugin

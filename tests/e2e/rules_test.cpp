@@ -30,7 +30,6 @@ TEST_CASE("plinth validate accepts the example blueprints without warnings") {
 TEST_CASE("PLINTH_CATALOG_DIR replaces the built-in catalog") {
   TempDir dir;
   dir.write("cuda.yaml", slurp(source_dir() + "/engine/catalog/data/cuda.yaml"));
-  dir.write("instance_types.yaml", slurp(source_dir() + "/engine/catalog/data/instance_types.yaml"));
   dir.write("gpus.yaml", "version: \"1\"\nsources: {x: y}\ngpus: [\n");
   auto r = run_plinth({"validate", "blueprints/examples/lab.yaml"}, "", {{"PLINTH_CATALOG_DIR", dir.path()}});
   CHECK(r.exit_code == 1);

@@ -130,50 +130,6 @@ TEST_CASE("GPU models are found by name, alias and the product name nvidia-smi r
   CHECK(cat.version() == "2026.12.2");
 }
 
-TEST_CASE("instance types carry their GPU model and count") {
-  const auto& cat = embedded();
-  struct Want {
-    const char* provider;
-    const char* name;
-    const char* gpu;
-    int count;
-  };
-  for (const Want& w : {Want{"aws", "p4d.24xlarge", "A100-40GB", 8}, {"aws", "p4de.24xlarge", "A100-80GB", 8},
-                        {"aws", "p5.48xlarge", "H100-80GB", 8}, {"aws", "g5.xlarge", "A10G", 1}, {"aws", "g5.12xlarge", "A10G", 4},
-                        {"aws", "g5.48xlarge", "A10G", 8}, {"aws", "g6.24xlarge", "L4", 4}, {"gcp", "a2-highgpu-4g", "A100-40GB", 4},
-                        {"gcp", "a2-ultragpu-8g", "A100-80GB", 8}, {"gcp", "a3-highgpu-8g", "H100-80GB", 8},
-                        {"gcp", "g2-standard-24", "L4", 2}, {"gcp", "g2-standard-96", "L4", 8},
-                        {"azure", "Standard_ND96asr_v4", "A100-40GB", 8}, {"azure", "Standard_ND96amsr_A100_v4", "A100-80GB", 8},
-                        {"azure", "Standard_ND96isr_H100_v5", "H100-80GB", 8}, {"azure", "Standard_NC48ads_A100_v4", "A100-80GB-PCIe", 2},
-                        {"aws", "p5e.48xlarge", "H200-141GB", 8}, {"aws", "p5en.48xlarge", "H200-141GB", 8},
-                        {"aws", "p6-b200.48xlarge", "B200", 8}, {"aws", "g6e.12xlarge", "L40S", 4}, {"aws", "g4dn.metal", "T4", 8},
-                        {"gcp", "a3-megagpu-8g", "H100-80GB", 8}, {"gcp", "a3-ultragpu-8g", "H200-141GB", 8},
-                        {"gcp", "a4-highgpu-8g", "B200", 8}, {"gcp", "a2-megagpu-16g", "A100-40GB", 16},
-                        {"azure", "Standard_ND96isr_H200_v5", "H200-141GB", 8}, {"azure", "Standard_NC40ads_H100_v5", "H100-94GB-NVL", 1},
-                        {"azure", "Standard_NC80adis_H100_v5", "H100-94GB-NVL", 2},
-                        {"azure", "Standard_ND128isr_NDR_GB200_v6", "GB200", 4}}) {
-    INFO(w.provider << " " << w.name);
-    const auto* t = cat.instance_type(w.provider, w.name);
-    REQUIRE(t != nullptr);
-    CHECK(t->gpu == w.gpu);
-    CHECK(t->gpu_count == w.count);
-    CHECK(cat.gpu(t->gpu) != nullptr);
-  }
-  CHECK(cat.instance_type("gcp", "p5.48xlarge") == nullptr);
-  CHECK(cat.providers() == std::vector<std::string>{"aws", "azure", "gcp"});
-}
-
-TEST_CASE("every AWS instance type is in the EC2 API's InstanceType enum") {
-  YAML::Node model = YAML::LoadFile(plinth::test::testdata_dir() + "/aws-ec2/botocore-model/service-2.json");
-  std::set<std::string> known;
-  for (const auto& e : model["shapes"]["InstanceType"]["enum"]) known.insert(e.as<std::string>());
-  REQUIRE(known.size() > 100);
-  for (const auto& name : embedded().instance_type_names("aws")) {
-    INFO(name);
-    CHECK(known.count(name) == 1);
-  }
-}
-
 TEST_CASE("load_dir reads the data files from a directory") {
   auto cat = Catalog::load_dir(plinth::test::source_dir() + "/engine/catalog/data");
   REQUIRE(cat.ok());
@@ -183,7 +139,7 @@ TEST_CASE("load_dir reads the data files from a directory") {
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message ==
         "catalog directory '/nonexistent/catalog' does not exist; set PLINTH_CATALOG_DIR to a folder holding cuda.yaml, "
-        "gpus.yaml, instance_types.yaml, software.yaml");
+        "gpus.yaml, software.yaml");
 }
 
 TEST_CASE("malformed catalog data gives errors naming the file and line") {
@@ -197,9 +153,6 @@ TEST_CASE("malformed catalog data gives errors naming the file and line") {
   CHECK(error_of("cuda.yaml", header + "toolkits:\n  - {cuda: \"12.4.0\", min_driver: \"550.54.14\", source: blog}\n") ==
         "invalid catalog data:\n  cuda.yaml:5: the source of CUDA 12.4.0 names none of the file's sources (notes)");
   CHECK(error_of("cuda.yaml", "version: 1\ntoolkits: [\n") .find("cuda.yaml:3: YAML syntax error") != std::string::npos);
-  CHECK(error_of("instance_types.yaml", header + "instance_types:\n  aws:\n    - {name: p9.huge, gpu: Quantum-9000, gpu_count: 8, vcpus: 1, "
-                                                 "memory_gb: 1, source: notes}\n") ==
-        "invalid catalog data:\n  instance_types.yaml:6: aws instance type 'p9.huge' names GPU 'Quantum-9000', which gpus.yaml does not list");
   CHECK(error_of("gpus.yaml", header + "gpus:\n  - {name: X1, product_name: X, architecture: Y, compute_capability: \"1.0\", "
                                        "form_factor: pcie, datacenter: true, min_cuda: \"11.0\", memory_gb: lots, ecc: true, "
                                        "nvlink: false, source: notes}\n")
@@ -211,16 +164,16 @@ TEST_CASE("malformed catalog data gives errors naming the file and line") {
         std::string::npos);
 }
 
-TEST_CASE("the catalog needs all four data files and no others") {
+TEST_CASE("the catalog needs all three data files and no others") {
   auto files = files_with("", "");
   files.erase(files.begin());  // cuda.yaml
   files.emplace_back("gpu.yaml", "version: 1\n");
   auto r = Catalog::load_texts(files);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message ==
-        "invalid catalog data:\n  gpu.yaml: unknown catalog file; the catalog has cuda.yaml, gpus.yaml, instance_types.yaml, "
+        "invalid catalog data:\n  gpu.yaml: unknown catalog file; the catalog has cuda.yaml, gpus.yaml, "
         "software.yaml (did you mean 'gpus.yaml'?)\n  cuda.yaml: missing; the catalog needs cuda.yaml, gpus.yaml, "
-        "instance_types.yaml, software.yaml");
+        "software.yaml");
 }
 
 namespace {
@@ -342,7 +295,7 @@ TEST_CASE("PCIe parts are their own rows: V100 PCIe has no NVLink, H200 NVL has 
   CHECK(cat.gpu("NVIDIA A100 80GB PCIe")->name == "A100-80GB-PCIe");
 }
 
-TEST_CASE("the catalog knows which nodes and instances have NVSwitch and run Fabric Manager") {
+TEST_CASE("the catalog knows which nodes have NVSwitch and run Fabric Manager") {
   const auto& cat = embedded();
   CHECK(cat.gpu("H100-80GB")->has_nvswitch(8));
   CHECK_FALSE(cat.gpu("H100-80GB")->has_nvswitch(4));  // HGX H100 4-GPU: GPUs joined directly
@@ -351,22 +304,6 @@ TEST_CASE("the catalog knows which nodes and instances have NVSwitch and run Fab
   CHECK(cat.gpu("B200")->has_nvswitch(8));
   CHECK(cat.gpu("GB200")->fabric_manager == "switch-tray");
   CHECK_FALSE(cat.gpu("V100-32GB")->has_nvswitch(8));  // DGX-1 hybrid cube-mesh
-  for (const char* t : {"p4d.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"}) {
-    INFO(t);
-    CHECK(cat.instance_type("aws", t)->nvswitch);
-    CHECK(cat.instance_type("aws", t)->fabric_manager);
-  }
-  CHECK(cat.instance_type("aws", "p5.48xlarge")->efa_interfaces == 32);
-  CHECK(cat.instance_type("aws", "p5e.48xlarge")->efa_interfaces == 32);
-  CHECK(cat.instance_type("aws", "p5en.48xlarge")->efa_interfaces == 16);
-  CHECK(cat.instance_type("aws", "p4d.24xlarge")->efa_interfaces == 4);
-  CHECK(cat.instance_type("aws", "p6-b200.48xlarge")->efa_interfaces == 8);
-  CHECK(cat.instance_type("aws", "g6e.xlarge")->efa_interfaces == 0);
-  CHECK_FALSE(cat.instance_type("aws", "p5.4xlarge")->nvswitch);
-  CHECK_FALSE(cat.instance_type("azure", "Standard_NC24ads_A100_v4")->fabric_manager);
-  CHECK(cat.instance_type("azure", "Standard_ND96isr_H200_v5")->fabric_manager);
-  CHECK_FALSE(cat.instance_type("azure", "Standard_ND128isr_NDR_GB200_v6")->fabric_manager);  // IMEX, FM on switch trays
-  CHECK(cat.instance_type("gcp", "a3-megagpu-8g")->fabric_manager);
 }
 
 TEST_CASE("architectures carry BF16, kernel module flavours and end of support") {

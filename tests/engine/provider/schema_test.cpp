@@ -217,5 +217,9 @@ TEST_CASE("docs/resources.md and docs/providers/*.md match the schemas they are 
     INFO("docs/providers/" << s->name << ".md" << hint);
     REQUIRE(b.ok());
     CHECK(*b == options_markdown(*s));
+    if (s->instance_types.empty()) continue;
+    auto t = generated_block(*p, "instance types");
+    REQUIRE(t.ok());
+    CHECK(*t == instance_types_markdown(*s));
   }
 }

@@ -358,15 +358,15 @@ TEST_CASE("GPU001: unknown GPU model with the closest names") {
 TEST_CASE("GPU002: unknown instance type with the closest names") {
   Doc typo;
   typo.set(32, "p5.48xlarge", "p5.48xlarg");
-  CHECK(one(typo.check(), "GPU002").hint == "did you mean 'p5.48xlarge'? (the types are listed in docs/catalog.md)");
+  CHECK(one(typo.check(), "GPU002").hint == "did you mean 'p5.48xlarge'? (the types are listed by plinth providers --json and in docs/providers/aws.md)");
   // Equally distant names: the one sharing the longer prefix wins.
   CHECK(one(Doc().set(32, "p5.48xlarge", "p5.96xlarge").check(), "GPU002").hint ==
-        "did you mean 'p5.48xlarge'? (the types are listed in docs/catalog.md)");
+        "did you mean 'p5.48xlarge'? (the types are listed by plinth providers --json and in docs/providers/aws.md)");
   Doc doc;
   doc.set(32, "p5.48xlarge", "p5.48xl");
   check_diag(one(doc.check(), "GPU002"), Severity::Error, doc.at(32, "p5.48xl"), "aws.instance.aws-p5",
              "unknown aws instance type 'p5.48xl' in burst pool 'aws-p5'",
-             "closest known: 'p5.48xlarge', 'p5.4xlarge', 'p5e.48xlarge' (the types are listed in docs/catalog.md)");
+             "closest known: 'p5.48xlarge', 'p5.4xlarge', 'p5e.48xlarge' (the types are listed by plinth providers --json and in docs/providers/aws.md)");
   // Instance types belong to their provider.
   Doc gcp;
   gcp.set(32, "provider: aws, region: us-east-1", "provider: gcp, region: us-central1");

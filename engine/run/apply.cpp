@@ -182,7 +182,10 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
     std::atomic<bool> running{true};
     std::thread watcher([&] {
       int seen = 0;
-      while (running.load()) {
+      // One last look after the apply ends: a signal that stopped it before
+      // the next tick is still told.
+      for (bool last = false; !last;) {
+        last = !running.load();
         int level = options.cancel ? options.cancel->load() : 0;
         if (level > seen) {
           seen = level;
@@ -191,7 +194,7 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
                                          "(interrupt again to cancel them)"
                                    : "plinth " + op + ": cancelling the operations in flight");
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!last) std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
     });
     report = apply::execute(p, st.doc, *st.backend, providers.lookup(), opts);

@@ -5,7 +5,6 @@
 //        (execute.h: the question and the signals)
 #include <filesystem>
 
-#include "engine/audit/provenance.h"
 #include "engine/blueprint/loader.h"
 #include "engine/cli/common.h"
 #include "engine/cli/execute.h"
@@ -13,6 +12,7 @@
 #include "engine/cli/render_events.h"
 #include "engine/core/strings.h"
 #include "engine/plan/planfile.h"
+#include "engine/run/saved_plan.h"
 
 namespace plinth::cli {
 namespace {
@@ -31,16 +31,11 @@ bool is_planfile(const std::vector<std::string>& paths) {
 /// uncommitted changes are refused unless --allow-dirty.
 bool check_clean(const Args& args, Io& io, const std::vector<std::string>& files) {
   if (args.flag("allow-dirty")) return true;
-  auto prov = audit::record_provenance(files);
-  if (!prov) {
-    fail(io, "apply", "git provenance: " + prov.error().message);
+  if (auto st = run::require_committed(files); !st) {
+    fail(io, "apply", st.error().message);
     return false;
   }
-  if (!prov->files_dirty) return true;
-  fail(io, "apply",
-       "the blueprint has uncommitted changes (" + join(prov->dirty_files, ", ") +
-           "); commit them so what is applied can be reproduced from a commit, or pass --allow-dirty");
-  return false;
+  return true;
 }
 
 /// apply PLANFILE: re-checks every binding of the saved plan (blueprint and
@@ -58,13 +53,10 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
   }
   auto pf = plan::read_planfile(path, key ? &*key : nullptr);
   if (!pf) return fail(io, "apply", pf.error().message + "; nothing was changed");
-  std::vector<std::string> files, policy_files;
+  std::vector<std::string> files;
   for (const auto& [f, sha] : pf->bindings.blueprints) files.push_back(f);
-  for (const auto& [f, sha] : pf->bindings.policies) policy_files.push_back(f);
   if (!check_clean(args, io, files)) return kExitFailure;
 
-  // Load the same blueprint (for the policy gate and the executor's view of
-  // dependencies) and lock the state; no refresh: the saved plan is what runs.
   // Saving the plan after reviewing it was the approval (Terraform asks no
   // question for a saved plan either); what runs is exactly what was shown.
   Args from_plan = args;
@@ -72,39 +64,12 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
   from_plan.set("auto-approve", "true");
   auto options = plan_options(from_plan, "apply");
   if (!options) return fail(io, "apply", options.error().message);
-  options->refresh = false;
   auto apply_opts = apply_options(from_plan, "apply");
   if (!apply_opts) return fail(io, "apply", apply_opts.error().message);
   auto view = make_view(io, "apply", args.flag("json"));
   run::ProviderSet providers(provider_factory(), provider_options(from_plan));
-  auto planned = run::plan(*options, providers, *view);
+  auto planned = run::plan_saved(*pf, path, *options, providers, *view);
   if (!planned) return kExitFailure;
-  std::optional<state::StateDocument> stored;
-  if (planned->state.existed) stored = planned->state.doc;
-  state::StateDocument start = plan::starting_state(*pf, stored);
-
-  auto prov = audit::record_provenance(files);
-  if (!prov) return fail(io, "apply", "git provenance: " + prov.error().message);
-  // A plan made against no state applies only where there has never been
-  // one: not after the state it created was moved away with its history kept.
-  bool existed = planned->state.existed;
-  if (!existed && !pf->bindings.state_existed) {
-    auto kept = planned->state.backend->history();
-    if (!kept) return fail(io, "apply", kept.error().message + "; nothing was changed");
-    if (!kept->empty())
-      return fail(io, "apply",
-                  "refusing the saved plan " + path + ": it was made when there was no state at " +
-                      planned->state.path + ", but that state has " + std::to_string(kept->size()) +
-                      " kept version(s) (it was applied before and moved or removed since); run plinth plan again");
-  }
-  auto current = plan::make_bindings(files, policy_files,
-                                     {plan::bound_location(planned->state.location), existed, start}, prov->commit,
-                                     prov->files_dirty);
-  if (!current) return fail(io, "apply", current.error().message + "; nothing was changed");
-  if (auto st = plan::verify(*pf, *current); !st)
-    return fail(io, "apply", "refusing the saved plan " + path + ": " + st.error().message);
-  planned->state.doc = std::move(start);
-  planned->plan = pf->plan;
   return execute(from_plan, io, std::move(*apply_opts), *planned, providers, *view);
 }
 

@@ -1,5 +1,6 @@
-// plinth state list|show|history|restore|unlock: inspect and repair the state
-// file (engine/state/state.h; docs/state.md).
+// plinth state list|show|history|restore|unlock|rm|mv|rekey|migrate|push-journal:
+// the flags, and the rendering of what engine/run/state_ops.h does
+// (docs/state.md).
 #include <algorithm>
 #include <charconv>
 #include <functional>
@@ -8,6 +9,7 @@
 
 #include "engine/cli/common.h"
 #include "engine/cli/options.h"
+#include "engine/run/state_ops.h"
 #include "engine/run/state_session.h"
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
@@ -69,14 +71,7 @@ void print_values(const Json& obj, const std::string& prefix, const ResourceType
 
 int show(const state::StateDocument& doc, const std::string& path, const std::string& address, Io& io) {
   const Resource* r = doc.find(address);
-  if (!r) {
-    std::vector<std::string> addresses;
-    for (const auto& x : doc.resources) addresses.push_back(x.address);
-    std::string msg = "no resource '" + address + "' in state " + path;
-    if (auto m = closest_match(address, addresses)) msg += "; did you mean '" + *m + "'?";
-    else msg += " ('plinth state list' lists the addresses)";
-    return fail(io, "state", msg);
-  }
+  if (!r) return fail(io, "state", run::not_in_state(doc, path, address));
   std::fprintf(io.out, "# %s\n", r->address.c_str());
   std::fprintf(io.out, "type       = %s\n", r->type.c_str());
   std::fprintf(io.out, "name       = %s\n", r->name.c_str());
@@ -116,158 +111,52 @@ int history(state::Backend& backend, const std::string& path, Io& io) {
   return kExitSuccess;
 }
 
-/// The state's addresses that `pattern` names: the address itself, or every
-/// index of a counted resource written without one ("baremetal.node.a").
-std::vector<std::string> matching(const state::StateDocument& doc, const std::string& pattern) {
-  std::vector<std::string> out;
-  for (const auto& r : doc.resources)
-    if (r.address == pattern || (r.index >= 0 && r.type + "." + r.name == pattern)) out.push_back(r.address);
-  return out;
-}
+/// --lock-timeout (default: try once).
+Result<std::chrono::milliseconds> lock_timeout(const Args& args) { return state::parse_duration(args.get_or("lock-timeout", "0s")); }
 
-std::string not_in_state(const state::StateDocument& doc, const std::string& path, const std::string& address) {
-  std::vector<std::string> addresses;
-  for (const auto& x : doc.resources) addresses.push_back(x.address);
-  std::string msg = "no resource '" + address + "' in state " + path;
-  if (auto m = closest_match(address, addresses)) msg += "; did you mean '" + *m + "'?";
-  else msg += " ('plinth state list' lists the addresses)";
-  return msg;
-}
-
-/// Locks, loads (the state must exist), lets `change` edit the document,
-/// and saves it as the next serial unless --dry-run. `change` returns the
-/// lines to print, or an error (nothing is written then).
-int edit_state(const Args& args, Io& io, state::Backend& backend, const std::string& path, const std::string& what,
-               const std::function<Result<std::vector<std::string>>(state::StateDocument&)>& change) {
-  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+/// Renders an edit (rm, mv): what changed, then where it was saved.
+int render_edit(const Args& args, Io& io, state::Backend& backend, const std::string& path, const std::string& what,
+                const std::function<Result<std::vector<std::string>>(state::StateDocument&)>& change) {
+  auto timeout = lock_timeout(args);
   if (!timeout) return fail(io, "state", timeout.error().message);
-  auto guard = state::LockGuard::acquire(backend, "plinth state " + what, *timeout);
-  if (!guard) return fail(io, "state", guard.error().message);
-  int status = kExitSuccess;
-  auto doc = load_state(backend, path, true, io, status);
-  if (!doc) return status;
-  state::StateDocument next = *doc;
-  auto lines = change(next);
-  if (!lines) return fail(io, "state", lines.error().message);
   const bool dry = args.flag("dry-run");
-  for (const auto& l : *lines) std::fprintf(io.out, "%s%s\n", dry ? "would be " : "", l.c_str());
+  auto edit = run::edit_state(backend, path, what, *timeout, dry, change);
+  if (!edit) return fail(io, "state", edit.error().message);
+  for (const auto& l : edit->lines) std::fprintf(io.out, "%s%s\n", dry ? "would be " : "", l.c_str());
   if (dry) {
     std::fprintf(io.out, "Dry run: state %s was not changed.\n", path.c_str());
     return kExitSuccess;
   }
-  next.serial = doc->serial + 1;
-  if (auto st = backend.save(next); !st) return fail(io, "state", st.error().message);
+  const auto from = static_cast<unsigned long long>(edit->from_serial);
   std::fprintf(io.out,
                "Saved state %s as serial %llu. No infrastructure was changed; serial %llu stays restorable "
                "(plinth state restore %llu).\n",
-               path.c_str(), static_cast<unsigned long long>(next.serial), static_cast<unsigned long long>(doc->serial),
-               static_cast<unsigned long long>(doc->serial));
+               path.c_str(), static_cast<unsigned long long>(edit->to_serial), from, from);
   return kExitSuccess;
 }
 
-/// state rm ADDRESS...: Plinth forgets the resources; they keep running.
-Result<std::vector<std::string>> remove_resources(state::StateDocument& doc, const std::string& path,
-                                                  const std::vector<std::string>& patterns) {
-  std::set<std::string> gone;
-  for (const auto& p : patterns) {
-    auto m = matching(doc, p);
-    if (m.empty()) return Error::invalid(not_in_state(doc, path, p) + "; nothing was removed");
-    gone.insert(m.begin(), m.end());
-  }
-  std::vector<std::string> lines;
-  std::erase_if(doc.resources, [&](const Resource& r) { return gone.count(r.address) > 0; });
-  for (const auto& a : gone) lines.push_back("removed " + a + " from state (it still exists; Plinth no longer manages it)");
-  return lines;
-}
-
-/// state mv SRC DST: the same resource under another address (a renamed
-/// pool keeps its servers instead of deleting and re-creating them).
-Result<std::vector<std::string>> move_resources(state::StateDocument& doc, const std::string& path,
-                                                const std::string& src, const std::string& dst) {
-  auto from = matching(doc, src);
-  if (from.empty()) return Error::invalid(not_in_state(doc, path, src) + "; nothing was moved");
-  auto to = parse_address(dst);
-  if (!to) return Error::invalid("'" + dst + "' is not an address: write TYPE.NAME or TYPE.NAME[INDEX]");
-  const bool whole = from.size() > 1 || (from.front() != src);  // every index of SRC
-  if (whole && to->index >= 0)
-    return Error::invalid("'" + src + "' names every index of a pool; move it to a pool address without an index, "
-                          "e.g. " + to->type + "." + to->name);
-  std::map<std::string, std::string> renamed;  // old address -> new
-  for (auto& r : doc.resources) {
-    if (std::find(from.begin(), from.end(), r.address) == from.end()) continue;
-    if (to->type != r.type)
-      return Error::invalid("cannot move " + r.address + " (a " + r.type + ") to " + dst + " (a " + to->type +
-                            "): a resource keeps its type");
-    const int index = whole ? r.index : to->index;
-    const std::string address = make_address(r.type, to->name, index);
-    if (doc.find(address))
-      return Error::invalid("cannot move " + r.address + " to " + address + ": the state already has " + address +
-                            "; remove it first (plinth state rm) if it is stale");
-    renamed[r.address] = address;
-  }
-  std::vector<std::string> lines;
-  for (auto& r : doc.resources) {
-    if (auto it = renamed.find(r.address); it != renamed.end()) {
-      auto parts = parse_address(it->second);
-      r.address = it->second;
-      r.name = parts->name;
-      r.index = parts->index;
-    }
-    for (auto& d : r.depends_on)
-      if (auto it = renamed.find(d); it != renamed.end()) d = it->second;
-  }
-  std::sort(doc.resources.begin(), doc.resources.end(),
-            [](const Resource& a, const Resource& b) { return a.address < b.address; });
-  for (const auto& [a, b] : renamed) lines.push_back("moved " + a + " to " + b);
-  return lines;
-}
-
-/// state migrate --to LOCATION: copies the state, its lineage, serial and
-/// kept versions as stored (encrypted values stay encrypted; no key needed).
 int migrate(const Args& args, Io& io, const std::string& location, const std::string& path) {
   auto to = args.get("to");
   if (!to || to->empty())
     return fail(io, "state", "missing --to LOCATION; usage: plinth state migrate --to postgres://...|FILE [--state FILE]");
-  const std::string target_shown = state::redact_location(*to);
-  if (*to == location) return fail(io, "state", "--to " + target_shown + " is the state itself; nothing to do");
-  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+  auto timeout = lock_timeout(args);
   if (!timeout) return fail(io, "state", timeout.error().message);
-  auto source = state::open_backend(location);  // as stored: no key needed
-  auto target = state::open_backend(*to);
-  auto src_lock = state::LockGuard::acquire(*source, "plinth state migrate", *timeout);
-  if (!src_lock) return fail(io, "state", src_lock.error().message);
-  auto cur = source->load();
-  if (!cur) return fail(io, "state", cur.error().message);
-  if (!*cur) return fail(io, "state", "no state at " + path + " to migrate (nothing has been applied there)");
-  auto entries = source->history();
-  if (!entries) return fail(io, "state", entries.error().message);
-  std::vector<std::pair<state::HistoryEntry, state::StateDocument>> versions;
-  size_t skipped = 0;
-  for (const auto& e : *entries) {
-    if (e.damaged || e.lineage != (**cur).lineage) {
-      ++skipped;
-      continue;
-    }
-    auto v = source->saved_version(e.serial);
-    if (!v) return fail(io, "state", v.error().message);
-    versions.emplace_back(e, std::move(*v));
-  }
-  auto dst_lock = state::LockGuard::acquire(*target, "plinth state migrate", *timeout);
-  if (!dst_lock) return fail(io, "state", dst_lock.error().message);
-  if (auto st = target->adopt(versions, **cur); !st) return fail(io, "state", st.error().message);
+  auto m = run::migrate_state(location, path, *to, *timeout);
+  if (!m) return fail(io, "state", m.error().message);
+  const std::string target_shown = state::redact_location(*to);
   std::fprintf(io.out,
                "Migrated state %s (lineage %s, serial %llu, %zu kept version(s)) to %s.\n"
                "%s is left as it was; use --state %s (or PLINTH_STATE) from now on.\n",
-               path.c_str(), (**cur).lineage.c_str(), static_cast<unsigned long long>((**cur).serial), versions.size(),
+               path.c_str(), m->lineage.c_str(), static_cast<unsigned long long>(m->serial), m->versions,
                target_shown.c_str(), path.c_str(), target_shown.c_str());
-  if (skipped)
+  if (m->skipped)
     std::fprintf(io.err, "plinth state: %zu damaged kept version(s) were not copied (plinth state history shows them)\n",
-                 skipped);
+                 m->skipped);
   return kExitSuccess;
 }
 
-/// state rekey: loads with the current key (--state-key-file, PLINTH_STATE_KEY)
-/// and saves under the new one (--new-key-file, PLINTH_STATE_NEW_KEY).
+/// The current key reads (--state-key-file, PLINTH_STATE_KEY), the new one
+/// (--new-key-file, PLINTH_STATE_NEW_KEY) writes.
 int rekey(const Args& args, Io& io, const std::string& location, const std::string& path) {
   Result<state::StateKey> new_key = Error::invalid(
       "missing the new key: pass --new-key-file FILE or set PLINTH_STATE_NEW_KEY (64 hex digits or base64 of 32 "
@@ -275,84 +164,19 @@ int rekey(const Args& args, Io& io, const std::string& location, const std::stri
   if (auto f = args.get("new-key-file")) new_key = state::read_state_key_file(*f);
   else if (const char* v = std::getenv("PLINTH_STATE_NEW_KEY"); v && *v) new_key = state::parse_state_key(v, "PLINTH_STATE_NEW_KEY");
   if (!new_key) return fail(io, "state", new_key.error().message);
-  // The current key reads (as an old key), the new one writes.
-  auto settings = run::state_encryption(key_of(args), location, false);
-  if (!settings) return fail(io, "state", settings.error().message);
-  state::EncryptionSettings s = std::move(*settings);
-  s.old_keys.clear();
-  if (s.key) s.old_keys.push_back(*s.key);
-  s.key = *new_key;
-  s.shown = path;
-  s.allow_cleartext = true;  // rekey is how a state written in clear gets encrypted
-  const state::EncryptionSettings rekeyed = s;
-  auto backend = state::with_encryption(state::open_backend(location), std::move(s));
-  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+  auto timeout = lock_timeout(args);
   if (!timeout) return fail(io, "state", timeout.error().message);
-  auto guard = state::LockGuard::acquire(*backend, "plinth state rekey", *timeout);
-  if (!guard) return fail(io, "state", guard.error().message);
-  int status = kExitSuccess;
-  auto doc = load_state(*backend, path, true, io, status);
-  if (!doc) return status;
-  state::StateDocument next = *doc;
-  next.serial = doc->serial + 1;
-  if (auto st = backend->save(next); !st) return fail(io, "state", st.error().message);
+  auto r = run::rekey_state(key_of(args), location, path, *new_key, *timeout);
+  if (!r) return fail(io, "state", r.error().message);
   std::fprintf(io.out, "Saved state %s as serial %llu encrypted with key %s (%s).\n", path.c_str(),
-               static_cast<unsigned long long>(next.serial), new_key->id.c_str(), new_key->origin.c_str());
-  // The kept versions too, so the old key opens nothing any more: each is
-  // read as stored, decrypted with the old key and sealed again with the new
-  // one (in place: serial, saved_at and run start unchanged).
-  auto kept = backend->history();
-  if (!kept) return fail(io, "state", kept.error().message);
-  auto reencrypt = [&](const state::HistoryEntry& e, const std::string& name) -> Status {
-    if (e.damaged) return Error::invalid("damaged, cannot be read");
-    auto stored = backend->saved_version(e.serial);
-    if (!stored) return stored.error();
-    auto clear = state::decrypt_document(*stored, rekeyed, path + " " + name);
-    if (!clear) return clear.error();
-    auto sealed = state::encrypt_document(*clear, rekeyed);
-    if (!sealed) return sealed.error();
-    return backend->rewrite_version(*sealed);
-  };
-  size_t rewritten = 0;
-  std::vector<std::string> left;
-  for (const auto& e : *kept) {
-    if (e.serial >= next.serial) continue;
-    const std::string name = "kept version " + std::to_string(e.serial);
-    if (auto st = reencrypt(e, name); !st)
-      left.push_back(name + ": " + st.error().message);
-    else
-      ++rewritten;
-  }
-  std::fprintf(io.out, "Re-encrypted %zu kept version(s) with key %s.\n", rewritten, new_key->id.c_str());
-  if (!left.empty()) {
+               static_cast<unsigned long long>(r->serial), new_key->id.c_str(), new_key->origin.c_str());
+  std::fprintf(io.out, "Re-encrypted %zu kept version(s) with key %s.\n", r->rewritten, new_key->id.c_str());
+  if (!r->left.empty()) {
     std::fprintf(io.err, "plinth state: %zu kept version(s) were not re-encrypted (the old key still opens them):\n",
-                 left.size());
-    for (const auto& l : left) std::fprintf(io.err, "  - %s\n", l.c_str());
+                 r->left.size());
+    for (const auto& l : r->left) std::fprintf(io.err, "  - %s\n", l.c_str());
     return kExitFailure;
   }
-  return kExitSuccess;
-}
-
-/// state push-journal [JOURNAL]: writes the local journal an apply kept when
-/// the state could not be written (state::journal_path by default) into it.
-int push_journal(const Args& args, Io& io, state::Backend& backend, const std::string& location,
-                 const std::string& given) {
-  const std::string jp = given.empty() ? state::journal_path(location) : given;
-  if (!state::journal_exists(jp))
-    return fail(io, "state",
-                "no local journal at " + jp + " (an apply keeps one only when the state could not be written; " +
-                    "pass the path it printed: plinth state push-journal JOURNAL --state " +
-                    state::redact_location(location) + ")");
-  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
-  if (!timeout) return fail(io, "state", timeout.error().message);
-  auto guard = state::LockGuard::acquire(backend, "plinth state push-journal", *timeout);
-  if (!guard) return fail(io, "state", guard.error().message);
-  if (auto st = state::check_journal_owner(jp); !st) return fail(io, "state", st.error().message);
-  auto journal = run::open_state_backend(key_of(args), jp);  // encrypted as the state is
-  if (!journal) return fail(io, "state", journal.error().message);
-  auto r = state::push_journal(**journal, jp, backend);
-  if (!r) return fail(io, "state", r.error().message);
-  std::fprintf(io.out, "%s\n", r->c_str());
   return kExitSuccess;
 }
 
@@ -395,14 +219,22 @@ int run_state(const Args& args, Io& io) {
   }
   if (sub == "history") return history(*backend, path, io);
   if (sub == "migrate") return migrate(args, io, location, path);
-  if (sub == "push-journal") return push_journal(args, io, *backend, location, rest.empty() ? "" : rest[0]);
+  if (sub == "push-journal") {
+    auto timeout = lock_timeout(args);
+    if (!timeout) return fail(io, "state", timeout.error().message);
+    const std::string jp = rest.empty() ? state::journal_path(location) : rest[0];
+    auto r = run::push_journal(key_of(args), *backend, location, jp, *timeout);
+    if (!r) return fail(io, "state", r.error().message);
+    std::fprintf(io.out, "%s\n", r->c_str());
+    return kExitSuccess;
+  }
   if (sub == "rekey") return rekey(args, io, location, path);
   if (sub == "rm")
-    return edit_state(args, io, *backend, path, "rm",
-                      [&](state::StateDocument& d) { return remove_resources(d, path, rest); });
+    return render_edit(args, io, *backend, path, "rm",
+                       [&](state::StateDocument& d) { return run::remove_resources(d, path, rest); });
   if (sub == "mv")
-    return edit_state(args, io, *backend, path, "mv",
-                      [&](state::StateDocument& d) { return move_resources(d, path, rest[0], rest[1]); });
+    return render_edit(args, io, *backend, path, "mv",
+                       [&](state::StateDocument& d) { return run::move_resources(d, path, rest[0], rest[1]); });
   if (sub == "unlock") {
     auto r = backend->break_lock(args.flag("force"));
     if (!r) return fail(io, "state", r.error().message);
@@ -415,11 +247,9 @@ int run_state(const Args& args, Io& io) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), serial);
   if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size())
     return fail(io, "state", "'" + s + "' is not a serial number; 'plinth state history' lists the saved serials");
-  auto timeout = state::parse_duration(args.get_or("lock-timeout", "0s"));
+  auto timeout = lock_timeout(args);
   if (!timeout) return fail(io, "state", timeout.error().message);
-  auto guard = state::LockGuard::acquire(*backend, "plinth state restore", *timeout);
-  if (!guard) return fail(io, "state", guard.error().message);
-  auto r = backend->restore(serial);
+  auto r = run::restore_state(*backend, serial, *timeout);
   if (!r) return fail(io, "state", r.error().message);
   std::fprintf(io.out, "%s\n", r->c_str());
   return kExitSuccess;

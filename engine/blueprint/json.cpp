@@ -186,6 +186,8 @@ Json list(const std::vector<T>& v, F f) {
 
 }  // namespace
 
+Json to_json(const NodePool& pool) { return node_pool(pool); }
+
 Json to_json(const Blueprint& bp) {
   Json j = Json::object();
   j["apiVersion"] = bp.api_version;

@@ -16,6 +16,8 @@ namespace bp {
 /// `if not tier.encryption then ... end`; numbers, booleans and lists are
 /// always present. Used to give policies a read-only view of the blueprint.
 Json to_json(const Blueprint& bp);
+/// One node pool in that form (with its provider settings).
+Json to_json(const NodePool& pool);
 
 }  // namespace bp
 }  // namespace plinth

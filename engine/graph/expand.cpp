@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "engine/blueprint/json.h"
 #include "engine/catalog/catalog.h"
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
@@ -353,16 +354,45 @@ class Expander {
     return names;
   }
 
-  /// The BMC endpoint of node `i`: the template with {index} replaced, or the
-  /// i-th entry of the explicit list.
-  static std::string endpoint(const std::vector<std::string>& endpoints, bool templated, int i) {
-    if (!templated) return endpoints[static_cast<size_t>(i)];
+  /// `text` with every "{index}" replaced by `i`.
+  static std::string with_index(std::string text, int i) {
     static const std::string kPlaceholder = "{index}";
     const std::string idx = std::to_string(i);
-    std::string s = endpoints.front();
-    for (size_t at = s.find(kPlaceholder); at != std::string::npos; at = s.find(kPlaceholder, at + idx.size()))
-      s.replace(at, kPlaceholder.size(), idx);
-    return s;
+    for (size_t at = text.find(kPlaceholder); at != std::string::npos; at = text.find(kPlaceholder, at + idx.size()))
+      text.replace(at, kPlaceholder.size(), idx);
+    return text;
+  }
+
+  /// The attributes `spec.fields` take from `entity` (its blueprint form):
+  /// those every member shares into `shared`, the per-member ones into
+  /// `members` (`count` entries). Blocks the entity lacks are skipped.
+  static Status take_fields(const SectionSpec& spec, const Json& entity, const std::string& what, int count,
+                            Json& shared, std::vector<Json>& members) {
+    members.assign(static_cast<size_t>(count), Json::object());
+    for (const FieldSpec& f : spec.fields) {
+      std::string pointer = "/" + f.from;
+      std::replace(pointer.begin(), pointer.end(), '.', '/');
+      const Json::json_pointer path(pointer);
+      const Json::json_pointer block("/" + f.from.substr(0, f.from.find('.')));
+      if (!entity.contains(block)) continue;
+      Json v = !f.value.is_null() ? f.value : entity.contains(path) ? entity.at(path) : f.fallback;
+      if (v.is_null()) continue;
+      if (!f.per_member) {
+        shared[f.to] = std::move(v);
+        continue;
+      }
+      const bool templated = v.is_string() || (v.is_array() && v.size() == 1 && v[0].is_string() &&
+                                               v[0].get<std::string>().find("{index}") != std::string::npos);
+      if (!templated && (!v.is_array() || v.size() != static_cast<size_t>(count)))
+        return Error::invalid(what + " lists " + std::to_string(v.is_array() ? v.size() : 1) + " value(s) of '" +
+                              f.from + "' for " + std::to_string(count) +
+                              " member(s); give one per member or one template containing {index}");
+      for (int i = 0; i < count; ++i)
+        members[static_cast<size_t>(i)][f.to] =
+            templated ? Json(with_index(v.is_string() ? v.get<std::string>() : v[0].get<std::string>(), i))
+                      : v[static_cast<size_t>(i)];
+    }
+    return {};
   }
 
   Status node_pool(const bp::NodePool& p) {
@@ -403,29 +433,19 @@ class Expander {
       a["boot_method"] = p.boot->method;
       a["boot_image"] = p.boot->image;
     }
-    bool templated = false;
-    if (p.bmc) {
-      const auto& eps = p.bmc->endpoints;
-      templated = eps.size() == 1 && eps.front().find("{index}") != std::string::npos;
-      if (!templated && eps.size() != static_cast<size_t>(p.count))
-        return Error::invalid("node pool '" + p.name + "' lists " + std::to_string(eps.size()) +
-                              " BMC endpoint(s) for " + std::to_string(p.count) +
-                              " node(s); give one endpoint per node or one template containing {index}");
-      a["bmc_credentials"] = p.bmc->credentials;
-      a["bmc_ca_bundle"] = p.bmc->ca_bundle;
-      // A provisioned server runs; refresh reads its power state into this
-      // attribute, so a server found off shows as drift.
-      a["power"] = "On";
-    }
     for (const auto& [k, v] : p.settings.items())
       if (!a.contains(k)) a[k] = v;
     const SectionSpec* spec = schema_registry().section("node_pools", p.provider);
     if (!spec)
       return Error::invalid("node pool '" + p.name + "': provider '" + p.provider + "' does not serve node_pools");
+    // Blocks only the provider reads (bmc: on bare metal) become attributes as its schema says.
+    std::vector<Json> members;
+    if (auto st = take_fields(*spec, bp::to_json(p), "node pool '" + p.name + "'", p.count, a, members); !st)
+      return st;
     const auto deps = pool_deps(p.stack, p.fabric, p.networks, p.storage, "");
     for (int i = 0; i < p.count; ++i) {
       Resource& r = add(spec->resource_type, p.name, p.origin, a, deps, p.provider, i);
-      if (p.bmc) r.attributes["bmc_endpoint"] = endpoint(p.bmc->endpoints, templated, i);
+      for (auto& [k, v] : members[static_cast<size_t>(i)].items()) r.attributes[k] = std::move(v);
     }
     return {};
   }

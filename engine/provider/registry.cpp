@@ -1,6 +1,7 @@
 #include "engine/provider/registry.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace plinth {
 
@@ -84,10 +85,22 @@ std::vector<std::string> SchemaRegistry::providers_for(const std::string& sectio
   return out;
 }
 
-SchemaRegistry& schema_registry() {
+namespace {
+SchemaRegistry& process_registry() {
   static SchemaRegistry registry;
   return registry;
 }
+std::atomic<SchemaRegistry*> current_registry{nullptr};  // a ScopedSchemaRegistry's, when one lives
+}  // namespace
+
+SchemaRegistry& schema_registry() {
+  SchemaRegistry* scoped = current_registry.load();
+  return scoped ? *scoped : process_registry();
+}
+
+ScopedSchemaRegistry::ScopedSchemaRegistry() : previous_(current_registry.exchange(&registry_)) {}
+
+ScopedSchemaRegistry::~ScopedSchemaRegistry() { current_registry.store(previous_); }
 
 std::vector<const ResourceType*> resource_types() {
   std::vector<const ResourceType*> out;

@@ -44,8 +44,26 @@ class SchemaRegistry {
   std::map<std::string, std::unique_ptr<ProviderSchema>> by_name_;  // stable addresses
 };
 
-/// The process-wide registry.
+/// The process-wide registry, or the innermost live ScopedSchemaRegistry's.
 SchemaRegistry& schema_registry();
+
+/// Replaces the process-wide registry with an empty one of its own while it
+/// lives (envoy's scoped test injection): a test registers exactly the
+/// schemas it needs, fakes included, and every stage (load, expand, diff,
+/// render, validate) sees those; the destructor puts the previous one back.
+/// One at a time per process, from one thread, while no operation runs.
+class ScopedSchemaRegistry {
+ public:
+  ScopedSchemaRegistry();
+  ~ScopedSchemaRegistry();
+  ScopedSchemaRegistry(const ScopedSchemaRegistry&) = delete;
+  ScopedSchemaRegistry& operator=(const ScopedSchemaRegistry&) = delete;
+  SchemaRegistry& registry() { return registry_; }
+
+ private:
+  SchemaRegistry registry_;
+  SchemaRegistry* previous_;
+};
 
 /// Every resource type of every registered provider, sorted by type (a type
 /// two providers declare appears once per provider).

@@ -167,6 +167,14 @@ Status check_schema(const ProviderSchema& s) {
       return bad("section '" + sec.section + "' makes resource type '" + sec.resource_type +
                  "', which the provider does not declare");
     if (auto r = check_settings(s, sec.section, sec.settings); !r) return r;
+    const ResourceType* made = s.resource_type(sec.resource_type);
+    for (const auto& f : sec.fields) {
+      if (f.from.empty() || f.from.front() == '.' || f.from.back() == '.')
+        return bad("section '" + sec.section + "' has a field without a dotted 'from' path");
+      if (!made->find(f.to))
+        return bad("section '" + sec.section + "' fills attribute '" + f.to + "' from '" + f.from + "', but " +
+                   sec.resource_type + " does not declare it");
+    }
     if (!sec.fallback_types.empty() &&
         std::none_of(sec.settings.begin(), sec.settings.end(), [&](const SettingSpec& st) { return st.name == sec.fallback_types; }))
       return bad("section '" + sec.section + "' takes fallback types from setting '" + sec.fallback_types +
@@ -284,6 +292,22 @@ void to_json(Json& j, const SectionSpec& s) {
   j = {{"section", s.section}, {"resource_type", s.resource_type}, {"default", s.is_default}, {"settings", s.settings},
        {"fleet", s.fleet}};
   if (!s.fallback_types.empty()) j["fallback_types"] = s.fallback_types;
+  if (!s.fields.empty()) j["fields"] = s.fields;
+}
+
+void to_json(Json& j, const FieldSpec& f) {
+  j = {{"from", f.from}, {"to", f.to}};
+  if (!f.value.is_null()) j["value"] = f.value;
+  if (!f.fallback.is_null()) j["fallback"] = f.fallback;
+  if (f.per_member) j["per_member"] = true;
+}
+
+void from_json(const Json& j, FieldSpec& f) {
+  f.from = j.at("from").get<std::string>();
+  f.to = j.at("to").get<std::string>();
+  f.value = j.value("value", Json());
+  f.fallback = j.value("fallback", Json());
+  f.per_member = j.value("per_member", false);
 }
 
 void from_json(const Json& j, SectionSpec& s) {
@@ -293,6 +317,7 @@ void from_json(const Json& j, SectionSpec& s) {
   s.settings = j.value("settings", std::vector<SettingSpec>{});
   s.fleet = j.value("fleet", false);
   s.fallback_types = j.value("fallback_types", "");
+  s.fields = j.value("fields", std::vector<FieldSpec>{});
 }
 
 void to_json(Json& j, const InstanceType& t) {

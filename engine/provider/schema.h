@@ -115,6 +115,22 @@ struct SettingSpec {
   bool operator==(const SettingSpec&) const = default;
 };
 
+/// An attribute a provider takes from a block of the blueprint entity that
+/// only it reads (the bare-metal provider: a node pool's `bmc:`), so the
+/// engine expands it without knowing the block. `from` is a dotted path in
+/// the entity's blueprint form (bp::to_json: "bmc.credentials"); the field
+/// applies only when the entity has the block (the path's first word).
+struct FieldSpec {
+  std::string from;
+  std::string to;   ///< the attribute
+  Json value;       ///< non-null: this constant instead of the value at `from` (power "On")
+  Json fallback;    ///< non-null: written when the block has no such key ("" for an unset CA bundle)
+  /// The value holds one entry per member (a list as long as the pool), or
+  /// one string template in which "{index}" becomes the member's index.
+  bool per_member = false;
+  bool operator==(const FieldSpec&) const = default;
+};
+
 /// A blueprint section whose entities the provider turns into resources.
 /// Sections are fixed by the blueprint format: "node_pools", "burst_pools",
 /// "stacks", "networks.vlans", "networks.fabrics", "storage.tiers",
@@ -138,6 +154,8 @@ struct SectionSpec {
   /// fall back on ("instance_types" on AWS, "machine_types" on GCP). The
   /// rules check those types too, and their facts reach the resource.
   std::string fallback_types;
+  /// Attributes taken from blocks of the entity only this provider reads.
+  std::vector<FieldSpec> fields;
   bool operator==(const SectionSpec&) const = default;
 };
 
@@ -226,6 +244,8 @@ void to_json(Json& j, const SettingSpec& s);
 void from_json(const Json& j, SettingSpec& s);
 void to_json(Json& j, const SectionSpec& s);
 void from_json(const Json& j, SectionSpec& s);
+void to_json(Json& j, const FieldSpec& f);
+void from_json(const Json& j, FieldSpec& f);
 void to_json(Json& j, const InstanceType& t);
 void from_json(const Json& j, InstanceType& t);
 void to_json(Json& j, const ProviderSchema& s);

@@ -65,6 +65,16 @@ ProviderSchema build_schema() {
   s.resource_types[0].import_id = "bmc_endpoint";  // plinth import ADDRESS https://bmc...
   s.resource_types[0].inventory = true;            // servers exist before Plinth: check them at plan
   s.sections = {{"node_pools", "baremetal.node", true, {}}};
+  // The node pool's `bmc:` block, which only this provider reads: one
+  // endpoint per node (or a template with {index}), the credentials
+  // reference and CA shared, and the power state a provisioned server keeps
+  // (refresh reads PowerState into it, so a server found off is drift).
+  s.sections[0].fields = {
+      {"bmc.endpoints", "bmc_endpoint", nullptr, nullptr, true},
+      {"bmc.credentials", "bmc_credentials", nullptr, "", false},
+      {"bmc.ca_bundle", "bmc_ca_bundle", nullptr, "", false},
+      {"bmc", "power", "On", nullptr, false},
+  };
   s.options = {
       {"ca_bundle", T::String, "", {}, "CA bundle (PEM) for BMCs whose pool sets no bmc.ca_bundle; empty: the system store."},
       {"insecure", T::Bool, "false", {}, "Turn TLS verification off; refused for any BMC that is not on loopback."},

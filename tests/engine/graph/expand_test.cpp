@@ -135,7 +135,7 @@ TEST_CASE("BMC endpoints come from the {index} template or the explicit list") {
   auto bad = graph::expand(b);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message ==
-        "node pool 'gpu' lists 2 BMC endpoint(s) for 3 node(s); give one endpoint per node or one template "
+        "node pool 'gpu' lists 2 value(s) of 'bmc.endpoints' for 3 member(s); give one per member or one template "
         "containing {index}");
 }
 
@@ -238,4 +238,41 @@ TEST_CASE("topological order survives cycles and dangling edges") {
   };
   g.resources = {mk("a", {"storage.tier.b"}), mk("b", {"storage.tier.a"}), mk("c", {"storage.tier.zzz"})};
   CHECK(g.topological_order() == std::vector<std::string>{"storage.tier.c", "storage.tier.a", "storage.tier.b"});
+}
+
+TEST_CASE("a node-pool provider of its own, in a scoped registry, takes the bmc block through its schema's fields") {
+  // Every built-in schema but the bare-metal one, plus "rackd": a made-up
+  // provider whose servers take the BMC endpoint under another name.
+  const auto builtins = schema_registry().providers();
+  ScopedSchemaRegistry scoped;
+  for (const ProviderSchema* s : builtins)
+    if (s->name != "baremetal") REQUIRE(scoped.registry().add(*s).ok());
+  ProviderSchema rackd;
+  rackd.name = "rackd";
+  rackd.version = "1";
+  rackd.resource_types = {{"rackd.server", "", "A server.",
+                           {attr("gpu", "GPU."), attr("redfish", "BMC URL."), attr("secret_ref", "Credentials."),
+                            attr("state", "Power.")}}};
+  rackd.sections = {{"node_pools", "rackd.server", true, {}}};
+  rackd.sections[0].fields = {{"bmc.endpoints", "redfish", nullptr, nullptr, true},
+                              {"bmc.credentials", "secret_ref", nullptr, nullptr, false},
+                              {"bmc", "state", "running", nullptr, false}};
+  REQUIRE(scoped.registry().add(rackd).ok());
+  CHECK(schema_registry().provider("baremetal") == nullptr);
+
+  auto b = load(replace_all(kBlueprint, "    provider: baremetal\n", ""));
+  auto g = expand_ok(b);
+  const Resource* n = g.find("rackd.server.gpu[11]");
+  REQUIRE(n != nullptr);
+  CHECK(n->attributes["redfish"] == "https://bmc-11.example");
+  CHECK(n->attributes["secret_ref"] == "env:BMC");
+  CHECK(n->attributes["state"] == "running");
+  CHECK_FALSE(n->attributes.contains("bmc_endpoint"));
+  CHECK_FALSE(n->attributes.contains("power"));
+  // A pool without the block gets none of its fields.
+  b.node_pools[0].bmc.reset();
+  const Resource* bare = expand_ok(b).find("rackd.server.gpu[0]");
+  REQUIRE(bare != nullptr);
+  CHECK_FALSE(bare->attributes.contains("redfish"));
+  CHECK_FALSE(bare->attributes.contains("state"));
 }

@@ -199,6 +199,27 @@ TEST_CASE("schemas: JSON round trip (the plugin handshake's form)") {
   CHECK_THROWS(bad.get<ProviderSchema>());
 }
 
+TEST_CASE("schemas: fields take attributes from a block only the provider reads, and must name its own attributes") {
+  ProviderSchema s = sample();
+  s.sections[0].fields = {{"lease.hosts", "size", nullptr, nullptr, true}, {"lease", "size", 7, nullptr, false}};
+  CHECK(check_schema(s).ok());
+  const Json j = s;
+  CHECK(j["sections"][0]["fields"][0] == Json{{"from", "lease.hosts"}, {"to", "size"}, {"per_member", true}});
+  CHECK(j["sections"][0]["fields"][1] == Json{{"from", "lease"}, {"to", "size"}, {"value", 7}});
+  CHECK(j.get<ProviderSchema>().sections[0].fields == s.sections[0].fields);
+  s.sections[0].fields = {{"lease.hosts", "hosts", nullptr, nullptr, true}};
+  CHECK(check_schema(s).error().message ==
+        "provider 'acme': section 'burst_pools' fills attribute 'hosts' from 'lease.hosts', but acme.box does not "
+        "declare it");
+  s.sections[0].fields = {{"lease.", "size", nullptr, nullptr, false}};
+  CHECK_FALSE(check_schema(s).ok());
+  // The bare-metal provider takes its node pools' bmc: block this way.
+  const SectionSpec& pools = baremetal::schema().sections.front();
+  CHECK(pools.fields.size() == 4);
+  CHECK(pools.fields.front().to == "bmc_endpoint");
+  CHECK(pools.fields.front().per_member);
+}
+
 TEST_CASE("docs/resources.md and docs/providers/*.md match the schemas they are generated from") {
   std::vector<const ProviderSchema*> builtin;
   for (const ProviderSchema* s : schema_registry().providers())

@@ -9,6 +9,7 @@
 #include "engine/core/strings.h"
 #include "providers/aws/ec2_model.h"
 #include "providers/aws/schema.h"
+#include "providers/common/config.h"
 #include "providers/common/json_fields.h"
 
 namespace plinth::aws {
@@ -62,11 +63,6 @@ std::vector<Json> instances_of(const Json& answer) {
 
 bool active_state(const std::string& s) { return s != "terminated" && s != "shutting-down"; }
 
-int clamp_int(const ProviderConfig& c, const char* key, int fallback, int lo, int hi) {
-  if (!c.has(key)) return fallback;
-  return static_cast<int>(std::clamp<int64_t>(c.integer(key), lo, hi));
-}
-
 /// One place an instance may go: a zone, or a subnet (its zone follows).
 struct Slot {
   std::string zone, subnet;
@@ -94,17 +90,10 @@ Status AwsProvider::configure(const ProviderConfig& config) {
   options_.region = config.str("region");
   if (options_.region.empty()) options_.region = config_file_region(config, home);
   options_.endpoint = config.str("endpoint");
-  options_.ca_bundle = config.str("ca_bundle");
-  options_.timeout_ms = clamp_int(config, "timeout_ms", 30000, 1, 3600000);
-  options_.connect_timeout_ms = clamp_int(config, "connect_timeout_ms", 10000, 1, 3600000);
-  options_.poll_ms = clamp_int(config, "poll_ms", 2000, 1, 600000);
+  options_.poll_ms = cloud::clamp_int(config, "poll_ms", 2000, 1, 600000);
   options_.wait = config.has("wait") ? config.flag("wait") : true;
-  options_.page_size = clamp_int(config, "page_size", 200, 5, 1000);
-  net::ClientOptions http;
-  http.ca_bundle = options_.ca_bundle;
-  http.timeout_ms = options_.timeout_ms;
-  http.connect_timeout_ms = options_.connect_timeout_ms;
-  http_ = std::make_unique<net::Client>(http);
+  options_.page_size = cloud::clamp_int(config, "page_size", 200, 5, 1000);
+  http_ = std::make_unique<net::Client>(cloud::http_options(config));
   ClientSettings cs;
   cs.endpoint = options_.endpoint;
   cs.credentials = creds->credentials;
@@ -412,9 +401,7 @@ std::vector<ReadResult> AwsProvider::read(const std::vector<Resource>& resources
               "reclaimed by AWS (" + (message.rfind(code, 0) == 0 ? message : code + ": " + message) + ")";
         continue;
       }
-      Resource cur = res;
-      cur.computed = observed(inst);
-      out.current = std::move(cur);
+      out.current = cloud::with_computed(res, observed(inst));
     }
   }
   return results;
@@ -422,32 +409,32 @@ std::vector<ReadResult> AwsProvider::read(const std::vector<Resource>& resources
 
 Result<std::vector<Resource>> AwsProvider::discover(const std::vector<Resource>& known,
                                                     const std::vector<Resource>& desired, const Call& call) {
-  const std::string lineage = binding_.get().lineage;
-  if (lineage.empty()) return std::vector<Resource>{};
-  if (!ec2_) return Error::fatal("the aws provider was used before configure()");
-  std::set<std::string> regions, ids;
-  for (const auto& r : known) {
-    regions.insert(region_of(r));
-    ids.insert(str(r.computed, "id"));
-  }
-  for (const auto& r : desired) regions.insert(region_of(r));
-  regions.erase("");
-  std::vector<cloud::Tagged> tagged;
-  for (const auto& region : regions) {
-    auto c = call.fork();
-    auto listed = list(region,
-                       Json::array({filter(std::string("tag:") + kTagLineage, {lineage}),
-                                    filter("instance-state-name", {"pending", "running"})}),
-                       *c);
-    if (!listed) return listed.error();
-    for (const auto& [id, inst] : *listed)
-      tagged.push_back({tag(inst, kTagAddress), tag(inst, kTagAttributes), ids.count(id) > 0,
-                        {{"instance_type", str(inst, "InstanceType")},
-                         {"region", region},
-                         {"spot", str(inst, "InstanceLifecycle") == "spot"}},
-                        observed(inst)});
-  }
-  return cloud::adopt(tagged, "aws.instance", "aws", desired);
+  return cloud::discover(binding_, ec2_ != nullptr, schema(), desired,
+                         [&](const std::string& lineage) -> Result<std::vector<cloud::Tagged>> {
+    std::set<std::string> regions, ids;
+    for (const auto& r : known) {
+      regions.insert(region_of(r));
+      ids.insert(str(r.computed, "id"));
+    }
+    for (const auto& r : desired) regions.insert(region_of(r));
+    regions.erase("");
+    std::vector<cloud::Tagged> tagged;
+    for (const auto& region : regions) {
+      auto c = call.fork();
+      auto listed = list(region,
+                         Json::array({filter(std::string("tag:") + kTagLineage, {lineage}),
+                                      filter("instance-state-name", {"pending", "running"})}),
+                         *c);
+      if (!listed) return listed.error();
+      for (const auto& [id, inst] : *listed)
+        tagged.push_back({tag(inst, kTagAddress), tag(inst, kTagAttributes), ids.count(id) > 0,
+                          {{"instance_type", str(inst, "InstanceType")},
+                           {"region", region},
+                           {"spot", str(inst, "InstanceLifecycle") == "spot"}},
+                          observed(inst)});
+    }
+    return tagged;
+  });
 }
 
 }  // namespace plinth::aws

@@ -18,9 +18,6 @@ namespace plinth::aws {
 struct AwsOptions {
   std::string region;  ///< for pools that name none
   std::string endpoint;
-  std::string ca_bundle;
-  int timeout_ms = 30000;
-  int connect_timeout_ms = 10000;
   int poll_ms = 2000;
   bool wait = true;
   int page_size = 200;

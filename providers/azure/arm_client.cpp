@@ -1,5 +1,6 @@
 #include "providers/azure/arm_client.h"
 
+#include "providers/common/config.h"
 #include "engine/core/strings.h"
 #include "providers/common/json_fields.h"
 #include "engine/core/wire.h"
@@ -291,21 +292,10 @@ ArmResult ArmClient::once(const std::string& method, const std::string& url, con
                           const std::string& what) {
   auto tok = token(call);
   if (auto* f = std::get_if<ArmFailure>(&tok)) return *f;
-  net::Request r;
-  r.method = method;
-  r.url = url;
-  r.headers = {{"Authorization", "Bearer " + std::get<std::string>(tok)}, {"Accept", "application/json"}};
-  if (!body.is_null()) {
-    r.body = body.dump();
-    r.headers["Content-Type"] = "application/json";
-  }
-  r.deadline = call.deadline();
-  r.cancel = cancel_;
+  const net::Request r = cloud::bearer_request(method, url, std::get<std::string>(tok), body, call.deadline(), cancel_);
   auto resp = http_.send(r);
   const std::string where = " (ARM " + what + ")";
-  if (std::getenv("PLINTH_DEBUG_AZURE"))  // requests and answers, never the headers (docs/providers/azure.md)
-    std::fprintf(stderr, "azure trace: %s %s %s\n  -> %s\n", method.c_str(), url.c_str(), r.body.c_str(),
-                 resp ? (std::to_string(resp->status) + " " + resp->body).c_str() : resp.error().message.c_str());
+  cloud::trace("PLINTH_DEBUG_AZURE", "azure", r, resp);  // docs/providers/azure.md
   if (!resp) {
     Error e = resp.error();
     e.message += where;

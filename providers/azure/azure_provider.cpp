@@ -12,6 +12,7 @@
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
 #include "providers/azure/schema.h"
+#include "providers/common/config.h"
 #include "providers/common/json_fields.h"
 
 namespace plinth::azure {
@@ -111,11 +112,6 @@ Json observed(const Json& vm, const std::string& private_ip) {
 bool spot(const Json& vm) {
   const std::string p = str(props(vm), "priority");
   return p == "Spot" || p == "Low";
-}
-
-int clamp_int(const ProviderConfig& c, const char* key, int fallback, int lo, int hi) {
-  if (!c.has(key)) return fallback;
-  return static_cast<int>(std::clamp<int64_t>(c.integer(key), lo, hi));
 }
 
 /// The last path segment of an ARM id.
@@ -229,14 +225,10 @@ Status AzureProvider::configure(const ProviderConfig& config) {
                                                                : config.str("resource_manager_endpoint");
   s.audience = config.str("resource_manager_audience").empty() ? "https://management.azure.com/"
                                                                : config.str("resource_manager_audience");
-  s.poll_ms = clamp_int(config, "poll_ms", 5000, 0, 600000);
-  s.max_poll_ms = clamp_int(config, "max_poll_ms", 60000, 0, 3600000);
+  s.poll_ms = cloud::clamp_int(config, "poll_ms", 5000, 0, 600000);
+  s.max_poll_ms = cloud::clamp_int(config, "max_poll_ms", 60000, 0, 3600000);
   location_ = config.str("location");
-  net::ClientOptions http;
-  http.ca_bundle = config.str("ca_bundle");
-  http.timeout_ms = clamp_int(config, "timeout_ms", 30000, 1, 3600000);
-  http.connect_timeout_ms = clamp_int(config, "connect_timeout_ms", 10000, 1, 3600000);
-  http_ = std::make_unique<net::Client>(http);
+  http_ = std::make_unique<net::Client>(cloud::http_options(config));
   arm_ = std::make_unique<ArmClient>(*http_, std::move(s), &stopped_);
   return {};
 }
@@ -543,9 +535,7 @@ std::vector<ReadResult> AzureProvider::read(const std::vector<Resource>& resourc
                           str(props(vm), "evictionPolicy") + ")";
         continue;
       }
-      Resource cur = res;
-      cur.computed = observed(vm, str(res.computed, "private_ip"));
-      out.current = std::move(cur);
+      out.current = cloud::with_computed(res, observed(vm, str(res.computed, "private_ip")));
     }
   }
   return results;
@@ -553,38 +543,38 @@ std::vector<ReadResult> AzureProvider::read(const std::vector<Resource>& resourc
 
 Result<std::vector<Resource>> AzureProvider::discover(const std::vector<Resource>& known,
                                                       const std::vector<Resource>& desired, const Call& call) {
-  const std::string lineage = binding_.get().lineage;
-  if (lineage.empty()) return std::vector<Resource>{};
-  if (!arm_) return Error::fatal("the azure provider was used before configure()");
-  std::map<std::string, Where> groups;
-  std::set<std::string> names;
-  for (const auto& r : known) {
-    if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[ascii_lower(w->resource_group)] = *w;
-    names.insert(ascii_lower(str(r.computed, "name")));
-  }
-  for (const auto& r : desired)
-    if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[ascii_lower(w->resource_group)] = *w;
-  std::vector<cloud::Tagged> tagged;
-  for (const auto& [key, where] : groups) {
-    auto c = call.fork();
-    auto listed = list(where, *c);
-    if (!listed) return listed.error();
-    for (const auto& [name, vm] : *listed) {
-      if (tag(vm, kTagLineage) != lineage) continue;
-      if (str(props(vm), "provisioningState") != "Succeeded") continue;
-      // An evicted (deallocated) Spot VM is not adopted: the next create starts it again by name.
-      if (const std::string power = status_of(vm, "PowerState/");
-          spot(vm) && (power == "deallocated" || power == "deallocating"))
-        continue;
-      tagged.push_back({tag(vm, kTagAddress), tag(vm, kTagAttributes), names.count(name) > 0,
-                        {{"instance_type", str(field(props(vm), "hardwareProfile"), "vmSize")},
-                         {"region", str(vm, "location")},
-                         {"resource_group", where.resource_group},
-                         {"spot", spot(vm)}},
-                        observed(vm, "")});
+  return cloud::discover(binding_, arm_ != nullptr, schema(), desired,
+                         [&](const std::string& lineage) -> Result<std::vector<cloud::Tagged>> {
+    std::map<std::string, Where> groups;
+    std::set<std::string> names;
+    for (const auto& r : known) {
+      if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[ascii_lower(w->resource_group)] = *w;
+      names.insert(ascii_lower(str(r.computed, "name")));
     }
-  }
-  return cloud::adopt(tagged, "azure.vm", "azure", desired);
+    for (const auto& r : desired)
+      if (auto w = where_of(r, false); w && !w->resource_group.empty()) groups[ascii_lower(w->resource_group)] = *w;
+    std::vector<cloud::Tagged> tagged;
+    for (const auto& [key, where] : groups) {
+      auto c = call.fork();
+      auto listed = list(where, *c);
+      if (!listed) return listed.error();
+      for (const auto& [name, vm] : *listed) {
+        if (tag(vm, kTagLineage) != lineage) continue;
+        if (str(props(vm), "provisioningState") != "Succeeded") continue;
+        // An evicted (deallocated) Spot VM is not adopted: the next create starts it again by name.
+        if (const std::string power = status_of(vm, "PowerState/");
+            spot(vm) && (power == "deallocated" || power == "deallocating"))
+          continue;
+        tagged.push_back({tag(vm, kTagAddress), tag(vm, kTagAttributes), names.count(name) > 0,
+                          {{"instance_type", str(field(props(vm), "hardwareProfile"), "vmSize")},
+                           {"region", str(vm, "location")},
+                           {"resource_group", where.resource_group},
+                           {"spot", spot(vm)}},
+                          observed(vm, "")});
+      }
+    }
+    return tagged;
+  });
 }
 
 }  // namespace plinth::azure

@@ -65,4 +65,18 @@ Result<Resource> first_with_capacity(const Resource& desired, const std::vector<
   return Error{Error::Kind::Conflict, msg, 0};
 }
 
+Result<std::vector<Resource>> discover(
+    const Binding& binding, bool configured, const ProviderSchema& schema, const std::vector<Resource>& desired,
+    const std::function<Result<std::vector<Tagged>>(const std::string& lineage)>& list) {
+  const std::string lineage = binding.get().lineage;
+  if (lineage.empty()) return std::vector<Resource>{};
+  if (!configured) return Error::fatal("the " + schema.name + " provider was used before configure()");
+  std::string type;
+  for (const auto& sec : schema.sections)
+    if (sec.section == "burst_pools") type = sec.resource_type;
+  auto listed = list(lineage);
+  if (!listed) return listed.error();
+  return adopt(*listed, type, schema.name, desired);
+}
+
 }  // namespace plinth::cloud

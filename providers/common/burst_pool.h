@@ -52,6 +52,22 @@ struct Tagged {
 std::vector<Resource> adopt(const std::vector<Tagged>& listed, const std::string& type, const std::string& provider,
                             const std::vector<Resource>& desired);
 
+/// What read() answers for an instance found: `known` (as the state holds
+/// it) with `observed` as its computed values.
+inline Resource with_computed(const Resource& known, Json observed) {
+  Resource current = known;
+  current.computed = std::move(observed);
+  return current;
+}
+
+/// Provider::discover's frame: nothing while the state has no lineage (it
+/// never tagged anything); a Fatal naming the provider when it is not
+/// `configured`; else the instances `list(lineage)` finds, through adopt()
+/// as the resource type serving `schema`'s burst_pools.
+Result<std::vector<Resource>> discover(
+    const Binding& binding, bool configured, const ProviderSchema& schema, const std::vector<Resource>& desired,
+    const std::function<Result<std::vector<Tagged>>(const std::string& lineage)>& list);
+
 /// The instance types a burst-pool instance may take: its `instance_type`,
 /// then each of the provider setting `fallback_key` lists, once each.
 std::vector<std::string> candidate_types(const Json& attributes, const char* fallback_key);

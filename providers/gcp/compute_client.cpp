@@ -1,4 +1,5 @@
 #include "providers/gcp/compute_client.h"
+#include "providers/common/config.h"
 #include "providers/common/json_fields.h"
 #include "engine/core/wire.h"
 
@@ -176,20 +177,9 @@ std::variant<Json, ApiFailure> ComputeClient::send(const std::string& method, co
         return ApiFailure{"", "", st.error(), nullptr};
     auto tok = token(call, "");
     if (!tok) return ApiFailure{"", "", tok.error(), nullptr};
-    net::Request r;
-    r.method = method;
-    r.url = url;
-    r.headers["Authorization"] = "Bearer " + *tok;
-    if (!body.is_null()) {
-      r.body = body.dump();
-      r.headers["Content-Type"] = "application/json";
-    }
-    r.deadline = call.deadline();
-    r.cancel = cancel_;
+    const net::Request r = cloud::bearer_request(method, url, *tok, body, call.deadline(), cancel_);
     auto resp = http_.send(r);
-    if (std::getenv("PLINTH_DEBUG_GCP"))  // requests and answers, never the token (docs/providers/gcp.md)
-      std::fprintf(stderr, "gcp trace: %s %s %s\n  -> %s\n", method.c_str(), url.c_str(), r.body.c_str(),
-                   resp ? (std::to_string(resp->status) + " " + resp->body).c_str() : resp.error().message.c_str());
+    cloud::trace("PLINTH_DEBUG_GCP", "gcp", r, resp);  // docs/providers/gcp.md
     if (!resp) {
       Error e = resp.error();
       e.message += where;

@@ -10,6 +10,7 @@
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
 #include "providers/gcp/schema.h"
+#include "providers/common/config.h"
 #include "providers/common/json_fields.h"
 
 namespace plinth::gcp {
@@ -66,11 +67,6 @@ Json observed(const Json& i) {
 
 bool alive(const std::string& status) {
   return status == "PROVISIONING" || status == "STAGING" || status == "RUNNING" || status == "REPAIRING";
-}
-
-int clamp_int(const ProviderConfig& c, const char* key, int fallback, int lo, int hi) {
-  if (!c.has(key)) return fallback;
-  return static_cast<int>(std::clamp<int64_t>(c.integer(key), lo, hi));
 }
 
 /// "projects/P/regions/R/subnetworks/S" for a bare name; a URL or path as given.
@@ -178,23 +174,16 @@ Status GcpProvider::configure(const ProviderConfig& config) {
   if (options_.project.empty())
     return Error::invalid("no GCP project: set GOOGLE_CLOUD_PROJECT (or the gcp option project)");
   options_.endpoint = normalize_root(config.str("endpoint"));
-  options_.ca_bundle = config.str("ca_bundle");
-  options_.timeout_ms = clamp_int(config, "timeout_ms", 30000, 1, 3600000);
-  options_.connect_timeout_ms = clamp_int(config, "connect_timeout_ms", 10000, 1, 3600000);
-  options_.poll_ms = clamp_int(config, "poll_ms", 1000, 1, 600000);
+  options_.poll_ms = cloud::clamp_int(config, "poll_ms", 1000, 1, 600000);
   options_.wait = config.has("wait") ? config.flag("wait") : true;
-  options_.page_size = clamp_int(config, "page_size", 500, 1, 500);
-  net::ClientOptions http;
-  http.ca_bundle = options_.ca_bundle;
-  http.timeout_ms = options_.timeout_ms;
-  http.connect_timeout_ms = options_.connect_timeout_ms;
-  http_ = std::make_unique<net::Client>(http);
+  options_.page_size = cloud::clamp_int(config, "page_size", 500, 1, 500);
+  http_ = std::make_unique<net::Client>(cloud::http_options(config));
   ClientSettings cs;
   cs.root = options_.endpoint;
   cs.project = options_.project;
   cs.credentials = std::move(*creds);
   cs.requests_per_second = config.has("requests_per_second") ? config.number("requests_per_second") : 20;
-  cs.burst = static_cast<double>(clamp_int(config, "request_burst", 50, 1, 100000));
+  cs.burst = static_cast<double>(cloud::clamp_int(config, "request_burst", 50, 1, 100000));
   cs.poll_ms = options_.poll_ms;
   cs.max_poll_ms = std::min(10000, options_.poll_ms * 10);
   compute_ = std::make_unique<ComputeClient>(*http_, std::move(cs), &stopped_);
@@ -314,9 +303,7 @@ std::vector<ReadResult> GcpProvider::read(const std::vector<Resource>& resources
     if (present && str(it->second, "id") != str(res.computed, "id") && !str(res.computed, "id").empty()) continue;
     const std::string status = present ? str(it->second, "status") : "";
     if (present && alive(status)) {
-      Resource cur = res;
-      cur.computed = observed(it->second);
-      out.current = std::move(cur);
+      out.current = cloud::with_computed(res, observed(it->second));
       continue;
     }
     const Json* op = nullptr;
@@ -331,9 +318,7 @@ std::vector<ReadResult> GcpProvider::read(const std::vector<Resource>& resources
       continue;
     }
     if (present) {  // stopped by someone: still there
-      Resource cur = res;
-      cur.computed = observed(it->second);
-      out.current = std::move(cur);
+      out.current = cloud::with_computed(res, observed(it->second));
     }
   }
   return results;
@@ -341,27 +326,27 @@ std::vector<ReadResult> GcpProvider::read(const std::vector<Resource>& resources
 
 Result<std::vector<Resource>> GcpProvider::discover(const std::vector<Resource>& known,
                                                     const std::vector<Resource>& desired, const Call& call) {
-  const std::string lineage = binding_.get().lineage;
-  if (lineage.empty()) return std::vector<Resource>{};
-  if (!compute_) return Error::fatal("the gcp provider was used before configure()");
-  std::set<std::string> names;
-  for (const auto& r : known) names.insert(str(r.computed, "zone") + "/" + str(r.computed, "name"));
-  auto c = call.fork();
-  auto listed = list(std::string("labels.") + kLabelLineage + " = \"" + label_value(lineage) +
-                         "\" AND (status = PROVISIONING OR status = STAGING OR status = RUNNING)",
-                     *c);
-  if (!listed) return listed.error();
-  std::vector<cloud::Tagged> tagged;
-  for (const auto& [key, inst] : *listed) {
-    const std::string zone = last_segment(str(inst, "zone"));
-    tagged.push_back({metadata_item(inst, kMetadataAddress), label(inst, kLabelAttributes), names.count(key) > 0,
-                      {{"instance_type", last_segment(str(inst, "machineType"))},
-                       {"region", region_of_zone(zone)},
-                       {"zone", zone},
-                       {"spot", provisioning_model(inst) == "SPOT"}},
-                      observed(inst)});
-  }
-  return cloud::adopt(tagged, "gcp.instance", "gcp", desired);
+  return cloud::discover(binding_, compute_ != nullptr, schema(), desired,
+                         [&](const std::string& lineage) -> Result<std::vector<cloud::Tagged>> {
+    std::set<std::string> names;
+    for (const auto& r : known) names.insert(str(r.computed, "zone") + "/" + str(r.computed, "name"));
+    auto c = call.fork();
+    auto listed = list(std::string("labels.") + kLabelLineage + " = \"" + label_value(lineage) +
+                           "\" AND (status = PROVISIONING OR status = STAGING OR status = RUNNING)",
+                       *c);
+    if (!listed) return listed.error();
+    std::vector<cloud::Tagged> tagged;
+    for (const auto& [key, inst] : *listed) {
+      const std::string zone = last_segment(str(inst, "zone"));
+      tagged.push_back({metadata_item(inst, kMetadataAddress), label(inst, kLabelAttributes), names.count(key) > 0,
+                        {{"instance_type", last_segment(str(inst, "machineType"))},
+                         {"region", region_of_zone(zone)},
+                         {"zone", zone},
+                         {"spot", provisioning_model(inst) == "SPOT"}},
+                        observed(inst)});
+    }
+    return tagged;
+  });
 }
 
 Status GcpProvider::delete_instance(const std::string& zone, const std::string& name, const std::string& rid,

@@ -59,9 +59,6 @@ Json insert_body(const Resource& desired, const InsertTarget& target);
 struct GcpOptions {
   std::string project;
   std::string endpoint;
-  std::string ca_bundle;
-  int timeout_ms = 30000;
-  int connect_timeout_ms = 10000;
   int poll_ms = 1000;
   bool wait = true;
   int page_size = 500;

@@ -271,7 +271,8 @@ TEST_CASE("a node-pool provider of its own, in a scoped registry, takes the bmc 
   CHECK_FALSE(n->attributes.contains("power"));
   // A pool without the block gets none of its fields.
   b.node_pools[0].bmc.reset();
-  const Resource* bare = expand_ok(b).find("rackd.server.gpu[0]");
+  const auto without = expand_ok(b);
+  const Resource* bare = without.find("rackd.server.gpu[0]");
   REQUIRE(bare != nullptr);
   CHECK_FALSE(bare->attributes.contains("redfish"));
   CHECK_FALSE(bare->attributes.contains("state"));

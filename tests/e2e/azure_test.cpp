@@ -26,36 +26,7 @@ namespace {
 const std::string kH100 = "Standard_ND96isr_H100_v5";
 const std::string kH200 = "Standard_ND96isr_H200_v5";
 
-/// azure-emulator whose operations end at the next request and that sends
-/// Retry-After: 0 (the client's own interval), plus `args`.
-class Azure : public CloudEmulator {
- public:
-  explicit Azure(std::vector<std::string> args = {}, bool fast = true)
-      : CloudEmulator(AZURE_EMULATOR_BINARY, with_defaults(std::move(args), fast)) {}
-
-  Json vms() { return control("GET", "/__emulator/vms"); }
-  Json nics() { return control("GET", "/__emulator/state")["networkInterfaces"]; }
-  /// The request log's ARM lines.
-  std::vector<Json> arm_log() {
-    std::vector<Json> out;
-    std::istringstream in(log());
-    for (std::string line; std::getline(in, line);)
-      if (auto j = Json::parse(line); j.value("service", "") == "arm") out.push_back(j);
-    return out;
-  }
-  int requests(const std::string& operation, const std::string& method = "") {
-    int n = 0;
-    for (const auto& l : arm_log())
-      n += l.value("operation", "") == operation && (method.empty() || l.value("method", "") == method) ? 1 : 0;
-    return n;
-  }
-
- private:
-  static std::vector<std::string> with_defaults(std::vector<std::string> args, bool fast) {
-    if (fast) args.insert(args.begin(), {"--lro-delay-ms", "0", "--retry-after", "0"});
-    return args;
-  }
-};
+using Azure = AzureEmulator;
 
 /// A Workspace on `az`.
 struct AzureWorkspace : Workspace {

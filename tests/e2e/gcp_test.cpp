@@ -14,7 +14,6 @@
 #include <thread>
 
 #include "engine/state/state.h"
-#include "providers/gcp/oauth_token.h"
 #include "providers/gcp/service_account.h"
 #include "tests/support/blueprints.h"
 #include "tests/support/clouds.h"
@@ -26,53 +25,7 @@ namespace plinth::test::e2e_gcp {
 
 namespace {
 
-/// gcp-emulator with instant operations (unless `args` say otherwise).
-class Gce : public CloudEmulator {
- public:
-  explicit Gce(const std::vector<std::string>& args = {})
-      : CloudEmulator(GCP_EMULATOR_BINARY, with_default_flags(args, {{"--operation-ms", "0"}})) {}
-
-  std::string key_file(const std::string& name = "service-account.json") const { return dir() + "/tls/" + name; }
-  std::string compute_root() const { return base() + "/compute/v1/"; }
-
-  Json state() { return control("GET", "/__emulator/state"); }
-  /// Instances in any status but TERMINATED (those still hold the pool).
-  std::vector<Json> active() {
-    std::vector<Json> out;
-    const Json s = state();
-    for (const auto& i : s["instances"])
-      if (i["status"] != "TERMINATED") out.push_back(i);
-    return out;
-  }
-  size_t all_instances() { return state()["instances"].size(); }
-  /// Answers of `method` with `outcome` ("200", "lost", "429", "total").
-  int count(const std::string& method, const std::string& outcome = "total") {
-    Json m = control("GET", "/__emulator/counters")["methods"];
-    return m.contains(method) ? m[method].value(outcome, 0) : 0;
-  }
-  void capacity(const std::string& zone, const std::string& type, Json available) {
-    Json body = {{"machineType", type}, {"available", available}};
-    if (!zone.empty()) body["zone"] = zone;
-    control("POST", "/__emulator/capacity", body);
-  }
-  /// An access token for the emulator's service account, as a client library gets it.
-  std::string access_token() {
-    auto key = gcp::load_service_account_key(key_file());
-    REQUIRE(key.ok());
-    auto assertion = gcp::make_assertion(*key, {gcp::kCloudPlatformScope}, std::chrono::system_clock::now());
-    REQUIRE(assertion.ok());
-    net::Request r;
-    r.method = "POST";
-    r.url = key->token_uri;
-    r.headers["Content-Type"] = "application/x-www-form-urlencoded";
-    r.body = gcp::token_request_body(*assertion);
-    auto res = http().send(r);
-    REQUIRE(res.ok());
-    auto t = gcp::parse_token_response(res->status, res->body, r.url, "test", std::chrono::system_clock::now());
-    REQUIRE(t.ok());
-    return t->access_token;
-  }
-};
+using Gce = GceEmulator;
 
 /// A Workspace on `gce`.
 struct GceWorkspace : Workspace {

@@ -56,8 +56,8 @@ const std::string kNewDriver = "550.90.07";
 TEMPLATE_TEST_CASE("burst pool: a spot pool of 8 over two zones applies, re-plans clean, 8 -> 4 removes the highest "
                    "indexes, and a stack pin change replaces create-before-destroy, refused while there is no capacity",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start({.operation_ms = 20});  // creates and deletes take a while: the provider waits for them
   CloudWorkspace ws(cloud);
   const std::string type = cloud.instance_types()[0], z1 = cloud.zones()[0], z2 = cloud.zones()[1];
@@ -126,13 +126,19 @@ TEMPLATE_TEST_CASE("burst pool: a spot pool of 8 over two zones applies, re-plan
 
   // With capacity the replacements come first, then the old four go.
   cloud.capacity(type, "", nullptr);
-  std::set<std::string> old_ids;
-  for (const auto& i : cloud.active()) old_ids.insert(i.uid);
+  std::set<std::string> old_ids, old_names;
+  for (const auto& i : cloud.active()) {
+    old_ids.insert(i.uid);
+    old_names.insert(i.name);
+  }
   const size_t mark = cloud.log_mark();
   ws.applied(four_pinned);
   auto now = cloud.active();
   CHECK(now.size() == 4);
-  for (const auto& i : now) CHECK(old_ids.count(i.uid) == 0);
+  for (const auto& i : now) {
+    CHECK(old_ids.count(i.uid) == 0);
+    CHECK(old_names.count(i.name) == 0);  // made beside the old ones, so under other names
+  }
   CHECK(ws.doc().deposed.empty());
   CHECK(ws.plan(four_pinned).exit_code == 0);
   // Create before destroy, per instance: an old instance is removed only after its replacement was made, so the
@@ -156,8 +162,8 @@ TEMPLATE_TEST_CASE("burst pool: a spot pool of 8 over two zones applies, re-plan
 TEMPLATE_TEST_CASE("burst pool: with room for 3 of the pool's type in zone a and 2 in zone b, the fallback zone and "
                    "type fill a pool of 8 in one apply, and the summary says where each instance went",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   const std::string type = cloud.instance_types()[0], fallback = cloud.instance_types()[1];
   const std::string z1 = cloud.zones()[0], z2 = cloud.zones()[1];
@@ -189,8 +195,8 @@ TEMPLATE_TEST_CASE("burst pool: with room for 3 of the pool's type in zone a and
 TEMPLATE_TEST_CASE("burst pool: without fallbacks a pool without capacity fails at once with the cloud's message "
                    "naming the type and the zone",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   const std::string type = cloud.instance_types()[0], z1 = cloud.zones()[0];
   cloud.capacity(type, z1, 0);
@@ -208,8 +214,8 @@ TEMPLATE_TEST_CASE("burst pool: without fallbacks a pool without capacity fails 
 
 TEMPLATE_TEST_CASE("burst pool: with throttling on, the apply finishes and every throttled request was retried",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start({.throttled = true});
   CloudWorkspace ws(cloud);
   auto r = ws.applied(burst_blueprint({cloud.pool({.desired = 12})}));
@@ -225,8 +231,8 @@ TEMPLATE_TEST_CASE("burst pool: with throttling on, the apply finishes and every
 
 TEMPLATE_TEST_CASE("burst pool: the client-side token bucket keeps an apply under the cloud's request rate",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start({.rate_limited = true});
   CloudWorkspace ws(cloud);
   auto r = ws.applied(burst_blueprint({cloud.pool({.desired = 6})}));
@@ -239,8 +245,8 @@ TEMPLATE_TEST_CASE("burst pool: the client-side token bucket keeps an apply unde
 TEMPLATE_TEST_CASE("burst pool: create and remove answers lost after the cloud carried them out make no duplicate "
                    "instance and remove once",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   CloudWorkspace ws(cloud);
   cloud.lose_answers(Call::create, 3);
@@ -260,6 +266,7 @@ TEMPLATE_TEST_CASE("burst pool: create and remove answers lost after the cloud c
   ws.applied(two);
   CHECK(cloud.lost() == 5);
   CHECK(cloud.active().size() == 2);
+  CHECK(cloud.instances().size() == (cloud.keeps_removed() ? 5u : 2u));
   CHECK(ws.plan(two).exit_code == 0);
   cloud.check_companions();
 }
@@ -267,8 +274,8 @@ TEMPLATE_TEST_CASE("burst pool: create and remove answers lost after the cloud c
 TEMPLATE_TEST_CASE("burst pool: an instance whose answer was lost and whose run crashed is adopted by refresh, never "
                    "duplicated",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   CloudWorkspace ws(cloud);
   const std::string bp = burst_blueprint({cloud.pool({.desired = 3})});
@@ -295,8 +302,8 @@ TEMPLATE_TEST_CASE("burst pool: an instance whose answer was lost and whose run 
 TEMPLATE_TEST_CASE("burst pool: an unrecorded instance at an address the state holds with another (a replace killed "
                    "before its journal write, then the blueprint changed) is deposed and removed, never left running",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   CloudWorkspace ws(cloud);
   const std::string bp = burst_blueprint({cloud.pool({.desired = 3})});
@@ -325,8 +332,8 @@ TEMPLATE_TEST_CASE("burst pool: an unrecorded instance at an address the state h
 TEMPLATE_TEST_CASE("burst pool: a spot instance the cloud took back (reclaimed, preempted, evicted) shows as such, not "
                    "as drift, and is created again",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   for (const std::string& kind : cloud.reclaim_kinds()) {
     DYNAMIC_SECTION(kind) {
       cloud.start();
@@ -369,8 +376,8 @@ TEMPLATE_TEST_CASE("burst pool: a spot instance the cloud took back (reclaimed, 
 
 TEMPLATE_TEST_CASE("burst pool: wrong credentials give the cloud's error and touch nothing", "[e2e][burst-pool]",
                    PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   CloudWorkspace ws(cloud);
   const Refusal refusal = cloud.spoil_credentials(ws);
@@ -389,8 +396,8 @@ TEMPLATE_TEST_CASE("burst pool: wrong credentials give the cloud's error and tou
 
 TEMPLATE_TEST_CASE("burst pool: refresh of many instances takes O(pages) list requests and none per instance",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   CloudWorkspace ws(cloud);
   const Population many = cloud.populate(ws);
@@ -409,8 +416,8 @@ TEMPLATE_TEST_CASE("burst pool: refresh of many instances takes O(pages) list re
 
 TEMPLATE_TEST_CASE("burst pool: secrets never reach the plan file, the state or the output", "[e2e][burst-pool]",
                    PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start({.temporary_credentials = true});
   std::string seen;
   for (const auto& kind : cloud.credential_kinds()) {
@@ -446,8 +453,8 @@ TEMPLATE_TEST_CASE("burst pool: secrets never reach the plan file, the state or 
 
 TEMPLATE_TEST_CASE("burst pool: the example blueprint's pool applies against the emulator and re-plans clean",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   const ExampleBlueprint example = cloud.example();
   TempDir dir;
@@ -473,8 +480,8 @@ TEMPLATE_TEST_CASE("burst pool: the example blueprint's pool applies against the
 
 TEMPLATE_TEST_CASE("burst pool: pool settings are checked with file:line:column and did you mean", "[e2e][burst-pool]",
                    PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  const CloudUnderTest& cloud = impl;  // no emulator: validate reads the blueprint alone
+  const auto impl = TestType::make();
+  const CloudUnderTest& cloud = *impl;  // no emulator: validate reads the blueprint alone
   const Misspelling wrong = cloud.misspelling();
   TempDir dir;
   const std::string text = burst_blueprint({cloud.pool({.extra = wrong.lines})});
@@ -491,8 +498,8 @@ TEMPLATE_TEST_CASE("burst pool: pool settings are checked with file:line:column 
 
 TEMPLATE_TEST_CASE("burst pool: changing only where new instances may go updates the pool in place, nothing is made",
                    "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
-  TestType impl;
-  CloudUnderTest& cloud = impl;
+  const auto impl = TestType::make();
+  CloudUnderTest& cloud = *impl;
   cloud.start();
   CloudWorkspace ws(cloud);
   ws.applied(burst_blueprint({cloud.pool({.desired = 2, .zones = 1})}));

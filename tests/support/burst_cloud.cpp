@@ -44,6 +44,8 @@ std::map<std::string, int> CloudUnderTest::requests_since(size_t mark) {
   return out;
 }
 
+std::string CloudUnderTest::call(Call c) const { return calls().at(static_cast<size_t>(c)); }
+
 int CloudUnderTest::requests(Call c) { return requests(call(c)); }
 
 int CloudUnderTest::requests(const std::string& name) {

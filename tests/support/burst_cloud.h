@@ -4,11 +4,11 @@
 // CloudUnderTest is what the suite needs of a cloud (its emulator started for
 // a case, the user's environment, a pool in the cloud's words, what the
 // emulator holds and was asked, how to make it refuse, lose, reclaim, and the
-// words its errors use); AwsCloud, GcpCloud and AzureCloud supply it for
+// words its errors use); AwsCloud, GcpCloud and AzureCloud make it for
 // aws-ec2-emulator, gcp-emulator and azure-emulator (burst_cloud_aws.cpp,
 // burst_cloud_gcp.cpp, burst_cloud_azure.cpp). A new cloud, or a plugin
-// cloud with an emulator of its own, writes one more and adds it to
-// PLINTH_BURST_CLOUDS.
+// cloud with an emulator of its own, writes one more such file and type and
+// adds the type to PLINTH_BURST_CLOUDS.
 #include <functional>
 #include <map>
 #include <memory>
@@ -47,12 +47,13 @@ struct PoolShape {
 struct CloudInstance {
   std::string id;       ///< what the state records as computed.id
   std::string uid;      ///< an identity no other instance ever has (Azure names a VM again after its address)
+  std::string name;     ///< the name two instances never share at once (AWS: the instance id)
   std::string address;  ///< its plinth address tag (or label, or metadata item)
   std::string lineage;  ///< its state lineage tag
   std::string type;
   std::string zone;
   bool spot = false;
-  bool active = false;    ///< holds the pool: not terminated, deleted, stopped or deallocated
+  bool active = false;    ///< holds the pool (AWS: pending or running, GCP: not TERMINATED, Azure: running)
   std::string user_data;  ///< decoded
   Json raw;               ///< as the emulator shows it
 };
@@ -141,8 +142,9 @@ class CloudUnderTest {
   virtual void check_pool(const std::vector<CloudInstance>& active, const Workspace& ws, const RunResult& apply) = 0;
 
   // --- What it was asked.
-  /// The cloud's name of `c` in its request log.
-  virtual std::string call(Call c) const = 0;
+  /// The names of Call::list, create, update and remove in the cloud's request log, in that order.
+  virtual std::vector<std::string> calls() const = 0;
+  std::string call(Call c) const;
   /// The name of the request of one request-log line; "" for the emulator's control requests.
   virtual std::string call_of(const Json& line) const = 0;
   /// +1 when the line made an instance, -1 when it removed one, else 0.
@@ -207,173 +209,16 @@ class CloudWorkspace : public Workspace {
   explicit CloudWorkspace(CloudUnderTest& cloud);
 };
 
-/// aws-ec2-emulator: EC2 spot p5 pools (docs/providers/aws.md).
-class AwsCloud : public CloudUnderTest {
- public:
-  AwsCloud();
-  ~AwsCloud() override;
-  std::string provider() const override { return "aws"; }
-  std::string resource_type() const override { return "aws.instance"; }
-  std::vector<std::string> zones() const override;
-  std::vector<std::string> instance_types() const override;
-  BurstPool pool(const PoolShape& shape) const override;
-  Misspelling misspelling() const override;
-  void start(const CloudSetup& setup) override;
-  CloudEmulator& emulator() override;
-  std::map<std::string, std::string> env() override;
-  std::string parallelism() const override { return "10"; }
-  std::vector<CloudInstance> instances() override;
-  bool keeps_removed() const override { return true; }
-  void check_companions() override;
-  void check_pool(const std::vector<CloudInstance>& active, const Workspace& ws, const RunResult& apply) override;
-  std::string call(Call c) const override;
-  std::string call_of(const Json& line) const override;
-  int launched(const Json& line) const override;
-  int tokens_per_run() const override { return 0; }
-  std::string token_call() const override { return ""; }
-  int throttled() override;
-  int throttled(Call c) override;
-  int lost() override;
-  std::vector<Call> throttled_calls() const override { return {Call::create}; }
-  void capacity(const std::string& type, const std::string& zone, Json limit) override;
-  void lose_answers(Call c, int n) override;
-  std::vector<std::string> reclaim_kinds() const override { return {"reclaim"}; }
-  std::string reclaim_setting(const std::string&) const override { return ""; }
-  Reclaimed reclaim(const Resource& victim, const std::string& kind) override;
-  Refusal spoil_credentials(Workspace& ws) override;
-  std::vector<std::string> credential_kinds() const override { return {"access key and session token"}; }
-  void use_credentials(Workspace& ws, const std::string& kind) override;
-  std::vector<std::string> secrets() override;
-  Population populate(Workspace& ws) override;
-  std::string make_stray(Workspace& ws, const std::string& address) override;
-  ExampleBlueprint example() override;
-  InPlaceSetting in_place_setting() const override { return {}; }
-  std::string capacity_code() const override { return "InsufficientInstanceCapacity"; }
-  std::string no_capacity(const std::string& type, const std::string& zone) const override;
-  std::string fallback_hint() const override;
-  std::string throttle_words() const override { return "RequestLimitExceeded: Request limit exceeded."; }
-
-  Ec2Emulator& ec2();
-
- private:
-  /// The environment of the AWS CLI run against the emulator.
-  std::map<std::string, std::string> cli_env();
-
-  TempDir home_;
-  CloudSetup setup_;
-  std::unique_ptr<Ec2Emulator> ec2_;
+/// The clouds of the suite, a type each for its TEMPLATE_TEST_CASEs; make() gives the cloud's CloudUnderTest, its
+/// emulator not started yet.
+struct AwsCloud {  ///< aws-ec2-emulator: EC2 spot p5 pools (docs/providers/aws.md)
+  static std::unique_ptr<CloudUnderTest> make();
 };
-
-/// gcp-emulator: Compute Engine SPOT a3 pools (docs/providers/gcp.md).
-class GcpCloud : public CloudUnderTest {
- public:
-  GcpCloud();
-  ~GcpCloud() override;
-  std::string provider() const override { return "gcp"; }
-  std::string resource_type() const override { return "gcp.instance"; }
-  std::vector<std::string> zones() const override;
-  std::vector<std::string> instance_types() const override;
-  BurstPool pool(const PoolShape& shape) const override;
-  Misspelling misspelling() const override;
-  void start(const CloudSetup& setup) override;
-  CloudEmulator& emulator() override;
-  std::map<std::string, std::string> env() override;
-  std::string parallelism() const override { return "16"; }
-  std::vector<CloudInstance> instances() override;
-  bool keeps_removed() const override { return false; }
-  void check_companions() override;
-  void check_pool(const std::vector<CloudInstance>& active, const Workspace& ws, const RunResult& apply) override;
-  std::string call(Call c) const override;
-  std::string call_of(const Json& line) const override;
-  int launched(const Json& line) const override;
-  int tokens_per_run() const override { return 1; }
-  std::string token_call() const override { return "oauth2.token"; }
-  int throttled() override;
-  int throttled(Call c) override;
-  int lost() override;
-  std::vector<Call> throttled_calls() const override { return {}; }
-  void capacity(const std::string& type, const std::string& zone, Json limit) override;
-  void lose_answers(Call c, int n) override;
-  std::vector<std::string> reclaim_kinds() const override { return {"DELETE", "STOP"}; }
-  std::string reclaim_setting(const std::string& kind) const override;
-  Reclaimed reclaim(const Resource& victim, const std::string& kind) override;
-  Refusal spoil_credentials(Workspace& ws) override;
-  std::vector<std::string> credential_kinds() const override { return {"key file", "access token"}; }
-  void use_credentials(Workspace& ws, const std::string& kind) override;
-  std::vector<std::string> secrets() override;
-  Population populate(Workspace& ws) override;
-  std::string make_stray(Workspace& ws, const std::string& address) override;
-  ExampleBlueprint example() override;
-  InPlaceSetting in_place_setting() const override;
-  std::string capacity_code() const override { return "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS"; }
-  std::string no_capacity(const std::string& type, const std::string& zone) const override;
-  std::string fallback_hint() const override;
-  std::string throttle_words() const override {
-    return "HTTP 429 rateLimitExceeded: Quota exceeded for quota metric 'Queries'";
-  }
-
-  GceEmulator& gce();
-
- private:
-  /// One access token for the emulator's service account, the same every call.
-  const std::string& token();
-
-  std::string token_;
-  std::map<std::string, std::string> env_;
-  std::unique_ptr<GceEmulator> gce_;
+struct GcpCloud {  ///< gcp-emulator: Compute Engine SPOT a3 pools (docs/providers/gcp.md)
+  static std::unique_ptr<CloudUnderTest> make();
 };
-
-/// azure-emulator: Spot ND-series pools with their NICs (docs/providers/azure.md).
-class AzureCloud : public CloudUnderTest {
- public:
-  AzureCloud();
-  ~AzureCloud() override;
-  std::string provider() const override { return "azure"; }
-  std::string resource_type() const override { return "azure.vm"; }
-  std::vector<std::string> zones() const override;
-  std::vector<std::string> instance_types() const override;
-  BurstPool pool(const PoolShape& shape) const override;
-  Misspelling misspelling() const override;
-  void start(const CloudSetup& setup) override;
-  CloudEmulator& emulator() override;
-  std::map<std::string, std::string> env() override;
-  std::string parallelism() const override { return "8"; }
-  std::vector<CloudInstance> instances() override;
-  bool keeps_removed() const override { return false; }
-  void check_companions() override;
-  void check_pool(const std::vector<CloudInstance>& active, const Workspace& ws, const RunResult& apply) override;
-  std::string call(Call c) const override;
-  std::string call_of(const Json& line) const override;
-  int launched(const Json& line) const override;
-  int tokens_per_run() const override { return 1; }
-  std::string token_call() const override;
-  int throttled() override;
-  int throttled(Call c) override;
-  int lost() override;
-  std::vector<Call> throttled_calls() const override { return {}; }
-  void capacity(const std::string& type, const std::string& zone, Json limit) override;
-  void lose_answers(Call c, int n) override;
-  std::vector<std::string> reclaim_kinds() const override { return {"Deallocate", "Delete"}; }
-  std::string reclaim_setting(const std::string& kind) const override;
-  Reclaimed reclaim(const Resource& victim, const std::string& kind) override;
-  Refusal spoil_credentials(Workspace& ws) override;
-  std::vector<std::string> credential_kinds() const override { return {"client secret"}; }
-  void use_credentials(Workspace&, const std::string&) override {}
-  std::vector<std::string> secrets() override;
-  Population populate(Workspace& ws) override;
-  std::string make_stray(Workspace& ws, const std::string& address) override;
-  ExampleBlueprint example() override;
-  InPlaceSetting in_place_setting() const override { return {}; }
-  std::string capacity_code() const override { return "ZonalAllocationFailed"; }
-  std::string no_capacity(const std::string& type, const std::string& zone) const override;
-  std::string fallback_hint() const override;
-  std::string throttle_words() const override { return "SubscriptionRequestsThrottled"; }
-
-  AzureEmulator& az();
-
- private:
-  std::map<std::string, std::string> env_;
-  std::unique_ptr<AzureEmulator> az_;
+struct AzureCloud {  ///< azure-emulator: Spot ND-series pools with their NICs (docs/providers/azure.md)
+  static std::unique_ptr<CloudUnderTest> make();
 };
 
 }  // namespace plinth::test

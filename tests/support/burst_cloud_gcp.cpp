@@ -34,17 +34,19 @@ int outcomes(GceEmulator& gce, const std::string& method, const std::string& out
   return n;
 }
 
-/// POST an instance `body` into `zone` with `token` through `client`: the answer's status (0: no answer).
-int insert(net::Client& client, GceEmulator& gce, const std::string& token, const std::string& zone, const Json& body) {
+/// POSTs an instance `body` into `zone` with `token` through `client`: the answer's status (0: no answer) and
+/// body. No Catch2 macro here: populate() calls it from several threads, and Catch2's INFO and assertions are
+/// not thread-safe.
+std::pair<int, std::string> insert(net::Client& client, GceEmulator& gce, const std::string& token,
+                                   const std::string& zone, const Json& body) {
   net::Request r;
   r.method = "POST";
   r.url = gce.compute_root() + "projects/plinth-test/zones/" + zone + "/instances";
   r.headers = {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
   r.body = body.dump();
   auto res = client.send(r);
-  if (!res.ok()) return 0;
-  INFO(res->body);
-  return res->status;
+  if (!res.ok()) return {0, res.error().message};
+  return {res->status, res->body};
 }
 
 class Gcp final : public CloudUnderTest {
@@ -223,7 +225,7 @@ class Gcp final : public CloudUnderTest {
                {{"items", {{{"key", "plinth-address"}, {"value", make_address("gcp.instance", "gpu", i)}}}}}},
               {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kGcpImage}}}}}},
               {"networkInterfaces", {{{"network", "global/networks/default"}}}}};
-          if (insert(client, *gce_, token, zone, body) != 200) ++failures;
+          if (insert(client, *gce_, token, zone, body).first != 200) ++failures;
         }
       });
     for (auto& t : threads) t.join();
@@ -260,7 +262,9 @@ class Gcp final : public CloudUnderTest {
         {"scheduling", {{"onHostMaintenance", "TERMINATE"}}},
         {"disks", {{{"boot", true}, {"autoDelete", true}, {"initializeParams", {{"sourceImage", kGcpImage}}}}}},
         {"networkInterfaces", {{{"network", "global/networks/default"}}}}};
-    REQUIRE(insert(gce().http(), gce(), token(), zone, body) == 200);
+    const auto [status, answer] = insert(gce().http(), gce(), token(), zone, body);
+    INFO(answer);
+    REQUIRE(status == 200);
     for (const auto& i : instances())
       if (i.name == name) return i.id;
     FAIL("gcp-emulator shows no instance " << name);

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <sstream>
+
+#include "providers/gcp/oauth_token.h"
+#include "providers/gcp/service_account.h"
 
 namespace plinth::test {
 
@@ -58,6 +62,84 @@ int Ec2Emulator::requests(const std::string& action) {
 
 void Ec2Emulator::capacity(const std::string& type, const std::string& zone, Json limit) {
   control("POST", "/__emulator/capacity", {{"instance_type", type}, {"availability_zone", zone}, {"limit", limit}});
+}
+
+GceEmulator::GceEmulator(const std::vector<std::string>& args)
+    : CloudEmulator(GCP_EMULATOR_BINARY, with_default_flags(args, {{"--operation-ms", "0"}})) {}
+
+std::string GceEmulator::key_file(const std::string& name) const { return dir() + "/tls/" + name; }
+
+std::string GceEmulator::compute_root() const { return base() + "/compute/v1/"; }
+
+Json GceEmulator::state() { return control("GET", "/__emulator/state"); }
+
+std::vector<Json> GceEmulator::active() {
+  std::vector<Json> out;
+  const Json s = state();
+  for (const auto& i : s["instances"])
+    if (i["status"] != "TERMINATED") out.push_back(i);
+  return out;
+}
+
+size_t GceEmulator::all_instances() { return state()["instances"].size(); }
+
+int GceEmulator::count(const std::string& method, const std::string& outcome) {
+  Json m = control("GET", "/__emulator/counters")["methods"];
+  return m.contains(method) ? m[method].value(outcome, 0) : 0;
+}
+
+void GceEmulator::capacity(const std::string& zone, const std::string& type, Json available) {
+  Json body = {{"machineType", type}, {"available", available}};
+  if (!zone.empty()) body["zone"] = zone;
+  control("POST", "/__emulator/capacity", body);
+}
+
+std::string GceEmulator::access_token() {
+  auto key = gcp::load_service_account_key(key_file());
+  REQUIRE(key.ok());
+  auto assertion = gcp::make_assertion(*key, {gcp::kCloudPlatformScope}, std::chrono::system_clock::now());
+  REQUIRE(assertion.ok());
+  net::Request r;
+  r.method = "POST";
+  r.url = key->token_uri;
+  r.headers["Content-Type"] = "application/x-www-form-urlencoded";
+  r.body = gcp::token_request_body(*assertion);
+  auto res = http().send(r);
+  REQUIRE(res.ok());
+  auto t = gcp::parse_token_response(res->status, res->body, r.url, "test", std::chrono::system_clock::now());
+  REQUIRE(t.ok());
+  return t->access_token;
+}
+
+namespace {
+
+std::vector<std::string> azure_flags(std::vector<std::string> args, bool fast) {
+  if (fast) args.insert(args.begin(), {"--lro-delay-ms", "0", "--retry-after", "0"});
+  return args;
+}
+
+}  // namespace
+
+AzureEmulator::AzureEmulator(std::vector<std::string> args, bool fast)
+    : CloudEmulator(AZURE_EMULATOR_BINARY, azure_flags(std::move(args), fast)) {}
+
+Json AzureEmulator::vms() { return control("GET", "/__emulator/vms"); }
+
+Json AzureEmulator::nics() { return control("GET", "/__emulator/state")["networkInterfaces"]; }
+
+std::vector<Json> AzureEmulator::arm_log() {
+  std::vector<Json> out;
+  std::istringstream in(log());
+  for (std::string line; std::getline(in, line);)
+    if (auto j = Json::parse(line); j.value("service", "") == "arm") out.push_back(j);
+  return out;
+}
+
+int AzureEmulator::requests(const std::string& operation, const std::string& method) {
+  int n = 0;
+  for (const auto& l : arm_log())
+    n += l.value("operation", "") == operation && (method.empty() || l.value("method", "") == method) ? 1 : 0;
+  return n;
 }
 
 std::map<std::string, std::string> aws_env(const EmulatorProcess& ec2, const std::string& home) {

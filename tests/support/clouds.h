@@ -1,8 +1,8 @@
 #pragma once
 // The cloud emulators (tests/emulators/aws-ec2, gcp, azure) as the e2e and
-// fault tests drive them: their control API under /__emulator/, aws-ec2-emulator
-// with its instance queries, the credentials they accept, and the environment
-// of a user pointing plinth at each.
+// fault tests drive them: their control API under /__emulator/, each with its
+// own queries (instances, counters, request log), the credentials they accept,
+// and the environment of a user pointing plinth at each.
 #include <map>
 #include <string>
 #include <utility>
@@ -54,6 +54,40 @@ class Ec2Emulator : public CloudEmulator {
   int requests(const std::string& action);
   /// Room for `limit` (null: no limit) instances of `type` in `zone` ("*": every zone).
   void capacity(const std::string& type, const std::string& zone, Json limit);
+};
+
+/// gcp-emulator; operations are done at once unless `args` say otherwise (--operation-ms).
+class GceEmulator : public CloudEmulator {
+ public:
+  explicit GceEmulator(const std::vector<std::string>& args = {});
+  /// The service-account key file `name` the emulator wrote (service-account-revoked.json with --extra-keys).
+  std::string key_file(const std::string& name = "service-account.json") const;
+  /// BASE/compute/v1/
+  std::string compute_root() const;
+  Json state();
+  /// Instances in any status but TERMINATED (those still hold the pool).
+  std::vector<Json> active();
+  /// Every instance, TERMINATED ones included.
+  size_t all_instances();
+  /// Answers of `method` with `outcome` ("200", "lost", "429", "total").
+  int count(const std::string& method, const std::string& outcome = "total");
+  /// Room for `available` (null: no limit) instances of machine type `type` in `zone` ("": every zone).
+  void capacity(const std::string& zone, const std::string& type, Json available);
+  /// An access token for the emulator's service account, as a client library gets it.
+  std::string access_token();
+};
+
+/// azure-emulator; unless `fast` is false its operations end at the next request and it sends Retry-After: 0
+/// (the client's own interval); then `args`.
+class AzureEmulator : public CloudEmulator {
+ public:
+  explicit AzureEmulator(std::vector<std::string> args = {}, bool fast = true);
+  Json vms();
+  Json nics();
+  /// The request log's ARM lines.
+  std::vector<Json> arm_log();
+  /// ARM requests of `operation` (with `method` when it is not "").
+  int requests(const std::string& operation, const std::string& method = "");
 };
 
 /// The environment of a user pointing plinth at `ec2` with the emulator's key, HOME being `home`.

@@ -1,6 +1,7 @@
 // The aws provider's pieces that need no endpoint: its EC2 model against
 // botocore's, ClientTokens, credentials and endpoints as the SDKs find them,
-// and request-rate buckets. End to end: tests/e2e/aws_test.cpp.
+// and request-rate buckets.
+// End to end: tests/e2e/burst_pool_conformance_test.cpp and aws_test.cpp.
 #include <catch2/catch.hpp>
 #include <fstream>
 

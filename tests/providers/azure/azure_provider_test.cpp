@@ -1,7 +1,8 @@
 // The azure provider's pieces that need no endpoint: the VM and NIC bodies it
 // sends against the Azure SDK for Python's models (generated from Azure's
 // REST API specs) and the spec's own example, VM names, Entra token
-// requests, error kinds, rates and options. End to end: tests/e2e/azure_test.cpp.
+// requests, error kinds, rates and options.
+// End to end: tests/e2e/burst_pool_conformance_test.cpp and azure_test.cpp.
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>

@@ -2,7 +2,8 @@
 // compute.v1 discovery document (tests/data/third_party/gcp-compute), names,
 // labels and requestIds, credentials as Google's libraries find them, and
 // its Compute client against gcp-emulator (a token refused with a 401 is
-// fetched again once). End to end: tests/e2e/gcp_test.cpp.
+// fetched again once).
+// End to end: tests/e2e/burst_pool_conformance_test.cpp and gcp_test.cpp.
 #include "providers/gcp/gcp_provider.h"
 
 #include <catch2/catch.hpp>

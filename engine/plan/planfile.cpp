@@ -164,8 +164,6 @@ std::string signed_bytes(Json doc, const std::string& algorithm, const std::stri
 
 std::string short_hash(const std::string& h) { return h.size() > 12 ? h.substr(0, 12) + "…" : h; }
 
-std::string short_commit(const std::string& c) { return c.empty() ? "(none)" : c.substr(0, 12); }
-
 void compare_files(const char* kind, const std::map<std::string, std::string>& planned,
                    const std::map<std::string, std::string>& now, std::vector<std::string>& out) {
   for (const auto& [path, hash] : planned) {
@@ -256,12 +254,9 @@ Status verify(const PlanFile& pf, const Bindings& current) {
                       std::to_string(p.state_serial) + " (the state changed since, or this plan was already applied)");
   compare_files("blueprint", p.blueprints, current.blueprints, changed);
   compare_files("policy", p.policies, current.policies, changed);
-  if (p.git_commit != current.git_commit)
-    changed.push_back("git commit is " + short_commit(current.git_commit) + " but the plan was made at " +
-                      short_commit(p.git_commit));
-  if (p.git_dirty != current.git_dirty)
-    changed.push_back(p.git_dirty ? "the blueprint files had uncommitted changes when the plan was made but are committed now"
-                                  : "the blueprint files have uncommitted changes that the plan was not made from");
+  // The commit is provenance, not a binding: a merge commit or a squash that
+  // carries the same blueprint and policy files applies the reviewed plan
+  // (their content is compared above); apply refuses uncommitted files itself.
   if (changed.empty()) return {};
   return Error::invalid(join(changed, "; ") + "; run plinth plan again");
 }

@@ -38,6 +38,8 @@ struct Bindings {
   bool state_existed = false;
   std::string state_lineage;
   uint64_t state_serial = 0;
+  /// Provenance, not compared by verify(): the plan binds to the content of
+  /// its files, so a merge commit or a squash carrying the same files applies.
   std::string git_commit;  ///< HEAD commit of the blueprint's repository; "" outside one or before the first commit
   bool git_dirty = false;  ///< the blueprint files had uncommitted changes
   std::string plinth_version = PLINTH_VERSION;
@@ -147,7 +149,8 @@ Status write_planfile(const std::string& path, const PlanFile& pf, const PlanKey
 Result<PlanFile> read_planfile(const std::string& path, const PlanKey* verify_key = nullptr);
 
 /// Compares the plan's bindings with `current` (made by make_bindings at
-/// apply time from the same files). Succeeds only when every binding holds;
+/// apply time from the same files). Succeeds only when every binding holds
+/// (the files' content, the state, plinth's version; not the git commit);
 /// otherwise the error names each one that changed, e.g.
 ///   "blueprint blueprints/x.yaml changed since the plan was made (sha256
 ///   3f2a9c1d0b7e… → 77c0e1a4b2d9…); run plinth plan again"

@@ -212,6 +212,88 @@ TEST_CASE("apply PLANFILE refuses a plan whose blueprint changed, naming the fil
   CHECK_FALSE(std::filesystem::exists(w.state));
 }
 
+namespace {
+
+/// A user's repository driven with the git binary, as CI does: main holds the
+/// blueprint, a pull request's branch changes it, and main moves on meanwhile.
+struct MergeRepo {
+  TempDir dir, outside;  // the state and plan files live outside the checkout
+  std::string blueprint = dir.path() + "/fabric.yaml";
+  std::string git(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"git", "-C", dir.path(), "-c", "user.name=Plinth Test",
+                                     "-c", "user.email=test@plinth.invalid", "-c", "commit.gpgsign=false"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_program(argv);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    return r.out;
+  }
+  MergeRepo() {
+    git({"init", "-q", "-b", "main"});
+    dir.write("fabric.yaml", kFabricOnly);
+    git({"add", "fabric.yaml"});
+    git({"commit", "-q", "-m", "fabric"});
+    git({"checkout", "-q", "-b", "pr"});
+    dir.write("fabric.yaml", std::string(kFabricOnly) + "# reviewed in the pull request\n");
+    git({"commit", "-q", "-am", "pr: the change under review"});
+    git({"checkout", "-q", "main"});
+    dir.write("README.md", "unrelated\n");
+    git({"add", "README.md"});
+    git({"commit", "-q", "-m", "main moves on"});
+    git({"checkout", "-q", "pr"});
+  }
+  /// plinth plan -out on the pull request's head, against the state `name`.
+  std::string plan(const std::string& name) const {
+    const std::string planfile = outside.path() + "/" + name + ".plan";
+    auto r = run_plinth({"plan", blueprint, "--state", outside.path() + "/" + name + ".state.json", "-out", planfile});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    return planfile;
+  }
+  test::RunResult apply(const std::string& name) const {
+    return run_plinth({"apply", outside.path() + "/" + name + ".plan", "--state",
+                       outside.path() + "/" + name + ".state.json"});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a saved plan applies after a --no-ff merge and after a squash of its pull request, and is refused once "
+          "a commit changed the blueprint", "[security]") {
+  MergeRepo w;
+  w.plan("merged");
+  w.plan("squashed");
+  const std::string pr_head = w.git({"rev-parse", "HEAD"});
+
+  // A real merge commit on main: another commit than the plan's, the same blueprint.
+  w.git({"checkout", "-q", "main"});
+  w.git({"merge", "-q", "--no-ff", "pr", "-m", "Merge pull request"});
+  CHECK(w.git({"rev-parse", "HEAD"}) != pr_head);
+  CHECK(w.git({"rev-list", "--parents", "-n", "1", "HEAD"}).find(' ', 41) != std::string::npos);  // two parents
+  auto merged = w.apply("merged");
+  INFO(merged.out << merged.err);
+  CHECK(merged.exit_code == 0);
+  CHECK(merged.out.find("Apply complete: 3 succeeded, 0 failed, 0 skipped.") != std::string::npos);
+
+  // A squash of the same pull request onto main as it was before the merge.
+  w.git({"reset", "-q", "--hard", "HEAD~1"});
+  w.git({"merge", "-q", "--squash", "pr"});
+  w.git({"commit", "-q", "-m", "Squashed pull request"});
+  auto squashed = w.apply("squashed");
+  INFO(squashed.out << squashed.err);
+  CHECK(squashed.exit_code == 0);
+
+  // A commit that changes the blueprint after the plan: refused, naming the file.
+  const std::string again = w.plan("changed");
+  (void)again;
+  w.dir.write("fabric.yaml", std::string(kFabricOnly) + "# changed after the review\n");
+  w.git({"commit", "-q", "-am", "an unreviewed change"});
+  auto refused = w.apply("changed");
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err.find("blueprint " + w.blueprint + " changed since the plan was made") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(w.outside.path() + "/changed.state.json"));
+}
+
 TEST_CASE("apply PLANFILE --verify-key accepts the signing key's plan and refuses others") {
   FabricRepo w;
   std::string key = w.dir.path() + "/plan.key", pub = w.dir.path() + "/plan.pub";

@@ -181,8 +181,12 @@ int run_plan(const Args& args, Io& io) {
   if (args.flag("json")) {
     Json files = Json::array();
     for (const auto& f : loaded->blueprint.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}});
+    // What the refresh found changed outside Plinth, as `apply --json` reports it (resource_drift).
+    Json drift = Json::array();
+    for (const auto& d : planned->drift) drift.push_back(drift_json(d, d.gone && !d.reason.empty()));
     Json extra = {{"blueprint", {{"name", loaded->blueprint.metadata.name}, {"files", std::move(files)}}},
-                  {"state", {{"path", state_path}, {"lineage", prior->lineage}, {"serial", prior->serial}}}};
+                  {"state", {{"path", state_path}, {"lineage", prior->lineage}, {"serial", prior->serial}}},
+                  {"resource_drift", std::move(drift)}};
     std::string text = plan::to_json_text(p, extra);
     std::fwrite(text.data(), 1, text.size(), io.out);
   } else {

@@ -55,6 +55,16 @@ int write_docs(const std::string& dir, Io& io) {
 int run_providers(const Args& args, Io& io) {
   if (auto dir = args.get("write-docs")) return write_docs(*dir, io);
 
+  // Terraform users reach for `providers lock`: there is no lock file here, the
+  // blueprint's sha256 pins are the lock.
+  if (!args.positional.empty() && args.positional.front() == "lock") {
+    std::error_code ec;
+    if (!fs::exists("lock", ec))
+      return fail(io, "providers",
+                  "'lock' is not a subcommand: plinth has no lock file; a plugin is pinned where it is declared, "
+                  "providers.NAME.sha256 in the blueprint (sha256sum the file you reviewed; docs/plugins.md), and the "
+                  "built-in providers are part of the plinth binary");
+  }
   // The blueprint (when given) declares plugins and names providers; load it
   // so they are started and their schemas registered.
   std::vector<bp::ProviderDecl> declared;

@@ -392,13 +392,16 @@ void JsonView::warning(const std::string& line) {
 
 void JsonView::note(const std::string& line) { emit("info", line, "log", Json::object()); }
 
+Json drift_json(const apply::Drift& d, bool by_provider) {
+  return {{"resource", {{"addr", d.address}}}, {"action", d.gone ? "delete" : "update"},
+          {"by_provider", by_provider}, {"reason", d.reason}, {"changes", changes_of(d.changes)}};
+}
+
 void JsonView::drift(const std::vector<apply::Drift>& changed, const std::vector<apply::Drift>& gone) {
   for (const auto* list : {&gone, &changed})
     for (const auto& d : *list)
       emit("info", d.address + ": drift detected (" + (d.gone ? "gone" : "changed") + ")", "resource_drift",
-           {{"change",
-             {{"resource", {{"addr", d.address}}}, {"action", d.gone ? "delete" : "update"},
-              {"by_provider", list == &gone}, {"reason", d.reason}, {"changes", changes_of(d.changes)}}}});
+           {{"change", drift_json(d, list == &gone)}});
 }
 
 void JsonView::adopted(const std::string& lineage, const std::vector<Resource>& resources) {

@@ -45,6 +45,12 @@ class HumanView : public run::Events {
 /// The machine-readable view: every event as one JSON object on its own line
 /// of stdout, with "@level", "@message", "@module" ("plinth.ui"),
 /// "@timestamp" and "type" (docs/apply.md lists the types and fields).
+/// One drift as `resource_drift` events and `plan --json` show it: the
+/// address, "delete" (gone) or "update", whether the provider removed it by
+/// itself (`by_provider`, with its `reason`), and each attribute's state
+/// value and observed value (sensitive ones as "(sensitive)").
+Json drift_json(const apply::Drift& drift, bool by_provider);
+
 class JsonView : public run::Events {
  public:
   JsonView(Io& io, std::string command);

@@ -89,6 +89,38 @@ int show(const state::StateDocument& doc, const std::string& path, const std::st
   return kExitSuccess;
 }
 
+/// One resource in `state list --json`: where it is and what it is.
+Json summary_json(const Resource& r) {
+  Json j = {{"address", r.address}, {"type", r.type}, {"name", r.name}, {"provider", r.provider}};
+  if (r.index >= 0) j["index"] = r.index;
+  if (r.source.known()) j["declared"] = r.source.str();
+  return j;
+}
+
+/// One resource in `state show --json`: the summary, its dependencies, its
+/// attributes and computed values; a sensitive attribute's value is null and
+/// its name is listed under "sensitive_attributes" (never printed).
+Json resource_json(const Resource& r) {
+  Json j = summary_json(r);
+  j["depends_on"] = r.depends_on;
+  const ResourceType* type = find_resource_type(r.type, r.provider);
+  Json attributes = r.attributes, computed = r.computed, hidden = Json::array();
+  for (Json* values : {&attributes, &computed})
+    for (auto& [k, v] : values->items())
+      if (const AttributeSpec* spec = type ? type->find(k) : nullptr; spec && spec->sensitive) {
+        v = nullptr;
+        hidden.push_back(k);
+      }
+  j["attributes"] = std::move(attributes);
+  j["computed"] = std::move(computed);
+  j["sensitive_attributes"] = std::move(hidden);
+  return j;
+}
+
+void print_json(Io& io, const Json& j) {
+  std::fprintf(io.out, "%s\n", j.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+}
+
 int history(state::Backend& backend, const std::string& path, Io& io) {
   auto h = backend.history();
   if (!h) return fail(io, "state", h.error().message);
@@ -207,7 +239,15 @@ int run_state(const Args& args, Io& io) {
   int status = kExitSuccess;
 
   if (sub == "list") {
-    auto doc = load_state(*backend, path, false, io, status);
+    auto doc = load_state(*backend, path, args.flag("json"), io, status);
+    if (args.flag("json")) {
+      if (!doc) return status;
+      Json out = Json::array();
+      for (const auto& r : doc->resources) out.push_back(summary_json(r));
+      print_json(io, {{"format_version", 1}, {"serial", doc->serial}, {"lineage", doc->lineage},
+                      {"resources", std::move(out)}});
+      return kExitSuccess;
+    }
     if (!doc) return status;
     for (const auto& r : doc->resources) std::fprintf(io.out, "%s\n", r.address.c_str());
     return kExitSuccess;
@@ -215,6 +255,12 @@ int run_state(const Args& args, Io& io) {
   if (sub == "show") {
     auto doc = load_state(*backend, path, true, io, status);
     if (!doc) return status;
+    if (args.flag("json")) {
+      const Resource* r = doc->find(rest[0]);
+      if (!r) return fail(io, "state", run::not_in_state(*doc, path, rest[0]));
+      print_json(io, resource_json(*r));
+      return kExitSuccess;
+    }
     return show(*doc, path, rest[0], io);
   }
   if (sub == "history") return history(*backend, path, io);
@@ -260,9 +306,10 @@ const Register state_command({
     "plinth state list|show ADDRESS|history|restore SERIAL|unlock|rm ADDRESS...|mv SOURCE DESTINATION|rekey|migrate "
     "--to LOCATION|push-journal [JOURNAL] [flags]",
     "Inspect the state, list or restore its saved versions, forget or rename resources, remove a stale lock.",
-    "  list             every resource address in the state, sorted, one per line\n"
+    "  list             every resource address in the state, sorted, one per line (--json:\n"
+    "                   each with its type, name, index, provider and where it is declared)\n"
     "  show ADDRESS     one resource: where it is declared, its attributes and the values\n"
-    "                   the provider reported (sensitive attributes are not shown)\n"
+    "                   the provider reported (sensitive attributes are not shown; --json)\n"
     "  history          the saved versions with their serials: the last 20, and for good the\n"
     "                   version before every run (marked 'before a run')\n"
     "  restore SERIAL   save an old version again as a new serial (same lineage); a damaged\n"
@@ -290,6 +337,7 @@ const Register state_command({
         {"lock-timeout", "D", "restore, rm, mv, push-journal: how long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
         {"force", "", "unlock: remove the lock even if its holder still runs."},
         {"dry-run", "", "rm, mv: print what would change and write nothing."},
+        {"json", "", "list, show: print JSON (docs/state.md, \"Reading the state from scripts\"); sensitive values are null."},
         state_key_flag(),
         {"new-key-file", "FILE", "rekey: the new key (default $PLINTH_STATE_NEW_KEY)."},
         {"to", "LOCATION", "migrate: where to copy the state (postgres://... URL or file)."},

@@ -122,6 +122,18 @@ TEST_CASE("apply --json writes one event per line: version, planned changes, eac
                             sys + "/Actions/ComputerSystem.Reset"});
   REQUIRE(reset.exit_code == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // plan --json carries the same drift in its document (a drift check reads it, not stderr).
+  auto plan = run_plinth({"plan", bp, "--state", st, "--json"}, dir.path(), kBmcEnv);
+  INFO(plan.out << plan.err);
+  REQUIRE(plan.exit_code == 0);
+  const Json plan_doc = Json::parse(plan.out);
+  CHECK(plan_doc["format_version"] == "1.1");
+  REQUIRE(plan_doc["resource_drift"].size() == 1);
+  CHECK(plan_doc["resource_drift"][0]["resource"]["addr"] == "baremetal.node.train-a[0]");
+  CHECK(plan_doc["resource_drift"][0]["action"] == "update");
+  CHECK(plan_doc["resource_drift"][0]["by_provider"] == false);
+  CHECK(plan_doc["resource_drift"][0]["changes"][0]["path"] == "bios.PowerProfile");
+  CHECK(plan_doc["resource_drift"][0]["changes"][0]["after"] == "Balanced");
   auto refresh = run_plinth({"refresh", bp, "--state", st, "--json"}, dir.path(), kBmcEnv);
   INFO(refresh.out << refresh.err);
   REQUIRE(refresh.exit_code == 0);

@@ -140,6 +140,16 @@ TEST_CASE("plinth providers lists built-in providers and plugins found on PLINTH
   CHECK(found);
 }
 
+TEST_CASE("plinth providers lock says the blueprint's sha256 pins are the lock, not that a file is missing",
+          "[e2e][plugin]") {
+  TempDir dir;
+  auto r = run_plinth({"providers", "lock"}, dir.path());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("plinth providers: 'lock' is not a subcommand: plinth has no lock file; a plugin is pinned where "
+                   "it is declared, providers.NAME.sha256 in the blueprint") == 0);
+  CHECK(r.err.find("BP000") == std::string::npos);
+}
+
 TEST_CASE("a misspelt provider option gets a did-you-mean", "[e2e][plugin]") {
   TempDir dir;
   auto r = run_plinth({"plan", source_dir() + "/blueprints/examples/lab.yaml", "--state", dir.path() + "/s.json",

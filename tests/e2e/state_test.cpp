@@ -149,6 +149,45 @@ TEST_CASE("e2e: plinth state show prints one resource, and suggests a close addr
   CHECK(r.exit_code == 1);
 }
 
+TEST_CASE("e2e: plinth state list --json and show --json give scripts the resources, never a sensitive value",
+          "[state]") {
+  TempDir dir;
+  dir.write("plinth.state.json", state_text(4, lab_resources()));
+  auto r = run_plinth({"state", "list", "--json"}, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const Json list = Json::parse(r.out);
+  CHECK(list["format_version"] == 1);
+  CHECK(list["serial"] == 4);
+  CHECK(list["lineage"] == kLineage);
+  REQUIRE(list["resources"].size() == 3);
+  CHECK(list["resources"][0] == Json{{"address", "baremetal.node.lab[0]"},
+                                     {"type", "baremetal.node"},
+                                     {"name", "lab"},
+                                     {"index", 0},
+                                     {"provider", "baremetal"},
+                                     {"declared", "blueprints/examples/lab.yaml:30:7"}});
+  CHECK_FALSE(list["resources"][2].contains("index"));  // net.vlan.mgmt is not counted
+
+  r = run_plinth({"state", "show", "baremetal.node.lab[0]", "--json"}, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("LAB_BMC") == std::string::npos);  // not even the credential's reference
+  const Json node = Json::parse(r.out);
+  CHECK(node["attributes"]["gpu"] == "L40S");
+  CHECK(node["attributes"]["bmc_credentials"].is_null());
+  CHECK(node["sensitive_attributes"] == Json::array({"bmc_credentials"}));
+  CHECK(node["computed"]["bmc_serial"] == "SN-0");
+  CHECK(node["depends_on"] == Json::array({"net.vlan.mgmt"}));
+
+  r = run_plinth({"state", "show", "net.vlan.mgnt", "--json"}, dir.path());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("did you mean 'net.vlan.mgmt'?") != std::string::npos);
+  r = run_plinth({"state", "list", "--json", "--state", dir.path() + "/none.json"});
+  CHECK(r.exit_code == 1);  // a wrong --state is not an empty fleet
+  CHECK(r.out == "");
+}
+
 TEST_CASE("e2e: a damaged state file is refused and left untouched", "[state]") {
   TempDir dir;
   std::string good = state_text(4, lab_resources());

@@ -109,7 +109,7 @@ TEST_CASE("plinth show PLANFILE prints a saved plan, as text and JSON", "[e2e][h
   auto json = run_plinth({"show", "release.plan", "--json"}, dir.path());
   auto j = nlohmann::json::parse(json.out, nullptr, false);
   REQUIRE_FALSE(j.is_discarded());
-  CHECK(j["format_version"] == "1.0");
+  CHECK(j["format_version"] == "1.1");
   CHECK(j["summary"]["create"] == 5);
   CHECK(j["plan_file"]["blueprints"].contains("bp.yaml"));
   CHECK(j["resource_changes"].size() == 5);

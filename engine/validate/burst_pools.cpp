@@ -63,9 +63,16 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
     const SourceLoc& at = p.origin.at(field);
     const InstanceType* type = provider->instance_type(name);
     if (!type) {
+      // Another provider's type (an Azure size in a GCP pool) says so rather than
+      // suggesting a look-alike of this provider's.
+      std::string owner;
+      for (const ProviderSchema* other : schema_registry().providers())
+        if (other != provider && other->instance_type(name)) owner = other->name;
       add(GPU002, at, addr, "unknown " + p.provider + " instance type '" + name + "' in burst pool '" + p.name + "'",
-          closest(name, names) + " (the types are listed by plinth providers --json" +
-              (provider->docs.empty() ? std::string(")") : " and in " + provider->docs + ")"));
+          owner.empty() ? closest(name, names) + " (the types are listed by plinth providers --json" +
+                              (provider->docs.empty() ? std::string(")") : " and in " + provider->docs + ")")
+                        : "'" + name + "' is an instance type of provider " + owner + ", not " + p.provider +
+                              ": set provider: " + owner + " or use a " + p.provider + " type");
       continue;
     }
     const auto* gpu = cat_.gpu(type->gpu);

@@ -371,6 +371,9 @@ TEST_CASE("GPU002: unknown instance type with the closest names") {
   Doc gcp;
   gcp.set(32, "provider: aws, region: us-east-1", "provider: gcp, region: us-central1");
   CHECK(one(gcp.check(), "GPU002").message == "unknown gcp instance type 'p5.48xlarge' in burst pool 'aws-p5'");
+  // ... and the hint names the provider that sells it, not a look-alike of gcp's.
+  CHECK(one(gcp.check(), "GPU002").hint ==
+        "'p5.48xlarge' is an instance type of provider aws, not gcp: set provider: aws or use a gcp type");
   CHECK(with_code(Doc().set(32, "p5.48xlarge", "p4d.24xlarge").check(), "GPU002").empty());
 }
 

@@ -73,6 +73,16 @@ std::string operating_system(const NodePool& p) {
 
 std::string operating_system(const BurstPool& p) { return p.os.empty() ? "ubuntu-22.04" : p.os; }
 
+std::vector<std::string> candidate_types(const BurstPool& p, const std::string& fallback_setting) {
+  std::vector<std::string> types = {p.instance_type};
+  if (!fallback_setting.empty())
+    if (const auto it = p.settings.find(fallback_setting); it != p.settings.end() && it->is_array())
+      for (const auto& t : *it)
+        if (t.is_string() && std::find(types.begin(), types.end(), t.get<std::string>()) == types.end())
+          types.push_back(t.get<std::string>());
+  return types;
+}
+
 bool rhel_family(const std::string& os) { return os.rfind("rhel-", 0) == 0 || os.rfind("rocky-", 0) == 0; }
 
 std::string rdma_stack(const Fabric& f, const std::string& os) {

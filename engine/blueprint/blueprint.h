@@ -364,6 +364,10 @@ std::string os_from_image(std::string image);
 /// The OS a pool's nodes run: its `os`, else its boot image's, else "ubuntu-22.04".
 std::string operating_system(const NodePool& p);
 std::string operating_system(const BurstPool& p);
+/// The instance types a burst pool may launch: its `instance_type`, then each
+/// string its provider setting `fallback_setting` lists ("" for none), once
+/// each (the rules check them all; expand takes their facts).
+std::vector<std::string> candidate_types(const BurstPool& p, const std::string& fallback_setting);
 /// True for rhel-* and rocky-*.
 bool rhel_family(const std::string& os);
 /// The host RDMA stack of fabric `f` on `os`: its rdma_stack, else doca-ofed

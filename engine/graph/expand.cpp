@@ -327,12 +327,7 @@ class Expander {
     Json out = Json::object();
     const ProviderSchema* provider = schema_registry().provider(p.provider);
     if (!provider) return out;
-    std::vector<std::string> types = {p.instance_type};
-    if (!spec.fallback_types.empty())
-      if (const auto it = p.settings.find(spec.fallback_types); it != p.settings.end() && it->is_array())
-        for (const auto& t : *it)
-          if (t.is_string()) types.push_back(t.get<std::string>());
-    for (const auto& t : types)
+    for (const auto& t : bp::candidate_types(p, spec.fallback_types))
       if (const InstanceType* it = provider->instance_type(t))
         for (const auto& [k, v] : it->facts.items())
           if (!(v.is_number() && v.get<double>() == 0)) out[k][t] = v;

@@ -51,16 +51,12 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
   std::sort(names.begin(), names.end());  // ties in the hint break by name, not by the provider's order
   // The pool's type, then each fallback its provider takes from a setting:
   // any of them may be launched, so each is checked.
-  std::vector<std::pair<std::string, std::string>> candidates = {{p.instance_type, "instance_type"}};
   const SectionSpec* spec = schema_registry().section("burst_pools", p.provider);
-  if (spec && !spec->fallback_types.empty())
-    if (const auto it = p.settings.find(spec->fallback_types); it != p.settings.end() && it->is_array())
-      for (const auto& t : *it)
-        if (t.is_string() && t.get<std::string>() != p.instance_type)
-          candidates.emplace_back(t.get<std::string>(), spec->fallback_types);
+  const std::string fallbacks = spec ? spec->fallback_types : "";
+  const std::vector<std::string> candidates = bp::candidate_types(p, fallbacks);
   const auto* stack = find(stacks_, p.stack);
-  for (const auto& [name, field] : candidates) {
-    const SourceLoc& at = p.origin.at(field);
+  for (const auto& name : candidates) {
+    const SourceLoc& at = p.origin.at(name == candidates.front() ? "instance_type" : fallbacks);
     const InstanceType* type = provider->instance_type(name);
     if (!type) {
       // Another provider's type (an Azure size in a GCP pool) says so rather than

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/core/duration.h"
+#include "engine/core/log.h"
 
 namespace plinth::apply {
 
@@ -308,7 +309,12 @@ T with_retries(Common& s, const Node& n, const char* kind, std::chrono::millisec
       o.attempts += call.attempts();
       return timed_out(e.message);
     }
-    if (e.retryable() && call.retry(e)) continue;
+    if (e.retryable() && call.retry(e)) {
+      log::write(log::Level::Debug, "apply", o.address + ": attempt " + std::to_string(call.attempts() - 1) +
+                                                 " failed (" + (e.kind == Error::Kind::Throttled ? "throttled" : "retryable") +
+                                                 "), trying again");
+      continue;
+    }
     o.attempts += call.attempts();
     if (call.stopped_by() == "deadline") return timed_out(e.message);
     if (call.stopped_by() == "attempts" && call.attempts() > 1) {
@@ -331,6 +337,9 @@ Outcome run_node(Common& s, const Node& n) {
     o.elapsed = since(start);
     o.status = error.empty() ? OutcomeStatus::Succeeded : OutcomeStatus::Failed;
     o.error = std::move(error);
+    log::write(log::Level::Debug, "apply",
+               o.address + ": " + plan::to_string(o.action) + (o.error.empty() ? " succeeded" : " failed") + " after " +
+                   std::to_string(o.attempts) + " attempt(s) in " + std::to_string(o.elapsed.count()) + " ms");
     return o;
   };
   auto failed = [&](const Error& e) {

@@ -1,5 +1,7 @@
 #include "engine/apply/refresh.h"
 
+#include "engine/core/log.h"
+
 #include <algorithm>
 #include <map>
 #include <random>
@@ -43,7 +45,15 @@ ProviderReads read_provider(const std::string& name, const std::vector<size_t>& 
     batch.reserve(pending.size());
     for (size_t i : pending) batch.push_back(prior[i]);
     Call call(Deadline::after(deadline.remaining()), limits.retry);
+    const auto started = std::chrono::steady_clock::now();
     std::vector<ReadResult> results = p->read(batch, call);
+    if (log::enabled(log::Level::Debug))
+      log::write(log::Level::Debug, "refresh",
+                 "provider " + name + ": read " + std::to_string(batch.size()) + " resource(s) in " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now() - started)
+                                        .count()) +
+                     " ms (pass " + std::to_string(attempt) + ")");
     std::vector<size_t> again;
     std::chrono::milliseconds wait{0};
     for (size_t k = 0; k < pending.size(); ++k) {

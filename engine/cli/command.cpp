@@ -25,6 +25,11 @@ const std::vector<FlagSpec>& common_flags() {
   static const std::vector<FlagSpec> f = {
       {"help", "", "Show this help."},
       {"no-color", "", "Never colour the output (also NO_COLOR=1)."},
+      {"log-level", "LEVEL",
+       "error, warn (default), info, debug or trace: more lines on stderr, trace with every HTTP request "
+       "(secrets redacted; also PLINTH_LOG=LEVEL; docs/logging.md).",
+       false,
+       {"error", "warn", "info", "debug", "trace"}},
   };
   return f;
 }

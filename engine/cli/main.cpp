@@ -12,6 +12,7 @@
 
 #include "engine/cli/command.h"
 #include "engine/cli/untrusted.h"
+#include "engine/core/log.h"
 #include "engine/core/strings.h"
 #include "providers/registry/plugins.h"
 #include "providers/registry/registry.h"
@@ -78,6 +79,21 @@ int main(int argc, char** argv) {
     if (args->flag("help")) {
       std::fputs(command_help(*cmd).c_str(), stdout);
       return kExitSuccess;
+    }
+    // --log-level, else PLINTH_LOG, else warn (docs/logging.md).
+    {
+      const char* env = std::getenv("PLINTH_LOG");
+      const std::string wanted = args->has("log-level") ? args->get_or("log-level", "") : (env ? env : "");
+      if (!wanted.empty()) {
+        auto level = plinth::log::parse_level(wanted);
+        if (!level) {
+          std::fprintf(stderr, "plinth %s: %s '%s' is not a log level; use error, warn, info, debug or trace\n",
+                       cmd->name.c_str(), args->has("log-level") ? "--log-level" : "PLINTH_LOG",
+                       plinth::safe_text(wanted).c_str());
+          return kExitFailure;
+        }
+        plinth::log::set_level(*level);
+      }
     }
     if (auto st = setup_untrusted(cmd->name, *args, args->positional); !st) {
       std::fprintf(stderr, "plinth %s: %s\n", cmd->name.c_str(), plinth::safe_text(st.error().message).c_str());

@@ -3,6 +3,8 @@
 // deliberately not shared through CURLSH: libcurl documents that as unsafe
 // across concurrent threads.
 #include "engine/net/http.h"
+
+#include "engine/core/log.h"
 #include "engine/core/wire.h"
 
 #include <curl/curl.h>
@@ -351,7 +353,36 @@ Status pause(int ms, const Deadline& deadline, const std::atomic<bool>* cancel, 
   }
 }
 
+namespace {
+/// What kind of failure a request had, for the trace (its message repeats the
+/// URL unredacted, so it is not printed there).
+const char* failure_kind(const Error& e) {
+  switch (e.kind) {
+    case Error::Kind::Retryable: return "transport error (retryable)";
+    case Error::Kind::Throttled: return "throttled";
+    case Error::Kind::Cancelled: return "cancelled";
+    case Error::Kind::DeadlineExceeded: return "deadline exceeded";
+    case Error::Kind::Invalid: return "refused (invalid)";
+    default: return "transport error";
+  }
+}
+}  // namespace
+
 Result<Response> Client::send(const Request& req) {
+  if (!log::enabled(log::Level::Trace)) return perform(req);
+  // --log-level trace: one line per request (docs/logging.md): method, URL
+  // with secrets redacted, status or error, time. Never headers or bodies.
+  const auto start = std::chrono::steady_clock::now();
+  auto r = perform(req);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  std::string line = req.method + " " + log::redact_url(req.url) + " -> ";
+  line += r ? std::to_string(r->status) : std::string("failed: ") + failure_kind(r.error());
+  log::write(log::Level::Trace, "http", line + " (" + std::to_string(ms) + " ms)");
+  return r;
+}
+
+Result<Response> Client::perform(const Request& req) {
   if (req.cancel && req.cancel->load())
     return Error{Error::Kind::Cancelled, req.method + " " + req.url + ": cancelled before it was sent", 0};
   if (req.deadline.passed())

@@ -116,6 +116,8 @@ class Client {
   const ClientOptions& options() const { return options_; }
 
  private:
+  Result<Response> perform(const Request& request);
+
   struct Impl;
   ClientOptions options_;
   std::unique_ptr<Impl> impl_;

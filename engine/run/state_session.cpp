@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "engine/core/log.h"
 #include "engine/provider/registry.h"
 #include "engine/state/journal.h"
 
@@ -63,6 +64,7 @@ Result<StateSession> open_state(const StateOptions& options, const std::vector<s
       return fail(m);
     }
     s.lock.emplace(std::move(*guard));
+    log::write(log::Level::Info, "state", "locked " + s.path + " for " + operation);
     // An apply that lost its state backend left the operations it completed
     // in a local journal (in the user's own directory, never the checkout):
     // an apply or destroy writes it into the state before anything else; a

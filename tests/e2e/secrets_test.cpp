@@ -246,8 +246,10 @@ TEST_CASE("secrets never appear in plan text or JSON, plan files, state, reports
       "bp.yaml", secrets_blueprint(secrets_pool("envpool", 2, env_bmc.base(), "env:BMC_SECRET_CREDS", env_bmc.ca()) +
                                    secrets_pool("filepool", 2, file_bmc.base(), "file:" + cred_file, file_bmc.ca())));
   std::vector<std::string> secrets = {env_password, file_password, kKeyHex};
+  // Every run at the trace level: each HTTP request is on stderr too (docs/logging.md).
   std::map<std::string, std::string> env = {{"BMC_SECRET_CREDS", "admin:" + env_password},
-                                            {"PLINTH_STATE_KEY", kKeyHex}};
+                                            {"PLINTH_STATE_KEY", kKeyHex},
+                                            {"PLINTH_LOG", "trace"}};
   // Cloud credentials: the vendor variables and every option a provider
   // schema marks secret (none is declared by a built-in provider today).
   for (const auto& [name, value] : std::map<std::string, std::string>{
@@ -303,6 +305,8 @@ TEST_CASE("secrets never appear in plan text or JSON, plan files, state, reports
 
   INFO("the run wrote " << outputs.size() << " bytes of output");
   REQUIRE(outputs.find("baremetal.node.envpool[0]") != std::string::npos);  // the runs did something
+  REQUIRE(outputs.find("plinth trace: http: POST " + env_bmc.base() + "/bmc/0/redfish/v1/SessionService/Sessions -> 201") !=
+          std::string::npos);  // and traced the session logins
   size_t files = 0;
   for (const auto& [path, text] : files_under(dir.path())) {
     if (path == cred_file) continue;

@@ -45,6 +45,9 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
   if (args.has("target"))
     return fail(io, "apply", "-target selects resources while planning; a saved plan runs as it was saved (make it "
                              "with plinth plan -target ADDRESS -out PLANFILE)");
+  if (args.has("replace"))
+    return fail(io, "apply", "-replace is decided while planning; a saved plan runs as it was saved (make it "
+                             "with plinth plan -replace ADDRESS -out PLANFILE)");
   std::optional<plan::PlanKey> key;
   if (auto key_path = args.get("verify-key")) {
     auto k = plan::PlanKey::load(*key_path);
@@ -74,6 +77,12 @@ int apply_planfile(const Args& args, Io& io, const std::string& path) {
 }
 
 int run_apply(const Args& args, Io& io) {
+  if (args.flag("refresh-only")) {
+    if (is_planfile(args.positional))
+      return fail(io, "apply", "-refresh-only reads the state's resources again; it takes blueprint paths, not a "
+                               "saved plan");
+    return refresh_only(args, io, "apply");
+  }
   if (is_planfile(args.positional)) return apply_planfile(args, io, args.positional.front());
   if (args.flag("json") && !args.flag("auto-approve"))
     return fail(io, "apply", "--json prints events for a program to read, so there is no one to answer the "
@@ -101,6 +110,13 @@ std::vector<FlagSpec> apply_flags() {
   flags.push_back({"target", "ADDRESS",
                    "Apply only ADDRESS (or every node of TYPE.POOL) and what it depends on; for exceptional "
                    "situations (docs/apply.md).",
+                   true});
+  flags.push_back({"refresh-only", "",
+                   "Only record in state what changed outside Plinth (after the question, unless --auto-approve); "
+                   "change no resource (docs/apply.md, \"Refresh-only\")."});
+  flags.push_back({"replace", "ADDRESS",
+                   "Replace ADDRESS (one resource, e.g. a node to reprovision) although nothing forces it "
+                   "(repeatable; docs/apply.md).",
                    true});
   return flags;
 }

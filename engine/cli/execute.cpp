@@ -48,20 +48,22 @@ class SignalScope {
   struct sigaction old_int_ {}, old_term_ {};
 };
 
+}  // namespace
+
 bool confirm(Io& io, const std::string& operation) {
   std::fprintf(io.out,
                "\nDo you want to perform these actions?\n"
                "  Plinth will perform the %s described above.\n"
                "  Only 'yes' will be accepted to approve.\n\n"
                "  Enter a value: ",
-               operation == "destroy" ? "destruction" : "actions");
+               operation == "destroy"         ? "destruction"
+               : operation == "refresh-only" ? "recording of the drift above in the state (no resource changes)"
+                                             : "actions");
   std::fflush(io.out);
   std::string answer;
   if (!std::getline(std::cin, answer)) return false;
   return answer == "yes";
 }
-
-}  // namespace
 
 int execute(const Args& args, Io& io, run::ApplyOptions options, run::Planned& planned, run::ProviderSet& providers,
             run::Events& events) {

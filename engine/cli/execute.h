@@ -21,4 +21,13 @@ int execute(const Args& args, Io& io, run::ApplyOptions options, run::Planned& p
 /// --json asks for.
 int plan_and_execute(const Args& args, Io& io, const std::string& operation);
 
+/// refresh, plan -refresh-only and apply -refresh-only (`command`): reads
+/// every resource in state through its provider and reports the drift; plan
+/// records nothing, apply records it after the question (unless
+/// --auto-approve), refresh records it at once.
+int refresh_only(const Args& args, Io& io, const std::string& command);
+
+/// "Only 'yes' will be accepted" on the terminal; true for "yes".
+bool confirm(Io& io, const std::string& operation);
+
 }  // namespace plinth::cli

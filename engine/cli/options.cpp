@@ -72,6 +72,7 @@ Result<run::PlanOptions> plan_options(const Args& args, const std::string& opera
   o.refresh = args.flag("refresh", true);
   o.destroy = operation == "destroy" || args.flag("destroy");
   o.targets = args.all("target");
+  o.replace = args.all("replace");
   if (untrusted().on) o.untrusted = &untrusted().trust;
   return o;
 }

@@ -22,6 +22,7 @@
 #include "engine/blueprint/json.h"
 #include "engine/blueprint/loader.h"
 #include "engine/cli/common.h"
+#include "engine/cli/execute.h"
 #include "engine/cli/options.h"
 #include "engine/cli/render_events.h"
 #include "engine/cli/untrusted.h"
@@ -156,6 +157,7 @@ void write_invalid_reports(const Args& args, Io& io, const Checked& checked) {
 }
 
 int run_plan(const Args& args, Io& io) {
+  if (args.flag("refresh-only")) return refresh_only(args, io, "plan");
   // 1-4. load, expand, state, refresh, diff (the state lock is released when
   // `planned` dies: plan never writes state)
   auto options = plan_options(args, "plan");
@@ -176,6 +178,8 @@ int run_plan(const Args& args, Io& io) {
   auto policies = run::run_policies(*loaded, *planned->desired, p, run::policy_dirs(policy_options(args)),
                                     run::blueprint_dir(args.positional), view);
   if (!policies.blocked && !run::check_inventory(planned->inventory, providers, view, "plan")) return kExitFailure;
+  if (!policies.blocked && planned->preflight && !run::check_preflight(p, providers, view, "plan"))
+    return kExitFailure;
 
   // 5. output
   if (args.flag("json")) {
@@ -244,7 +248,11 @@ const Register plan_command({
         {"against", "REF", "Also show what the change since git REF does to resources and policy verdicts."},
         {"target", "ADDRESS", "Plan only ADDRESS (or every node of TYPE.POOL) and what it depends on; for "
                               "exceptional situations (docs/plan.md).", true},
+        {"replace", "ADDRESS", "Plan to replace ADDRESS (one resource, e.g. a node to reprovision) although nothing "
+                               "forces it (repeatable; docs/plan.md).", true},
         {"destroy", "", "Plan to destroy everything in state (save it with -out, apply it like any plan)."},
+        {"refresh-only", "", "Only read the resources in state and show what changed outside Plinth; plan no "
+                             "change (docs/apply.md, \"Refresh-only\")."},
         untrusted_flags()[0],
         untrusted_flags()[1],
     },

@@ -49,6 +49,25 @@ int write_docs(const std::string& dir, Io& io) {
     if (!update(page, "options", options_markdown(*s))) return kExitFailure;
     if (!s->instance_types.empty() && !update(page, "instance types", instance_types_markdown(*s))) return kExitFailure;
   }
+  // The editors' JSON Schema: the burst-pool settings the providers declare
+  // (the loader checks pools against the same specs) and who serves pools.
+  const std::string schema_path = dir + "/plinth-v1.schema.json";
+  auto text = read_file(schema_path);
+  if (!text) return fail(io, "providers", text.error().message);
+  Json schema = Json::parse(*text, nullptr, false);
+  if (schema.is_discarded() || !schema.contains("$defs") || !schema["$defs"].contains("burst_pool"))
+    return fail(io, "providers", schema_path + ": not the blueprint JSON Schema ($defs.burst_pool is missing)");
+  schema["$defs"]["burst_pool_settings"] = settings_json_schema(builtin, "burst_pools");
+  Json serving = Json::array();
+  for (const ProviderSchema* s : builtin)
+    for (const auto& sec : s->sections)
+      if (sec.section == "burst_pools") serving.push_back(s->name);
+  schema["$defs"]["burst_pool"]["properties"]["provider"]["examples"] = serving;
+  const std::string next = schema.dump(2, ' ', false) + "\n";
+  if (next != *text) {
+    if (auto st = write_file_atomic(schema_path, next); !st) return fail(io, "providers", st.error().message);
+    std::fprintf(io.out, "updated %s\n", schema_path.c_str());
+  }
   return kExitSuccess;
 }
 
@@ -144,7 +163,8 @@ const Register providers_command({
         {"json", "", "Print the providers' schemas as JSON."},
         {"write-docs", "DIR",
          "For contributors: rewrite the generated tables of DIR/resources.md and DIR/providers/*.md\n"
-         "(resource types, options, instance types)."},
+         "(resource types, options, instance types) and the burst-pool settings of\n"
+         "DIR/plinth-v1.schema.json."},
     },
     run_providers,
     70,

@@ -55,6 +55,10 @@ const char* running_verb(plan::Action a) {
 std::string done_text(const std::string& address, plan::Action a) {
   auto parts = parse_address(address);
   const ResourceType* t = parts ? find_resource_type(parts->type) : nullptr;
+  // The logical provider's types (stacks, VLANs, tiers, ...) exist only in
+  // the blueprint and the state: deleting one destroys nothing.
+  if (t && t->recorded_only.empty() && t->provider == "plinth" && a == plan::Action::Delete)
+    return "removed from state";
   if (!t || t->recorded_only.empty()) return done_verb(a);
   return std::string(a == plan::Action::Delete ? "removed from state" : "recorded in state") + " (" +
          t->recorded_only + ")";

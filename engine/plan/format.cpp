@@ -104,14 +104,14 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
     out += " (";
     out += st.verb;
     if (rc.action == Action::Replace) {
-      out += ", forced by: ";
-      bool first = true;
+      std::string forced;
       for (const auto& c : rc.changes) {
         if (!c.forces_replacement) continue;
-        if (!first) out += ", ";
-        out += safe_text(c.path);  // keys come from the blueprint (bios names)
-        first = false;
+        if (!forced.empty()) forced += ", ";
+        forced += safe_text(c.path);  // keys come from the blueprint (bios names)
       }
+      if (!forced.empty()) out += ", forced by: " + forced;
+      if (rc.replace_requested) out += forced.empty() ? ", as requested with -replace" : "; requested with -replace";
     }
     if (std::string note = recorded_only(rc); !note.empty()) out += "; " + note;
     out += ")\n";
@@ -161,6 +161,7 @@ Json change_json(const ResourceChange& rc) {
                 {"action", to_string(rc.action)},
                 {"forced_by", rc.forced_by()},
                 {"changes", std::move(attrs)}};
+  if (rc.replace_requested) entry["replace_requested"] = true;
   if (rc.after && rc.after->source.known()) entry["source"] = rc.after->source.str();
   return entry;
 }
@@ -212,6 +213,7 @@ void append_change_json(std::string& out, const ResourceChange& rc) {
   append_string(out, r.name);
   out += ",\"provider\":";
   append_string(out, r.provider);
+  if (rc.replace_requested) out += ",\"replace_requested\":true";
   if (rc.after && rc.after->source.known()) {
     out += ",\"source\":";
     append_string(out, rc.after->source.str());

@@ -7,7 +7,7 @@ namespace plinth::plan {
 
 /// Version of the `plinth plan --json` document (docs/plan.md). A consumer
 /// should check the major number; minor versions only add fields.
-inline constexpr const char* kJsonFormatVersion = "1.1";
+inline constexpr const char* kJsonFormatVersion = "1.2";
 
 struct TextOptions {
   bool color = false;  ///< ANSI colours on the action markers

@@ -33,6 +33,9 @@ struct ResourceChange {
   /// that is still recorded as deposed in state (docs/apply.md); `address`
   /// is then "ADDRESS (deposed)" and `before` the old object.
   bool deposed = false;
+  /// A replace asked for with -replace ADDRESS (Terraform's "replace_by_request"),
+  /// whether or not an attribute forces one.
+  bool replace_requested = false;
   /// Paths of the changed attributes that force the replacement, in path order.
   std::vector<std::string> forced_by() const;
   bool operator==(const ResourceChange&) const = default;

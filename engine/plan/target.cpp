@@ -69,4 +69,41 @@ Result<Targeted> restrict_to_targets(const Plan& plan, const std::vector<std::st
   return out;
 }
 
+Status request_replace(Plan& plan, const std::vector<std::string>& addresses) {
+  for (const auto& a : addresses) {
+    auto it = std::find_if(plan.changes.begin(), plan.changes.end(),
+                           [&](const ResourceChange& c) { return c.address == a && !c.deposed; });
+    if (it == plan.changes.end()) {
+      std::vector<std::string> known;
+      bool pool = false;
+      for (const auto& c : plan.changes) {
+        known.push_back(c.address);
+        const Resource* r = c.after ? &*c.after : c.before ? &*c.before : nullptr;
+        pool = pool || (r && r->index >= 0 && a == r->type + "." + r->name);
+      }
+      if (pool)
+        return Error::invalid("-replace " + a + " names a whole pool; replace nodes one address at a time (" + a +
+                              "[0], ...), so a pool is never reprovisioned by accident");
+      std::string msg = "-replace " + a + " names no resource of the blueprint or the state";
+      if (auto m = closest_match(a, known)) msg += "; did you mean '" + *m + "'?";
+      return Error::invalid(msg);
+    }
+    switch (it->action) {
+      case Action::Create:
+        return Error::invalid("-replace " + a + ": the resource is not in the state yet, so the plan creates it; "
+                              "there is nothing to replace");
+      case Action::Delete:
+        return Error::invalid("-replace " + a + ": the blueprint no longer declares it, so the plan deletes it; "
+                              "there is nothing to replace it with");
+      case Action::NoOp:
+      case Action::Update:
+        it->action = Action::Replace;
+        break;
+      case Action::Replace: break;
+    }
+    it->replace_requested = true;
+  }
+  return {};
+}
+
 }  // namespace plinth::plan

@@ -25,4 +25,11 @@ struct Targeted {
 /// (no-ops included) is an error with a "did you mean".
 Result<Targeted> restrict_to_targets(const Plan& plan, const std::vector<std::string>& targets);
 
+/// Terraform's -replace: each address (one resource, "baremetal.node.train-a[3]")
+/// that the plan keeps or updates becomes a replace with replace_requested
+/// set; one it replaces already is marked too. An address the plan creates
+/// or deletes, or that names nothing in both the blueprint and the state,
+/// is an error that says why.
+Status request_replace(Plan& plan, const std::vector<std::string>& addresses);
+
 }  // namespace plinth::plan

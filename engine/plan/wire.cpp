@@ -30,6 +30,7 @@ void to_json(Json& j, const ResourceChange& rc) {
   if (rc.before) j["before"] = *rc.before;
   if (rc.after) j["after"] = *rc.after;
   if (rc.deposed) j["deposed"] = true;
+  if (rc.replace_requested) j["replace_requested"] = true;
 }
 
 void from_json(const Json& j, ResourceChange& rc) {
@@ -46,6 +47,9 @@ void from_json(const Json& j, ResourceChange& rc) {
   if (j.contains("before")) rc.before = wire::within("before", [&] { return j.at("before").get<Resource>(); });
   if (j.contains("after")) rc.after = wire::within("after", [&] { return j.at("after").get<Resource>(); });
   rc.deposed = j.contains("deposed") && j.at("deposed").is_boolean() && j.at("deposed").get<bool>();
+  rc.replace_requested = wire::boolean_or(j, "replace_requested", false);
+  if (rc.replace_requested && rc.action != Action::Replace)
+    throw WireError("'replace_requested' is set on a change whose action is '" + action + "', not replace");
 }
 
 void to_json(Json& j, const Summary& s) {

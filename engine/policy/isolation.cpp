@@ -286,8 +286,18 @@ Json RemoteRuntime::load_request(const std::string& path, const std::string& pac
   return req;
 }
 
-void RemoteRuntime::load_dir(const std::string& dir) {
-  for (const auto& [file, pack] : policy_files(dir, diags_)) load_file(file, pack);
+void RemoteRuntime::load_dirs(const std::vector<std::string>& dirs) {
+  std::vector<std::vector<PackFile>> files;
+  std::map<std::string, size_t> owner;  // pack -> the last directory that has it
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    files.push_back(policy_files(dirs[i], diags_));
+    for (const auto& f : files.back())
+      if (!f.pack.empty()) owner[f.pack] = i;
+    for (const auto& pack : empty_pack_directories(dirs[i])) owner[pack] = i;
+  }
+  for (size_t i = 0; i < dirs.size(); ++i)
+    for (const auto& [file, pack] : files[i])
+      if (pack.empty() || owner[pack] == i) load_file(file, pack);
 }
 
 void RemoteRuntime::load_file(const std::string& path, const std::string& pack) {

@@ -87,8 +87,13 @@ class RemoteRuntime {
   /// directory's names override an earlier one's. Call it for every
   /// directory before load_dir, so every file of a pack sees the same values.
   void load_settings(const std::string& dir);
-  /// Every policy file below `dir`, on disk or compiled in (policy_files).
-  void load_dir(const std::string& dir);
+  /// Every policy file below each of `dirs`, on disk or compiled in
+  /// (policy_files), in order, but a pack (a subdirectory) whose policy files
+  /// a later directory also has is taken from that directory only: a copy of
+  /// a built-in pack given with --policy-dir replaces it, and an empty
+  /// directory of that name turns it off (one holding only settings.yaml
+  /// changes its settings: load_settings).
+  void load_dirs(const std::vector<std::string>& dirs);
 
   const std::vector<PolicyInfo>& infos() const { return infos_; }
   const Diagnostics& diagnostics() const { return diags_; }

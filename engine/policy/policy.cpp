@@ -11,7 +11,7 @@ namespace plinth::policy {
 PolicySet load_policies(const std::vector<std::string>& dirs, const Limits& limits) {
   RemoteRuntime rt(limits, nullptr);
   for (const auto& d : dirs) rt.load_settings(d);
-  for (const auto& d : dirs) rt.load_dir(d);
+  rt.load_dirs(dirs);
   return {rt.infos(), rt.files(), rt.hashes(), rt.diagnostics()};
 }
 
@@ -47,7 +47,7 @@ bool Evaluation::blocked() const {
 Evaluation evaluate(const std::vector<std::string>& dirs, const Input& input, const Options& options) {
   RemoteRuntime rt(options.limits, &input);
   for (const auto& d : dirs) rt.load_settings(d);
-  for (const auto& d : dirs) rt.load_dir(d);
+  rt.load_dirs(dirs);
   Evaluation eval;
   eval.hashes = rt.hashes();
   const auto& all = rt.infos();

@@ -440,6 +440,20 @@ std::vector<PackFile> policy_files(const std::string& dir, Diagnostics& diags) {
   return out;
 }
 
+std::vector<std::string> empty_pack_directories(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;  // the compiled-in packs are not on disk
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ec2;
+    if (it->is_directory(ec2) && it->path().filename().string().front() != '.' &&
+        fs::is_empty(it->path(), ec2) && !ec2)
+      out.push_back(it->path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 void Runtime::load_dir(const std::string& dir) {
   for (const auto& [file, pack] : policy_files(dir, diags_)) load_file(file, pack);
 }
@@ -626,18 +640,23 @@ int Runtime::report(lua_State* L, Outcome outcome) {
   if (!has_message && (fail || !lua_isnil(L, 2)))
     return luaL_error(L, "%s(address, %s): %s must be a string, got %s", fn, what, what,
                       lua_isnone(L, 2) ? "nothing" : lua_pushfstring(L, "a %s", luaL_typename(L, 2)));
-  size_t address_len = 0, message_len = 0;
+  if (!lua_isnoneornil(L, 3) && lua_type(L, 3) != LUA_TSTRING)
+    return luaL_error(L, "%s(address, %s, field): field must be a string (a key of the entity, e.g. "
+                         "\"retention_days\" or \"encryption.at_rest\"), got a %s",
+                      fn, what, luaL_typename(L, 3));
+  size_t address_len = 0, message_len = 0, field_len = 0;
   const char* address = lua_isnil(L, 1) ? "" : lua_tolstring(L, 1, &address_len);
   const char* message = has_message ? lua_tolstring(L, 2, &message_len) : "";  // both stay on the stack
+  const char* field = lua_type(L, 3) == LUA_TSTRING ? lua_tolstring(L, 3, &field_len) : "";
   const size_t kept = std::min(message_len, sb_.limits().message_bytes);
-  if (!sb_.charge(verdict_cost(entries_[running_].info.id.size(), address_len, kept)))
+  if (!sb_.charge(verdict_cost(entries_[running_].info.id.size(), address_len, kept) + field_len))
     return luaL_error(L, "run-wide memory limit exceeded by findings");
-  add_verdict(outcome, address, address_len, message, message_len);
+  add_verdict(outcome, address, address_len, message, message_len, std::string(field, std::min<size_t>(field_len, 256)));
   return 0;
 }
 
 void Runtime::add_verdict(Outcome outcome, const char* address, size_t address_len, const char* message,
-                          size_t message_len) {
+                          size_t message_len, const std::string& field) {
   const size_t limit = sb_.limits().message_bytes;
   std::string text;
   if (message_len > limit) {
@@ -650,6 +669,10 @@ void Runtime::add_verdict(Outcome outcome, const char* address, size_t address_l
   }
   std::string addr = safe_text(std::string_view(address, address_len));
   SourceLoc loc = locate(addr);
+  // fail(address, message, field): the field's own position when the
+  // blueprint wrote it (else the entity's).
+  if (!field.empty() && loc.known())
+    if (auto it = origins_.find(loc.str()); it != origins_.end()) loc = it->second->at(field);
   current_->push_back({entries_[running_].info.id, outcome, std::move(addr), std::move(text), std::move(loc), "", "", {}});
 }
 
@@ -672,6 +695,27 @@ void Runtime::set_context(const Input& input) {
   lua_State* L = sb_.L();
   sources_.clear();
   pool_sources_.clear();
+  origins_.clear();
+  if (input.blueprint) {
+    const bp::Blueprint& b = *input.blueprint;
+    auto add = [&](const bp::Origin& o) {
+      if (o.loc.known()) origins_.emplace(o.loc.str(), &o);
+    };
+    add(b.metadata.origin);
+    for (const auto& x : b.stacks) add(x.origin);
+    for (const auto& x : b.vlans) add(x.origin);
+    for (const auto& x : b.fabrics) add(x.origin);
+    for (const auto& x : b.tiers) add(x.origin);
+    for (const auto& x : b.backups) add(x.origin);
+    for (const auto& x : b.node_pools) add(x.origin);
+    for (const auto& x : b.burst_pools) add(x.origin);
+    for (const auto& x : b.access.namespaces) add(x.origin);
+    for (const auto& x : b.access.roles) add(x.origin);
+    if (b.access.audit_logging) add(b.access.audit_logging->origin);
+    if (b.access.transport) add(b.access.transport->origin);
+    if (b.monitoring) add(b.monitoring->origin);
+    for (const auto& x : b.clusters) add(x.origin);
+  }
   // The previous context becomes garbage; collect it before measuring the
   // new one, which (like the lazy views) is not charged to the policies.
   if (ctx_ref_) luaL_unref(L, LUA_REGISTRYINDEX, ctx_ref_);

@@ -24,6 +24,10 @@ struct PackFile {
   std::string pack;
 };
 
+/// The empty subdirectories of `dir` on disk, sorted (a pack turned off:
+/// load_dirs); none for the compiled-in directory.
+std::vector<std::string> empty_pack_directories(const std::string& dir);
+
 /// The policy files below `dir` (lua_files, tests excluded) with their packs;
 /// `dir` may be on disk or compiled in (engine/core/embedded.h). When it is
 /// not a directory, a POL001 in `diags` and nothing else.
@@ -104,7 +108,7 @@ class Runtime {
   void declare_table(lua_State* L);
   void build_context(const Input& input);
   void add_verdict(Outcome outcome, const char* address, size_t address_len, const char* message,
-                   size_t message_len);
+                   size_t message_len, const std::string& field);
 
   Sandbox sb_;  // first: the Lua state outlives every reference below
   std::vector<Entry> entries_;
@@ -118,6 +122,8 @@ class Runtime {
   /// Address -> resource, for verdicts' file:line (views into *input_->resources).
   std::unordered_map<std::string_view, const Resource*> sources_;
   std::unordered_map<std::string_view, const Resource*> pool_sources_;  ///< TYPE.NAME -> its first TYPE.NAME[i]
+  /// An entity's position ("file:line:col") -> its Origin, for fail(address, message, field).
+  std::unordered_map<std::string, const bp::Origin*> origins_;
   int ctx_ref_ = 0;
   std::vector<Verdict>* current_ = nullptr;  ///< set while a check runs
   size_t running_ = kNone;                   ///< the entry whose check runs

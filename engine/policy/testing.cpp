@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <lua.hpp>
+#include <map>
 #include <set>
 
 #include "engine/blueprint/json.h"
@@ -136,6 +137,7 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
   if (r.name.empty()) r.name = "test at line " + std::to_string(loc.line);
   std::string yaml = str_field(L, t, "blueprint");
   std::multiset<Finding> expected;
+  std::vector<std::pair<Finding, std::string>> wording;  // {id, address, "part of the message"}
   std::set<std::string> only;
   std::string problem;
   rawfield(L, t, "expect");
@@ -143,11 +145,14 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
     for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; ++i) {
       lua_rawgeti(L, -1, 1);
       lua_rawgeti(L, -2, 2);
-      std::string id = lua_type(L, -2) == LUA_TSTRING ? safe_text(lua_tostring(L, -2)) : "";
-      std::string addr = lua_type(L, -1) == LUA_TSTRING ? safe_text(lua_tostring(L, -1)) : "";
-      lua_pop(L, 3);
-      if (id.empty()) problem = "each expect entry is {POLICY_ID, ADDRESS}";
+      lua_rawgeti(L, -3, 3);
+      std::string id = lua_type(L, -3) == LUA_TSTRING ? safe_text(lua_tostring(L, -3)) : "";
+      std::string addr = lua_type(L, -2) == LUA_TSTRING ? safe_text(lua_tostring(L, -2)) : "";
+      std::string words = lua_type(L, -1) == LUA_TSTRING ? safe_text(lua_tostring(L, -1)) : "";
+      lua_pop(L, 4);
+      if (id.empty()) problem = "each expect entry is {POLICY_ID, ADDRESS} or {POLICY_ID, ADDRESS, MESSAGE_PART}";
       expected.insert({id, addr});
+      if (!words.empty()) wording.push_back({{id, addr}, words});
     }
     lua_pop(L, 1);
   } else {
@@ -188,6 +193,7 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
   in.plan = &plan;
   rt.set_context(in);
   std::multiset<Finding> got;
+  std::multimap<Finding, std::string> messages;
   std::string errors;
   for (size_t i = 0; i < rt.size(); ++i) {
     if (!only.empty() && !only.count(rt.info(i).id)) continue;
@@ -196,7 +202,10 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
     auto verdicts = rt.run(i);
     progress.end();
     for (const auto& v : verdicts) {
-      if (v.outcome == Outcome::Fail) got.insert({v.policy, v.address});
+      if (v.outcome == Outcome::Fail) {
+        got.insert({v.policy, v.address});
+        messages.insert({{v.policy, v.address}, v.message});
+      }
       if (v.outcome == Outcome::Error) errors += "\n    " + v.policy + " errored: " + v.loc.str() + ": " + v.message;
     }
   }
@@ -208,6 +217,18 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
   if (!missing.empty()) r.detail += "\n  expected failures that did not happen:" + describe(missing);
   if (!unexpected.empty()) r.detail += "\n  unexpected failures:" + describe(unexpected);
   if (!errors.empty()) r.detail += "\n  policy errors:" + errors;
+  for (const auto& [f, words] : wording) {
+    auto [from, to] = messages.equal_range(f);
+    bool said = false;
+    std::string seen;
+    for (auto it = from; it != to; ++it) {
+      said = said || it->second.find(words) != std::string::npos;
+      seen += "\n    \"" + safe_text(it->second) + "\"";
+    }
+    if (from != to && !said)
+      r.detail += "\n  " + f.first + " " + (f.second.empty() ? "(blueprint)" : f.second) + " does not say \"" + words +
+                  "\"; it said:" + seen;
+  }
   r.passed = r.detail.empty();
   return r;
 }

@@ -1,6 +1,8 @@
 #include "engine/provider/docs.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <tuple>
 
 #include "engine/core/strings.h"
@@ -113,6 +115,78 @@ Result<std::string> replace_generated(const std::string& page, const std::string
   std::string body = content;
   if (body.empty() || body.back() != '\n') body += '\n';
   return page.substr(0, start) + body + page.substr(end);
+}
+
+namespace {
+
+Json setting_schema(const SettingSpec& s) {
+  Json j;
+  switch (s.type) {
+    case ValueType::Any: j = Json::object(); break;
+    case ValueType::String: j = {{"type", "string"}}; break;
+    case ValueType::Duration: j = {{"type", "string"}, {"pattern", "^[0-9]+(ms|s|m|h)([0-9]+(ms|s|m|h))*$"}}; break;
+    case ValueType::Bool: j = {{"type", "boolean"}}; break;
+    case ValueType::Int: j = {{"type", "integer"}}; break;
+    case ValueType::Number: j = {{"type", "number"}}; break;
+    case ValueType::StringList: j = {{"type", "array"}, {"items", {{"type", "string"}}}}; break;
+    case ValueType::Map: j = {{"type", "object"}}; break;
+    case ValueType::Object: {
+      Json props = Json::object();
+      Json required = Json::array();
+      for (const auto& f : s.fields) {
+        props[f.name] = setting_schema(f);
+        if (f.required) required.push_back(f.name);
+      }
+      j = {{"type", "object"}, {"additionalProperties", false}, {"properties", std::move(props)}};
+      if (!required.empty()) j["required"] = std::move(required);
+      break;
+    }
+  }
+  if (!s.allowed.empty()) j["enum"] = s.allowed;
+  return j;
+}
+
+std::string upper_name(const std::string& provider) {
+  if (provider == "aws" || provider == "gcp") {
+    std::string u = provider;
+    for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return u;
+  }
+  std::string u = provider;
+  if (!u.empty()) u[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(u[0])));
+  return u;
+}
+
+}  // namespace
+
+Json settings_json_schema(const std::vector<const ProviderSchema*>& schemas, const std::string& section) {
+  struct Seen {
+    std::vector<std::string> who;
+    std::vector<Json> shapes;  // distinct schemas, without descriptions
+    std::string description;
+  };
+  std::map<std::string, Seen> all;
+  std::vector<const ProviderSchema*> sorted = schemas;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const ProviderSchema* a, const ProviderSchema* b) { return a->name < b->name; });
+  for (const ProviderSchema* p : sorted)
+    for (const auto& sec : p->sections) {
+      if (sec.section != section) continue;
+      for (const auto& s : sec.settings) {
+        Seen& seen = all[s.name];
+        Json shape = setting_schema(s);
+        if (std::find(seen.shapes.begin(), seen.shapes.end(), shape) == seen.shapes.end()) seen.shapes.push_back(shape);
+        seen.who.push_back(upper_name(p->name));
+        seen.description += (seen.description.empty() ? "" : " ") + upper_name(p->name) + ": " + s.description;
+      }
+    }
+  Json props = Json::object();
+  for (auto& [name, seen] : all) {
+    Json j = seen.shapes.size() == 1 ? seen.shapes.front() : Json{{"anyOf", seen.shapes}};
+    j["description"] = seen.description;
+    props[name] = std::move(j);
+  }
+  return {{"properties", std::move(props)}};
 }
 
 }  // namespace plinth

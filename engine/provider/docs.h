@@ -30,6 +30,15 @@ std::string options_markdown(const ProviderSchema& schema);
 /// provider's own facts, then the sources cited. "" when it declares none.
 std::string instance_types_markdown(const ProviderSchema& schema);
 
+/// The JSON Schema (draft 2020-12) of the settings the providers of `schemas`
+/// declare for blueprint section `section` ("burst_pools"):
+/// {"properties": {NAME: schema, ...}}, the union over providers (a setting
+/// two providers declare alike once, its description prefixed by who takes
+/// it; declared differently, anyOf). docs/plinth-v1.schema.json holds it as
+/// $defs.burst_pool_settings, so the editors' schema takes the keys the
+/// loader takes (plinth providers --write-docs).
+Json settings_json_schema(const std::vector<const ProviderSchema*>& schemas, const std::string& section);
+
 /// `page` with the block KIND replaced by `content`. Error when the page has
 /// no such block.
 Result<std::string> replace_generated(const std::string& page, const std::string& kind, const std::string& content);

@@ -83,6 +83,16 @@ class Provider {
     (void)known, (void)desired, (void)call;
     return std::vector<Resource>{};
   }
+  /// What apply will need, checked while planning, before anything changes:
+  /// `changes` are this provider's resources the plan creates, updates or
+  /// replaces (their desired form). Returns a diagnostic per problem apply
+  /// would certainly hit (an error: a namespace that must already exist,
+  /// credentials that cannot be used), with the address and a hint; a check
+  /// that could not be made is a warning. Read-only. Default: none.
+  virtual Diagnostics preflight(const std::vector<Resource>& changes, const Call& call) {
+    (void)changes, (void)call;
+    return {};
+  }
   /// Batch refresh: one ReadResult per element of `resources`, same order.
   /// Each resource gets its own budget: `call.fork()` when it starts.
   virtual std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call& call) = 0;

@@ -179,6 +179,16 @@ Status check_schema(const ProviderSchema& s) {
         std::none_of(sec.settings.begin(), sec.settings.end(), [&](const SettingSpec& st) { return st.name == sec.fallback_types; }))
       return bad("section '" + sec.section + "' takes fallback types from setting '" + sec.fallback_types +
                  "', which it does not declare");
+    auto declared = [&](const std::string& name) {
+      return std::any_of(sec.settings.begin(), sec.settings.end(), [&](const SettingSpec& st) { return st.name == name; });
+    };
+    for (const auto& z : sec.zone_settings)
+      if (!declared(z))
+        return bad("section '" + sec.section + "' lists zones in setting '" + z + "', which it does not declare");
+    for (const auto& [z, why] : sec.one_zone_settings)
+      if (!declared(z))
+        return bad("section '" + sec.section + "' keeps pools in one zone with setting '" + z +
+                   "', which it does not declare");
   }
   if (!s.instance_types.empty()) {
     const SectionSpec* burst = nullptr;
@@ -292,6 +302,8 @@ void to_json(Json& j, const SectionSpec& s) {
   j = {{"section", s.section}, {"resource_type", s.resource_type}, {"default", s.is_default}, {"settings", s.settings},
        {"fleet", s.fleet}};
   if (!s.fallback_types.empty()) j["fallback_types"] = s.fallback_types;
+  if (!s.zone_settings.empty()) j["zone_settings"] = s.zone_settings;
+  if (!s.one_zone_settings.empty()) j["one_zone_settings"] = s.one_zone_settings;
   if (!s.fields.empty()) j["fields"] = s.fields;
 }
 
@@ -317,6 +329,8 @@ void from_json(const Json& j, SectionSpec& s) {
   s.settings = j.value("settings", std::vector<SettingSpec>{});
   s.fleet = j.value("fleet", false);
   s.fallback_types = j.value("fallback_types", "");
+  s.zone_settings = j.value("zone_settings", std::vector<std::string>{});
+  s.one_zone_settings = j.value("one_zone_settings", std::map<std::string, std::string>{});
   s.fields = j.value("fields", std::vector<FieldSpec>{});
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <initializer_list>
 #include <optional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -154,6 +155,13 @@ struct SectionSpec {
   /// fall back on ("instance_types" on AWS, "machine_types" on GCP). The
   /// rules check those types too, and their facts reach the resource.
   std::string fallback_types;
+  /// For burst_pools: the list settings that say where a pool's instances may
+  /// go ("zones", "subnets"), and the boolean settings that tie instances to
+  /// one zone, each with why ("placement_group": a cluster placement group
+  /// lives in one Availability Zone). A pool that turns one of the latter on
+  /// and lists more than one place gets the warning BURST003.
+  std::vector<std::string> zone_settings;
+  std::map<std::string, std::string> one_zone_settings;
   /// Attributes taken from blocks of the entity only this provider reads.
   std::vector<FieldSpec> fields;
   bool operator==(const SectionSpec&) const = default;

@@ -122,6 +122,7 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
     return false;
   }
   if (!check_inventory(planned.inventory, providers, events, op)) return false;
+  if (planned.preflight && !check_preflight(p, providers, events, op)) return false;
 
   if (!p.has_changes()) {
     if (!planned.drift.empty() || planned.adopted) {  // record what the refresh observed

@@ -35,13 +35,18 @@ Checked check_blueprint(const std::vector<std::string>& paths, ProviderFactory& 
   };
   auto loaded = bp::load_files(files, options);
   diags = loaded.diagnostics;
-  if (!loaded.ok()) {
-    out.failed_at = Checked::Stage::Load;
-    return out;
-  }
   auto cat = load_catalog();
   if (!cat) {
     out.fatal = "cannot load the catalog: " + cat.error().message;
+    return out;
+  }
+  if (!loaded.ok()) {
+    // Every error of one run together: the domain rules over the entities
+    // the loader's errors leave untouched.
+    Diagnostics domain = validate::validate_beside_load_errors(loaded.blueprint, *cat, diags);
+    diags.insert(diags.end(), domain.begin(), domain.end());
+    sort_diagnostics(diags);
+    out.failed_at = Checked::Stage::Load;
     return out;
   }
   Diagnostics domain = validate::validate(loaded.blueprint, *cat);

@@ -40,6 +40,9 @@ struct PlanOptions {
   bool refresh = true;   ///< read the state's resources through their providers first
   bool destroy = false;  ///< plan the deletion of everything in state
   std::vector<std::string> targets;  ///< -target ADDRESS
+  /// -replace ADDRESS: resources to replace although nothing forces it (a
+  /// node to reprovision); each must be in the state and the blueprint.
+  std::vector<std::string> replace;
   /// Untrusted mode: the trust file every credential use must be allowed by
   /// (and no state is written, not even the lock); null when trusted.
   const bp::TrustFile* untrusted = nullptr;

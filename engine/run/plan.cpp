@@ -42,8 +42,20 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
   events.diagnostics(r.diagnostics);
   for (const auto& f : r.failures) events.error("refresh " + about(f.address, f.error.message));
   if (!r.failures.empty() || has_errors(r.diagnostics)) {
-    events.error("refresh failed for " + std::to_string(r.failures.size() + count(r.diagnostics, Severity::Error)) +
-                 " resource(s); nothing was changed and the state " + session.path +
+    // A failure is a resource's read, or a provider's search for objects
+    // the state does not record ("provider azure"): counted apart.
+    std::vector<std::string> failed_providers;
+    size_t failed_resources = count(r.diagnostics, Severity::Error);
+    for (const auto& f : r.failures) {
+      if (f.address.rfind("provider ", 0) == 0) failed_providers.push_back(f.address.substr(9));
+      else ++failed_resources;
+    }
+    std::string what;
+    if (failed_resources) what = std::to_string(failed_resources) + " resource(s)";
+    if (!failed_providers.empty())
+      what += (what.empty() ? "" : " and ") + std::string(failed_providers.size() == 1 ? "provider " : "providers ") +
+              join(failed_providers, ", ");
+    events.error("refresh failed for " + what + "; nothing was changed and the state " + session.path +
                  " is as it was. Fix the errors above, or pass --refresh=false to plan against the state as "
                  "recorded.");
     return std::nullopt;
@@ -89,6 +101,39 @@ bool check_inventory(const std::vector<Resource>& desired, ProviderSet& provider
   events.error("the inventory of " + std::to_string(count(r.diagnostics, Severity::Error)) +
                " server(s) differs from the blueprint (errors above); nothing was changed. Fix the pools' hardware "
                "declarations or the servers, then plan again.");
+  return false;
+}
+
+bool check_preflight(const plan::Plan& plan, ProviderSet& providers, Events& events, const std::string& operation) {
+  std::map<std::string, std::vector<Resource>> by_provider;
+  for (const auto& c : plan.changes)
+    if (c.after && !c.deposed &&
+        (c.action == plan::Action::Create || c.action == plan::Action::Update || c.action == plan::Action::Replace))
+      by_provider[c.after->provider].push_back(*c.after);
+  if (by_provider.empty()) return true;
+  Diagnostics found;
+  for (const auto& [name, rs] : by_provider) {
+    // A provider that cannot be configured here (no credentials on a
+    // laptop) is a warning: apply, which needs it, stops on it first.
+    if (auto st = providers.open({name}); !st) {
+      events.warning("plinth " + operation + ": warning: cannot check what apply will need from provider " + name +
+                     ": " + st.error().message);
+      continue;
+    }
+    Provider* p = providers.get(name);
+    if (!p) continue;
+    const apply::ProviderLimits limits = providers.limits_lookup()(name);
+    RetryPolicy once = limits.retry;
+    once.max_attempts = 1;
+    Call call(Deadline::after(limits.deadlines.read), once);
+    auto ds = p->preflight(rs, call);
+    found.insert(found.end(), ds.begin(), ds.end());
+  }
+  events.diagnostics(found);
+  if (!has_errors(found)) return true;
+  events.error(std::to_string(count(found, Severity::Error)) + " problem(s) above would stop the " +
+               (operation == "plan" ? std::string("apply") : operation) +
+               " half-way; nothing was changed. Fix them and run plinth " + operation + " again.");
   return false;
 }
 
@@ -175,6 +220,16 @@ std::optional<Planned> plan(const PlanOptions& options, ProviderSet& providers, 
           ? plan::diff(kNothing, session->doc.resources, session->doc.deposed)
           : plan::diff_sharing(std::shared_ptr<const std::vector<Resource>>(desired, &desired->resources),
                                session->doc.resources, session->doc.deposed);
+  if (!options.replace.empty()) {
+    if (options.destroy) {
+      events.error("-replace and -destroy exclude each other: a destroy plan replaces nothing");
+      return std::nullopt;
+    }
+    if (auto st = plan::request_replace(p, options.replace); !st) {
+      events.error(st.error().message);
+      return std::nullopt;
+    }
+  }
   if (!options.targets.empty()) {
     auto t = plan::restrict_to_targets(p, options.targets);
     if (!t) {
@@ -197,10 +252,11 @@ std::optional<Planned> plan(const PlanOptions& options, ProviderSet& providers, 
     if (c.action != plan::Action::Delete) planned.insert(c.address);
   std::erase_if(inventory, [&](const Resource& r) { return !planned.count(r.address); });
   return Planned{std::move(*loaded), std::move(desired), std::move(*session), std::move(p), std::move(drift),
-                 std::move(inventory), adopted};
+                 std::move(inventory), adopted, options.refresh && !options.destroy};
 }
 
-std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& providers, Events& events) {
+std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& providers, Events& events,
+                                 const std::function<bool()>& approve) {
   auto session = open_state(options.state, options.paths, "plinth refresh");
   if (!session) {
     events.error(session.error().message);
@@ -229,6 +285,10 @@ std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& provid
   out.drifted = r->drift.size();
   out.adopted = r->adopted.size();
   if (r->drift.empty() && r->adopted.empty()) return out;
+  if (approve && !approve()) {
+    out.declined = true;
+    return out;
+  }
   state::StateDocument next = session->doc;
   next.serial = session->doc.serial + 1;
   if (auto s = session->backend->save(next); !s) {

@@ -33,6 +33,9 @@ struct Planned {
   /// The refresh adopted objects the state did not record (saved even when
   /// the plan has no changes).
   bool adopted = false;
+  /// Ask the providers what apply will need (check_preflight): unless
+  /// --refresh=false (no provider is contacted) or -destroy.
+  bool preflight = false;
 };
 
 /// load -> expand -> state -> refresh (unless options.refresh is false;
@@ -66,6 +69,11 @@ std::optional<apply::RefreshResult> refresh_state(StateSession& session, Provide
 bool check_inventory(const std::vector<Resource>& desired, ProviderSet& providers, Events& events,
                      const std::string& operation);
 
+/// Asks the provider of each resource `plan` creates, updates or replaces
+/// what apply will need (Provider::preflight) and reports it: false when a
+/// provider found a problem apply would certainly hit (an error). Read-only.
+bool check_preflight(const plan::Plan& plan, ProviderSet& providers, Events& events, const std::string& operation);
+
 /// For a process about to exit: moves the plan, the desired graph, the state
 /// document and the blueprint out of `planned` into storage that is never
 /// freed, so that destroying `planned` only releases the state lock and the
@@ -83,13 +91,17 @@ struct Refreshed {
   size_t drifted = 0;     ///< resources that drifted or went away
   size_t adopted = 0;
   uint64_t serial = 0;    ///< the serial saved (0: nothing saved)
+  bool declined = false;  ///< there was something to record and `approve` said no
 };
 
 /// refresh: reads every resource of the state through its provider, reports
 /// drift and records what was observed as a new serial; changes nothing. The
 /// blueprint (options.paths, optional) says which plugins and options the
 /// providers are and what objects of this state not recorded in it would be.
-std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& providers, Events& events);
+/// `approve`, when set, is asked once the drift is reported and before it is
+/// recorded (apply -refresh-only's question; plan -refresh-only says no).
+std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& providers, Events& events,
+                                 const std::function<bool()>& approve = nullptr);
 
 /// What `plinth import` is asked to adopt.
 struct ImportRequest {

@@ -21,6 +21,16 @@ const RuleInfo BURST002{
     "Instance-store NVMe is erased when a spot instance is reclaimed (AWS EC2 instance store lifetime, GCP Local SSD, "
     "Azure temporary disk); checkpoints there vanish with the instance they were meant to outlive.",
     "checkpoint to an object, nfs or parallel-fs tier that outlives the instance"};
+const RuleInfo BURST003{
+    "BURST003", Severity::Warning, "a pool tied to one zone lists several",
+    "A burst pool turns on a setting its provider says ties instances to one zone (AWS `placement_group`) and lists "
+    "more than one place in a zone setting (`zones`, `subnets`). Position: the tying setting.",
+    "Instances of a pool spread over the zones it lists, and fall back to the next one when a zone has no capacity; "
+    "a cluster placement group cannot span Availability Zones (AWS EC2 User Guide, \"Placement groups\", cluster "
+    "placement groups), and EFA traffic does not leave a subnet (AWS EC2 User Guide, \"Elastic Fabric Adapter\", "
+    "limitations), so a training job across the pool's zones runs NCCL over the ordinary network.",
+    "list one zone (or subnet) for a tightly coupled training pool, and several only for pools whose instances work "
+    "on their own"};
 const RuleInfo GPU002{
     "GPU002", Severity::Error, "unknown cloud instance type",
     "A burst pool's `instance_type`, or a fallback type its provider setting lists (`instance_types`, "
@@ -46,6 +56,22 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
   check_mounts(p.storage, p.origin, bp::operating_system(p), addr, "burst pool '" + p.name + "'");
   const ProviderSchema* provider = schema_registry().provider(p.provider);
   if (!provider) return;  // the loader reported the unknown provider
+  if (const SectionSpec* s = schema_registry().section("burst_pools", p.provider))
+    for (const auto& [tie, why] : s->one_zone_settings) {
+      if (!p.settings.is_object() || p.settings.value(tie, Json(false)) != Json(true)) continue;
+      for (const auto& list : s->zone_settings) {
+        const Json places = p.settings.value(list, Json::array());
+        if (!places.is_array() || places.size() < 2) continue;
+        std::vector<std::string> names;
+        for (const auto& v : places) names.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+        add(BURST003, p.origin.at(tie), burst_address(p),
+            "burst pool '" + p.name + "' sets " + tie + ": true and lists " + std::to_string(places.size()) + " " +
+                list + " (" + join(names, ", ") + "): its instances spread over them and fall back to them, but " + why,
+            "list one of the " + list + " for a tightly coupled training pool, and several only for pools whose "
+            "instances work on their own");
+        break;
+      }
+    }
   std::vector<std::string> names;
   for (const auto& t : provider->instance_types) names.push_back(t.name);
   std::sort(names.begin(), names.end());  // ties in the hint break by name, not by the provider's order

@@ -25,7 +25,7 @@ extern const RuleInfo CUDA003, CUDA004, CUDA006, DRV001, DRV002, DRV003, DRV004,
 extern const RuleInfo BAL001, BAL002, BAL003, GPU001, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, NET007,
     NET008, STO002;
 // burst_pools.cpp
-extern const RuleInfo BURST001, BURST002, GPU002;
+extern const RuleInfo BURST001, BURST002, BURST003, GPU002;
 // storage.cpp
 extern const RuleInfo STO001, STO003, STO004;
 

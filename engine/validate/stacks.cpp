@@ -91,7 +91,7 @@ std::string Checker::forward_branches(int major) const {
   std::vector<std::string> parts;
   for (const auto& f : cat_.forward_compat_rows())
     if (f.cuda_major == major) parts.push_back("R" + f.branch + " >= " + f.min_driver);
-  return parts.empty() ? "none" : join(parts, ", ");
+  return join(parts, ", ");  // "" when no branch runs it forward
 }
 
 void Checker::check_stack(const bp::Stack& s) {
@@ -103,8 +103,12 @@ void Checker::check_stack(const bp::Stack& s) {
         add(CUDA007, s.origin.at("cuda_compat"), "",
             "stack '" + s.name + "' asks for CUDA forward compatibility, but driver " + s.driver + " is not on a branch that "
             "runs CUDA " + std::to_string(need->major) + ".x through cuda-compat",
-            "forward compatibility for CUDA " + std::to_string(need->major) + ".x runs on " + forward_branches(need->major) +
-                "; pin one of them, or driver \"" + need->driver + "\" or newer");
+            forward_branches(need->major).empty()
+                ? "no driver branch runs CUDA " + std::to_string(need->major) +
+                      ".x through cuda-compat (docs/catalog.md lists none); pin driver \"" + need->driver +
+                      "\" or newer, or remove cuda_compat"
+                : "forward compatibility for CUDA " + std::to_string(need->major) + ".x runs on " +
+                      forward_branches(need->major) + "; pin one of them, or driver \"" + need->driver + "\" or newer");
       if (fwd) {
         // Forward compatibility covers it; pools check that their GPUs are data-center products.
       } else if (compat && compare_versions(s.driver, *compat) >= 0) {
@@ -124,7 +128,9 @@ void Checker::check_stack(const bp::Stack& s) {
                               ".x through minor-version compatibility"
                         : std::string()),
             "pin driver \"" + need->driver + "\" or newer, or an older CUDA" +
-                (s.cuda_compat ? std::string() : "; on data-center GPUs, cuda_compat: true with " + forward_branches(need->major)));
+                (s.cuda_compat || forward_branches(need->major).empty()
+                     ? std::string()
+                     : "; on data-center GPUs, cuda_compat: true with " + forward_branches(need->major)));
       }
     }
   } else {

@@ -30,4 +30,13 @@ std::string rules_markdown();
 /// Each diagnostic names the field's file:line:column and says how to fix it.
 Diagnostics validate(const bp::Blueprint& blueprint, const catalog::Catalog& catalog);
 
+/// The domain rules over a blueprint whose loading reported `load`'s errors,
+/// so that one run reports both: only what the rules say of entities (stacks,
+/// VLANs, pools, tiers, roles, ...) that hold no loader error and use none
+/// that does. Empty when an error is not local to one entity (YAML syntax, a
+/// duplicate name, a dangling reference, apiVersion, a top-level key, the
+/// metadata).
+Diagnostics validate_beside_load_errors(const bp::Blueprint& blueprint, const catalog::Catalog& catalog,
+                                        const Diagnostics& load);
+
 }  // namespace plinth::validate

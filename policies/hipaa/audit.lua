@@ -38,7 +38,7 @@ policy {
     local a = ctx.blueprint.access.audit_logging
     local days = a and a.retention_days or 0
     if days < RETENTION then
-      fail(ADDRESS, "audit logs are kept " .. days .. " days; the baseline for activity review is " .. RETENTION .. " (retention_days: " .. RETENTION .. ")")
+      fail(ADDRESS, "audit logs are kept " .. days .. " days; the baseline for activity review is " .. RETENTION .. " (retention_days: " .. RETENTION .. ")", "retention_days")
     else
       pass(ADDRESS, "retention_days = " .. days)
     end

@@ -32,7 +32,11 @@ policy {
       if transit == "tls1.3" or transit == "tls1.2" then
         pass("storage.tier." .. tier.name, "PHI tier encrypts in transit with " .. transit)
       else
-        fail("storage.tier." .. tier.name, "network tier '" .. tier.name .. "' holds PHI but encrypts in transit with '" .. tostring(transit or "nothing") .. "'; set encryption.in_transit: tls1.3")
+        if transit == nil or transit == "" then
+          fail("storage.tier." .. tier.name, "network tier '" .. tier.name .. "' holds PHI but sets no encryption in transit; set encryption.in_transit: tls1.3")
+        else
+          fail("storage.tier." .. tier.name, "network tier '" .. tier.name .. "' holds PHI but encrypts in transit with '" .. tostring(transit) .. "'; set encryption.in_transit: tls1.3")
+        end
       end
     end
   end,

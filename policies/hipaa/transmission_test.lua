@@ -17,7 +17,7 @@ test {
 test {
   name = "a network PHI tier without transit encryption fails HIPAA-TLS-001 once; node-local NVMe does not need it",
   blueprint = replace(base, 'at_rest: aes-256-xts, in_transit: tls1.3, kms_key: "vault', 'at_rest: aes-256-xts, kms_key: "vault'),
-  expect = { { "HIPAA-TLS-001", "storage.tier.phi-lake" } },
+  expect = { { "HIPAA-TLS-001", "storage.tier.phi-lake", "holds PHI but sets no encryption in transit" } },
 }
 
 test {

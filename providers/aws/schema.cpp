@@ -81,6 +81,11 @@ ProviderSchema build_schema() {
         {"capacity_block", T::String, false, {}, "Capacity Block reservation id (cr-...).", {}}}},
   };
   p.sections = {{"burst_pools", "aws.instance", false, std::move(settings), false, "instance_types"}};
+  p.sections[0].zone_settings = {"zones", "subnets"};
+  p.sections[0].one_zone_settings = {
+      {"placement_group",
+       "a cluster placement group lives in one Availability Zone, so each zone gets its own group and NCCL (EFA) "
+       "traffic between them leaves the low-latency network"}};
   p.instance_types = cloud::compiled_instance_types("providers/aws/instance_types.yaml", instance_types_yaml());
 
   p.options = {

@@ -808,6 +808,51 @@ std::optional<Resource> observe(const Resource& prior, const std::map<std::strin
 
 }  // namespace
 
+Diagnostics KubernetesProvider::preflight(const std::vector<Resource>& changes, const Call& call) {
+  Diagnostics out;
+  std::set<std::string> checked, unusable;  // contexts
+  for (const auto& r : changes) {
+    std::string context = text(r.attributes, "context");
+    if (context.empty()) context = default_context_;
+    auto conn = connect(r);
+    if (!conn) {
+      if (!unusable.insert(context).second) continue;  // said once per context
+      out.push_back({"K8S001", Severity::Error, r.address + ": apply cannot use the kubeconfig: " + conn.error().message,
+                     r.source, r.address,
+                     "give plinth a kubeconfig whose user has a client certificate or a token (an exec plugin such as "
+                     "aws eks get-token or gke-gcloud-auth-plugin is not run): e.g. a service account's token from "
+                     "kubectl create token; --provider-option kubernetes.kubeconfig=FILE and "
+                     "kubernetes.context=NAME choose it (docs/providers/kubernetes.md)"});
+      continue;
+    }
+    if (r.type != "kubernetes.cluster" || !checked.insert(context).second) continue;
+    auto c = call.fork();
+    auto answer = exchange(**conn, "GET", "/api/v1/namespaces/" + operator_ns_, "", "", *c);
+    const std::string where = "cluster " + (context.empty() ? std::string("(current-context)") : "'" + context + "'");
+    if (!answer) {
+      out.push_back({"K8S002", Severity::Warning,
+                     r.address + ": cannot check that namespace '" + operator_ns_ + "' exists in " + where + ": " +
+                         answer.error().message,
+                     r.source, r.address, "apply needs the API server reachable"});
+    } else if (answer->status == 404) {
+      out.push_back({"K8S002", Severity::Error,
+                     r.address + ": namespace '" + operator_ns_ + "' does not exist in " + where +
+                         ", and apply writes the GPU Operator's mig-parted config there",
+                     r.source, r.address,
+                     "install the NVIDIA GPU Operator first (helm install gpu-operator nvidia/gpu-operator -n " +
+                         operator_ns_ + " --create-namespace), or set the provider option gpu_operator_namespace to "
+                         "where it runs"});
+    } else if (answer->status == 401 || answer->status == 403) {
+      out.push_back({"K8S001", Severity::Error,
+                     r.address + ": the API server of " + where + " refuses the kubeconfig user: " +
+                         error_of(**conn, "GET", "/api/v1/namespaces/" + operator_ns_, *answer).message,
+                     r.source, r.address,
+                     "use a kubeconfig user that may read namespaces and apply ClusterPolicies (docs/providers/kubernetes.md)"});
+    }
+  }
+  return out;
+}
+
 std::vector<ReadResult> KubernetesProvider::read(const std::vector<Resource>& resources, const Call& call) {
   std::vector<ReadResult> out(resources.size());
   // One set of lists per cluster (context), whatever the number of resources.

@@ -75,6 +75,9 @@ class KubernetesProvider : public Provider {
   /// app.kubernetes.io/managed-by=plinth with limit/continue pages, then
   /// rebuilds every resource's attributes from what the cluster holds.
   std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call& call) override;
+  /// The kubeconfig context of each cluster resource is usable (no exec or
+  /// auth-provider user), and the GPU Operator's namespace exists there.
+  Diagnostics preflight(const std::vector<Resource>& changes, const Call& call) override;
   /// Server-side apply of every object of the resource.
   Result<Resource> create(const Resource& desired, Call& call) override;
   /// Server-side apply of `desired`'s objects, then deletes the objects of

@@ -127,7 +127,7 @@ TEST_CASE("apply --json writes one event per line: version, planned changes, eac
   INFO(plan.out << plan.err);
   REQUIRE(plan.exit_code == 0);
   const Json plan_doc = Json::parse(plan.out);
-  CHECK(plan_doc["format_version"] == "1.1");
+  CHECK(plan_doc["format_version"] == "1.2");
   REQUIRE(plan_doc["resource_drift"].size() == 1);
   CHECK(plan_doc["resource_drift"][0]["resource"]["addr"] == "baremetal.node.train-a[0]");
   CHECK(plan_doc["resource_drift"][0]["action"] == "update");

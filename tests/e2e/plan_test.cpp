@@ -136,7 +136,7 @@ TEST_CASE("plan --json is the documented, versioned document") {
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out);
-  CHECK(j["format_version"] == "1.1");
+  CHECK(j["format_version"] == "1.2");
   CHECK(j["summary"] == nlohmann::json::parse(
                             R"({"create": 6, "update": 0, "replace": 0, "delete": 0, "no_op": 0, "has_changes": true})"));
   CHECK(j["blueprint"]["name"] == "gpu-lab");

@@ -1,6 +1,7 @@
 // plinth policy list|test, and the policy gate of plinth plan, driven as a user would.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <regex>
 
 #include "tests/support/run.h"
@@ -163,6 +164,43 @@ TEST_CASE("PLINTH_POLICY_DIR adds to the built-in packs") {
   CHECK(r.exit_code == 1);
   CHECK(contains(r.err, "error[ONLY-001]: no\n"));
   CHECK(contains(r.err, "policy check: 10 policies run, 1 mandatory failure(s)"));  // the 9 built-in ml ones too
+}
+
+TEST_CASE("a copy of a built-in pack given with --policy-dir replaces it, and an empty pack directory turns one off",
+          "[e2e][habits][policy]") {
+  TempDir dir;
+  // A copy of the hipaa pack whose audit retention is 30 days, and no gdpr pack.
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir() + "/policies/hipaa"))
+    dir.write("ci/hipaa/" + entry.path().filename().string(), slurp(entry.path().string()));
+  std::string audit = slurp(dir.path() + "/ci/hipaa/audit.lua");
+  REQUIRE(contains(audit, "audit_log_retention_days"));
+  std::filesystem::create_directories(dir.path() + "/ci/gdpr");
+
+  auto builtin = run_plinth({"policy", "list"}, dir.path());
+  REQUIRE(builtin.exit_code == 0);
+  REQUIRE(contains(builtin.out, "<builtin>/policies/gdpr/"));
+  auto r = run_plinth({"policy", "list", "--policy-dir", "ci"}, dir.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.err, "POL002"));  // no duplicate IDs: the copy replaces the built-in pack
+  CHECK(contains(r.out, "file: ci/hipaa/audit.lua:"));
+  CHECK_FALSE(contains(r.out, "<builtin>/policies/hipaa/"));
+  CHECK_FALSE(contains(r.out, "<builtin>/policies/gdpr/"));
+  CHECK(contains(r.out, "<builtin>/policies/soc2/"));
+
+  // The regulated example with 400-day audit logs: the built-in HIPAA-AUD-002 (six years) blocks
+  // it; a copy whose pack setting allows 400 days passes, as validate shows.
+  std::string bp = slurp(source_dir() + "/blueprints/examples/regulated.yaml");
+  const std::string keep = "retention_days: 2190}";
+  bp.replace(bp.find(keep, bp.find("audit_logging:")), keep.size(), "retention_days: 400}");
+  dir.write("bp/bp.yaml", bp);
+  auto strict = run_plinth({"validate", "bp/bp.yaml"}, dir.path());
+  CHECK(strict.exit_code == 1);
+  CHECK(contains(strict.err, "error[HIPAA-AUD-002]"));
+  dir.write("ci/hipaa/settings.yaml", "audit_log_retention_days: 400\n");
+  auto relaxed = run_plinth({"validate", "bp/bp.yaml", "--policy-dir", "ci"}, dir.path());
+  INFO(relaxed.err);
+  CHECK(relaxed.exit_code == 0);
 }
 
 }  // namespace plinth::test::e2e_policy

@@ -4,7 +4,9 @@
 // directory outside the source tree.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
@@ -82,6 +84,9 @@ TEST_CASE("plan -destroy saves a destroy plan that apply carries out", "[e2e][ha
   INFO(apply.err);
   CHECK(apply.exit_code == 0);
   CHECK(contains(apply.out, "Apply complete: 5 succeeded"));
+  // Tiers, backups and stacks live only in the blueprint and the state: nothing was destroyed.
+  CHECK(contains(apply.out, "storage.tier.t0: removed from state ("));
+  CHECK_FALSE(contains(apply.out, "destroyed"));
   CHECK(state_list(dir) == "");
 }
 
@@ -109,7 +114,7 @@ TEST_CASE("plinth show PLANFILE prints a saved plan, as text and JSON", "[e2e][h
   auto json = run_plinth({"show", "release.plan", "--json"}, dir.path());
   auto j = nlohmann::json::parse(json.out, nullptr, false);
   REQUIRE_FALSE(j.is_discarded());
-  CHECK(j["format_version"] == "1.1");
+  CHECK(j["format_version"] == "1.2");
   CHECK(j["summary"]["create"] == 5);
   CHECK(j["plan_file"]["blueprints"].contains("bp.yaml"));
   CHECK(j["resource_changes"].size() == 5);
@@ -279,6 +284,185 @@ TEST_CASE("validate --json reports every diagnostic as one document, valid or no
   CHECK(d["message"] == "unknown key 'cuda_version' in stack 'train'");
   CHECK(d["hint"] == "did you mean 'cuda'?");
   CHECK(d["location"] == nlohmann::json({{"file", "bad.yaml"}, {"line", 5}, {"column", 32}}));
+}
+
+/// The regulated example with a wildcard role and a PHI lake without
+/// encryption: it loads and passes the domain rules, and the policy
+/// gate blocks it.
+std::string regulated_with_policy_failures() {
+  std::string text = slurp(source_dir() + "/blueprints/examples/regulated.yaml");
+  const std::string verbs = "verbs: [get, list, create], resources: [jobs, pods/log]}";
+  REQUIRE(text.find(verbs) != std::string::npos);
+  text.replace(text.find(verbs), verbs.size(), "verbs: [\"*\"], resources: [jobs, pods/log]}");
+  const std::string enc =
+      "      encryption: {at_rest: aes-256-xts, in_transit: tls1.3, kms_key: \"vault:transit/clinical-lake\"}\n";
+  REQUIRE(text.find(enc) != std::string::npos);
+  text.erase(text.find(enc), enc.size());
+  return text;
+}
+
+TEST_CASE("validate runs the policy gate: what plan would block is invalid, --no-policies checks the rules only",
+          "[e2e][habits][validate]") {
+  TempDir dir;
+  dir.write("bp.yaml", regulated_with_policy_failures());
+  auto r = run_plinth({"validate", "bp.yaml"}, dir.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "");
+  CHECK(contains(r.err, "clinical-ml is invalid: the policy gate above blocks it (plinth plan would stop here); "
+                        "--no-policies checks the schema and the domain rules only.\n"));
+  CHECK(contains(r.err, "5 mandatory failure(s)"));
+
+  auto j = nlohmann::json::parse(run_plinth({"validate", "bp.yaml", "--json"}, dir.path()).out, nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(j["valid"] == false);
+  CHECK(j["policies"]["mandatory_failures"] == 5);
+  CHECK(j["policies"]["blocked"] == true);
+  std::set<std::string> failed;
+  for (const auto& d : j["diagnostics"])
+    if (d["severity"] == "error") failed.insert(d["code"].get<std::string>());
+  CHECK(failed == std::set<std::string>{"GDPR-SEC-001", "HIPAA-ENC-001", "HIPAA-TLS-001", "SOC2-ENC-001",
+                                        "SOC2-RBAC-001"});
+  CHECK(contains(r.err, "network tier 'phi-lake' holds PHI but sets no encryption in transit"));
+  for (const auto& id : failed) CHECK(contains(r.err, "error[" + id + "]"));
+
+  // The same blueprint, without the packs: today's answer.
+  auto rules = run_plinth({"validate", "bp.yaml", "--no-policies"}, dir.path());
+  CHECK(rules.exit_code == 0);
+  CHECK(rules.out == "clinical-ml is valid: 1 node pool(s), 3 burst pool(s), 0 warning(s).\n");
+  CHECK(rules.err == "");
+  auto rules_json = nlohmann::json::parse(run_plinth({"validate", "bp.yaml", "--json", "--no-policies"}, dir.path()).out);
+  CHECK(rules_json["valid"] == true);
+  CHECK(rules_json["policies"].is_null());
+}
+
+TEST_CASE("validate reports the loader's errors and the domain rules' of the other entities in one run",
+          "[e2e][habits][validate]") {
+  TempDir dir;
+  dir.write("bp.yaml", blueprint_header("one-run") + train_stack_flow() +
+                           "node_pools:\n"
+                           "  - name: a\n"
+                           "    count: 2\n"
+                           "    hardware: {gpu: H100-80G, gpus_per_node: 8}\n"
+                           "    stack: train\n"
+                           "    bmc: {endpoints: \"https://10.0.0.{index}\", credentials: env:BMC}\n"
+                           "  - name: b\n"
+                           "    count: 2\n"
+                           "    hardware: {gpu: H100-80GB, gpus_per_nod: 8}\n"
+                           "    stack: train\n"
+                           "    bmc: {endpoints: \"https://10.0.1.{index}\", credentials: env:BMC}\n");
+  auto r = run_plinth({"validate", "bp.yaml"}, dir.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "bp.yaml:9:21: error[GPU001]: unknown GPU model 'H100-80G' in node pool 'a'"));
+  CHECK(contains(r.err, "bp.yaml:14:32: error[BP002]: unknown key 'hardware.gpus_per_nod' in node pool 'b'"));
+  CHECK(contains(r.err, "2 error(s); fix them and run again.\n"));  // nothing about pool b's missing GPU count
+
+  // A YAML syntax error leaves nothing to judge: only it is reported.
+  dir.write("bp.yaml", blueprint_header("one-run") + train_stack_flow() +
+                           "node_pools:\n  - name: a\n    hardware: {gpu: H100-80G, gpus_per_node: 8\n");
+  auto syntax = run_plinth({"validate", "bp.yaml"}, dir.path());
+  CHECK(syntax.exit_code == 1);
+  CHECK(contains(syntax.err, "error[BP001]"));
+  CHECK_FALSE(contains(syntax.err, "GPU001"));
+}
+
+TEST_CASE("plan and apply -replace reprovision one node the plan would keep, and refuses a pool, a typo and a create",
+          "[e2e][habits][replace]") {
+  Emulator emu(l40s_emulator_args(2));
+  TempDir dir;
+  dir.write("bp.yaml", emulated_l40s_pool(emu, "gpu", 2));
+  auto first = run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path(), kBmcEnv);
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(resets(emu.log_path()).at(1) == 1);
+
+  auto plan = run_plinth({"plan", "bp.yaml", "-replace", "baremetal.node.gpu[1]", "--detailed-exitcode"}, dir.path(),
+                         kBmcEnv);
+  INFO(plan.out << plan.err);
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "-/+ baremetal.node.gpu[1] (replace, as requested with -replace)\n"));
+  CHECK(contains(plan.out, "Plan: 0 to create, 0 to update, 1 to replace, 0 to destroy."));
+  auto json = nlohmann::json::parse(
+      run_plinth({"plan", "bp.yaml", "-replace=baremetal.node.gpu[1]", "--json"}, dir.path(), kBmcEnv).out, nullptr,
+      false);
+  REQUIRE_FALSE(json.is_discarded());
+  bool requested = false;
+  for (const auto& c : json["resource_changes"])
+    if (c["address"] == "baremetal.node.gpu[1]")
+      requested = c["action"] == "replace" && c.value("replace_requested", false);
+  CHECK(requested);
+
+  auto pool = run_plinth({"plan", "bp.yaml", "-replace", "baremetal.node.gpu"}, dir.path(), kBmcEnv);
+  CHECK(pool.exit_code == 1);
+  CHECK(contains(pool.err, "-replace baremetal.node.gpu names a whole pool; replace nodes one address at a time"));
+  auto typo = run_plinth({"plan", "bp.yaml", "-replace", "baremetal.node.gpu[7]"}, dir.path(), kBmcEnv);
+  CHECK(typo.exit_code == 1);
+  CHECK(contains(typo.err, "-replace baremetal.node.gpu[7] names no resource of the blueprint or the state; did you "
+                           "mean 'baremetal.node.gpu["));
+  auto with_destroy = run_plinth({"plan", "bp.yaml", "-destroy", "-replace", "baremetal.node.gpu[1]"}, dir.path(), kBmcEnv);
+  CHECK(with_destroy.exit_code == 1);
+  CHECK(contains(with_destroy.err, "-replace and -destroy exclude each other"));
+
+  // The apply replaces that node only: its server is reset again, the other is not.
+  auto apply = run_plinth({"apply", "bp.yaml", "--auto-approve", "-replace", "baremetal.node.gpu[1]"}, dir.path(), kBmcEnv);
+  INFO(apply.out << apply.err);
+  CHECK(apply.exit_code == 0);
+  CHECK(contains(apply.out, "Apply complete: 1 succeeded, 0 failed, 0 skipped."));
+  auto rs = resets(emu.log_path());
+  CHECK(rs.at(0) == 1);
+  CHECK(rs.at(1) >= 2);
+  auto after = run_plinth({"plan", "bp.yaml", "--detailed-exitcode"}, dir.path(), kBmcEnv);
+  CHECK(after.exit_code == 0);
+}
+
+TEST_CASE("plan -refresh-only shows drift without recording it, apply -refresh-only records it, nothing else",
+          "[e2e][habits][refresh-only]") {
+  Emulator emu(l40s_emulator_args(2));
+  TempDir dir;
+  dir.write("bp.yaml", emulated_l40s_pool(emu, "gpu", 2));
+  REQUIRE(run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path(), kBmcEnv).exit_code == 0);
+  const std::string st = dir.path() + "/plinth.state.json";
+
+  // Someone switches server 0 off outside Plinth.
+  auto off = run_program({"curl", "-sS", "--fail", "--cacert", emu.ca(), "-u", "admin:admin", "-X", "POST", "-H",
+                          "Content-Type: application/json", "-d", R"({"ResetType": "ForceOff"})",
+                          emu.bmc(0) + "/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset"});
+  REQUIRE(off.exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string before = slurp(st);
+
+  auto plan = run_plinth({"plan", "bp.yaml", "-refresh-only", "--detailed-exitcode"}, dir.path(), kBmcEnv);
+  INFO(plan.out << plan.err);
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.out, "  ~ baremetal.node.gpu[0]\n      power: \"On\" -> \"Off\"\n"));
+  CHECK(contains(plan.out, "This is a refresh-only plan: plinth apply -refresh-only would record the drift above in "
+                           "plinth.state.json (1 resource(s) changed or gone, 0 adopted) and change no resource.\n"));
+  CHECK(slurp(st) == before);  // nothing recorded
+  const size_t changing = changing_requests(emu.log_path());
+
+  auto no_tty = run_plinth({"apply", "bp.yaml", "-refresh-only"}, dir.path(), kBmcEnv);
+  CHECK(no_tty.exit_code == 1);
+  CHECK(contains(no_tty.err, "stdin is not a terminal, so there is no one to confirm recording the drift"));
+  auto mixed = run_plinth({"plan", "bp.yaml", "-refresh-only", "-target", "baremetal.node.gpu[0]"}, dir.path(), kBmcEnv);
+  CHECK(mixed.exit_code == 1);
+  CHECK(contains(mixed.err, "-target and -refresh-only exclude each other"));
+
+  auto apply = run_plinth({"apply", "bp.yaml", "-refresh-only", "--auto-approve"}, dir.path(), kBmcEnv);
+  INFO(apply.out << apply.err);
+  CHECK(apply.exit_code == 0);
+  CHECK(contains(apply.out, "State plinth.state.json updated to serial "));
+  CHECK(changing_requests(emu.log_path()) == changing);  // no resource changed: no PATCH, no Reset
+  auto doc = state::parse(slurp(st), "state");
+  REQUIRE(doc.ok());
+  CHECK(doc->find("baremetal.node.gpu[0]")->attributes["power"] == "Off");
+
+  auto clean = run_plinth({"plan", "bp.yaml", "-refresh-only", "--detailed-exitcode"}, dir.path(), kBmcEnv);
+  CHECK(clean.exit_code == 0);
+  CHECK(contains(clean.out, "No drift: all "));
+  // The ordinary plan now wants the server back on.
+  auto full = run_plinth({"plan", "bp.yaml"}, dir.path(), kBmcEnv);
+  CHECK(contains(full.out, "~ baremetal.node.gpu[0] (update in place)\n      power: \"Off\" -> \"On\"\n"));
 }
 
 TEST_CASE("per-environment values: shared files plus one directory per environment", "[e2e][habits][environments]") {

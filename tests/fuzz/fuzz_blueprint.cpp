@@ -1,4 +1,5 @@
-// The blueprint loader (bp::load_string) on any text, then everything plan
+// The blueprint loader (bp::load_string) on any text (and the domain rules
+// over what loaded beside its errors, as validate runs them), then everything plan
 // does with a blueprint that loads: the domain rules, expansion, the diff
 // against an empty state, the plan as text and JSON, the Graphviz graph,
 // the blueprint's JSON view (what policies see) and cloud-init for every pool.
@@ -33,7 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   auto loaded = bp::load_string(fuzz::text(data, size), "fuzz.yaml");
   for (const auto& d : loaded.diagnostics) (void)format_diagnostic(d);
-  if (!loaded.ok()) return 0;
+  if (!loaded.ok()) {
+    // validate reports the rules over what loaded beside the loader's errors.
+    for (const auto& d : validate::validate_beside_load_errors(loaded.blueprint, cat, loaded.diagnostics))
+      (void)format_diagnostic(d);
+    return 0;
+  }
   auto rules = validate::validate(loaded.blueprint, cat);
   for (const auto& d : rules) (void)format_diagnostic(d);
   if (has_errors(rules)) return 0;

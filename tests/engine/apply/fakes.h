@@ -44,6 +44,13 @@ class FakeProvider : public Provider {
     std::lock_guard<std::mutex> l(mu_);
     gone_.push_back(address);
   }
+  /// What discover (the search for objects the state does not record) fails with.
+  std::optional<Error> discover_error;
+  Result<std::vector<Resource>> discover(const std::vector<Resource>&, const std::vector<Resource>&,
+                                         const Call&) override {
+    if (discover_error) return *discover_error;
+    return std::vector<Resource>{};
+  }
 
   std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call&) override {
     std::vector<ReadResult> out;

@@ -58,4 +58,27 @@ TEST_CASE("the JSON Schema rejects what the loader rejects by shape", "[blueprin
         "blueprints/invalid/bp-api-version.yaml: apiVersion: 'plinth/v1' was expected\n");
 }
 
+TEST_CASE("the JSON Schema takes each cloud's burst-pool settings and rejects a misspelt one", "[blueprint][schema]") {
+  TempDir dir;
+  const std::string head = "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: s}\n"
+                           "stacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\nburst_pools:\n";
+  const std::string gcp = dir.write(
+      "gcp.yaml", head +
+                      "  - name: g\n    provider: gcp\n    region: us-central1\n    zone: us-central1-a\n"
+                      "    instance_type: a3-highgpu-8g\n    stack: train\n    image: projects/x/global/images/y\n"
+                      "    machine_types: [a3-highgpu-8g]\n    zones: [us-central1-a, us-central1-b]\n"
+                      "    termination_action: STOP\n    network: default\n    subnetwork: ml\n"
+                      "    boot_disk: {size_gb: 200, type: pd-ssd}\n"
+                      "    service_account: {email: sa@p.iam.gserviceaccount.com, scopes: [cloud-platform]}\n"
+                      "    labels: {team: ml}\n");
+  const std::string aws = dir.write(
+      "aws.yaml", head +
+                      "  - {name: a, provider: aws, region: us-east-1, instance_type: p5.48xlarge, stack: train,\n"
+                      "     placement_grup: true}\n");
+  auto r = validate({gcp, aws});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == aws + ": burst_pools/0: Unevaluated properties are not allowed ('placement_grup' was unexpected)\n");
+}
+
 }  // namespace plinth::test::blueprint_schema

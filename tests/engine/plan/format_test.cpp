@@ -60,7 +60,7 @@ TEST_CASE("a plan without changes says so in one line") {
 
 TEST_CASE("the JSON plan carries the version, the summary and every resource change") {
   Json j = plan::to_json(sample());
-  CHECK(j["format_version"] == "1.1");
+  CHECK(j["format_version"] == "1.2");
   CHECK(j["summary"] == Json{{"create", 1}, {"update", 1}, {"replace", 1}, {"delete", 1}, {"no_op", 1},
                              {"has_changes", true}});
   REQUIRE(j["resource_changes"].size() == 5);
@@ -99,7 +99,7 @@ TEST_CASE("the streamed JSON text parses to the same document, one change per li
   Json want = plan::to_json(p);
   want["state"] = {{"serial", 3}};
   CHECK(Json::parse(text) == want);
-  CHECK(text.rfind("{\n  \"format_version\": \"1.1\",\n", 0) == 0);
+  CHECK(text.rfind("{\n  \"format_version\": \"1.2\",\n", 0) == 0);
   CHECK(text.find("\n    {\"action\":\"replace\",\"address\":\"aws.instance.burst[0]\",") != std::string::npos);
   CHECK(std::count(text.begin(), text.end(), '\n') == 4 + 5 + 3);
   CHECK(Json::parse(plan::to_json_text(plan::Plan{})) == plan::to_json(plan::Plan{}));

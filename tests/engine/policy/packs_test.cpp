@@ -1,6 +1,7 @@
 // The built-in packs: their Lua tests pass, the regulated example passes
 // every pack, each blueprints/invalid/policy-*.yaml fails exactly the
 // policies it should, and docs/policies.md is generated from them.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -316,4 +317,26 @@ TEST_CASE("all packs evaluate a 10,000-node blueprint in seconds, building the c
                     << seconds << " s");
   CHECK(failures(e).empty());
   CHECK(seconds < 20.0);  // loose: the machine is shared; docs/benchmarks.md has the measured figure
+}
+
+TEST_CASE("HIPAA-AUD-002 points at retention_days, not at the audit_logging map (fail with a field)") {
+  TempDir dir;
+  std::string text = slurp("blueprints/examples/regulated.yaml");
+  const std::string keep = "retention_days: 2190}";
+  const auto at = text.find("audit_logging:");
+  REQUIRE(at != std::string::npos);
+  const auto days = text.find(keep, at);
+  REQUIRE(days != std::string::npos);
+  text.replace(days, keep.size(), "retention_days: 30}");
+  const std::string path = dir.write("bp.yaml", text);
+  auto e = evaluate_file(path);
+  const policy::Verdict* v = nullptr;
+  for (const auto& x : e.verdicts)
+    if (x.policy == "HIPAA-AUD-002" && x.outcome == Outcome::Fail) v = &x;
+  REQUIRE(v);
+  // The line and column of the value 30.
+  size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(days), '\n'));
+  size_t column = days - text.rfind('\n', days) + std::string("retention_days: ").size();
+  CHECK(v->loc.line == static_cast<int>(line));
+  CHECK(v->loc.column == static_cast<int>(column));
 }

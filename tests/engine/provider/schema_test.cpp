@@ -244,3 +244,32 @@ TEST_CASE("docs/resources.md and docs/providers/*.md match the schemas they are 
     CHECK(*t == instance_types_markdown(*s));
   }
 }
+
+TEST_CASE("docs/plinth-v1.schema.json takes the burst-pool settings the providers declare, and docs/blueprint.md names "
+          "each of them") {
+  std::vector<const ProviderSchema*> builtin;
+  for (const ProviderSchema* s : schema_registry().providers())
+    if (s->source == "built-in") builtin.push_back(s);
+  auto text = read_file("docs/plinth-v1.schema.json");
+  REQUIRE(text.ok());
+  const Json schema = Json::parse(*text, nullptr, false);
+  REQUIRE_FALSE(schema.is_discarded());
+  INFO("docs/plinth-v1.schema.json drifted from the schemas; run: build/engine/plinth providers --write-docs docs");
+  CHECK(schema["$defs"]["burst_pool_settings"] == settings_json_schema(builtin, "burst_pools"));
+  const Json& props = schema["$defs"]["burst_pool_settings"]["properties"];
+  for (const char* gcp : {"machine_types", "termination_action", "network", "boot_disk", "subnetwork",
+                          "service_account", "labels", "zones"})
+    CHECK(props.contains(gcp));
+
+  auto page = read_file("docs/blueprint.md");
+  REQUIRE(page.ok());
+  const std::string burst = page->substr(page->find("## burst_pools"), page->find("## access") - page->find("## burst_pools"));
+  for (const ProviderSchema* s : builtin)
+    for (const auto& sec : s->sections) {
+      if (sec.section != "burst_pools") continue;
+      for (const auto& setting : sec.settings) {
+        INFO("docs/blueprint.md, burst_pools, does not name " << s->name << "'s setting " << setting.name);
+        CHECK(burst.find("`" + setting.name + "`") != std::string::npos);
+      }
+    }
+}

@@ -325,6 +325,25 @@ TEST_CASE("run::refresh: a resource that cannot be read is an error and the stat
   CHECK(seen.count("error: refresh failed for 1 resource(s)") == 1);
 }
 
+TEST_CASE("run::refresh: a provider whose search for unrecorded objects fails is named as a provider, not counted as a "
+          "resource",
+          "[run]") {
+  Fixture f(2);
+  FakeFactory factory;
+  Recorder events;
+  REQUIRE(plan_and_apply(f, factory, events, f.apply_options()));
+  factory.setup = [](FakeProvider& p) {
+    if (p.schema().name == "baremetal") p.discover_error = Error::fatal("401 invalid_client");
+  };
+  Recorder seen;
+  run::ProviderSet providers(factory, {});
+  CHECK_FALSE(run::refresh(f.options, providers, seen));
+  INFO(seen.text());
+  CHECK(seen.count("error: refresh provider baremetal: 401 invalid_client") == 1);
+  CHECK(seen.count("error: refresh failed for provider baremetal;") == 1);
+  CHECK(seen.text().find("resource(s)") == std::string::npos);
+}
+
 TEST_CASE("run::import_resource: a declared node is read by its identity and recorded", "[run]") {
   Fixture f(2);
   FakeFactory factory;

@@ -26,6 +26,8 @@ inline const std::vector<RuleCase>& rule_cases() {
      "blueprints/invalid/rule-burst001-spot-without-checkpointing.yaml:29:12: error[BURST001]: spot burst pool 'aws-p5' has no checkpointing (aws.instance.aws-p5)"},
     {"blueprints/invalid/rule-burst002-spot-checkpoint-nvme.yaml", true,
      "blueprints/invalid/rule-burst002-spot-checkpoint-nvme.yaml:29:78: error[BURST002]: spot burst pool 'aws-p5' checkpoints to nvme tier 'hot', node-local storage that is lost when the instance is reclaimed (aws.instance.aws-p5)"},
+    {"blueprints/invalid/rule-burst003-placement-group-over-zones.yaml", false,
+     "blueprints/invalid/rule-burst003-placement-group-over-zones.yaml:25:22: warning[BURST003]: burst pool 'aws-p5' sets placement_group: true and lists 2 zones (us-east-1a, us-east-1b): its instances spread over them and fall back to them, but a cluster placement group lives in one Availability Zone, so each zone gets its own group and NCCL (EFA) traffic between them leaves the low-latency network (aws.instance.aws-p5)"},
     {"blueprints/invalid/rule-cuda001-driver-too-old.yaml", true,
      "blueprints/invalid/rule-cuda001-driver-too-old.yaml:7:13: error[CUDA001]: driver 450.80.02 in stack 'train' is older than 550.54.15, the minimum for CUDA 12.4 (cuda-toolkit-12-4 installs the newest release, 12.4.1), and older than 525, the minimum for CUDA 12.x through minor-version compatibility"},
     {"blueprints/invalid/rule-cuda002-unknown-cuda.yaml", true,

@@ -147,7 +147,7 @@ TEST_CASE("the base blueprint and the three examples have no findings") {
 
 TEST_CASE("rules() lists every rule once, sorted, with a rationale") {
   const auto& rs = validate::rules();
-  REQUIRE(rs.size() == 41);
+  REQUIRE(rs.size() == 42);
   for (size_t i = 0; i < rs.size(); ++i) {
     CHECK_FALSE(rs[i].title.empty());
     CHECK_FALSE(rs[i].checks.empty());
@@ -175,6 +175,16 @@ TEST_CASE("CUDA001: driver older than the toolkit's and than minor-version compa
   // The toolkit's own driver, or newer, is clean; numeric, not text, comparison: 550.100 is newer than 550.54.15.
   CHECK(with_code(Doc().set(6, "550.54.15", "550.100.01").check(), "CUDA001").empty());
   CHECK(Doc().set(7, "\"12.4\"", "\"12.4.1\"").check().empty());
+  // CUDA 13.0 on R550: no branch runs 13.x forward, so the hint offers no cuda_compat (it once ended "with none").
+  Doc cuda13;
+  cuda13.set(7, "\"12.4\"", "\"13.0\"");
+  auto d13 = one(cuda13.check(), "CUDA001");
+  CHECK(d13.hint == "pin driver \"580.95.05\" or newer, or an older CUDA");
+  CHECK(d13.hint.find("none") == std::string::npos);
+  auto compat13 = one(Doc(cuda13).insert(7, "    cuda_compat: true").check(), "CUDA007");
+  CHECK(compat13.hint ==
+        "no driver branch runs CUDA 13.x through cuda-compat (docs/catalog.md lists none); pin driver \"580.95.05\" or "
+        "newer, or remove cuda_compat");
 }
 
 TEST_CASE("CUDA005: minor-version compatibility is a warning naming what is lost") {

@@ -37,12 +37,17 @@ std::string replaced(std::string text, const std::string &from, const std::strin
 /// source tree holding the example cluster blueprint.
 class Fixture {
  public:
-  explicit Fixture(std::string context = "admin")
+  explicit Fixture(std::string context = "admin", bool gpu_operator = true)
       : kube_(KUBE_EMULATOR_BINARY, {"--token", "s3cret=alice", "--node", "infer-mig-0", "--node", "infer-mig-1"}),
         context_(std::move(context)) {
     kubeconfig_ = kube_.dir() + "/tls/kubeconfig";
     // The GPU Operator is installed: its namespace exists.
-    ok({"create", "namespace", "gpu-operator"});
+    if (gpu_operator) ok({"create", "namespace", "gpu-operator"});
+    set_blueprint(slurp(source_dir() + "/blueprints/examples/cluster.yaml"));
+  }
+  /// The blueprint's cluster uses kubeconfig context `context` from now on.
+  void use_context(const std::string &context) {
+    context_ = context;
     set_blueprint(slurp(source_dir() + "/blueprints/examples/cluster.yaml"));
   }
 
@@ -128,7 +133,12 @@ TEST_CASE(
   // Every write was a server-side apply by fieldManager plinth, without force;
   // the one read was the list of nodes to label.
   auto sent = f.requests_since(before);
-  REQUIRE(sent.size() == 21);
+  REQUIRE(sent.size() == 22);
+  // The one GET: apply's check, before any change, that the GPU Operator's namespace exists.
+  auto check = std::find_if(sent.begin(), sent.end(), [](const json &r) { return r["verb"] == "get"; });
+  REQUIRE(check != sent.end());
+  CHECK((*check)["path"] == "/api/v1/namespaces/gpu-operator");
+  sent.erase(check);
   auto list = std::find_if(sent.begin(), sent.end(), [](const json &r) { return r["verb"] == "list"; });
   REQUIRE(list != sent.end());
   CHECK((*list)["path"] == "/api/v1/nodes");
@@ -343,13 +353,16 @@ TEST_CASE(
   const std::string said = ": 401 Unauthorized (kubeconfig " + f.kubeconfig() +
                            ", context alice-token, user alice-token; check "
                            "that user's credentials and permissions)";
-  // Creating: the server-side apply is refused.
+  // Creating: the check of what apply will need is refused, before any change.
   std::ofstream(f.kubeconfig(), std::ios::trunc) << wrong;
+  const size_t before = f.mark();
   RunResult create = f.apply();
   INFO(create.out << create.err);
   CHECK(create.exit_code == 1);
-  CHECK(contains(create.out, "PATCH "));
-  CHECK(contains(create.out, said));
+  CHECK(contains(create.err, "error[K8S001]: kubernetes.cluster.lab: the API server of cluster 'alice-token' refuses "
+                             "the kubeconfig user: GET "));
+  CHECK(contains(create.err, said));
+  for (const auto &r : f.requests_since(before)) CHECK(r["method"] == "GET");
   // The right bearer token works (the other tests' admin context uses a client
   // certificate: mTLS).
   std::ofstream(f.kubeconfig(), std::ios::trunc) << good;
@@ -425,6 +438,44 @@ TEST_CASE(
                  "error[BP005]: cluster 'all' runs node pools that pin different drivers: "
                  "'train-a' "
                  "550.54.15 (stack train) and 'infer-mig' 560.35.05 (stack infer)"));
+}
+
+TEST_CASE("plan fails, with a hint, when the GPU Operator's namespace is missing or the kubeconfig user runs an exec "
+          "plugin, before apply changes anything") {
+  SECTION("no gpu-operator namespace") {
+    Fixture f("admin", /*gpu_operator=*/false);
+    const size_t before = f.mark();
+    RunResult plan = f.plan();
+    INFO(plan.out << plan.err);
+    CHECK(plan.exit_code == 1);
+    CHECK(contains(plan.err, "error[K8S002]: kubernetes.cluster.lab: namespace 'gpu-operator' does not exist in "
+                             "cluster 'admin', and apply writes the GPU Operator's mig-parted config there"));
+    CHECK(contains(plan.err, "hint: install the NVIDIA GPU Operator first (helm install gpu-operator "
+                             "nvidia/gpu-operator -n gpu-operator --create-namespace)"));
+    CHECK(contains(plan.err, "problem(s) above would stop the apply half-way; nothing was changed"));
+    for (const auto &r : f.requests_since(before)) CHECK(r["method"] == "GET");  // a plan only reads
+    RunResult apply = f.apply();
+    CHECK(apply.exit_code == 1);
+    CHECK(contains(apply.err, "error[K8S002]"));
+    CHECK(f.ok({"get", "ns", "-l", "app.kubernetes.io/managed-by=plinth", "-o", "name"}).empty());
+  }
+  SECTION("an exec user, as EKS and GKE kubeconfigs have") {
+    Fixture f;
+    const std::string cluster = f.ok({"config", "view", "-o", "jsonpath={.contexts[?(@.name==\"admin\")].context.cluster}"});
+    REQUIRE_FALSE(cluster.empty());
+    f.ok({"config", "set-credentials", "eks-user", "--exec-command=aws",
+          "--exec-api-version=client.authentication.k8s.io/v1beta1", "--exec-arg=eks", "--exec-arg=get-token"});
+    f.ok({"config", "set-context", "eks", "--cluster=" + cluster, "--user=eks-user"});
+    f.use_context("eks");
+    const size_t before = f.mark();
+    RunResult plan = f.plan();
+    INFO(plan.out << plan.err);
+    CHECK(plan.exit_code == 1);
+    CHECK(contains(plan.err, "error[K8S001]: kubernetes.cluster.lab: apply cannot use the kubeconfig: "));
+    CHECK(contains(plan.err, "uses an exec or auth-provider plugin, which plinth does not run"));
+    CHECK(contains(plan.err, "hint: give plinth a kubeconfig whose user has a client certificate or a token"));
+    CHECK(f.requests_since(before).empty());  // nothing reached the cluster
+  }
 }
 
 TEST_CASE("a role of scope cluster is a ClusterRole and ClusterRoleBinding") {

@@ -26,7 +26,7 @@ int run_import(const Args& args, Io& io) {
   rest.positional.assign(args.positional.begin() + 2, args.positional.end());
   auto options = plan_options(rest, "import");
   if (!options) return fail(io, "import", options.error().message);
-  const run::ImportRequest request{args.positional[0], args.positional[1]};
+  const run::ImportRequest request{args.positional[0], args.positional[1], args.flag("force")};
   HumanView view(io, "import");
   run::ProviderSet providers(provider_factory(), provider_options(rest));
   auto imported = run::import_resource(request, *options, providers, view);
@@ -41,20 +41,23 @@ int run_import(const Args& args, Io& io) {
 
 const Register import_command({
     "import",
-    "plinth import ADDRESS ID PATH... [--state FILE] [--lock-timeout D]",
+    "plinth import ADDRESS ID PATH... [--state FILE] [--lock-timeout D] [--force]",
     "Adopt an existing server or instance into state, read through its provider.",
     "ADDRESS must be declared by the blueprint in PATH... (e.g. 'baremetal.node.train-a[3]')\n"
     "and not be in state yet. ID says which existing object it is: for a bare-metal node the\n"
     "URL of its BMC (https://...). The resource is read through its provider with that\n"
     "identity (its inventory is checked against the pool like a refresh does) and recorded\n"
     "in state as the next serial; nothing is changed on it. The next plan then shows how it\n"
-    "differs from the blueprint instead of creating a second one. docs/state.md has more.\n"
+    "differs from the blueprint instead of creating a second one. An ID other than the one the\n"
+    "blueprint declares for ADDRESS (another pool's BMC) is refused unless --force.\n"
+    "docs/state.md has more.\n"
     "Exit codes: 0 imported, 1 otherwise (nothing is written).",
     {
         {"state", "FILE", "State file (default: plinth.state.json beside the first blueprint)."},
         {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
         state_key_flag(),
         provider_option_flag(),
+        {"force", "", "Import although the blueprint declares another identity (BMC) for ADDRESS."},
     },
     run_import,
     36,

@@ -42,6 +42,58 @@ Summary Plan::summary() const {
 
 namespace {
 
+bool is_hash(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, "_hash") == 0;
+}
+
+std::string shown(const Shared<Json>& v, bool sensitive) {
+  if (!v) return "(absent)";
+  if (sensitive) return "(sensitive)";
+  return v->dump();
+}
+
+/// ResourceChange::reasons: a hash attribute (user_data_hash) says only that
+/// the rendered content changed; the changes of what the resource depends on
+/// say why. At most 5 per resource, then how many more.
+void explain_hashes(Plan& plan) {
+  constexpr size_t kShown = 5;
+  std::unordered_map<std::string_view, const ResourceChange*> by_address;
+  bool any = false;
+  for (const auto& c : plan.changes)
+    if ((c.action == Action::Replace || c.action == Action::Update) &&
+        std::any_of(c.changes.begin(), c.changes.end(), [](const AttributeChange& a) { return is_hash(a.path); }))
+      any = true;
+  if (!any) return;
+  for (const auto& c : plan.changes)
+    if (!c.deposed) by_address.emplace(c.address, &c);
+  for (auto& c : plan.changes) {
+    if (c.action != Action::Replace && c.action != Action::Update) continue;
+    if (!c.after || std::none_of(c.changes.begin(), c.changes.end(), [](const AttributeChange& a) { return is_hash(a.path); }))
+      continue;
+    std::vector<std::string> reasons;
+    size_t more = 0;
+    for (const auto& dep : c.after->depends_on) {
+      auto it = by_address.find(dep);
+      if (it == by_address.end() || it->second->action == Action::NoOp) continue;
+      const ResourceChange& d = *it->second;
+      if (d.action == Action::Create) {
+        if (reasons.size() < kShown) reasons.push_back(d.address + ": new");
+        else ++more;
+        continue;
+      }
+      for (const auto& a : d.changes) {
+        if (reasons.size() < kShown)
+          reasons.push_back(d.address + ": " + a.path + " " + shown(a.before, a.sensitive) + " -> " +
+                            shown(a.after, a.sensitive));
+        else
+          ++more;
+      }
+    }
+    if (more) reasons.push_back("and " + std::to_string(more) + " more change(s) of what it depends on");
+    c.reasons = std::move(reasons);
+  }
+}
+
 /// Walks two attribute objects side by side and records leaf differences.
 class AttributeDiff {
  public:
@@ -201,6 +253,7 @@ Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& 
     c.deposed = true;
     plan.changes.push_back(std::move(c));
   }
+  explain_hashes(plan);
   return plan;
 }
 

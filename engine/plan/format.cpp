@@ -116,6 +116,7 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
     if (std::string note = recorded_only(rc); !note.empty()) out += "; " + note;
     out += ")\n";
     if (rc.action == Action::Delete) continue;
+    for (const auto& why : rc.reasons) out += "      # because " + safe_text(why) + "\n";
     for (const auto& c : rc.changes) {
       out += "      ";
       out += safe_text(c.path);
@@ -161,6 +162,7 @@ Json change_json(const ResourceChange& rc) {
                 {"action", to_string(rc.action)},
                 {"forced_by", rc.forced_by()},
                 {"changes", std::move(attrs)}};
+  if (!rc.reasons.empty()) entry["reasons"] = rc.reasons;
   if (rc.replace_requested) entry["replace_requested"] = true;
   if (rc.after && rc.after->source.known()) entry["source"] = rc.after->source.str();
   return entry;
@@ -213,6 +215,14 @@ void append_change_json(std::string& out, const ResourceChange& rc) {
   append_string(out, r.name);
   out += ",\"provider\":";
   append_string(out, r.provider);
+  if (!rc.reasons.empty()) {
+    out += ",\"reasons\":[";
+    for (size_t i = 0; i < rc.reasons.size(); ++i) {
+      if (i) out += ',';
+      append_string(out, rc.reasons[i]);
+    }
+    out += ']';
+  }
   if (rc.replace_requested) out += ",\"replace_requested\":true";
   if (rc.after && rc.after->source.known()) {
     out += ",\"source\":";

@@ -36,6 +36,10 @@ struct ResourceChange {
   /// A replace asked for with -replace ADDRESS (Terraform's "replace_by_request"),
   /// whether or not an attribute forces one.
   bool replace_requested = false;
+  /// Why a hash of rendered content changed (`user_data_hash`: what a node
+  /// receives), in words: each change of a resource it depends on that the
+  /// plan also holds, "plinth.stack.train: driver \"550.54.15\" -> \"550.90.07\"".
+  std::vector<std::string> reasons;
   /// Paths of the changed attributes that force the replacement, in path order.
   std::vector<std::string> forced_by() const;
   bool operator==(const ResourceChange&) const = default;
@@ -68,7 +72,9 @@ struct Plan {
 /// absent). Resources are sorted by graph::address_less; a resource's
 /// changes by key, depth first. Each of `deposed` (objects a
 /// create-before-destroy replace left behind, StateDocument::deposed) gets a
-/// delete after them, at "ADDRESS (deposed)" (docs/apply.md).
+/// delete after them, at "ADDRESS (deposed)" (docs/apply.md). A change of
+/// an attribute named *_hash (a digest of rendered content) gets `reasons`
+/// from the changes of what the resource depends on.
 Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& prior,
           const std::vector<Resource>& deposed = {});
 /// The same, the plan's `after` values sharing the resources of `desired`

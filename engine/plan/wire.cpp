@@ -31,6 +31,7 @@ void to_json(Json& j, const ResourceChange& rc) {
   if (rc.after) j["after"] = *rc.after;
   if (rc.deposed) j["deposed"] = true;
   if (rc.replace_requested) j["replace_requested"] = true;
+  if (!rc.reasons.empty()) j["reasons"] = rc.reasons;
 }
 
 void from_json(const Json& j, ResourceChange& rc) {
@@ -48,6 +49,13 @@ void from_json(const Json& j, ResourceChange& rc) {
   if (j.contains("after")) rc.after = wire::within("after", [&] { return j.at("after").get<Resource>(); });
   rc.deposed = j.contains("deposed") && j.at("deposed").is_boolean() && j.at("deposed").get<bool>();
   rc.replace_requested = wire::boolean_or(j, "replace_requested", false);
+  if (j.contains("reasons")) {
+    const Json& reasons = wire::array(j, "reasons");
+    for (size_t i = 0; i < reasons.size(); ++i) {
+      if (!reasons[i].is_string()) throw WireError("'reasons[" + std::to_string(i) + "]' is not a string");
+      rc.reasons.push_back(reasons[i].get<std::string>());
+    }
+  }
   if (rc.replace_requested && rc.action != Action::Replace)
     throw WireError("'replace_requested' is set on a change whose action is '" + action + "', not replace");
 }

@@ -201,7 +201,9 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
       mig_json["layout"] = p->mig.layout.empty() ? "custom" : p->mig.layout;
       mig_json["per_gpu"] = std::move(per_gpu);
     }
-    v.identity = {{"kind", "node_pool"}, {"role", p->role}, {"count", p->count}, {"fabric", p->fabric},
+    // What a node receives depends on its pool's settings, never on the
+    // pool's size: growing a pool by one creates one node and replaces none.
+    v.identity = {{"kind", "node_pool"}, {"role", p->role}, {"fabric", p->fabric},
                   {"hardware", {{"gpu", v.gpu_name}, {"gpus_per_node", p->hardware.gpus_per_node},
                                 {"cpu_cores", p->hardware.cpu_cores}, {"memory_gb", p->hardware.memory_gb}}},
                   {"mig", std::move(mig_json)}};

@@ -328,6 +328,15 @@ std::optional<Imported> import_resource(const ImportRequest& request, const Plan
                           "--json shows each type's import_id); plinth apply creates or records it");
   if (type->import_id == "bmc_endpoint")
     if (auto problem = bp::bmc_endpoint_problem(id); !problem.empty()) return fail(problem);
+  // The blueprint says which object the address is (a node's BMC from its
+  // pool's bmc.endpoints): adopting another one would have the next plan
+  // reprovision a server of another pool.
+  if (auto it = want->attributes.find(type->import_id);
+      !request.force && it != want->attributes.end() && it->is_string() && !it->get<std::string>().empty() &&
+      it->get<std::string>() != id)
+    return fail(address + " is declared with " + type->import_id + " " + it->get<std::string>() + " (" +
+                want->source.str() + "), not " + id +
+                "; import the object the blueprint names, change the blueprint first, or pass --force to adopt this one");
 
   // 2. state, locked for the whole import
   auto session = open_state(options.state, options.paths, "plinth import");

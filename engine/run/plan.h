@@ -107,6 +107,9 @@ std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& provid
 struct ImportRequest {
   std::string address;  ///< declared by the blueprint
   std::string id;       ///< the value of the type's import_id (a BMC URL, ...)
+  /// Import although the blueprint declares another identity for the
+  /// address (--force): another pool's BMC, a server being moved.
+  bool force = false;
 };
 
 struct Imported {

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "engine/core/files.h"
 #include "tests/support/run.h"
@@ -81,6 +82,48 @@ TEST_CASE("plan output against a state with updates, replaces and deletes is unc
   const std::string state = write_fixed_state_of(dir, old_path);
   const std::string now_path = dir.write("now.yaml", cluster);
   check_plan("cluster-changes", {now_path}, state, dir);
+}
+
+TEST_CASE("a node pool grown or shrunk by one plans exactly one create or one delete, and no replace") {
+  TempDir dir;
+  const std::string cluster = read_file("blueprints/examples/cluster.yaml").value();
+  const std::string four = "    count: 4\n    role: preprocessing", three = "    count: 3\n    role: preprocessing";
+  struct Case {
+    std::string name, before, now, summary;
+  };
+  for (const Case& c : {Case{"pool-grow", replace_once(cluster, four, three), cluster,
+                             "Plan: 1 to create, 0 to update, 0 to replace, 0 to destroy."},
+                        Case{"pool-shrink", cluster, replace_once(cluster, four, three),
+                             "Plan: 0 to create, 0 to update, 0 to replace, 1 to destroy."}}) {
+    INFO(c.name);
+    const std::string state = write_fixed_state_of(dir, dir.write(c.name + "-before.yaml", c.before));
+    const std::string now = dir.write(c.name + ".yaml", c.now);
+    auto r = run_plinth({"plan", now, "--state", state, "--refresh=false", "-lock=false"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find(c.summary) != std::string::npos);
+    CHECK(r.out.find("forced by") == std::string::npos);
+    check_plan(c.name, {now}, state, dir);
+  }
+}
+
+TEST_CASE("a replace forced by the rendered user-data says which blueprint change caused it") {
+  TempDir dir;
+  const std::string cluster = read_file("blueprints/examples/cluster.yaml").value();
+  const std::string state =
+      write_fixed_state_of(dir, dir.write("before.yaml", replace_once(cluster, "driver: \"550.54.15\"", "driver: \"550.54.14\"")));
+  auto r = run_plinth({"plan", "blueprints/examples/cluster.yaml", "--state", state, "--refresh=false", "-lock=false"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("-/+ baremetal.node.train-a[0] (replace, forced by: user_data_hash)\n"
+                   "      # because plinth.stack.train: driver \"550.54.14\" -> \"550.54.15\"\n") != std::string::npos);
+  auto j = nlohmann::json::parse(
+      run_plinth({"plan", "blueprints/examples/cluster.yaml", "--state", state, "--refresh=false", "-lock=false", "--json"}).out);
+  bool said = false;
+  for (const auto& c : j["resource_changes"])
+    if (c["address"] == "baremetal.node.train-a[0]")
+      said = c["reasons"] == nlohmann::json::array({"plinth.stack.train: driver \"550.54.14\" -> \"550.54.15\""});
+  CHECK(said);
 }
 
 }  // namespace plinth::test::e2e_plan_golden

@@ -73,8 +73,10 @@ TEST_CASE("a changed stack pin replaces the pool's nodes, forced by the user-dat
   auto r = run_plinth({"plan", bp, "--state", state, "--detailed-exitcode", "--refresh=false"});
   INFO(r.err);
   CHECK(r.exit_code == 2);
-  CHECK(r.out.find("  -/+ baremetal.node.lab-l40s[0] (replace, forced by: user_data_hash)\n      user_data_hash: \"") !=
-        std::string::npos);
+  // The hash says the user-data changed; the line under the header says why.
+  CHECK(r.out.find("  -/+ baremetal.node.lab-l40s[0] (replace, forced by: user_data_hash)\n"
+                   "      # because plinth.stack.lab: cudnn \"9.1.0\" -> \"9.2.0\"\n"
+                   "      user_data_hash: \"") != std::string::npos);
   CHECK(r.out.find("  # forces replacement\n") != std::string::npos);
   CHECK(r.out.find("  ~ plinth.stack.lab (update in place)\n      cudnn: \"9.1.0\" -> \"9.2.0\"\n") != std::string::npos);
   CHECK(r.out.find("\nPlan: 0 to create, 1 to update, 2 to replace, 0 to destroy.\n") != std::string::npos);

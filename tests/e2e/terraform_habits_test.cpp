@@ -240,13 +240,20 @@ TEST_CASE("import adopts an existing server after reading it through its provide
   auto again = run_plinth({"import", "baremetal.node.gpu[1]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv);
   CHECK(again.exit_code == 1);
   CHECK(contains(again.err, "baremetal.node.gpu[1] is already in state plinth.state.json"));
+  // Another node's BMC: the blueprint says gpu[0] is BMC 0.
+  auto other = run_plinth({"import", "baremetal.node.gpu[0]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv);
+  CHECK(other.exit_code == 1);
+  CHECK(contains(other.err, "baremetal.node.gpu[0] is declared with bmc_endpoint " + emu.bmc(0) + " (bp.yaml:"));
+  CHECK(contains(other.err, "not " + emu.bmc(1) + "; import the object the blueprint names"));
+  CHECK(state_list(dir) == "baremetal.node.gpu[1]\n");
   auto unknown = run_plinth({"import", "baremetal.node.gpu[7]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv);
   CHECK(unknown.exit_code == 1);
   CHECK(contains(unknown.err, "the blueprint declares no 'baremetal.node.gpu[7]'"));
   auto plain = run_plinth({"import", "baremetal.node.gpu[0]", "http://127.0.0.1:9", "bp.yaml"}, dir.path(), kBmcEnv);
   CHECK(plain.exit_code == 1);
   CHECK(contains(plain.err, "uses plain http"));
-  auto gone = run_plinth({"import", "baremetal.node.gpu[0]", "https://127.0.0.1:9", "bp.yaml"}, dir.path(), kBmcEnv);
+  auto gone = run_plinth({"import", "baremetal.node.gpu[0]", "https://127.0.0.1:9", "bp.yaml", "--force"}, dir.path(),
+                         kBmcEnv);
   CHECK(gone.exit_code == 1);
   CHECK(contains(gone.err, "plinth import: cannot read baremetal.node.gpu[0] (bmc_endpoint https://127.0.0.1:9): "));
   CHECK(contains(gone.err, "; nothing was imported\n"));
@@ -463,6 +470,41 @@ TEST_CASE("plan -refresh-only shows drift without recording it, apply -refresh-o
   // The ordinary plan now wants the server back on.
   auto full = run_plinth({"plan", "bp.yaml"}, dir.path(), kBmcEnv);
   CHECK(contains(full.out, "~ baremetal.node.gpu[0] (update in place)\n      power: \"Off\" -> \"On\"\n"));
+}
+
+TEST_CASE("fmt --check lists what is not canonical, fmt rewrites it keeping comments, the examples are canonical",
+          "[e2e][habits][fmt]") {
+  TempDir dir;
+  dir.write("bp/pools.yaml", "# pools of the lab\nnode_pools:  \n  - {name: a, count: 2, stack: train,\n"
+                             "     hardware: {gpu: L40S, gpus_per_node: 4}}   # L40S boxes\n\n\n"
+                             "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: fmt}\n"
+                             "stacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\n");
+  const std::string before = slurp(dir.path() + "/bp/pools.yaml");
+  auto check = run_plinth({"fmt", "--check", "bp"}, dir.path());
+  CHECK(check.exit_code == 1);
+  CHECK(check.out == "bp/pools.yaml\n");
+  CHECK(contains(check.err, "plinth fmt: 1 file(s) above are not in the canonical layout; run plinth fmt bp\n"));
+  CHECK(slurp(dir.path() + "/bp/pools.yaml") == before);  // --check writes nothing
+
+  auto fmt = run_plinth({"fmt", "bp"}, dir.path());
+  INFO(fmt.err);
+  CHECK(fmt.exit_code == 0);
+  CHECK(fmt.out == "bp/pools.yaml\n");
+  const std::string after = slurp(dir.path() + "/bp/pools.yaml");
+  CHECK(after.rfind("apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: fmt}\n\nstacks:", 0) == 0);
+  CHECK(contains(after, "\n\n# pools of the lab\nnode_pools:\n  - {name: a, count: 2, stack: train,\n"
+                        "     hardware: {gpu: L40S, gpus_per_node: 4}}   # L40S boxes\n"));
+  CHECK(run_plinth({"fmt", "--check", "bp"}, dir.path()).exit_code == 0);
+  CHECK(run_plinth({"validate", "bp", "--no-policies"}, dir.path()).exit_code == 0);
+
+  dir.write("tab.yaml", "apiVersion: plinth/v1\nstacks:\n\ttrain: {}\n");
+  auto tab = run_plinth({"fmt", "tab.yaml"}, dir.path());
+  CHECK(tab.exit_code == 1);
+  CHECK(contains(tab.err, "plinth fmt: tab.yaml:3:1: a tab in indentation"));
+
+  auto examples = run_plinth({"fmt", "--check", source_dir() + "/blueprints/examples"}, dir.path());
+  INFO(examples.out << examples.err);
+  CHECK(examples.exit_code == 0);
 }
 
 TEST_CASE("per-environment values: shared files plus one directory per environment", "[e2e][habits][environments]") {

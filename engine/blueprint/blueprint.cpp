@@ -90,4 +90,25 @@ std::string rdma_stack(const Fabric& f, const std::string& os) {
   return rhel_family(os) ? "inbox" : "doca-ofed";
 }
 
+std::vector<EntityOrigin> entity_origins(const Blueprint& b) {
+  std::vector<EntityOrigin> out;
+  auto add = [&](const char* kind, const std::string& name, const Origin& o) { out.push_back({kind, name, &o}); };
+  add("metadata", "", b.metadata.origin);
+  for (const auto& s : b.stacks) add("stack", s.name, s.origin);
+  for (const auto& v : b.vlans) add("vlan", v.name, v.origin);
+  for (const auto& f : b.fabrics) add("fabric", f.name, f.origin);
+  for (const auto& t : b.tiers) add("tier", t.name, t.origin);
+  for (const auto& k : b.backups) add("backup", k.name, k.origin);
+  for (const auto& p : b.node_pools) add("pool", p.name, p.origin);
+  for (const auto& p : b.burst_pools) add("burst", p.name, p.origin);
+  for (const auto& n : b.access.namespaces) add("namespace", n.name, n.origin);
+  for (const auto& r : b.access.roles) add("role", r.name, r.origin);
+  if (b.access.audit_logging) add("audit_logging", "", b.access.audit_logging->origin);
+  if (b.access.transport) add("transport", "", b.access.transport->origin);
+  if (b.monitoring) add("monitoring", "", b.monitoring->origin);
+  for (const auto& c : b.clusters) add("cluster", c.name, c.origin);
+  for (const auto& p : b.providers) add("provider", p.name, p.origin);
+  return out;
+}
+
 }  // namespace plinth::bp

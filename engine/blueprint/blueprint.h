@@ -358,6 +358,18 @@ struct Blueprint {
   bool operator==(const Blueprint&) const = default;
 };
 
+/// One entity of a blueprint and where it was written: its kind ("metadata",
+/// "stack", "vlan", "fabric", "tier", "backup", "pool", "burst", "namespace",
+/// "role", "audit_logging", "transport", "monitoring", "cluster", "provider"),
+/// its name ("" for a single-entity section) and its Origin (in `blueprint`).
+struct EntityOrigin {
+  std::string kind;
+  std::string name;
+  const Origin* origin = nullptr;
+};
+/// Every entity of `blueprint`, in section order.
+std::vector<EntityOrigin> entity_origins(const Blueprint& blueprint);
+
 /// The OS a boot image's file name announces ("rocky-9.4-ml.iso" -> "rocky-9",
 /// "ubuntu-24.04.iso" / "noble" -> "ubuntu-24.04"); "" when it does not say.
 std::string os_from_image(std::string image);

@@ -104,6 +104,26 @@ void print_placement(Io& io, const apply::Report& report) {
 
 }  // namespace
 
+Diagnostic verdict_diagnostic(const policy::Verdict& v, const policy::PolicyInfo& p) {
+  Diagnostic d{v.policy, Severity::Warning, v.message, v.loc, v.address, ""};
+  switch (v.outcome) {
+    case policy::Outcome::Fail: d.severity = p.mandatory() ? Severity::Error : Severity::Warning; break;
+    case policy::Outcome::Error:
+      d.severity = p.mandatory() ? Severity::Error : Severity::Warning;
+      d.message = "policy " + v.policy + " could not run: " + v.message;
+      d.hint = "fix the policy; a mandatory policy that cannot run blocks like a failure";
+      break;
+    case policy::Outcome::Waived:
+      d.severity = Severity::Info;
+      d.message = "waived: " + v.message;
+      d.hint = "waiver at " + v.waiver_loc.str() + ": " + v.waiver_justification + " (approved by " +
+               v.waiver_approver + ")";
+      break;
+    case policy::Outcome::Pass: break;
+  }
+  return d;
+}
+
 // ---- the human view ---------------------------------------------------------
 
 HumanView::HumanView(Io& io, std::string command, bool drift_to_stdout)
@@ -170,23 +190,7 @@ void HumanView::policy_checked(const run::PolicyChecked& c) {
   for (const auto& v : eval.verdicts) {
     const policy::PolicyInfo* p = eval.find(v.policy);
     if (!p || v.outcome == policy::Outcome::Pass) continue;
-    Diagnostic d{v.policy, Severity::Warning, v.message, v.loc, v.address, ""};
-    switch (v.outcome) {
-      case policy::Outcome::Fail: d.severity = p->mandatory() ? Severity::Error : Severity::Warning; break;
-      case policy::Outcome::Error:
-        d.severity = p->mandatory() ? Severity::Error : Severity::Warning;
-        d.message = "policy " + v.policy + " could not run: " + v.message;
-        d.hint = "fix the policy; a mandatory policy that cannot run blocks like a failure";
-        break;
-      case policy::Outcome::Waived:
-        d.severity = Severity::Info;
-        d.message = "waived: " + v.message;
-        d.hint = "waiver at " + v.waiver_loc.str() + ": " + v.waiver_justification + " (approved by " +
-                 v.waiver_approver + ")";
-        break;
-      case policy::Outcome::Pass: break;
-    }
-    std::string text = format_diagnostic(d, color) + describe(*p);
+    std::string text = format_diagnostic(verdict_diagnostic(v, *p), color) + describe(*p);
     std::fputs(text.c_str(), io_.err);
   }
   std::fprintf(io_.err,

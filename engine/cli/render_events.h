@@ -16,6 +16,11 @@ namespace plinth::cli {
 /// "plinth COMMAND: message" on stderr; drift goes to stderr (to stdout for
 /// `refresh`, whose result it is); operations print one line each as they
 /// finish or retry, and every progress interval while they run.
+/// A policy verdict (not a pass) as the diagnostic the views print: a
+/// mandatory failure or a mandatory policy that could not run an error, an
+/// advisory one a warning, a waived one an info naming its waiver.
+Diagnostic verdict_diagnostic(const policy::Verdict& verdict, const policy::PolicyInfo& policy);
+
 class HumanView : public run::Events {
  public:
   HumanView(Io& io, std::string command, bool drift_to_stdout = false);

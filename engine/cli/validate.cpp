@@ -30,15 +30,7 @@ Diagnostics verdict_diagnostics(const policy::Evaluation& eval) {
   Diagnostics out = eval.diagnostics;
   for (const auto& v : eval.verdicts) {
     const policy::PolicyInfo* p = eval.find(v.policy);
-    if (!p || v.outcome == policy::Outcome::Pass) continue;
-    Diagnostic d{v.policy, p->mandatory() ? Severity::Error : Severity::Warning, v.message, v.loc, v.address, ""};
-    if (v.outcome == policy::Outcome::Error) d.message = "policy " + v.policy + " could not run: " + v.message;
-    if (v.outcome == policy::Outcome::Waived) {
-      d.severity = Severity::Info;
-      d.message = "waived: " + v.message;
-      d.hint = "waiver at " + v.waiver_loc.str() + ": " + v.waiver_justification;
-    }
-    out.push_back(std::move(d));
+    if (p && v.outcome != policy::Outcome::Pass) out.push_back(verdict_diagnostic(v, *p));
   }
   return out;
 }

@@ -696,26 +696,9 @@ void Runtime::set_context(const Input& input) {
   sources_.clear();
   pool_sources_.clear();
   origins_.clear();
-  if (input.blueprint) {
-    const bp::Blueprint& b = *input.blueprint;
-    auto add = [&](const bp::Origin& o) {
-      if (o.loc.known()) origins_.emplace(o.loc.str(), &o);
-    };
-    add(b.metadata.origin);
-    for (const auto& x : b.stacks) add(x.origin);
-    for (const auto& x : b.vlans) add(x.origin);
-    for (const auto& x : b.fabrics) add(x.origin);
-    for (const auto& x : b.tiers) add(x.origin);
-    for (const auto& x : b.backups) add(x.origin);
-    for (const auto& x : b.node_pools) add(x.origin);
-    for (const auto& x : b.burst_pools) add(x.origin);
-    for (const auto& x : b.access.namespaces) add(x.origin);
-    for (const auto& x : b.access.roles) add(x.origin);
-    if (b.access.audit_logging) add(b.access.audit_logging->origin);
-    if (b.access.transport) add(b.access.transport->origin);
-    if (b.monitoring) add(b.monitoring->origin);
-    for (const auto& x : b.clusters) add(x.origin);
-  }
+  if (input.blueprint)
+    for (const auto& e : bp::entity_origins(*input.blueprint))
+      if (e.origin->loc.known()) origins_.emplace(e.origin->loc.str(), e.origin);
   // The previous context becomes garbage; collect it before measuring the
   // new one, which (like the lazy views) is not charged to the policies.
   if (ctx_ref_) luaL_unref(L, LUA_REGISTRYINDEX, ctx_ref_);

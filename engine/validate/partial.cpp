@@ -34,24 +34,8 @@ struct Entity {
 
 std::vector<Entity> entities(const bp::Blueprint& b) {
   std::vector<Entity> out;
-  auto add = [&](const std::string& kind, const std::string& name, const bp::Origin& o) {
-    if (o.loc.known() && o.loc.line > 0) out.push_back({kind + "/" + name, o.loc});
-  };
-  add("metadata", "", b.metadata.origin);
-  for (const auto& s : b.stacks) add("stack", s.name, s.origin);
-  for (const auto& v : b.vlans) add("vlan", v.name, v.origin);
-  for (const auto& f : b.fabrics) add("fabric", f.name, f.origin);
-  for (const auto& t : b.tiers) add("tier", t.name, t.origin);
-  for (const auto& k : b.backups) add("backup", k.name, k.origin);
-  for (const auto& p : b.node_pools) add("pool", p.name, p.origin);
-  for (const auto& p : b.burst_pools) add("burst", p.name, p.origin);
-  for (const auto& n : b.access.namespaces) add("namespace", n.name, n.origin);
-  for (const auto& r : b.access.roles) add("role", r.name, r.origin);
-  if (b.access.audit_logging) add("audit_logging", "", b.access.audit_logging->origin);
-  if (b.access.transport) add("transport", "", b.access.transport->origin);
-  if (b.monitoring) add("monitoring", "", b.monitoring->origin);
-  for (const auto& c : b.clusters) add("cluster", c.name, c.origin);
-  for (const auto& p : b.providers) add("provider", p.name, p.origin);
+  for (const auto& e : bp::entity_origins(b))
+    if (e.origin->loc.known() && e.origin->loc.line > 0) out.push_back({e.kind + "/" + e.name, e.origin->loc});
   std::sort(out.begin(), out.end(), [](const Entity& x, const Entity& y) { return pos(x.loc) < pos(y.loc); });
   return out;
 }

@@ -138,7 +138,7 @@ class Journal {
     std::lock_guard<std::mutex> lock(mu_);
     return !error_.empty();
   }
-  void fill(Report& report) {
+  void fill(Report& report, bool keep_state) {
     std::lock_guard<std::mutex> lock(mu_);
     report.journal_error = error_;
     report.final_serial = doc_.serial;
@@ -146,6 +146,14 @@ class Journal {
     if (local_) {
       report.fallback_journal = fallback_->describe();
       report.fallback_records = local_records_;
+    }
+    if (keep_state && error_.empty() && !local_ && committed_ == changes_) {
+      state::StateDocument last = doc_;
+      last.resources.clear();
+      last.resources.reserve(by_address_.size());
+      for (const auto& [_, res] : by_address_) last.resources.push_back(res);
+      for (const auto& [_, res] : deposed_) last.deposed.push_back(res);
+      report.state = std::move(last);
     }
   }
 
@@ -593,7 +601,7 @@ Report execute(const plan::Plan& plan, state::StateDocument state, state::Backen
     }
   }
   report.outcomes = s.outcomes;
-  s.journal.fill(report);
+  s.journal.fill(report, options.keep_state);
   return report;
 }
 

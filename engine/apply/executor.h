@@ -61,6 +61,8 @@ struct Options {
   /// version. The apply still starts nothing new. Null: no fallback, the
   /// apply stops with the failed write (docs/state.md, "Local journal").
   std::shared_ptr<state::Backend> fallback;
+  /// Fill Report::state (the outputs of the blueprint are evaluated on it).
+  bool keep_state = false;
 };
 
 enum class OutcomeStatus {
@@ -95,6 +97,9 @@ struct Report {
   /// PATH"), and the operations it holds beyond the last saved state.
   std::string fallback_journal;
   size_t fallback_records = 0;
+  /// With Options::keep_state: the state as last written to the backend,
+  /// unless a write failed or went to the fallback journal.
+  std::optional<state::StateDocument> state;
   size_t count(OutcomeStatus s) const;
   /// Everything succeeded and every state write worked.
   bool ok() const { return journal_error.empty() && count(OutcomeStatus::Succeeded) == outcomes.size(); }

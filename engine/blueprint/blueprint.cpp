@@ -108,6 +108,7 @@ std::vector<EntityOrigin> entity_origins(const Blueprint& b) {
   if (b.monitoring) add("monitoring", "", b.monitoring->origin);
   for (const auto& c : b.clusters) add("cluster", c.name, c.origin);
   for (const auto& p : b.providers) add("provider", p.name, p.origin);
+  for (const auto& o : b.outputs) add("output", o.name, o.origin);
   return out;
 }
 

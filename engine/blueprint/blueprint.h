@@ -323,6 +323,20 @@ struct ProviderDecl {
   bool operator==(const ProviderDecl&) const = default;
 };
 
+/// A value `plinth output` prints (`outputs: {NAME: {...}}`): one or more
+/// attributes of every node of some pools, recorded in the state at apply
+/// (docs/blueprint.md, "Outputs").
+struct Output {
+  std::string name;
+  std::string description;
+  std::vector<std::string> pools;       ///< node and burst pools; empty = every pool
+  std::vector<std::string> attributes;  ///< what each node gives (attribute, else attributes)
+  bool single = true;                   ///< `attribute:` (a value per node), not `attributes:` (an object)
+  bool sensitive = false;               ///< hidden when every output is listed
+  Origin origin;
+  bool operator==(const Output&) const = default;
+};
+
 /// One blueprint source file, as loaded.
 struct SourceFile {
   std::string path;
@@ -345,6 +359,7 @@ struct Blueprint {
   std::optional<Monitoring> monitoring;
   std::vector<Cluster> clusters;
   std::vector<ProviderDecl> providers;
+  std::vector<Output> outputs;
   std::vector<SourceFile> files;
 
   const Stack* find_stack(const std::string& name) const;
@@ -360,7 +375,7 @@ struct Blueprint {
 
 /// One entity of a blueprint and where it was written: its kind ("metadata",
 /// "stack", "vlan", "fabric", "tier", "backup", "pool", "burst", "namespace",
-/// "role", "audit_logging", "transport", "monitoring", "cluster", "provider"),
+/// "role", "audit_logging", "transport", "monitoring", "cluster", "provider", "output"),
 /// its name ("" for a single-entity section) and its Origin (in `blueprint`).
 struct EntityOrigin {
   std::string kind;

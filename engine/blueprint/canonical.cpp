@@ -11,7 +11,8 @@ namespace plinth::bp {
 namespace {
 
 const std::vector<std::string> kOrder = {"apiVersion", "kind",       "metadata",    "stacks", "networks",   "storage",
-                                         "node_pools", "burst_pools", "access",      "monitoring", "clusters", "providers"};
+                                         "node_pools", "burst_pools", "access",      "monitoring", "clusters", "providers",
+                                         "outputs"};
 
 /// The YAML data of a document tree, comparable: maps as objects (key order
 /// aside), sequences as arrays, scalars as their text with their tag.

@@ -260,6 +260,20 @@ Json to_json(const Blueprint& bp) {
       return x;
     });
 
+  if (!bp.outputs.empty()) {
+    Json outputs = Json::object();
+    for (const Output& o : bp.outputs) {
+      Json x = entity(o.name, o.origin);
+      put(x, "description", o.description);
+      x["pools"] = strings(o.pools);
+      if (o.single) x["attribute"] = o.attributes.front();
+      else x["attributes"] = strings(o.attributes);
+      x["sensitive"] = o.sensitive;
+      outputs[o.name] = std::move(x);
+    }
+    j["outputs"] = std::move(outputs);
+  }
+
   Json files = Json::array();
   for (const SourceFile& f : bp.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}});
   j["_files"] = std::move(files);

@@ -205,6 +205,8 @@ class Loader {
   void load_clusters(const Obj& top);
   // read_providers.cpp
   void load_providers(const Obj& top);
+  // read_document.cpp
+  void load_outputs(const Obj& top);
   /// Checks one setting value against its spec; reports at its position.
   bool check_setting(const SettingSpec& spec, Json& value, const std::string& path,
                      const std::map<std::string, SourceLoc>& locs, const std::string& label);
@@ -224,6 +226,20 @@ class Loader {
   };
   void keep_extras(const char* section, size_t index, const Obj& o, const std::vector<Obj::Entry>& extras);
   std::vector<PendingPool> pending_;
+
+  /// The entries of map section `key` of `top` (`stacks:`, `outputs:`, `providers:`):
+  /// each name, where it is written and its value. Reports a section that is
+  /// no map (BP003) and a malformed name (BP005: "invalid KIND name", with
+  /// `name_hint`), whose entry is left out.
+  struct NamedEntry {
+    std::string name;
+    SourceLoc at;
+    Node value;
+  };
+  std::vector<NamedEntry> named_entries(const Obj& top, const char* key, const char* kind,
+                                        const char* name_hint = kNameHint);
+  static constexpr const char* kNameHint =
+      "use letters, digits, '-', '_' and '.', starting with a letter or digit (at most 63 characters)";
 
   /// Reads the required `name` of a list item, checks its form, names the
   /// entity in `o`'s label and claims it in `table`; false if unusable.
@@ -246,6 +262,7 @@ class Loader {
   NameTable roles_{"role", "access.roles", {}};
   NameTable providers_{"provider", "providers", {}};
   NameTable clusters_{"cluster", "clusters", {}};
+  NameTable outputs_{"output", "outputs", {}};
   std::optional<SourceLoc> metadata_at_, audit_logging_at_, transport_at_, monitoring_at_;
 };
 

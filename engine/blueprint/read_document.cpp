@@ -9,10 +9,13 @@ namespace {
 
 // Allowed keys per section, in the order docs/blueprint.md lists them.
 const Keys kTopKeys{"apiVersion", "kind",       "metadata",    "stacks", "networks",  "storage",
-                    "node_pools", "burst_pools", "access", "monitoring", "clusters", "providers"};
+                    "node_pools", "burst_pools", "access", "monitoring", "clusters", "providers",
+                    "outputs"};
 const Keys kMetadataKeys{"name", "owner", "compliance", "labels"};
 const Keys kStackKeys{"driver", "cuda", "cudnn", "frameworks", "images", "kernel_modules", "container_toolkit", "cuda_compat",
                        "precision"};
+
+const Keys kOutputKeys{"description", "pools", "attribute", "attributes", "sensitive"};
 
 // Allowed values of enumerated fields.
 const Keys kKernelModules{"open", "proprietary"};
@@ -43,6 +46,7 @@ void Loader::load_document(const Ctx& c, const Node& root) {
   load_monitoring(top);
   load_clusters(top);
   load_providers(top);
+  load_outputs(top);
 }
 
 bool Loader::claim_single(const Ctx& c, std::optional<SourceLoc>& first, const char* what, const SourceLoc& at) {
@@ -86,24 +90,34 @@ void Loader::load_metadata(const Obj& top) {
   if (claim_single(top.ctx(), metadata_at_, "metadata", e->key_loc)) bp_.metadata = std::move(m);
 }
 
-void Loader::load_stacks(const Obj& top) {
-  const Obj::Entry* e = top.get("stacks");
-  if (!e) return;
+std::vector<Loader::NamedEntry> Loader::named_entries(const Obj& top, const char* key, const char* kind,
+                                                      const char* name_hint) {
+  std::vector<NamedEntry> out;
+  const Obj::Entry* e = top.get(key);
+  if (!e) return out;
   const Ctx& c = top.ctx();
   if (!e->value.IsMap()) {
     top.wrong_type(*e, "a map");
-    return;
+    return out;
   }
   for (const auto& [k, v] : e->value.pairs()) {
-    Stack s;
-    s.origin.loc = c.loc(k);
-    s.name = k.Scalar();
-    std::string label = "stack '" + s.name + "'";
-    if (!valid_name(s.name)) {
-      c.error("BP005", s.origin.loc, "invalid stack name '" + s.name + "'",
-              "use letters, digits, '-', '_' and '.', starting with a letter or digit (at most 63 characters)");
+    NamedEntry n{k.Scalar(), c.loc(k), v};
+    if (!valid_name(n.name)) {
+      c.error("BP005", n.at, "invalid " + std::string(kind) + " name '" + n.name + "'", name_hint);
       continue;
     }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+void Loader::load_stacks(const Obj& top) {
+  const Ctx& c = top.ctx();
+  for (auto& [name, at, v] : named_entries(top, "stacks", "stack")) {
+    Stack s;
+    s.origin.loc = at;
+    s.name = name;
+    std::string label = "stack '" + s.name + "'";
     s.origin.fields["name"] = s.origin.loc;
     // Missing fields are reported at the stack's name.
     Obj o(c, v, s.origin.loc, label, "", &s.origin, kStackKeys);
@@ -119,6 +133,47 @@ void Loader::load_stacks(const Obj& top) {
     o.boolean("cuda_compat", s.cuda_compat);
     o.enumeration("precision", s.precision, kPrecisions);
     if (stacks_.claim(c, s.name, s.origin.loc, "stack")) bp_.stacks.push_back(std::move(s));
+  }
+}
+
+void Loader::load_outputs(const Obj& top) {
+  const Ctx& c = top.ctx();
+  for (auto& [name, at, v] : named_entries(top, "outputs", "output")) {
+    Output out;
+    out.origin.loc = at;
+    out.name = name;
+    out.origin.fields["name"] = out.origin.loc;
+    Obj o(c, v, out.origin.loc, "output '" + out.name + "'", "", &out.origin, kOutputKeys);
+    if (!o.ok()) continue;
+    o.check_keys();
+    o.str("description", out.description);
+    o.str_list("pools", out.pools);
+    o.boolean("sensitive", out.sensitive);
+    const Obj::Entry* one = o.get("attribute");
+    const Obj::Entry* many = o.get("attributes");
+    if (one && many) {
+      o.invalid(*many, "output '" + out.name + "' sets both attribute and attributes",
+                "write attribute: NAME for one value per node, or attributes: [A, B] for an object per node");
+      continue;
+    }
+    if (!one && !many) {
+      c.error("BP004", out.origin.loc, "output '" + out.name + "' names no attribute",
+              "add attribute: NAME (e.g. bmc_endpoint, private_ip) or attributes: [A, B]");
+      continue;
+    }
+    std::string attribute;
+    if (one) {
+      if (!o.str("attribute", attribute, true)) continue;
+      out.attributes = {attribute};
+    } else {
+      out.single = false;
+      if (!o.str_list("attributes", out.attributes, true)) continue;
+      if (out.attributes.empty()) {
+        o.invalid(*many, "output '" + out.name + "' lists no attributes", "name at least one, e.g. [private_ip]");
+        continue;
+      }
+    }
+    if (outputs_.claim(c, out.name, out.origin.loc, "output")) bp_.outputs.push_back(std::move(out));
   }
 }
 

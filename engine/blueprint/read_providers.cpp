@@ -58,25 +58,15 @@ std::string describe_json(const Json& v) {
 }  // namespace
 
 void Loader::load_providers(const Obj& top) {
-  const Obj::Entry* e = top.get("providers");
-  if (!e) return;
   const Ctx& c = top.ctx();
-  if (!e->value.IsMap()) {
-    top.wrong_type(*e, "a map");
-    return;
-  }
   const std::string base_dir = std::filesystem::path(c.file).parent_path().string();
-  for (const auto& [k, v] : e->value.pairs()) {
+  for (auto& [name, at, v] : named_entries(top, "providers", "provider",
+                                           "use lower-case letters, digits, '-' and '_', starting with a letter")) {
     ProviderDecl d;
-    d.name = k.Scalar();
-    d.origin.loc = c.loc(k);
+    d.name = name;
+    d.origin.loc = at;
     d.base_dir = base_dir.empty() ? "." : base_dir;
     const std::string label = "provider '" + d.name + "'";
-    if (!valid_name(d.name)) {
-      c.error("BP005", d.origin.loc, "invalid provider name '" + d.name + "'",
-              "use lower-case letters, digits, '-' and '_', starting with a letter");
-      continue;
-    }
     if (!v.IsNull()) {  // `NAME:` alone declares nothing but the name
       Obj o(c, v, d.origin.loc, label, "", &d.origin, kProviderDeclKeys);
       if (!o.ok()) continue;

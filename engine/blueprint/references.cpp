@@ -1,6 +1,6 @@
 // References between the entities of every file read (BP007): pools to
 // stacks, fabrics, VLANs and tiers, backups and lifecycles to tiers, roles to
-// namespaces, clusters to node pools, and the checks that need two entities
+// namespaces, clusters to node pools, outputs to pools, and the checks that need two entities
 // at once (a tier that transitions from itself, a backup onto its source, a
 // cluster whose pools pin different drivers).
 #include <algorithm>
@@ -63,6 +63,8 @@ void Loader::check_references() {
   }
   for (const Role& r : bp_.access.roles)
     each(r.namespaces, r.origin, "namespaces", namespaces_, "role '" + r.name + "'", kDefNs);
+  for (const Output& o : bp_.outputs)
+    each(o.pools, o.origin, "pools", pools_, "output '" + o.name + "'", "define it under node_pools: or burst_pools:");
   for (const Cluster& cl : bp_.clusters) {
     std::string who = "cluster '" + cl.name + "'";
     NameTable node_pools{"node pool", "node_pools", {}};

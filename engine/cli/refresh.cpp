@@ -42,7 +42,8 @@ int refresh_only(const Args& args, Io& io, const std::string& command) {
     said = "No state at " + r->state_path + ": nothing to refresh.";
   else if (!drift)
     said = "No drift: all " + std::to_string(r->resources) + " resource(s) in " + r->state_path +
-           " match what their providers report.";
+           " match what their providers report." +
+           (r->serial ? " The blueprint's outputs were recorded (serial " + std::to_string(r->serial) + ")." : "");
   else if (plan_only)
     said = "This is a refresh-only plan: plinth apply -refresh-only would record the drift above in " + r->state_path +
            " (" + std::to_string(r->drifted) + " resource(s) changed or gone, " + std::to_string(r->adopted) +

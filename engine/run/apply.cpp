@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/run/outputs.h"
 #include "engine/run/policy_gate.h"
 #include "engine/state/journal.h"
 
@@ -99,6 +100,28 @@ class Reporter {
   std::thread ticker_;
 };
 
+/// Records what the blueprint's outputs give against `doc` (the state as
+/// last saved) when that differs from what it records, as the next serial.
+/// `saved_anyway`: save even when the outputs are the same (what a refresh
+/// observed). False (reported) when the save failed.
+bool record_outputs(StateSession& st, const bp::Blueprint& blueprint, state::StateDocument doc, bool saved_anyway,
+                    Events& events) {
+  Json outputs = evaluate_outputs(blueprint, doc.resources);
+  const bool changed = outputs != doc.outputs;
+  if (!changed && !saved_anyway) return true;
+  doc.outputs = std::move(outputs);
+  doc.serial += 1;
+  if (auto s = st.backend->save(doc); !s) {
+    events.error("state " + st.path + ": " + s.error().message);
+    return false;
+  }
+  if (changed)
+    events.note(doc.outputs.empty() ? "Outputs: none recorded (none of their pools has a node in state)."
+                                    : "Outputs recorded: " + std::to_string(doc.outputs.size()) +
+                                          " (plinth output lists them).");
+  return true;
+}
+
 }  // namespace
 
 bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers, Events& events) {
@@ -125,15 +148,9 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
   if (planned.preflight && !check_preflight(p, providers, events, op)) return false;
 
   if (!p.has_changes()) {
-    if (!planned.drift.empty() || planned.adopted) {  // record what the refresh observed
-      state::StateDocument next = st.doc;
-      next.serial = st.doc.serial + 1;
-      if (auto s = st.backend->save(next); !s) {
-        events.error("state " + st.path + ": " + s.error().message);
-        return false;
-      }
-    }
-    return true;
+    // What the refresh observed (drift, adoptions) and the outputs, when they changed.
+    if (!st.existed && st.doc.resources.empty()) return true;
+    return record_outputs(st, planned.loaded.blueprint, st.doc, !planned.drift.empty() || planned.adopted, events);
   }
   if (options.cancel && options.cancel->load() != 0) {
     events.error("interrupted before any change; nothing was changed.");
@@ -163,6 +180,7 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
   opts.limits = providers.limits();
   opts.cancel = options.cancel;
   opts.on_event = [&](const apply::Event& e) { reporter.on_event(e); };
+  opts.keep_state = !planned.loaded.blueprint.outputs.empty() || !st.doc.outputs.empty();
   // A PostgreSQL state can go away mid-apply (server stopped, network
   // lost): what completes after that is kept in a local journal that the
   // next run (or plinth state push-journal) writes into the state.
@@ -208,6 +226,8 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
     std::filesystem::remove(journal_dir, ec);  // only when empty: never anyone's journal
   }
   events.applied({op, &report, total, st.path});
+  if (report.state && !record_outputs(st, planned.loaded.blueprint, std::move(*report.state), false, events))
+    return false;
   return report.ok();
 }
 

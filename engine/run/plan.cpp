@@ -1,5 +1,7 @@
 #include "engine/run/plan.h"
 
+#include "engine/run/outputs.h"
+
 #include <algorithm>
 
 #include "engine/blueprint/loader.h"
@@ -81,22 +83,26 @@ bool check_inventory(const std::vector<Resource>& desired, ProviderSet& provider
     events.error(st.error().message);
     return false;
   }
-  // One attempt each: a server that cannot be read now is reported, and its
-  // create (with the provider's retries) fails or succeeds in apply.
-  auto limits = [base = providers.limits_lookup()](const std::string& name) {
-    apply::ProviderLimits l = base(name);
-    l.retry.max_attempts = 1;
-    return l;
-  };
-  apply::RefreshResult r = apply::refresh(desired, providers.lookup(), limits);
+  // With the provider's retries, as the refresh reads: a throttled or
+  // briefly unavailable BMC does not fail the plan.
+  apply::RefreshResult r = apply::refresh(desired, providers.lookup(), providers.limits_lookup());
   events.diagnostics(r.diagnostics);
-  constexpr size_t kShown = 3;
-  for (size_t i = 0; i < r.failures.size() && i < kShown; ++i)
-    events.warning("plinth " + operation + ": warning: cannot check the inventory of " +
-                   about(r.failures[i].address, r.failures[i].error.message));
-  if (r.failures.size() > kShown)
-    events.warning("plinth " + operation + ": warning: ... and of " + std::to_string(r.failures.size() - kShown) +
-                   " more server(s); plan with --refresh=false where the BMCs are out of reach");
+  // A plan that could not read the servers it creates or keeps is no plan:
+  // it would show creates that can only fail (a wrong BMC password).
+  if (!r.failures.empty()) {
+    constexpr size_t kShown = 3;
+    std::vector<std::string> named;
+    for (size_t i = 0; i < r.failures.size() && i < kShown; ++i)
+      named.push_back(about(r.failures[i].address, r.failures[i].error.message));
+    std::string more = r.failures.size() > kShown
+                           ? "; and " + std::to_string(r.failures.size() - kShown) + " more server(s)"
+                           : std::string();
+    events.error("cannot read " + std::to_string(r.failures.size()) + " server(s) the plan creates or keeps: " +
+                 join(named, "; ") + more + ". Nothing was " + (operation == "plan" ? "saved" : "changed") +
+                 ": fix the access (credentials, network, CA bundle), or plan with --refresh=false to plan "
+                 "without reading the fleet");
+    return false;
+  }
   if (!has_errors(r.diagnostics)) return true;
   events.error("the inventory of " + std::to_string(count(r.diagnostics, Severity::Error)) +
                " server(s) differs from the blueprint (errors above); nothing was changed. Fix the pools' hardware "
@@ -113,11 +119,18 @@ bool check_preflight(const plan::Plan& plan, ProviderSet& providers, Events& eve
   if (by_provider.empty()) return true;
   Diagnostics found;
   for (const auto& [name, rs] : by_provider) {
-    // A provider that cannot be configured here (no credentials on a
-    // laptop) is a warning: apply, which needs it, stops on it first.
+    // A provider that cannot be configured (no credentials) can read
+    // nothing: the plan would promise what apply cannot do.
     if (auto st = providers.open({name}); !st) {
-      events.warning("plinth " + operation + ": warning: cannot check what apply will need from provider " + name +
-                     ": " + st.error().message);
+      std::string why = st.error().message;
+      if (const std::string own = "provider " + name + ": "; why.rfind(own, 0) == 0) why.erase(0, own.size());
+      found.push_back({"PLAN001", Severity::Error,
+                       "provider " + name + " cannot be used for the " + std::to_string(rs.size()) +
+                           " resource(s) the plan changes (" + rs.front().address +
+                           (rs.size() > 1 ? ", ..." : "") + "): " + why,
+                       rs.front().source, rs.front().address,
+                       "give it its credentials (docs/providers/" + name +
+                           ".md), or plan with --refresh=false to plan without contacting the providers"});
       continue;
     }
     Provider* p = providers.get(name);
@@ -271,8 +284,9 @@ std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& provid
   // what objects of this state not recorded in it would be.
   std::vector<Resource> desired;
   std::string blueprint_name;
+  std::optional<Loaded> loaded;
   if (!options.paths.empty()) {
-    auto loaded = load_blueprint(options.paths, providers.factory(), events);
+    loaded = load_blueprint(options.paths, providers.factory(), events);
     if (!loaded) return std::nullopt;
     providers.use_declarations(loaded->blueprint.providers);
     blueprint_name = loaded->blueprint.metadata.name;
@@ -284,13 +298,16 @@ std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& provid
   if (!r) return std::nullopt;
   out.drifted = r->drift.size();
   out.adopted = r->adopted.size();
-  if (r->drift.empty() && r->adopted.empty()) return out;
+  // The outputs follow what was observed (an instance's new address).
+  Json outputs = loaded ? evaluate_outputs(loaded->blueprint, session->doc.resources) : session->doc.outputs;
+  if (r->drift.empty() && r->adopted.empty() && outputs == session->doc.outputs) return out;
   if (approve && !approve()) {
     out.declined = true;
     return out;
   }
   state::StateDocument next = session->doc;
   next.serial = session->doc.serial + 1;
+  next.outputs = std::move(outputs);
   if (auto s = session->backend->save(next); !s) {
     events.error("state " + session->path + ": " + s.error().message);
     return std::nullopt;

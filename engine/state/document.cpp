@@ -42,6 +42,7 @@ Json canonical_json(const StateDocument& doc, const std::string& plinth_version)
            {"plinth_version", plinth_version},
            {"resources", std::move(resources)}};
   if (!doc.deposed.empty()) out["deposed"] = doc.deposed;  // absent otherwise: older files keep their checksum
+  if (!doc.outputs.empty()) out["outputs"] = doc.outputs;  // likewise
   if (!doc.sealed.empty()) out["sealed"] = doc.sealed;
   return out;
 }
@@ -143,6 +144,7 @@ std::string to_json_text(const StateDocument& doc, const std::string& plinth_ver
       out["deposed"].push_back(ordered(
           r, {"address", "type", "name", "index", "provider", "source", "depends_on", "attributes", "computed"}));
   }
+  if (canonical.contains("outputs")) out["outputs"] = OrderedJson(canonical["outputs"]);
   return out.dump(2) + "\n";
 }
 
@@ -240,6 +242,11 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
         return damaged(source, "has a malformed 'deposed[" + std::to_string(i) + "]': " + e.what());
       }
     }
+  }
+  if (auto it = j.find("outputs"); it != j.end()) {
+    if (!it->is_object()) return damaged(source, "has a field 'outputs' that is not an object");
+    if (!doc.sealed.empty() && !it->empty()) return damaged(source, "has both sealed and clear outputs");
+    doc.outputs = std::move(*it);
   }
   return doc;
 }

@@ -339,10 +339,15 @@ Result<StateDocument> encrypt_document(const StateDocument& doc, const Encryptio
     Json resources = Json::array();
     for (const auto& r : out.resources) resources.push_back(r);
     Json plain = resources;
-    if (!out.deposed.empty()) plain = Json{{"resources", std::move(resources)}, {"deposed", out.deposed}};
+    if (!out.deposed.empty() || !out.outputs.empty()) {
+      plain = Json{{"resources", std::move(resources)}};
+      if (!out.deposed.empty()) plain["deposed"] = out.deposed;
+      if (!out.outputs.empty()) plain["outputs"] = out.outputs;  // they are values of the resources
+    }
     out.sealed = seal(*s.key, plain.dump(), sealed_aad(out.lineage));
     out.resources.clear();
     out.deposed.clear();
+    out.outputs = Json::object();
     out.format_version = 2;
     return out;
   }
@@ -414,6 +419,7 @@ Result<StateDocument> decrypt_document(const StateDocument& doc, const Encryptio
       for (const auto& r : resources) out.resources.push_back(r.get<Resource>());
       if (plain.is_object() && plain.contains("deposed"))
         out.deposed = plain.at("deposed").get<std::vector<Resource>>();
+      if (plain.is_object() && plain.contains("outputs")) out.outputs = plain.at("outputs");
     } catch (const std::exception& e) {
       return Error::invalid("state " + source + ": the decrypted resources do not parse (" + std::string(e.what()) +
                             "); restore a good version ('plinth state restore SERIAL')");

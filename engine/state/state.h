@@ -21,6 +21,9 @@ struct StateDocument {
   /// completed yet (docs/apply.md): each keeps the address it had; the next
   /// plan deletes them. Written only when there are some.
   std::vector<Resource> deposed;
+  /// What the blueprint's `outputs:` gave at the last apply (engine/run/outputs.h):
+  /// NAME -> {description, sensitive, value}. Written only when there are some.
+  Json outputs = Json::object();
   /// Whole-document encryption (engine/state/encryption.h): the resources,
   /// AES-256-GCM sealed, and `resources` empty. "" for a document in clear.
   std::string sealed;

@@ -45,7 +45,7 @@ TEST_CASE("a plinth binary copied out of the build tree plans with its built-in 
   TempDir dir;
   const std::string bin = copied_binary(dir);
   const std::string bp = lab_copy(dir);
-  auto r = run_copy(bin, {"plan", "infra/lab.yaml", "--detailed-exitcode"}, dir.path());
+  auto r = run_copy(bin, {"plan", "infra/lab.yaml", "--detailed-exitcode", "--refresh=false"}, dir.path());
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.out, "Plan: 6 to create, 0 to update, 0 to replace, 0 to destroy."));

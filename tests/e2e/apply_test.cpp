@@ -200,7 +200,25 @@ TEST_CASE("wrong credentials and an unreachable BMC: clear errors naming node an
   TempDir dir;
   const std::string st = dir.path() + "/plinth.state.json";
   std::string bp = dir.write("bp.yaml", apply_blueprint(bmc_endpoints(emu.base()), 3, emu.ca()));
-  auto r = run_plinth(apply_args(bp, st), "", kBmcEnv);
+  // A plan that could not read a server is no plan: exit 1 (not 2), no plan file.
+  const std::string saved = dir.path() + "/release.plan";
+  auto plan = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode", "-out", saved}, "", kBmcEnv);
+  INFO(plan.out << plan.err);
+  CHECK(plan.exit_code == 1);
+  CHECK(contains(plan.err, "plinth plan: cannot read 1 server(s) the plan creates or keeps: baremetal.node.train-a[1]"));
+  CHECK(contains(plan.err, "401"));
+  CHECK(contains(plan.err, "Nothing was saved: fix the access (credentials, network, CA bundle), or plan with "
+                           "--refresh=false"));
+  CHECK_FALSE(std::filesystem::exists(saved));
+  auto refused = run_plinth(apply_args(bp, st), "", kBmcEnv);
+  CHECK(refused.exit_code == 1);
+  CHECK(contains(refused.err, "cannot read 1 server(s) the plan creates or keeps: baremetal.node.train-a[1]"));
+  CHECK(contains(refused.err, "Nothing was changed"));
+  CHECK_FALSE(std::filesystem::exists(st));
+  // Without the read (--refresh=false) the apply goes ahead: the node's create fails with the 401.
+  auto args = apply_args(bp, st);
+  args.push_back("--refresh=false");
+  auto r = run_plinth(args, "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("apply: baremetal.node.train-a[1]: create failed (") != std::string::npos);
@@ -229,7 +247,8 @@ TEST_CASE("a BMC that accepts connections and never answers fails its node at th
   auto args = apply_args(bp, st);
   // Long enough for the healthy nodes even in a sanitizer build under load;
   // the hung one waits all of it out.
-  args.insert(args.end(), {"--provider-option", "baremetal.create_deadline=8s"});
+  // --refresh=false: the plan's read of the hung server would stop the apply before any change.
+  args.insert(args.end(), {"--provider-option", "baremetal.create_deadline=8s", "--refresh=false"});
   auto r = run_plinth(args, "", kBmcEnv);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);

@@ -258,7 +258,7 @@ node_pools:
     role: preprocessing
     bmc: {endpoints: ["https://bmc.b.example"], credentials: env:BMC}
 )");
-  auto r = run_plinth({"plan", "bp.yaml", "--json"}, dir.path());
+  auto r = run_plinth({"plan", "bp.yaml", "--json", "--refresh=false"}, dir.path());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out, nullptr, false);

@@ -20,7 +20,7 @@ std::string lab_text() { return read_file(kLabExample).value(); }
 
 TEST_CASE("plan of the lab from an empty state creates everything, --detailed-exitcode exits 2") {
   TempDir dir;
-  auto r = run_plinth({"plan", kLabExample, "--state", dir.path() + "/plinth.state.json", "--detailed-exitcode"});
+  auto r = run_plinth({"plan", kLabExample, "--state", dir.path() + "/plinth.state.json", "--detailed-exitcode", "--refresh=false"});
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.out.rfind("Plinth will perform the following actions:\n\n", 0) == 0);
@@ -33,7 +33,7 @@ TEST_CASE("plan of the lab from an empty state creates everything, --detailed-ex
   const std::string tail = "\n\nPlan: 6 to create, 0 to update, 0 to replace, 0 to destroy.\n";
   CHECK(r.out.substr(r.out.size() - tail.size()) == tail);
 
-  auto plain = run_plinth({"plan", kLabExample, "--state", dir.path() + "/plinth.state.json"});
+  auto plain = run_plinth({"plan", kLabExample, "--state", dir.path() + "/plinth.state.json", "--refresh=false"});
   CHECK(plain.exit_code == 0);
   CHECK(plain.out == r.out);
 }
@@ -134,7 +134,7 @@ monitoring:)");
 TEST_CASE("plan --json is the documented, versioned document") {
   TempDir dir;
   std::string state_path = dir.path() + "/plinth.state.json";
-  auto r = run_plinth({"plan", kLabExample, "--state", state_path, "--json"});
+  auto r = run_plinth({"plan", kLabExample, "--state", state_path, "--json", "--refresh=false"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out);

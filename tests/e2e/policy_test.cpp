@@ -75,11 +75,11 @@ TEST_CASE("plan exits 1 on a mandatory policy failure and names the policy, addr
 
 TEST_CASE("advisory failures warn without failing plan, the regulated example is clean") {
   TempDir dir;
-  auto ml = run_plinth({"plan", "blueprints/invalid/policy-ml-hygiene.yaml", "--state", dir.path() + "/a.json"});
+  auto ml = run_plinth({"plan", "blueprints/invalid/policy-ml-hygiene.yaml", "--state", dir.path() + "/a.json", "--refresh=false"});
   CHECK(ml.exit_code == 0);
   CHECK(contains(ml.err, "warning[ML-QUOTA-001]: namespace 'lab' has no GPU quota; set quota: {gpus: N} "
                          "(access.namespace.lab)\n"));
-  auto reg = run_plinth({"plan", "blueprints/examples/regulated.yaml", "--state", dir.path() + "/b.json"});
+  auto reg = run_plinth({"plan", "blueprints/examples/regulated.yaml", "--state", dir.path() + "/b.json", "--refresh=false"});
   CHECK(reg.exit_code == 0);
   CHECK(contains(reg.err, " policies run, 0 mandatory failure(s), 0 advisory warning(s), 0 waived, 0 error(s)\n"));
   CHECK_FALSE(contains(reg.err, "not selected"));
@@ -101,7 +101,7 @@ TEST_CASE("waivers.yaml beside the blueprint waives failures until it expires") 
     expires: 2099-01-31
 )";
   dir.write("bp/waivers.yaml", waivers);
-  auto ok = run_plinth({"plan", bp, "--state", dir.path() + "/s.json"});
+  auto ok = run_plinth({"plan", bp, "--state", dir.path() + "/s.json", "--refresh=false"});
   INFO(ok.err);
   CHECK(ok.exit_code == 0);
   CHECK(contains(ok.err, bp + ":20:7: info[SOC2-ENC-001]: waived: tier 'scratch' sets no encryption at rest; set "
@@ -111,7 +111,7 @@ TEST_CASE("waivers.yaml beside the blueprint waives failures until it expires") 
   CHECK(contains(ok.err, "0 mandatory failure(s), 0 advisory warning(s), 3 waived"));
 
   dir.write("bp/waivers.yaml", replace_once(waivers, "expires: 2099-01-31", "expires: 2020-01-31"));
-  auto expired = run_plinth({"plan", bp, "--state", dir.path() + "/s.json"});
+  auto expired = run_plinth({"plan", bp, "--state", dir.path() + "/s.json", "--refresh=false"});
   CHECK(expired.exit_code == 1);
   CHECK(contains(expired.err, dir.path() + "/bp/waivers.yaml:2:5: error[POL021]: waiver for SOC2-ENC-001 on "
                               "'storage.tier.*' expired on 2020-01-31; the 2 failure(s) it covered stand\n"));
@@ -123,7 +123,7 @@ TEST_CASE("waivers.yaml beside the blueprint waives failures until it expires") 
     approver: security@example.com
     expires: 2099-01-31
 )");
-  auto unused = run_plinth({"plan", bp, "--state", dir.path() + "/s.json"});
+  auto unused = run_plinth({"plan", bp, "--state", dir.path() + "/s.json", "--refresh=false"});
   CHECK(unused.exit_code == 0);
   CHECK(contains(unused.err, dir.path() + "/bp/waivers.yaml:12:5: warning[POL022]: waiver for SOC2-ENC-001 on "
                              "'storage.tier.nothing' matches no failure\n"));

@@ -3,6 +3,7 @@
 // values as merged blueprint directories; each through the built CLI from a
 // directory outside the source tree.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -507,6 +508,126 @@ TEST_CASE("fmt --check lists what is not canonical, fmt rewrites it keeping comm
   CHECK(examples.exit_code == 0);
 }
 
+/// The outputs of docs/blueprint.md's example, on a pool `gpu` of `count` nodes.
+std::string with_outputs(const Emulator& emu, int count) {
+  return emulated_l40s_pool(emu, "gpu", count) + R"(
+outputs:
+  bmcs:
+    description: The BMC of every node, for Ansible's Redfish modules
+    attribute: bmc_endpoint
+  slurm:
+    pools: [gpu]
+    attributes: [gpu, gpus_per_node, memory_gib]
+  serials:
+    attribute: serial_number
+    sensitive: true
+)";
+}
+
+/// Runs `script` with bash, the plinth under test first on PATH (as a user's shell has it).
+RunResult user_shell(const std::string& script, const std::string& cwd) {
+  const std::string bin = plinth_binary();
+  const std::string dir = bin.substr(0, bin.rfind('/'));
+  return run_program({"bash", "-o", "pipefail", "-c", script}, cwd,
+                     {{"PATH", dir + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin")}});
+}
+
+TEST_CASE("output prints what the blueprint's outputs gave at apply: as lines, as JSON, as an Ansible inventory and Slurm nodes",
+          "[e2e][habits][output]") {
+  Emulator emu(l40s_emulator_args(3));
+  TempDir dir;
+  dir.write("bp.yaml", with_outputs(emu, 2));
+
+  auto none = run_plinth({"output"}, dir.path());
+  CHECK(none.exit_code == 1);
+  CHECK(contains(none.err, "plinth output: no state at plinth.state.json yet, so no outputs"));
+
+  auto apply = run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path(), kBmcEnv);
+  INFO(apply.out << apply.err);
+  REQUIRE(apply.exit_code == 0);
+  CHECK(contains(apply.out + apply.err, "Outputs recorded: 3 (plinth output lists them)."));
+
+  auto lines = run_plinth({"output", "bmcs"}, dir.path());
+  CHECK(lines.exit_code == 0);
+  CHECK(lines.out == "gpu-0 " + emu.bmc(0) + "\ngpu-1 " + emu.bmc(1) + "\n");
+
+  auto all = run_plinth({"output", "--json"}, dir.path());
+  REQUIRE(all.exit_code == 0);
+  auto j = nlohmann::json::parse(all.out);
+  CHECK(j["bmcs"]["description"] == "The BMC of every node, for Ansible's Redfish modules");
+  CHECK(j["bmcs"]["sensitive"] == false);
+  CHECK(j["bmcs"]["value"] == nlohmann::json({{"gpu", {{"gpu-0", emu.bmc(0)}, {"gpu-1", emu.bmc(1)}}}}));
+  const auto& node = j["slurm"]["value"]["gpu"]["gpu-1"];
+  CHECK(node["gpu"] == "L40S");
+  CHECK(node["gpus_per_node"] == 4);
+  CHECK(node["memory_gib"].is_number());  // what the BMC reported
+  CHECK(j["serials"]["sensitive"] == true);
+  CHECK(j["serials"]["value"]["gpu"]["gpu-0"].is_string());
+
+  auto listed = run_plinth({"output"}, dir.path());
+  CHECK(contains(listed.out, "serials = (sensitive: plinth output serials)\n"));
+  CHECK(contains(listed.out, "bmcs = {\n  \"gpu\": {\n    \"gpu-0\": \"" + emu.bmc(0) + "\",\n"));
+  auto unknown = run_plinth({"output", "bmc"}, dir.path());
+  CHECK(unknown.exit_code == 1);
+  CHECK(contains(unknown.err, "no output 'bmc' in state plinth.state.json (it records bmcs, serials, slurm)"));
+
+  // docs/blueprint.md's commands, as written there.
+  auto documented = [](const std::string& prefix) {
+    std::istringstream doc(slurp(source_dir() + "/docs/blueprint.md"));
+    for (std::string line; std::getline(doc, line);)
+      if (line.rfind(prefix, 0) == 0) return line;
+    FAIL("docs/blueprint.md has no line starting with " << prefix);
+    return std::string();
+  };
+  auto inventory = user_shell(documented("plinth output bmcs --json | jq"), dir.path());
+  INFO(inventory.err);
+  REQUIRE(inventory.exit_code == 0);
+  auto inv = nlohmann::json::parse(slurp(dir.path() + "/bmc-inventory.json"));
+  const std::string host0 = emu.bmc(0).substr(8);
+  CHECK(inv["all"]["children"]["gpu"]["hosts"]["gpu-0"]["baseuri"] == host0);
+  auto slurm = user_shell(documented("plinth output slurm --json | jq"), dir.path());
+  INFO(slurm.err);
+  REQUIRE(slurm.exit_code == 0);
+  CHECK(contains(slurm.out, "NodeName=gpu-0 Gres=gpu:4 RealMemory="));
+  CHECK(contains(slurm.out, "\nNodeName=gpu-1 Gres=gpu:4 RealMemory="));
+
+  // One more node: its values join at the apply that creates it.
+  dir.write("bp.yaml", with_outputs(emu, 3));
+  REQUIRE(run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path(), kBmcEnv).exit_code == 0);
+  CHECK(run_plinth({"output", "bmcs"}, dir.path()).out ==
+        "gpu-0 " + emu.bmc(0) + "\ngpu-1 " + emu.bmc(1) + "\ngpu-2 " + emu.bmc(2) + "\n");
+  // An output declared later is recorded by the next apply, with nothing else to change.
+  dir.write("bp.yaml", with_outputs(emu, 3) + "  power:\n    attribute: power_state\n");
+  auto recorded = run_plinth({"apply", "bp.yaml", "--auto-approve"}, dir.path(), kBmcEnv);
+  INFO(recorded.out << recorded.err);
+  CHECK(contains(recorded.out + recorded.err, "Outputs recorded: 4"));
+  CHECK(run_plinth({"output", "power"}, dir.path()).out == "gpu-0 On\ngpu-1 On\ngpu-2 On\n");
+
+  // Destroyed: no node is left, nor any output.
+  REQUIRE(run_plinth({"destroy", "bp.yaml", "--auto-approve"}, dir.path(), kBmcEnv).exit_code == 0);
+  CHECK(run_plinth({"output", "--json"}, dir.path()).out == "{}\n");
+}
+
+TEST_CASE("plan refuses a provider it cannot use (no credentials), with a hint, unless --refresh=false",
+          "[e2e][habits][preflight]") {
+  TempDir dir;
+  dir.write("bp.yaml", burst_blueprint({aws_pool(2)}));
+  const std::map<std::string, std::string> env = {
+      {"HOME", dir.path()}, {"AWS_ACCESS_KEY_ID", ""}, {"AWS_SECRET_ACCESS_KEY", ""}, {"AWS_PROFILE", ""}};
+  auto r = run_plinth({"plan", "bp.yaml", "--detailed-exitcode", "-out", "release.plan"}, dir.path(), env);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.err, "error[PLAN001]: provider aws cannot be used for the 2 resource(s) the plan changes "
+                        "(aws.instance.gpu[0], ...): no AWS credentials: set AWS_ACCESS_KEY_ID"));
+  CHECK(contains(r.err, "hint: give it its credentials (docs/providers/aws.md), or plan with --refresh=false to plan "
+                        "without contacting the providers"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/release.plan"));
+  auto offline = run_plinth({"plan", "bp.yaml", "--detailed-exitcode", "--refresh=false"}, dir.path(), env);
+  INFO(offline.err);
+  CHECK(offline.exit_code == 2);
+  CHECK(contains(offline.out, "aws.instance.gpu[1] (create)"));
+}
+
 TEST_CASE("per-environment values: shared files plus one directory per environment", "[e2e][habits][environments]") {
   TempDir dir;
   dir.write("common/base.yaml", R"(apiVersion: plinth/v1
@@ -524,8 +645,8 @@ stacks:
   };
   env("staging", 1, "staging.example");
   env("prod", 3, "dc1.example");
-  auto prod = run_plinth({"plan", "common", "envs/prod", "--state", "prod.state.json", "--json"}, dir.path());
-  auto staging = run_plinth({"plan", "common", "envs/staging", "--state", "staging.state.json", "--json"}, dir.path());
+  auto prod = run_plinth({"plan", "common", "envs/prod", "--state", "prod.state.json", "--json", "--refresh=false"}, dir.path());
+  auto staging = run_plinth({"plan", "common", "envs/staging", "--state", "staging.state.json", "--json", "--refresh=false"}, dir.path());
   INFO(prod.err << staging.err);
   REQUIRE(prod.exit_code == 0);
   REQUIRE(staging.exit_code == 0);

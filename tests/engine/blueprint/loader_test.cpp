@@ -612,6 +612,46 @@ TEST_CASE("a file that is not UTF-8 is refused at the first bad byte", "[bluepri
   CHECK(bp::load_string("apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: ok, owner: \"équipe ☃\"}\n", "u.yaml").ok());
 }
 
+TEST_CASE("outputs: one attribute or several of some pools, each mistake at its place", "[blueprint][loader][outputs]") {
+  auto r = load(kStack + R"(node_pools:
+  - name: a
+    count: 1
+    hardware: {gpu: L40S, gpus_per_node: 4}
+    stack: train
+    bmc: {endpoints: "https://b{index}", credentials: env:B}
+outputs:
+  ok: {attribute: bmc_endpoint, pools: [a], description: d, sensitive: true}
+  many: {attributes: [gpu, serial_number]}
+  both: {attribute: x, attributes: [y]}
+  none: {description: nothing}
+  typo: {attribute: x, pools: [b]}
+  empty: {attributes: []}
+  bad: {attribute: x, colour: red}
+)");
+  std::vector<std::string> got;
+  for (const auto& d : r.diagnostics)
+    got.push_back(d.code + " " + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.column) + " " + d.message +
+                  " | " + d.hint);
+  CHECK(got == std::vector<std::string>{
+                   "BP005 14:36 output 'both' sets both attribute and attributes | write attribute: NAME for one "
+                   "value per node, or attributes: [A, B] for an object per node",
+                   "BP004 15:3 output 'none' names no attribute | add attribute: NAME (e.g. bmc_endpoint, "
+                   "private_ip) or attributes: [A, B]",
+                   "BP007 16:32 output 'typo' references unknown pool 'b' | did you mean 'a'?",
+                   "BP005 17:23 output 'empty' lists no attributes | name at least one, e.g. [private_ip]",
+                   "BP002 18:23 unknown key 'colour' in output 'bad' | expected one of: description, pools, "
+                   "attribute, attributes, sensitive"});
+  REQUIRE(r.blueprint.outputs.size() >= 2);
+  const bp::Output& ok = r.blueprint.outputs[0];
+  CHECK(ok.name == "ok");
+  CHECK(ok.single);
+  CHECK(ok.attributes == std::vector<std::string>{"bmc_endpoint"});
+  CHECK(ok.pools == std::vector<std::string>{"a"});
+  CHECK(ok.sensitive);
+  CHECK(ok.origin.at("pools.0") == SourceLoc{"t.yaml", 12, 41});
+  CHECK_FALSE(r.blueprint.outputs[1].single);
+}
+
 TEST_CASE("bmc_endpoint_problem refuses what would leak the BMC password", "[blueprint][loader][bmc]") {
   CHECK(bp::bmc_endpoint_problem("https://bmc-3.dc1.example") == "");
   CHECK(bp::bmc_endpoint_problem("HTTPS://10.0.0.1:8443/redfish") == "");

@@ -220,16 +220,32 @@ TEST_CASE("run::apply: a failed operation fails the apply, the others are record
   Fixture f(3);
   FakeFactory factory;
   factory.setup = [](FakeProvider& p) {
-    // The inventory check reads it first (a warning), then the create fails.
-    p.fail("baremetal.node.train-a[1]", {Error::fatal("BMC said no"), Error::fatal("BMC said no")});
+    // The inventory check reads it, then its create fails.
+    p.on_call = [&p](const std::string& address) {
+      if (address == "baremetal.node.train-a[1]") p.fail(address, {Error::fatal("BMC said no")});
+    };
   };
   Recorder events;
   CHECK_FALSE(plan_and_apply(f, factory, events, f.apply_options()));
   INFO(events.text());
-  CHECK(events.count("warning: plinth apply: warning: cannot check the inventory of baremetal.node.train-a[1]") == 1);
   CHECK(events.count("op finished baremetal.node.train-a[1] failed") == 1);
   CHECK(events.report.count(apply::OutcomeStatus::Failed) == 1);
   CHECK(resources_in_state(f) == events.report.count(apply::OutcomeStatus::Succeeded));
+}
+
+TEST_CASE("run::check_inventory: a server that cannot be read stops the plan, naming it and the cause", "[run]") {
+  Fixture f(3);
+  FakeFactory factory;
+  factory.setup = [](FakeProvider& p) { p.fail("baremetal.node.train-a[1]", {Error::fatal("HTTP 401 Unauthorized")}); };
+  Recorder events;
+  run::ProviderSet providers(factory, {});
+  auto planned = run::plan(f.options, providers, events);
+  REQUIRE(planned);
+  CHECK_FALSE(run::check_inventory(planned->inventory, providers, events, "plan"));
+  INFO(events.text());
+  CHECK(events.count("error: cannot read 1 server(s) the plan creates or keeps: baremetal.node.train-a[1]: HTTP 401 "
+                     "Unauthorized. Nothing was saved: fix the access (credentials, network, CA bundle), or plan with "
+                     "--refresh=false") == 1);
 }
 
 TEST_CASE("run::apply: a cancel stops it, state holds exactly what completed", "[run]") {

@@ -95,6 +95,22 @@ TEST_CASE("deposed objects survive a round trip and a document without any has n
   CHECK(to_json_text(*back) == text);
 }
 
+TEST_CASE("outputs survive a round trip under the checksum and a document without any has no outputs field") {
+  StateDocument doc = sample();
+  CHECK(to_json_text(doc).find("outputs") == std::string::npos);
+  doc.outputs = {{"bmcs", {{"description", ""}, {"sensitive", false}, {"value", {{"train-a", {{"train-a-0", "https://b0"}}}}}}}};
+  std::string text = to_json_text(doc);
+  auto back = parse(text, "s.json");
+  REQUIRE(back.ok());
+  CHECK(back->outputs == doc.outputs);
+  CHECK(to_json_text(*back) == text);
+  std::string edited = text;
+  edited.replace(edited.find("https://b0"), 10, "https://b9");
+  auto refused = parse(edited, "s.json");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("fails its checksum") != std::string::npos);
+}
+
 TEST_CASE("the JSON text puts the header fields first and a sha256 checksum") {
   std::string text = to_json_text(sample());
   Json j = Json::parse(text);

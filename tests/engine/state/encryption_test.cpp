@@ -138,6 +138,17 @@ TEST_CASE("whole-document encryption seals the resources and keeps lineage and s
   REQUIRE(dec.ok());
   CHECK(dec->resources == doc.resources);
   CHECK(dec->sealed.empty());
+  // Outputs are values of the resources: sealed with them.
+  StateDocument with_outputs = doc;
+  with_outputs.outputs = {{"serials", {{"value", {{"pool", {{"pool-0", "SN-0"}}}}}}}};
+  auto sealed = encrypt_document(with_outputs, settings(key(kHex), true));
+  REQUIRE(sealed.ok());
+  CHECK(sealed->outputs.empty());
+  CHECK(to_json_text(*sealed).find("SN-0") == std::string::npos);
+  auto opened = decrypt_document(*parse(to_json_text(*sealed), "s.json"), settings(key(kHex)), "s.json");
+  REQUIRE(opened.ok());
+  CHECK(opened->outputs == with_outputs.outputs);
+  CHECK(opened->resources == doc.resources);
   auto none = decrypt_document(*parsed, settings(std::nullopt), "s.json");
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().message.find("cannot decrypt its resources (the whole state is encrypted)") != std::string::npos);

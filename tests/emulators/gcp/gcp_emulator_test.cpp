@@ -490,6 +490,40 @@ TEST_CASE("google-api-python-client: lost insert answers, throttling and 503s, r
   CHECK(lost_lines == 3);
 }
 
+TEST_CASE("gcloud: activates the service account, creates a GPU VM from an image family, lists, describes, deletes") {
+  // docs/emulators.md, "gcloud": the settings as written there.
+  Emulator em({"--operation-ms", "50"});
+  test::TempDir home;
+  const std::map<std::string, std::string> env = {
+      {"CLOUDSDK_CONFIG", home.path() + "/gcloud"},
+      {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", em.base() + "/compute/v1/"},
+      {"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", em.key_dir() + "/ca.pem"},
+      {"REQUESTS_CA_BUNDLE", em.key_dir() + "/ca.pem"},
+      {"CLOUDSDK_CORE_PROJECT", kProject},
+      {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"},
+      {"CLOUDSDK_CORE_DISABLE_USAGE_REPORTING", "1"},
+      {"CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK", "1"}};
+  auto gcloud = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "gcloud");
+    auto r = test::run_program(args, home.path(), env);
+    INFO("gcloud " << args[1] << " " << args[2] << ":\n" << r.out << r.err << "\nemulator stderr:\n" << em.stderr_text());
+    REQUIRE(r.exit_code == 0);
+    return r.out;
+  };
+  gcloud({"auth", "activate-service-account", "--key-file=" + em.key_file()});
+  gcloud({"compute", "instances", "create", "gc-1", "--zone=us-central1-a", "--machine-type=a3-highgpu-8g",
+          "--maintenance-policy=TERMINATE", "--image-project=debian-cloud", "--image-family=debian-12",
+          "--labels=plinth-pool=gcp-a3"});
+  CHECK(gcloud({"compute", "instances", "list", "--filter=labels.plinth-pool=gcp-a3", "--format=value(name,zone.basename())"}) ==
+        "gc-1\tus-central1-a\n");
+  CHECK(gcloud({"compute", "instances", "describe", "gc-1", "--zone=us-central1-a",
+                "--format=value(status,machineType.basename())"}) == "RUNNING\ta3-highgpu-8g\n");
+  gcloud({"compute", "instances", "delete", "gc-1", "--zone=us-central1-a", "--quiet"});
+  CHECK(gcloud({"compute", "instances", "list", "--format=value(name)"}) == "");
+  // Every Compute call carried the token the emulator issued for the key file.
+  CHECK(em.log().find("compute.instances.insert") != std::string::npos);
+}
+
 TEST_CASE("google-auth: a deleted key, an expired assertion and no scope are refused, an expired token is refreshed") {
   Emulator em({"--operation-ms", "0", "--extra-keys"});
   json out = em.client("oauth");

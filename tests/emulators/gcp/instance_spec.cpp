@@ -300,7 +300,13 @@ std::optional<ApiAnswer> build_instance_spec(const json& body, const SpecScope& 
           (seg.size() == 5 && seg[0] == "projects" && seg[2] == "global" && seg[3] == "images") ||
           (seg.size() == 6 && seg[0] == "projects" && seg[2] == "global" && seg[3] == "images" && seg[4] == "family") ||
           (seg.size() == 3 && seg[0] == "global" && seg[1] == "images");
-      for (const auto& s : seg) ok = ok && std::regex_match(s, std::regex(R"([a-zA-Z][-a-zA-Z0-9._]*)"));
+      // A zonal image family view, as gcloud sends --image-family: the zone may be "-" (any).
+      const bool family_view = seg.size() == 6 && seg[0] == "projects" && seg[2] == "zones" &&
+                               seg[4] == "imageFamilyViews";
+      ok = ok || family_view;
+      for (size_t k = 0; k < seg.size(); ++k)
+        ok = ok && ((family_view && k == 3 && seg[k] == "-") ||
+                    std::regex_match(seg[k], std::regex(R"([a-zA-Z][-a-zA-Z0-9._]*)")));
       if (img.empty())
         return invalid_field(f + ".initializeParams.sourceImage", "", "A boot disk needs a source image.");
       if (!ok) return invalid_field(f + ".initializeParams.sourceImage", img, "The URL is malformed.");

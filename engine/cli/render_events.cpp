@@ -1,5 +1,6 @@
 #include "engine/cli/render_events.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -74,12 +75,34 @@ std::string describe(const policy::PolicyInfo& p) {
          (controls.empty() ? "" : " [" + controls + "]") + "\n";
 }
 
-/// "Placement:" and, per created resource whose type declares placement
-/// keys (ResourceType::placement), where its provider put it, then a count
-/// per distinct placement: what a capacity fallback chose.
+/// Indices as "[0..3, 5, 7, 8]": runs of three or more as FIRST..LAST.
+std::string index_ranges(std::vector<int> indices) {
+  std::sort(indices.begin(), indices.end());
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    if (j >= i + 2) {
+      out += std::to_string(indices[i]) + ".." + std::to_string(indices[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(indices[i]);
+      ++i;
+    }
+  }
+  return "[" + out + "]";
+}
+
+/// "Placement:", then per pool and distinct placement of the objects created
+/// (the computed keys their type declares, ResourceType::placement) how many
+/// went there and which: what a capacity fallback chose, each object once.
 void print_placement(Io& io, const apply::Report& report) {
-  std::vector<std::string> lines;
-  std::map<std::string, int> counts;
+  struct Group {
+    std::vector<int> indices;
+    std::vector<std::string> singles;  // addresses without an index
+  };
+  std::map<std::string, Group> groups;  // "TYPE.NAME: where"
   for (const auto& o : report.outcomes) {
     if (o.status != apply::OutcomeStatus::Succeeded || o.computed.empty()) continue;
     auto parts = parse_address(o.address);
@@ -93,13 +116,18 @@ void print_placement(Io& io, const apply::Report& report) {
       where += key + " " + (it->is_string() ? it->get<std::string>() : it->dump());
     }
     if (where.empty()) continue;
-    lines.push_back("  " + o.address + ": " + safe_text(where));
-    ++counts[parts->type + "." + parts->name + ": " + safe_text(where)];
+    Group& g = groups[parts->type + "." + parts->name + ": " + safe_text(where)];
+    if (parts->index >= 0) g.indices.push_back(parts->index);
+    else g.singles.push_back(o.address);
   }
-  if (lines.empty()) return;
+  if (groups.empty()) return;
   std::fprintf(io.out, "Placement:\n");
-  for (const auto& l : lines) std::fprintf(io.out, "%s\n", l.c_str());
-  for (const auto& [what, n] : counts) std::fprintf(io.out, "  %d x %s\n", n, what.c_str());
+  for (const auto& [what, g] : groups) {
+    const size_t n = g.indices.size() + g.singles.size();
+    std::string which = g.indices.empty() ? join(g.singles, ", ") : index_ranges(g.indices);
+    if (!g.indices.empty() && !g.singles.empty()) which += ", " + join(g.singles, ", ");
+    std::fprintf(io.out, "  %zu x %s: %s\n", n, what.c_str(), which.c_str());
+  }
 }
 
 }  // namespace

@@ -179,15 +179,31 @@ TEMPLATE_TEST_CASE("burst pool: with room for 3 of the pool's type in zone a and
   CHECK(placed[type + " " + z1] == 3);
   CHECK(placed[type + " " + z2] == 2);
   CHECK(placed[fallback + " " + z1] + placed[fallback + " " + z2] == 3);
-  // The summary names each instance's type and zone, as the emulator has them.
-  CHECK(r.out.find("Placement:") != std::string::npos);
-  for (const auto& i : active) {
-    INFO(i.address);
-    CHECK(r.out.find("  " + i.address + ": instance_type " + i.type + ", zone " + i.zone + "\n") != std::string::npos);
-  }
+  // The summary says where each instance went, as the emulator has them: one
+  // line per type and zone naming its instances, each instance once.
   const std::string pool_name = cloud.resource_type() + ".gpu";
-  CHECK(r.out.find("3 x " + pool_name + ": instance_type " + type + ", zone " + z1) != std::string::npos);
-  CHECK(r.out.find("2 x " + pool_name + ": instance_type " + type + ", zone " + z2) != std::string::npos);
+  std::map<std::string, std::vector<int>> where;  // "instance_type T, zone Z" -> indices
+  for (const auto& i : active) {
+    auto parts = parse_address(i.address);
+    REQUIRE(parts);
+    where["instance_type " + i.type + ", zone " + i.zone].push_back(parts->index);
+  }
+  std::string expected = "Placement:\n";
+  for (auto& [placement, indices] : where) {
+    std::sort(indices.begin(), indices.end());
+    std::string list;  // runs of three or more as FIRST..LAST
+    for (size_t a = 0, b = 0; a < indices.size(); a = b + 1) {
+      for (b = a; b + 1 < indices.size() && indices[b + 1] == indices[b] + 1;) ++b;
+      std::string run = b >= a + 2 ? std::to_string(indices[a]) + ".." + std::to_string(indices[b])
+                                   : std::to_string(indices[a]);
+      if (b == a + 1) run += ", " + std::to_string(indices[b]);
+      list += (list.empty() ? "" : ", ") + run;
+    }
+    expected += "  " + std::to_string(indices.size()) + " x " + pool_name + ": " + placement + ": [" + list + "]\n";
+  }
+  CHECK(r.out.find(expected) != std::string::npos);
+  CHECK(r.out.find("3 x " + pool_name + ": instance_type " + type + ", zone " + z1 + ": [") != std::string::npos);
+  CHECK(r.out.find("2 x " + pool_name + ": instance_type " + type + ", zone " + z2 + ": [") != std::string::npos);
   CHECK(ws.plan(burst_blueprint({pool})).exit_code == 0);  // the fallback choice is no drift
   cloud.check_companions();
 }

@@ -33,6 +33,8 @@ ProviderLimits limits_from(const ProviderConfig& c) {
     l.retry.max_attempts = static_cast<int>(std::clamp<int64_t>(c.integer("retry_attempts"), 1, 100));
   if (c.has("retry_base_ms")) l.retry.base = milliseconds(c.integer("retry_base_ms"));
   if (c.has("retry_max_ms")) l.retry.cap = milliseconds(c.integer("retry_max_ms"));
+  if (c.has("retry_throttle_base_ms")) l.retry.throttle_base = milliseconds(c.integer("retry_throttle_base_ms"));
+  if (c.has("retry_throttle_max_ms")) l.retry.throttle_cap = milliseconds(c.integer("retry_throttle_max_ms"));
   if (c.has("read_deadline")) l.deadlines.read = c.duration("read_deadline");
   if (c.has("create_deadline")) l.deadlines.create = c.duration("create_deadline");
   if (c.has("update_deadline")) l.deadlines.update = c.duration("update_deadline");

@@ -18,7 +18,11 @@ bool Call::retry(const Error& error) {
   int failed;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (streak_ >= std::max(1, policy_.max_attempts)) {
+    // Throttling without a Retry-After is bounded by the deadline, not the
+    // attempts (a generous bound only when there is no deadline).
+    const int budget = std::max(1, policy_.max_attempts);
+    const bool quota = throttled_without_wait(error);
+    if (quota ? deadline_.unlimited() && streak_ >= 4 * budget : streak_ >= budget) {
       stopped_by_ = "attempts";
       return false;
     }

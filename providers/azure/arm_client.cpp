@@ -231,6 +231,7 @@ std::string ArmClient::url_of(const std::string& path, const std::string& api_ve
 
 std::variant<std::string, ArmFailure> ArmClient::token(Call& call) {
   std::lock_guard<std::mutex> lock(token_mu_);
+  if (token_refused_) return *token_refused_;  // one token request per credential, not one per resource
   if (!token_.empty() && std::chrono::steady_clock::now() < token_refresh_) return token_;
   const std::string url = settings_.authority_host + "/" + settings_.tenant_id + "/oauth2/v2.0/token";
   const std::string where = " (Microsoft Entra token for client " + settings_.client_id + " in tenant " +
@@ -284,7 +285,9 @@ std::variant<std::string, ArmFailure> ArmClient::token(Call& call) {
         e.message += "; check AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or the client certificate)";
     }
     if (e.retryable() && call.retry(e)) continue;
-    return ArmFailure{code, status, e};
+    ArmFailure failure{code, status, e};
+    if (e.kind == Error::Kind::Fatal && status != 0) token_refused_ = failure;
+    return failure;
   }
 }
 

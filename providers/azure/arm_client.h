@@ -10,6 +10,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -125,6 +126,9 @@ class ArmClient {
   std::mutex token_mu_;  ///< one token request at a time
   std::string token_;
   std::chrono::steady_clock::time_point token_refresh_;  ///< get a new one after this
+  /// Entra refused the credential (a wrong secret): said again to every
+  /// later call of the run instead of asking once per resource.
+  std::optional<ArmFailure> token_refused_;
 };
 
 }  // namespace plinth::azure

@@ -10,6 +10,7 @@
 #include "tests/support/blueprints.h"
 #include "tests/support/clouds.h"
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 #include "tests/support/workspace.h"
 
 namespace plinth::test::e2e_gcp {
@@ -77,6 +78,26 @@ TEST_CASE("gcp: an insert or delete sent again after its answer was lost carries
   CHECK(gce.count("compute.instances.delete", "lost") == 2);
   CHECK(gce.all_instances() == 2);
   CHECK(operations(gce, "delete") == 3);
+}
+
+TEST_CASE("gcp: a 6-instance apply against Compute throttling at 3 requests/s without Retry-After succeeds on its "
+          "first run, with the default settings",
+          "[e2e][gcp][throttle]") {
+  // GCE's quotas are per minute and its 429s name no wait: plinth backs off from about 1 s up to
+  // about 60 s within the operation's deadline, as Google's clients do (retry_throttle_*_ms).
+  GceEmulator gce({"--rate-limit", "3:3", "--operation-ms", "20"});
+  GceWorkspace ws(gce);
+  auto r = ws.apply(burst_blueprint({gcp_pool(6, "    zones: [us-central1-a]\n")}));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(gce.active().size() == 6);
+  CHECK(ws.in_state("gcp.instance") == 6);
+  int throttled = 0;
+  for (const char* method : {"compute.instances.insert", "compute.zoneOperations.wait", "compute.zoneOperations.get",
+                             "compute.instances.get", "compute.instances.list", "compute.instances.aggregatedList"})
+    throttled += gce.count(method, "429");
+  CHECK(throttled > 0);  // the emulator did say slow down
+  CHECK(count_of(r.out, " failed, retrying in ") >= 1);
 }
 
 TEST_CASE("gcp: an expired access token gives Google's 401 and what to do, and touches nothing", "[e2e][gcp]") {

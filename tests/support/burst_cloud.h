@@ -73,7 +73,7 @@ struct Reclaimed {
 struct Refusal {
   std::string words;            ///< the cloud's error, as the output shows it
   bool api_sees_each = false;   ///< the cloud's API checks each request (one create per instance reaches it)
-  int token_requests = 0;       ///< token requests the run makes (GCP remembers the refusal, Entra is asked per instance)
+  int token_requests = 0;       ///< token requests the run makes (one: the refusal is remembered for the run)
 };
 
 /// Instances made for a state's lineage outside this run, the state recording them.

@@ -64,6 +64,8 @@ class Aws final : public CloudUnderTest {
     if (setup_.throttled) {
       env["PLINTH_AWS_REQUEST_RATES"] = "mutating=1000:1000,non-mutating=1000:1000";  // let the server throttle
       env["PLINTH_AWS_RETRY_ATTEMPTS"] = "12";
+      env["PLINTH_AWS_RETRY_THROTTLE_BASE_MS"] = "20";  // EC2-like quota waits (1 s to 60 s) made short
+      env["PLINTH_AWS_RETRY_THROTTLE_MAX_MS"] = "500";
     }
     // Slower than the server's bucket: EC2 never has to say RequestLimitExceeded.
     if (setup_.rate_limited)

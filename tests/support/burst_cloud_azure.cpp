@@ -184,9 +184,9 @@ class Azure final : public CloudUnderTest {
 
   Refusal spoil_credentials(Workspace& ws) override {
     ws.env["AZURE_CLIENT_SECRET"] = "not-the-secret";
-    // One token request an instance: Entra's refusal is not remembered (GCP's is).
+    // One token request for the run: Entra's refusal is remembered, as GCP's is.
     return {"Microsoft Entra refused the token request: invalid_client: AADSTS7000215: Invalid client secret provided.",
-            false, 2};
+            false, 1};
   }
 
   std::vector<std::string> credential_kinds() const override { return {"client secret"}; }

@@ -81,6 +81,8 @@ class Gcp final : public CloudUnderTest {
       env_["PLINTH_GCP_RETRY_ATTEMPTS"] = "12";
       env_["PLINTH_GCP_RETRY_BASE_MS"] = "20";
       env_["PLINTH_GCP_RETRY_MAX_MS"] = "500";
+      env_["PLINTH_GCP_RETRY_THROTTLE_BASE_MS"] = "20";  // GCE-like quota waits (1 s to 60 s) made short
+      env_["PLINTH_GCP_RETRY_THROTTLE_MAX_MS"] = "500";
     }
     if (setup.rate_limited) {
       env_["PLINTH_GCP_REQUESTS_PER_SECOND"] = "15";  // slower than the server's bucket: no 429 ever

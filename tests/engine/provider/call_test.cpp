@@ -43,3 +43,25 @@ TEST_CASE("call: errors that are not retryable, a cancelled call and a passed de
   CHECK_FALSE(late.retry(throttled));
   CHECK(late.stopped_by() == "deadline");
 }
+
+TEST_CASE("call: throttling without a Retry-After is bounded by the deadline, not the attempt budget") {
+  RetryPolicy quick{2, std::chrono::milliseconds(0), std::chrono::milliseconds(0), std::chrono::milliseconds(1),
+                    std::chrono::milliseconds(2)};
+  Error quota{Error::Kind::Throttled, "HTTP 429 rateLimitExceeded", 0};
+  Call bounded(Deadline::after(std::chrono::milliseconds(300)), quick);
+  int retries = 0;
+  while (bounded.retry(quota)) ++retries;
+  CHECK(retries > 2);  // more than retry_attempts allows for other errors
+  CHECK(bounded.stopped_by() == "deadline");
+  Call endless(Deadline::never(), quick);
+  retries = 0;
+  while (endless.retry(quota)) ++retries;
+  CHECK(retries == 4 * 2 - 1);  // without a deadline: four times the budget
+  CHECK(endless.stopped_by() == "attempts");
+  // With a Retry-After the server says how long: the attempt budget applies as before.
+  Error told = quota;
+  told.retry_after_ms = 1;
+  Call counted(Deadline::never(), quick);
+  CHECK(counted.retry(told));
+  CHECK_FALSE(counted.retry(told));
+}

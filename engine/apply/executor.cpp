@@ -179,6 +179,7 @@ class Journal {
 struct Node {
   plan::ResourceChange change;
   std::string provider;
+  std::string group;  ///< its rollout, "" for none
   std::vector<size_t> dependents;
   int waiting = 0;  // unfinished dependencies
   bool started = false, done = false;
@@ -196,6 +197,8 @@ struct Common {
   std::vector<Outcome> outcomes;
   std::set<size_t> ready;  // plan order
   std::map<std::string, int> in_flight_by_provider;
+  std::map<std::string, int> group_cap;  ///< a rollout's max_in_flight
+  std::map<std::string, int> in_flight_by_group;
   int in_flight = 0;
   int workers_running = 0;
   bool stop = false;  // cancel or journal failure: start nothing new
@@ -229,6 +232,7 @@ struct Common {
       const std::string& p = nodes[i].provider;
       const int cap = limits(p).concurrency;
       if (cap > 0 && in_flight_by_provider[p] >= cap) continue;
+      if (const std::string& g = nodes[i].group; !g.empty() && in_flight_by_group[g] >= group_cap[g]) continue;
       return i;
     }
     return std::nullopt;
@@ -246,7 +250,22 @@ struct Common {
       return;
     }
     // Everything that (transitively) waits on `i` is skipped.
-    std::deque<size_t> todo(n.dependents.begin(), n.dependents.end());
+    skip(n.dependents, "skipped: depends on " + n.change.address + ", which " +
+                           (outcomes[i].status == OutcomeStatus::Failed ? "failed" : "did not complete"));
+    // A rollout stops at its first node that does not come back: the
+    // others of its group keep their old state.
+    if (!n.group.empty() && outcomes[i].status == OutcomeStatus::Failed) {
+      std::vector<size_t> rest;
+      for (size_t k = 0; k < nodes.size(); ++k)
+        if (nodes[k].group == n.group && !nodes[k].started && !nodes[k].done) rest.push_back(k);
+      skip(rest, "not started: the rollout of " + n.group + " stopped after " + n.change.address +
+                     " failed; the pool's other nodes keep their old state (fix it and apply again)");
+    }
+  }
+
+  /// Skips `first` and everything that (transitively) waits on them, saying `why`.
+  void skip(const std::vector<size_t>& first, const std::string& why) {
+    std::deque<size_t> todo(first.begin(), first.end());
     while (!todo.empty()) {
       size_t d = todo.front();
       todo.pop_front();
@@ -255,8 +274,7 @@ struct Common {
       ready.erase(d);
       Outcome& o = outcomes[d];
       o.status = OutcomeStatus::Skipped;
-      o.error = "skipped: depends on " + n.change.address + ", which " +
-                (outcomes[i].status == OutcomeStatus::Failed ? "failed" : "did not complete");
+      o.error = why;
       for (size_t dd : nodes[d].dependents) todo.push_back(dd);
     }
   }
@@ -447,6 +465,7 @@ void worker(Common& s) {
     n.started = true;
     ++s.in_flight;
     ++s.in_flight_by_provider[n.provider];
+    if (!n.group.empty()) ++s.in_flight_by_group[n.group];
     lock.unlock();
 
     Event started;
@@ -466,6 +485,7 @@ void worker(Common& s) {
     lock.lock();
     --s.in_flight;
     --s.in_flight_by_provider[n.provider];
+    if (!n.group.empty()) --s.in_flight_by_group[n.group];
     s.finish(*next, std::move(o));
     lock.unlock();
     s.emit(fin);
@@ -490,6 +510,11 @@ Report execute(const plan::Plan& plan, state::StateDocument state, state::Backen
     Node n;
     n.change = c;
     n.provider = c.after ? c.after->provider : c.before ? c.before->provider : "";
+    if (options.rollout)
+      if (auto r = options.rollout(c)) {
+        n.group = r->group;
+        s.group_cap[r->group] = std::max(1, r->max_in_flight);
+      }
     s.nodes.push_back(std::move(n));
     Outcome o;
     o.address = c.address;

@@ -43,6 +43,14 @@ enum class Cancel : int {
   Now = 2,   ///< also cancel in-flight operations (Provider::stop); they end within moments
 };
 
+/// A change that takes its object down (a replace, a disruptive update) in a
+/// group of which at most `max_in_flight` may be down at once: a node pool's
+/// rollout (rollout.max_unavailable).
+struct Rollout {
+  std::string group;  ///< e.g. "baremetal.node.hgx-a"
+  int max_in_flight = 1;
+};
+
 struct Options {
   int parallelism = 10;  ///< operations in flight at once, across providers (>= 1)
   std::map<std::string, ProviderLimits> limits;  ///< by provider name
@@ -63,6 +71,11 @@ struct Options {
   std::shared_ptr<state::Backend> fallback;
   /// Fill Report::state (the outputs of the blueprint are evaluated on it).
   bool keep_state = false;
+  /// The rollout a change belongs to, nullopt for none (unset: none). At most
+  /// max_in_flight changes of one group run at once, independently of
+  /// `parallelism`; when one fails, the group's changes not yet started are
+  /// skipped (their objects keep their old state) and say why.
+  std::function<std::optional<Rollout>(const plan::ResourceChange&)> rollout;
 };
 
 enum class OutcomeStatus {

@@ -112,4 +112,11 @@ std::vector<EntityOrigin> entity_origins(const Blueprint& b) {
   return out;
 }
 
+int max_unavailable(const NodePool& p) {
+  if (!p.rollout) return 1;
+  const int n = p.rollout->percent ? static_cast<int>(static_cast<long long>(p.count) * p.rollout->max_unavailable / 100)
+                                   : p.rollout->max_unavailable;
+  return std::max(1, n);
+}
+
 }  // namespace plinth::bp

@@ -182,6 +182,14 @@ struct Interfaces {
   bool operator==(const Interfaces&) const = default;
 };
 
+/// How a node pool's reprovisioning rolls (`rollout:`): at most this many of
+/// its nodes down at once during replaces and disruptive updates.
+struct Rollout {
+  int max_unavailable = 1;  ///< nodes, or a percentage of `count` when `percent`
+  bool percent = false;
+  bool operator==(const Rollout&) const = default;
+};
+
 struct NodePool {
   std::string name;
   /// The provider serving this pool: as written, else the registry's default
@@ -207,9 +215,15 @@ struct NodePool {
   /// Operating system: ubuntu-22.04 | ubuntu-24.04 | rhel-8 | rhel-9 | rocky-8 | rocky-9
   /// ("" = from the boot image's name, else ubuntu-22.04).
   std::string os;
+  std::optional<Rollout> rollout;
   Origin origin;
   bool operator==(const NodePool&) const = default;
 };
+
+/// How many nodes of `p` may be down at once while it is reprovisioned:
+/// rollout.max_unavailable (a percentage of count rounded down), at least 1;
+/// 1 without a rollout.
+int max_unavailable(const NodePool& p);
 
 struct Checkpointing {
   int interval_minutes = 0;

@@ -122,6 +122,9 @@ Json node_pool(const NodePool& p) {
                           {"training", p.largest_model->training}};
   if (p.interfaces) j["interfaces"] = {{"bond", strings(p.interfaces->bond)}, {"rdma", strings(p.interfaces->rdma)}};
   put(j, "os", p.os);
+  if (p.rollout)
+    j["rollout"] = {{"max_unavailable", p.rollout->percent ? Json(std::to_string(p.rollout->max_unavailable) + "%")
+                                                           : Json(p.rollout->max_unavailable)}};
   put(j, "stack", p.stack);
   put(j, "fabric", p.fabric);
   if (p.boot) {

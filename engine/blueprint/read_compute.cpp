@@ -12,7 +12,8 @@ namespace {
 // Allowed keys per section, in the order docs/blueprint.md lists them.
 const Keys kNodePoolKeys{"name",  "provider", "count", "role",     "hardware", "largest_model_gb",
                          "stack", "fabric",   "boot",  "bios",     "networks", "storage",
-                         "bmc",   "mig",      "largest_model", "interfaces", "os"};
+                         "bmc",   "mig",      "largest_model", "interfaces", "os", "rollout"};
+const Keys kRolloutKeys{"max_unavailable"};
 const Keys kModelKeys{"params_b", "precision", "training"};
 const Keys kInterfacesKeys{"bond", "rdma"};
 const Keys kHardwareKeys{"gpu", "gpus_per_node", "cpu_cores", "memory_gb", "rdma_nics"};
@@ -153,6 +154,26 @@ void Loader::load_node_pools(const Obj& top) {
       p.interfaces = x;
     }
     o.enumeration("os", p.os, kOperatingSystems);
+    if (auto r = o.sub("rollout", kRolloutKeys)) {
+      Rollout x;
+      if (const Obj::Entry* m = r->get("max_unavailable"); m && m->value.IsScalar()) {
+        const std::string v = m->value.Scalar();
+        if (!v.empty() && v.back() == '%') {
+          auto n = parse_int(v.substr(0, v.size() - 1));
+          if (!n || *n < 1 || *n > 100)
+            r->invalid(*m, "'rollout.max_unavailable' in " + o.label() + " is '" + v + "', not a percentage from 1% to 100%",
+                       "write a number of nodes (2) or a percentage of the pool (\"25%\")");
+          x.max_unavailable = n ? static_cast<int>(*n) : 1;
+          x.percent = true;
+          r->record("max_unavailable", m->value_loc);
+        } else {
+          r->integer("max_unavailable", x.max_unavailable, false, 1, 100000);
+        }
+      } else if (m) {
+        r->wrong_type(*m, "an integer or a percentage");
+      }
+      p.rollout = x;
+    }
     o.str("stack", p.stack, true);
     o.str("fabric", p.fabric);
     if (auto b = o.sub("boot", kBootKeys)) {

@@ -49,7 +49,9 @@ const Register import_command({
     "identity (its inventory is checked against the pool like a refresh does) and recorded\n"
     "in state as the next serial; nothing is changed on it. The next plan then shows how it\n"
     "differs from the blueprint instead of creating a second one. An ID other than the one the\n"
-    "blueprint declares for ADDRESS (another pool's BMC) is refused unless --force.\n"
+    "blueprint declares for ADDRESS (another pool's BMC), or an object the state records under\n"
+    "another address (the same server's UUID or serial behind another BMC address), is refused\n"
+    "unless --force.\n"
     "docs/state.md has more.\n"
     "Exit codes: 0 imported, 1 otherwise (nothing is written).",
     {
@@ -57,7 +59,8 @@ const Register import_command({
         {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
         state_key_flag(),
         provider_option_flag(),
-        {"force", "", "Import although the blueprint declares another identity (BMC) for ADDRESS."},
+        {"force", "", "Import although the blueprint declares another identity (BMC) for ADDRESS, or the state "
+                      "records the object under another address."},
     },
     run_import,
     36,

@@ -74,6 +74,11 @@ std::vector<OptionSpec> common_options(const Deadlines& d) {
        "Attempts in a row without progress, the first included, for retryable errors (connection failures, 5xx, throttling)."},
       {"retry_base_ms", ValueType::Int, "250", {}, "First backoff ceiling in milliseconds (full jitter, doubling)."},
       {"retry_max_ms", ValueType::Int, "20000", {}, "Largest backoff in milliseconds (a server's Retry-After may ask for more)."},
+      {"retry_throttle_base_ms", ValueType::Int, "1000", {},
+       "Throttling without a Retry-After (a per-minute quota): first wait in milliseconds, doubling (jittered in its "
+       "upper half); such retries are bounded by the operation's deadline, not retry_attempts."},
+      {"retry_throttle_max_ms", ValueType::Int, "60000", {},
+       "Throttling without a Retry-After: largest wait in milliseconds."},
       {"read_deadline", ValueType::Duration, dur(d.read), {}, "Longest a refresh read of one resource may take, retries included."},
       {"create_deadline", ValueType::Duration, dur(d.create), {}, "Longest a create may take, retries included."},
       {"update_deadline", ValueType::Duration, dur(d.update), {}, "Longest an update may take, retries included."},
@@ -223,6 +228,7 @@ void to_json(Json& j, const AttributeSpec& a) {
        {"sensitive", a.sensitive},
        {"description", a.description}};
   if (!a.sends_to.empty()) j["sends_to"] = a.sends_to;
+  if (a.disruptive) j["disruptive"] = true;
 }
 
 namespace {
@@ -245,6 +251,7 @@ void from_json(const Json& j, AttributeSpec& a) {
   a.sensitive = j.value("sensitive", false);
   a.description = j.value("description", "");
   a.sends_to = j.value("sends_to", "");
+  a.disruptive = j.value("disruptive", false);
 }
 
 void to_json(Json& j, const ResourceType& t) {
@@ -254,6 +261,7 @@ void to_json(Json& j, const ResourceType& t) {
   if (!t.recorded_only.empty()) j["recorded_only"] = t.recorded_only;
   if (t.create_before_destroy) j["create_before_destroy"] = true;
   if (!t.placement.empty()) j["placement"] = t.placement;
+  if (!t.identity.empty()) j["identity"] = t.identity;
 }
 
 void from_json(const Json& j, ResourceType& t) {
@@ -265,6 +273,7 @@ void from_json(const Json& j, ResourceType& t) {
   t.recorded_only = j.value("recorded_only", "");
   t.create_before_destroy = j.value("create_before_destroy", false);
   t.placement = j.value("placement", std::vector<std::string>{});
+  t.identity = j.value("identity", std::vector<std::string>{});
 }
 
 void to_json(Json& j, const OptionSpec& o) {

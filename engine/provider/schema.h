@@ -36,6 +36,10 @@ struct AttributeSpec {
   /// attribute ("bmc_endpoint"). Under --untrusted a plan may use the pair
   /// only as the trust file allows (docs/security.md).
   std::string sends_to;
+  /// An in-place change takes the object down for a while (a BIOS setting a
+  /// reset applies): such updates roll out within the pool's
+  /// rollout.max_unavailable, as replaces do.
+  bool disruptive = false;
   bool operator==(const AttributeSpec&) const = default;
 };
 
@@ -74,6 +78,10 @@ struct ResourceType {
   /// created (e.g. the instance type and zone a capacity fallback picked);
   /// the apply summary shows them per created resource.
   std::vector<std::string> placement;
+  /// Keys of `computed` that name the real object itself (a server's UUID and
+  /// serial number): no two addresses of the state hold the same one, so
+  /// `plinth import` refuses an object already recorded under another address.
+  std::vector<std::string> identity;
 
   const AttributeSpec* find(std::string_view attr) const;
   bool operator==(const ResourceType&) const = default;

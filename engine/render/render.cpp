@@ -821,8 +821,10 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   ud += "write_files:\n";
   if (!v.os.rhel) write_file(ud, "/etc/apt/preferences.d/plinth-nvidia.pref", "0644", pk->preferences);
   write_file(ud, "/etc/plinth/node.json", "0644", node.dump(2) + "\n");
+  // Not in sources.list.d yet: cloud-init's package_update runs before the
+  // key is fetched (runcmd), and a source without its key fails that update.
   if (doca)
-    write_file(ud, "/etc/apt/sources.list.d/doca.list", "0644",
+    write_file(ud, "/etc/plinth/apt/doca.list", "0644",
                "deb [signed-by=/etc/apt/keyrings/doca.gpg] " + std::string(kDocaRepoBase) + cat.doca_version() + "/" + doca_dir + " ./\n");
   if (doca) write_file(ud, "/etc/modules-load.d/nvidia-peermem.conf", "0644", "# plinth: GPUDirect RDMA over DOCA-OFED\nnvidia-peermem\n");
   if (v.nvlsm)
@@ -856,7 +858,8 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
     if (doca) {
       run(ud, {"sh", "-c",
                "install -d -m 0755 /etc/apt/keyrings && curl -fsSL " + std::string(kDocaRepoBase) +
-                   "GPG-KEY-Mellanox.pub | gpg --dearmor --yes -o /etc/apt/keyrings/doca.gpg && apt-get update"});
+                   "GPG-KEY-Mellanox.pub | gpg --dearmor --yes -o /etc/apt/keyrings/doca.gpg && "
+                   "install -m 0644 /etc/plinth/apt/doca.list /etc/apt/sources.list.d/doca.list && apt-get update"});
     }
     // The RDMA stack first: nvidia-peermem builds against the ib_core it finds.
     if (!pk->rdma.empty()) {

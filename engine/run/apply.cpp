@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/provider/registry.h"
 #include "engine/run/outputs.h"
 #include "engine/run/policy_gate.h"
 #include "engine/state/journal.h"
@@ -14,11 +15,78 @@
 namespace plinth::run {
 namespace {
 
+using RolloutOf = std::function<std::optional<apply::Rollout>(const plan::ResourceChange&)>;
+
+/// The rollouts of the blueprint's node pools: a change that takes one of
+/// their nodes down (a replace, an update of an attribute its type marks
+/// disruptive) runs within the pool's rollout.max_unavailable.
+RolloutOf pool_rollouts(const bp::Blueprint& blueprint) {
+  std::map<std::string, int> caps;  // "TYPE.POOL" -> max_unavailable
+  for (const auto& p : blueprint.node_pools)
+    if (const SectionSpec* spec = schema_registry().section("node_pools", p.provider))
+      caps[spec->resource_type + "." + p.name] = bp::max_unavailable(p);
+  return [caps = std::move(caps)](const plan::ResourceChange& c) -> std::optional<apply::Rollout> {
+    if (c.deposed || (c.action != plan::Action::Replace && c.action != plan::Action::Update)) return std::nullopt;
+    const Resource* r = c.before ? &*c.before : c.after ? &*c.after : nullptr;
+    if (!r || r->index < 0) return std::nullopt;
+    auto it = caps.find(r->type + "." + r->name);
+    if (it == caps.end()) return std::nullopt;
+    if (c.action == plan::Action::Update) {
+      const ResourceType* type = find_resource_type(r->type, r->provider);
+      bool down = false;
+      for (const auto& ch : c.changes)
+        if (const AttributeSpec* a = type ? type->find(ch.path.substr(0, ch.path.find('.'))) : nullptr)
+          down = down || a->disruptive;
+      if (!down) return std::nullopt;
+    }
+    return apply::Rollout{it->first, it->second};
+  };
+}
+
+/// Counts each rollout's nodes as they go down and come back, and says so:
+/// "rollout baremetal.node.hgx-a: 2 of 6 done, 2 down (max_unavailable 2)".
+class RolloutProgress {
+ public:
+  RolloutProgress(const plan::Plan& p, const RolloutOf& rollout_of) {
+    for (const auto& c : p.changes)
+      if (auto r = rollout_of(c)) {
+        group_of_[c.address] = r->group;
+        Group& g = groups_[r->group];
+        ++g.total;
+        g.cap = r->max_in_flight;
+      }
+  }
+  /// The line to report after `e`, "" for none. Called one event at a time.
+  std::string on_event(const apply::Event& e) {
+    auto it = group_of_.find(e.address);
+    if (it == group_of_.end()) return "";
+    Group& g = groups_[it->second];
+    if (e.kind == apply::Event::Kind::Started) {
+      ++g.down;
+      return "";
+    }
+    if (e.kind != apply::Event::Kind::Finished) return "";
+    --g.down;
+    ++(e.ok ? g.done : g.failed);
+    return "rollout " + it->second + ": " + std::to_string(g.done) + " of " + std::to_string(g.total) + " done, " +
+           std::to_string(g.down) + " down" + (g.failed ? ", " + std::to_string(g.failed) + " failed" : "") +
+           " (max_unavailable " + std::to_string(g.cap) + ")";
+  }
+
+ private:
+  struct Group {
+    int total = 0, done = 0, failed = 0, down = 0, cap = 1;
+  };
+  std::map<std::string, std::string> group_of_;
+  std::map<std::string, Group> groups_;
+};
+
 /// Serialises the events of an apply (worker threads, the progress ticker,
 /// the cancel watcher) and knows which operations are in flight.
 class Reporter {
  public:
-  Reporter(Events& events, std::chrono::milliseconds interval) : events_(events), interval_(interval) {
+  Reporter(Events& events, std::chrono::milliseconds interval, RolloutProgress rollouts)
+      : events_(events), interval_(interval), rollouts_(std::move(rollouts)) {
     ticker_ = std::thread([this] { tick(); });
   }
   ~Reporter() { stop(); }
@@ -47,6 +115,7 @@ class Reporter {
         break;
     }
     events_.operation(op);
+    if (std::string progress = rollouts_.on_event(e); !progress.empty()) events_.note(progress);
   }
   void note(const std::string& line) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -93,6 +162,7 @@ class Reporter {
 
   Events& events_;
   const std::chrono::milliseconds interval_;
+  RolloutProgress rollouts_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopped_ = false;
@@ -174,8 +244,10 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
   }
 
   const size_t total = static_cast<size_t>(p.summary().changes());
-  Reporter reporter(events, options.progress_interval);
+  const RolloutOf rollout_of = pool_rollouts(planned.loaded.blueprint);
+  Reporter reporter(events, options.progress_interval, RolloutProgress(p, rollout_of));
   apply::Options opts;
+  opts.rollout = rollout_of;
   opts.parallelism = options.parallelism;
   opts.limits = providers.limits();
   opts.cancel = options.cancel;

@@ -385,6 +385,21 @@ std::optional<Imported> import_resource(const ImportRequest& request, const Plan
   if (has_errors(r.diagnostics))
     return fail(address + " does not match the blueprint (errors above); nothing was imported. Fix the "
                           "blueprint or pick the right " + type->import_id);
+  // The object itself (a server's UUID) may already be recorded under another
+  // address: the same server reached through another BMC address, or a typo.
+  for (const auto& key : type->identity) {
+    auto v = r.current->computed.find(key);
+    if (request.force || v == r.current->computed.end() || !v->is_string() || v->get<std::string>().empty()) continue;
+    for (const auto& other : session->doc.resources) {
+      if (other.type != want->type || other.address == address) continue;
+      auto o = other.computed.find(key);
+      if (o == other.computed.end() || *o != *v) continue;
+      return fail("the object at " + type->import_id + " " + id + " has " + key + " " + v->get<std::string>() +
+                  ", which state " + session->path + " records as " + other.address +
+                  "; one object cannot be two resources (the same server behind another BMC address?). Forget the "
+                  "old address first (plinth state rm '" + other.address + "'), or pass --force; nothing was imported");
+    }
+  }
 
   // 4. record it
   Resource adopted = *r.current;

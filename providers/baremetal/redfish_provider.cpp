@@ -42,7 +42,11 @@ ProviderSchema build_schema() {
                      T::String),
            force_new("boot_method", "How the node boots its installer: pxe | uefi-http | virtual-media.", T::String),
            attr("boot_image", "Installer image URL; used at the next provisioning boot.", T::String),
-           attr("bios", "Redfish BIOS attributes (name -> value), applied in place at the next reboot.", T::Map),
+           [] {
+             auto a = attr("bios", "Redfish BIOS attributes (name -> value), applied in place by a reset.", T::Map);
+             a.disruptive = true;  // the reset takes the node down: rolled out within max_unavailable
+             return a;
+           }(),
            attr("fabric", "Name of the high-speed fabric (InfiniBand / RoCE) the node attaches to; empty for none.",
                 T::String),
            attr("networks", "VLAN names the node joins.", T::StringList),
@@ -63,6 +67,7 @@ ProviderSchema build_schema() {
        }},
   };
   s.resource_types[0].import_id = "bmc_endpoint";  // plinth import ADDRESS https://bmc...
+  s.resource_types[0].identity = {"uuid", "serial_number"};  // one server, whichever BMC address reaches it
   s.resource_types[0].inventory = true;            // servers exist before Plinth: check them at plan
   s.sections = {{"node_pools", "baremetal.node", true, {}}};
   // The node pool's `bmc:` block, which only this provider reads: one

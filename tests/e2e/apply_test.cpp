@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
@@ -28,7 +30,7 @@ namespace {
 /// A blueprint with one bare-metal pool of `count` nodes whose BMCs are
 /// `endpoints` (a YAML scalar or flow list) and one VLAN and storage tier.
 std::string apply_blueprint(const std::string& endpoints, int count, const std::string& ca,
-                            const std::string& turbo = "Enabled") {
+                            const std::string& turbo = "Enabled", const std::string& rollout = "") {
   return blueprint_header("e2e-apply") + train_stack() +
          "networks:\n"
          "  vlans: [{name: ml-fabric, id: 100, cidr: 10.100.0.0/16, vrf: ml, purpose: training, mtu: 9000}]\n"
@@ -39,7 +41,8 @@ std::string apply_blueprint(const std::string& endpoints, int count, const std::
          baremetal_pool({.count = count,
                          .extra = "    bios: {ProcTurboMode: " + turbo + ", PowerProfile: MaxPerf}\n"
                                   "    networks: [ml-fabric]\n"
-                                  "    storage: [hot]\n",
+                                  "    storage: [hot]\n" +
+                                  (rollout.empty() ? "" : "    rollout: {max_unavailable: " + rollout + "}\n"),
                          .endpoints = endpoints,
                          .ca = ca});
 }
@@ -86,8 +89,9 @@ TEST_CASE("apply creates a 50-node pool from empty, re-plan shows no changes, a 
   CHECK(again.exit_code == 0);
   CHECK(again.out.find("No changes.") != std::string::npos);
 
-  // One BIOS attribute changes in the blueprint: one in-place update per node.
-  bp = dir.write("bp.yaml", apply_blueprint(tmpl, 50, emu.ca(), "Disabled"));
+  // One BIOS attribute changes in the blueprint: one in-place update per node
+  // (a reset each: the whole pool at once, as its rollout allows).
+  bp = dir.write("bp.yaml", apply_blueprint(tmpl, 50, emu.ca(), "Disabled", "\"100%\""));
   auto plan = run_plinth({"plan", bp, "--state", st, "--detailed-exitcode"}, "", kBmcEnv);
   CHECK(plan.exit_code == 2);
   CHECK(plan.out.find("Plan: 0 to create, 50 to update, 0 to replace, 0 to destroy.") != std::string::npos);
@@ -192,6 +196,62 @@ TEST_CASE("SIGTERM mid-apply: state holds exactly the completed nodes and a re-r
   CHECK(nodes_in_state(st).size() == 30);
   // Only a node whose create was cancelled after its reset is reset again.
   for (auto [bmc, n] : resets(emu.log_path())) CHECK(n == (interrupted.count(bmc) ? 2 : 1));
+}
+
+/// The most hosts down at once in a --power-log timeline after its first
+/// `from` lines (a host is down from a state other than On until it is On).
+int most_down(const std::string& power_log, size_t from) {
+  std::ifstream in(power_log);
+  std::map<int, bool> down;
+  int most = 0;
+  std::string line;
+  for (size_t i = 0; std::getline(in, line); ++i) {
+    if (i < from) continue;
+    auto j = nlohmann::json::parse(line);
+    down[j["bmc"].get<int>()] = j["state"] != "On";
+    int now = 0;
+    for (const auto& [bmc, d] : down) now += d ? 1 : 0;
+    most = std::max(most, now);
+  }
+  return most;
+}
+
+size_t lines_of(const std::string& path) {
+  std::ifstream in(path);
+  return static_cast<size_t>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+}
+
+TEST_CASE("rollout: a driver pin change on a 6-node pool never has more hosts off at once than max_unavailable",
+          "[e2e][apply][rollout]") {
+  for (const std::string limit : {"2", "1"}) {
+    INFO("max_unavailable " << limit);
+    TempDir dir;
+    const std::string power = dir.path() + "/power.jsonl";
+    Emulator emu(h100_emulator_args(6, {"--power-log", power, "--power-delay-ms", "150"}));
+    const std::string st = dir.path() + "/plinth.state.json";
+    std::string text = apply_blueprint(bmc_endpoints(emu.base()), 6, emu.ca(), "Enabled", limit);
+    std::string bp = dir.write("bp.yaml", text);
+    auto created = run_plinth(apply_args(bp, st), "", kBmcEnv);
+    INFO(created.out << created.err);
+    REQUIRE(created.exit_code == 0);
+    CHECK(most_down(power, 0) == 6);  // creates are not bounded: the six boot together
+    const size_t before = lines_of(power);
+
+    // A new driver pin: every node is reprovisioned (off, then booted with the new stack).
+    const std::string pin = "driver: \"" + std::string(kDriver) + "\"";
+    REQUIRE(text.find(pin) != std::string::npos);
+    text.replace(text.find(pin), pin.size(), "driver: \"550.90.07\"");
+    bp = dir.write("bp.yaml", text);
+    auto args = apply_args(bp, st);
+    args.insert(args.end(), {"--parallelism", "10"});
+    auto rolled = run_plinth(args, "", kBmcEnv);
+    INFO(rolled.out << rolled.err);
+    REQUIRE(rolled.exit_code == 0);
+    CHECK(count_of(rolled.out, ": replaced (") == 6);
+    const int most = most_down(power, before);
+    CHECK(most == std::stoi(limit));  // never more, and the rollout used what it may
+    CHECK(contains(rolled.err, "rollout baremetal.node.train-a: 6 of 6 done, 0 down (max_unavailable " + limit + ")"));
+  }
 }
 
 TEST_CASE("wrong credentials and an unreachable BMC: clear errors naming node and URL, exit 1, state kept",

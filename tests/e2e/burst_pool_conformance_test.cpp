@@ -188,19 +188,7 @@ TEMPLATE_TEST_CASE("burst pool: with room for 3 of the pool's type in zone a and
     REQUIRE(parts);
     where["instance_type " + i.type + ", zone " + i.zone].push_back(parts->index);
   }
-  std::string expected = "Placement:\n";
-  for (auto& [placement, indices] : where) {
-    std::sort(indices.begin(), indices.end());
-    std::string list;  // runs of three or more as FIRST..LAST
-    for (size_t a = 0, b = 0; a < indices.size(); a = b + 1) {
-      for (b = a; b + 1 < indices.size() && indices[b + 1] == indices[b] + 1;) ++b;
-      std::string run = b >= a + 2 ? std::to_string(indices[a]) + ".." + std::to_string(indices[b])
-                                   : std::to_string(indices[a]);
-      if (b == a + 1) run += ", " + std::to_string(indices[b]);
-      list += (list.empty() ? "" : ", ") + run;
-    }
-    expected += "  " + std::to_string(indices.size()) + " x " + pool_name + ": " + placement + ": [" + list + "]\n";
-  }
+  const std::string expected = placement_lines(pool_name, where);
   CHECK(r.out.find(expected) != std::string::npos);
   CHECK(r.out.find("3 x " + pool_name + ": instance_type " + type + ", zone " + z1 + ": [") != std::string::npos);
   CHECK(r.out.find("2 x " + pool_name + ": instance_type " + type + ", zone " + z2 + ": [") != std::string::npos);

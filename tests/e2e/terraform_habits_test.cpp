@@ -263,6 +263,31 @@ TEST_CASE("import adopts an existing server after reading it through its provide
   CHECK(contains(logical.err, "plinth.stack.train (plinth.stack, provider plinth) cannot be imported: its provider declares no identity"));
 }
 
+TEST_CASE("import refuses a server the state already records under another address, unless --force",
+          "[e2e][habits][import]") {
+  // BMC 2 reaches the server BMC 0 does (same serial and UUID): one machine, two BMC addresses.
+  auto args = l40s_emulator_args(3);
+  args.insert(args.end(), {"--override", "2:serial=437XR1138R2", "--override",
+                           "2:uuid=38947555-7742-3448-3784-823347823834"});
+  Emulator emu(args);
+  TempDir dir;
+  dir.write("bp.yaml", emulated_l40s_pool(emu, "gpu", 3));
+  REQUIRE(run_plinth({"import", "baremetal.node.gpu[0]", emu.bmc(0), "bp.yaml"}, dir.path(), kBmcEnv).exit_code == 0);
+  // BMC 1's server is another one: imported.
+  REQUIRE(run_plinth({"import", "baremetal.node.gpu[1]", emu.bmc(1), "bp.yaml"}, dir.path(), kBmcEnv).exit_code == 0);
+  auto twice = run_plinth({"import", "baremetal.node.gpu[2]", emu.bmc(2), "bp.yaml"}, dir.path(), kBmcEnv);
+  INFO(twice.out << twice.err);
+  CHECK(twice.exit_code == 1);
+  CHECK(contains(twice.err, "the object at bmc_endpoint " + emu.bmc(2) +
+                                " has uuid 38947555-7742-3448-3784-823347823834, which state plinth.state.json records "
+                                "as baremetal.node.gpu[0]; one object cannot be two resources"));
+  CHECK(contains(twice.err, "plinth state rm 'baremetal.node.gpu[0]'"));
+  CHECK(state_list(dir) == "baremetal.node.gpu[0]\nbaremetal.node.gpu[1]\n");
+  auto forced = run_plinth({"import", "baremetal.node.gpu[2]", emu.bmc(2), "bp.yaml", "--force"}, dir.path(), kBmcEnv);
+  CHECK(forced.exit_code == 0);
+  CHECK(state_list(dir) == "baremetal.node.gpu[0]\nbaremetal.node.gpu[1]\nbaremetal.node.gpu[2]\n");
+}
+
 TEST_CASE("validate --json reports every diagnostic as one document, valid or not", "[e2e][habits][validate]") {
   TempDir dir;
   dir.write("ok.yaml", kLogical);

@@ -1,5 +1,7 @@
 #include "tests/support/text.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 namespace plinth::test {
@@ -28,6 +30,23 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 std::string diagnostics_text(const Diagnostics& ds) {
   std::string out;
   for (const auto& d : ds) out += format_diagnostic(d);
+  return out;
+}
+
+std::string placement_lines(const std::string& pool, std::map<std::string, std::vector<int>> where) {
+  std::string out = "Placement:\n";
+  for (auto& [placement, indices] : where) {
+    std::sort(indices.begin(), indices.end());
+    std::string list;  // runs of three or more as FIRST..LAST
+    for (size_t a = 0, b = 0; a < indices.size(); a = b + 1) {
+      for (b = a; b + 1 < indices.size() && indices[b + 1] == indices[b] + 1;) ++b;
+      std::string run = b >= a + 2 ? std::to_string(indices[a]) + ".." + std::to_string(indices[b])
+                                   : std::to_string(indices[a]);
+      if (b == a + 1) run += ", " + std::to_string(indices[b]);
+      list += (list.empty() ? "" : ", ") + run;
+    }
+    out += "  " + std::to_string(indices.size()) + " x " + pool + ": " + placement + ": [" + list + "]\n";
+  }
   return out;
 }
 

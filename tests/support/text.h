@@ -2,7 +2,9 @@
 // Text helpers the tests share: searching and editing a program's output or a
 // blueprint's text, and diagnostics as text.
 #include <cstddef>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "engine/core/diagnostic.h"
 
@@ -22,5 +24,10 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 
 /// Every diagnostic of `ds` as plinth prints it, one after the other.
 std::string diagnostics_text(const Diagnostics& ds);
+
+/// The apply summary's placement lines for `where` (placement text, e.g.
+/// "instance_type T, zone Z" -> the pool's indices placed so), as
+/// docs/apply.md gives them: "Placement:\n  N x POOL: PLACEMENT: [0..2, 5]\n"...
+std::string placement_lines(const std::string& pool, std::map<std::string, std::vector<int>> where);
 
 }  // namespace plinth::test

@@ -18,6 +18,7 @@
 
 #include "providers/gcp/jwt.h"
 #include "providers/gcp/service_account.h"
+#include "tests/emulators/common/clock.h"
 #include "tests/emulators/common/connection.h"
 #include "tests/emulators/common/listen.h"
 #include "tests/emulators/common/tls.h"
@@ -42,18 +43,6 @@ void nap(int ms) {
   g_stop_cv.wait_for(lock, std::chrono::milliseconds(ms), [] { return g_stop.load(); });
 }
 
-std::string now_iso_ms() {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
-}
-
 class RequestLog {
  public:
   bool open(const std::string& path) {
@@ -66,7 +55,7 @@ class RequestLog {
     for (const auto& [k, v] : req.params)
       if (k != "access_token" && req.path != "/token") query[k] = v;
     bool answered = r.action == ge::Reply::Action::Answer;
-    json line = {{"time", now_iso_ms()},
+    json line = {{"time", plinth::emulator::utc_now_ms()},
                  {"method", req.method},
                  {"path", req.path},
                  {"query", query},

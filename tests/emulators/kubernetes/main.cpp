@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "tests/emulators/common/clock.h"
 #include "tests/emulators/common/connection.h"
 #include "tests/emulators/common/listen.h"
 #include "tests/emulators/common/tls.h"
@@ -36,18 +37,6 @@ void nap(int ms) {
   g_stop_cv.wait_for(lock, std::chrono::milliseconds(ms), [] { return g_stop.load(); });
 }
 
-std::string now_millis() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms));
-  return out;
-}
 
 std::string base64(const std::string& in) {
   std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
@@ -124,7 +113,7 @@ struct Emulator {
     }
     if (!log.is_open()) return;
     json line = {
-        {"time", now_millis()},
+        {"time", plinth::emulator::utc_now_ms()},
         {"user", r.user.empty() ? json(nullptr) : json(r.user)},
         {"verb", r.verb.empty() ? json(nullptr) : json(r.verb)},
         {"method", req.method},

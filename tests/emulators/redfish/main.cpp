@@ -21,6 +21,7 @@
 
 #include "tests/emulators/redfish/options.h"
 #include "tests/emulators/redfish/service.h"
+#include "tests/emulators/common/clock.h"
 #include "tests/emulators/common/connection.h"
 #include "tests/emulators/common/listen.h"
 #include "tests/emulators/common/tls.h"
@@ -42,6 +43,24 @@ void nap(int ms) {
 /// The accepted socket a request arrived on (tests/emulators/common/connection.h).
 int socket_of(const httplib::Request& req) { return plinth::emulator::accepted_socket(req.local_port, req.remote_port); }
 
+/// --power-log: every PowerState change of every BMC, in the order they happen.
+class PowerLog {
+ public:
+  bool open(const std::string& path) {
+    out_.open(path, std::ios::app);
+    return out_.good();
+  }
+  void write(int bmc, const std::string& system, const std::string& state) {
+    std::lock_guard<std::mutex> lock(mu_);
+    out_ << re::json{{"time", plinth::emulator::utc_now_ms()}, {"bmc", bmc}, {"system", system}, {"state", state}}.dump() << '\n';
+    out_.flush();
+  }
+
+ private:
+  std::mutex mu_;
+  std::ofstream out_;
+};
+
 class RequestLog {
  public:
   bool open(const std::string& path) {
@@ -51,18 +70,7 @@ class RequestLog {
   void write(std::optional<int> bmc, const std::string& method, const std::string& path, std::optional<int> status,
              const std::string& fault, std::chrono::steady_clock::duration took, const std::string& query = "") {
     if (!out_.is_open()) return;
-    // One clock reading for the seconds and the milliseconds (two readings
-    // printed 13:15:40.000 for a request after 13:15:40.999).
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::system_clock::now().time_since_epoch()).count();
-    std::time_t secs = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-    std::string t = buf;
-    re::json line = {{"time", t},
+    re::json line = {{"time", plinth::emulator::utc_now_ms()},
                      {"bmc", bmc ? re::json(*bmc) : re::json(nullptr)},
                      {"method", method},
                      {"path", path},
@@ -210,7 +218,17 @@ int main(int argc, char** argv) {
     std::cerr << "redfish-emulator: cannot open --request-log " << o.request_log << "\n";
     return 1;
   }
-  re::ServiceSettings settings{o.power_delay_ms, o.session_timeout_s, o.async_tasks, o.expand};
+  re::ServiceSettings settings{o.power_delay_ms, o.session_timeout_s, o.async_tasks, o.expand, nullptr};
+  static PowerLog power_log;  // outlives every BMC and its timers
+  if (!o.power_log.empty()) {
+    if (!power_log.open(o.power_log)) {
+      std::cerr << "redfish-emulator: cannot open --power-log " << o.power_log << "\n";
+      return 1;
+    }
+    settings.on_power_state = [](int bmc, const std::string& system, const std::string& state) {
+      power_log.write(bmc, system, state);
+    };
+  }
   std::shared_ptr<const re::Mockup> shared = mockup;
   for (int i = 0; i < o.bmcs; ++i) {
     std::string prefix = o.port_base ? "" : "/bmc/" + std::to_string(i);

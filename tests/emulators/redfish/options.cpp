@@ -53,10 +53,15 @@ std::string apply_key(BmcProfile& p, const std::string& key, const std::string& 
     p.deep_json = static_cast<int>(n);
   } else if (key == "hang") {
     if (!to_bool(value, p.hang)) return "hang must be true or false, got '" + value + "'";
+  } else if (key == "serial") {
+    p.serial = value;
+  } else if (key == "uuid") {
+    if (value.size() != 36) return "uuid needs the 36-character form 8-4-4-4-12, got '" + value + "'";
+    p.uuid = value;
   } else {
     return "unknown key '" + key +
            "' (use gpus, gpu-model, gpu-manufacturer, gpu-memory-mib, memory-gib, user, password, "
-           "power-state, processors, malformed-json, deep-json or hang)";
+           "power-state, processors, malformed-json, deep-json, hang, serial or uuid)";
   }
   return "";
 }
@@ -86,7 +91,9 @@ See docs/emulators.md for the full description.
   --override I:KEY=VALUE   per-BMC setting (repeatable); KEY is gpus, gpu-model, gpu-manufacturer,
                            gpu-memory-mib, memory-gib, user, password, power-state (On|Off),
                            processors (absent), malformed-json (true), deep-json (N: every JSON
-                           answer nested N objects deep, a hostile BMC) or hang (true)
+                           answer nested N objects deep, a hostile BMC), hang (true), serial or
+                           uuid (what the system reports; default: the mockup's on BMC 0,
+                           made distinct from it on BMC I > 0)
   --power-delay-ms N       time a power transition takes (default 500)
   --session-timeout S      idle seconds before a session expires (default: the mockup's, 0 = never)
   --async-tasks            Reset and VirtualMedia actions answer 202 with a task monitor
@@ -99,6 +106,7 @@ See docs/emulators.md for the full description.
   --hang-bmc I             BMC I never answers (repeatable)
   --seed S                 seed of the fault generator (default 1)
   --request-log FILE       one JSON line per request
+  --power-log FILE         one JSON line per PowerState change: the fleet's power timeline
   --tls-dir DIR            write the generated ca.pem, server.pem and server-key.pem to DIR
   --tls-cert F --tls-key F serve this certificate instead of a generated one
   --http                   plain HTTP (debugging only)
@@ -198,6 +206,8 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       err = args.seed_flag(o.seed);
     } else if (flag == "--request-log") {
       err = args.str_flag(o.request_log);
+    } else if (flag == "--power-log") {
+      err = args.str_flag(o.power_log);
     } else if (flag == "--tls-dir") {
       err = args.str_flag(o.tls_dir);
     } else if (flag == "--tls-cert") {
@@ -225,6 +235,7 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
 
 BmcProfile profile_for(const Options& options, int index) {
   BmcProfile p = options.profile;
+  p.index = index;
   if (auto it = options.overrides.find(index); it != options.overrides.end())
     for (const auto& [k, v] : it->second) (void)apply_key(p, k, v);
   return p;

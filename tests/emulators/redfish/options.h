@@ -24,6 +24,12 @@ struct BmcProfile {
   bool malformed_json = false;             ///< every JSON answer is cut in half
   int deep_json = 0;  ///< > 0: every JSON answer is wrapped in this many nested objects (a hostile BMC)
   bool hang = false;                       ///< never answers
+  /// Which BMC this is: BMC 0 keeps the mockup's SerialNumber and UUID, BMC I > 0
+  /// reports "SERIAL-I" and the UUID with I as its last 12 hex digits (a fleet's
+  /// servers differ), unless `serial` / `uuid` say otherwise (a moved server).
+  int index = 0;
+  std::optional<std::string> serial;
+  std::optional<std::string> uuid;
 };
 
 /// Every command-line flag of redfish-emulator (docs/emulators.md lists them).
@@ -45,6 +51,7 @@ struct Options {
   double drop_rate = 0;
   uint64_t seed = 1;
   std::string request_log;
+  std::string power_log;  ///< one JSON line per PowerState change
   std::string tls_dir;
   std::string tls_cert;
   std::string tls_key;

@@ -582,8 +582,16 @@ TEST_CASE("with no --mockup the emulator serves the built-in public-rackmount1 s
   for (int i = 0; i < 2; ++i) {
     Http r = get(em, em.bmc(i) + kSystem);
     REQUIRE(r.status == 200);
-    CHECK(r.js()["SerialNumber"] == "437XR1138R2");
+    // Each BMC's server is its own: BMC 0 the mockup's identity, the others distinct from it.
+    CHECK(r.js()["SerialNumber"] == (i == 0 ? "437XR1138R2" : "437XR1138R2-1"));
+    CHECK(r.js()["UUID"] ==
+          (i == 0 ? "38947555-7742-3448-3784-823347823834" : "38947555-7742-3448-3784-000000000001"));
   }
+  Emulator moved({"--bmcs", "2", "--port", "0", "--override", "1:serial=437XR1138R2", "--override",
+                  "1:uuid=38947555-7742-3448-3784-823347823834"},
+                 "");
+  CHECK(get(moved, moved.bmc(1) + kSystem).js()["SerialNumber"] == "437XR1138R2");
+  CHECK(get(moved, moved.bmc(1) + kSystem).js()["UUID"] == "38947555-7742-3448-3784-823347823834");
   CHECK(get(em, em.bmc(1) + kSystem + "/VirtualMedia").status == 200);
 }
 

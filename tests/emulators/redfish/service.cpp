@@ -398,6 +398,18 @@ void Bmc::apply_profile() {
   for (const std::string& system : uris_of_type("ComputerSystem")) {
     if (profile_.power_state) edit(system)["PowerState"] = *profile_.power_state;
     if (profile_.memory_gib) edit(system)["MemorySummary"]["TotalSystemMemoryGiB"] = *profile_.memory_gib;
+    // Each BMC's server has its own identity (import checks it), unless told otherwise.
+    const json& sys = *find(system);
+    if (profile_.serial) edit(system)["SerialNumber"] = *profile_.serial;
+    else if (profile_.index > 0 && sys.contains("SerialNumber"))
+      edit(system)["SerialNumber"] = sys.value("SerialNumber", "") + "-" + std::to_string(profile_.index);
+    if (profile_.uuid) {
+      edit(system)["UUID"] = *profile_.uuid;
+    } else if (profile_.index > 0 && sys.value("UUID", "").size() == 36) {
+      char tail[13];
+      std::snprintf(tail, sizeof tail, "%012x", static_cast<unsigned>(profile_.index));
+      edit(system)["UUID"] = sys.value("UUID", "").substr(0, 24) + tail;
+    }
     std::string processors = link(*find(system), "Processors");
     if (processors.empty()) continue;
     if (profile_.processors_absent) {
@@ -847,10 +859,15 @@ Response Bmc::task_monitor(const std::string& id) {
 void Bmc::power_transition(const std::string& system, const std::string& through, const std::string& final_state,
                            bool boots) {
   uint64_t gen = ++power_gen_[system];
-  if (settings_.power_delay_ms > 0) edit(system)["PowerState"] = through;
+  auto set_state = [this, &system](const std::string& state) {
+    edit(system)["PowerState"] = state;
+    if (settings_.on_power_state) settings_.on_power_state(profile_.index, system, state);
+  };
+  if (settings_.power_delay_ms > 0) set_state(through);
   schedule(settings_.power_delay_ms, [this, system, final_state, boots, gen]() {
     if (power_gen_[system] != gen) return;  // a later reset took over
     edit(system)["PowerState"] = final_state;
+    if (settings_.on_power_state) settings_.on_power_state(profile_.index, system, final_state);
     if (boots) on_boot(system);
   });
 }

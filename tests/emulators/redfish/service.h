@@ -63,6 +63,9 @@ struct ServiceSettings {
   /// "on": advertised (ExpandAll, Levels, Links, NoLinks, MaxLevels 6) and done;
   /// "ignored": advertised but ignored, like a BMC with a broken $expand.
   std::string expand = "off";
+  /// Called at every PowerState change (the transitional ones included) with
+  /// the BMC's index, the system's URI and the new state (--power-log).
+  std::function<void(int bmc, const std::string& system, const std::string& state)> on_power_state;
 };
 
 /// One emulated BMC: its own copy-on-write view of the shared mockup, its

@@ -246,6 +246,55 @@ TEST_CASE("apply: a replace is remove then create, journaled after each", "[appl
   CHECK(saved[1].resources.size() == 1);
 }
 
+TEST_CASE("apply: a rollout bounds its replaces in flight and stops at its first failure, other work goes on",
+          "[apply][rollout]") {
+  FakeProvider p;
+  p.set_latency(20ms);
+  MemoryBackend backend;
+  std::vector<Resource> nodes = pool("a", 6);
+  const Resource other = res("fake.net", "n");
+  std::vector<Resource> prior = nodes;
+  prior.push_back(other);
+  std::vector<Resource> desired = nodes;
+  Resource other2 = other;
+  other2.attributes["size"] = 2;
+  desired.push_back(other2);
+  plan::Plan plan = plan::diff(desired, prior);
+  for (auto& c : plan.changes)
+    if (c.address.rfind("fake.node.a", 0) == 0) c.action = plan::Action::Replace;  // a new image, say
+  apply::Options o = fast_options();
+  o.parallelism = 10;
+  o.rollout = [](const plan::ResourceChange& c) -> std::optional<apply::Rollout> {
+    if (c.action != plan::Action::Replace) return std::nullopt;
+    return apply::Rollout{"fake.node.a", 2};
+  };
+
+  SECTION("at most two of the pool at once, the rest of the plan beside them") {
+    apply::Report r = apply::execute(plan, doc_with(prior, 1), backend, lookup(p), o);
+    REQUIRE(r.ok());
+    CHECK(p.max_in_flight() <= 2 + 1);  // two replaces and the update of fake.net.n, never more
+    CHECK(p.max_in_flight() >= 2);
+    CHECK(r.count(OutcomeStatus::Succeeded) == 7);
+  }
+  SECTION("the first node that does not come back stops the rollout; its pool's others keep their state") {
+    o.parallelism = 1;  // one at a time: a[0], then a[1] fails, the rest never start
+    p.fail("fake.node.a[1]", {Error::fatal("BMC said no")});
+    apply::Report r = apply::execute(plan, doc_with(prior, 1), backend, lookup(p), o);
+    CHECK_FALSE(r.ok());
+    CHECK(outcome(r, "fake.node.a[0]").status == OutcomeStatus::Succeeded);
+    CHECK(outcome(r, "fake.node.a[1]").status == OutcomeStatus::Failed);
+    for (int i = 2; i < 6; ++i) {
+      const auto& skipped = outcome(r, "fake.node.a[" + std::to_string(i) + "]");
+      CHECK(skipped.status == OutcomeStatus::Skipped);
+      CHECK(skipped.error == "not started: the rollout of fake.node.a stopped after fake.node.a[1] failed; the pool's "
+                             "other nodes keep their old state (fix it and apply again)");
+    }
+    CHECK(outcome(r, "fake.net.n").status == OutcomeStatus::Succeeded);  // not in the rollout
+    const auto calls = p.calls();
+    CHECK(std::count_if(calls.begin(), calls.end(), [](const std::string& c) { return c.find("fake.node.a[3]") != std::string::npos; }) == 0);
+  }
+}
+
 TEST_CASE("apply: logical resources go through the built-in logical provider, which records them", "[apply]") {
   MemoryBackend backend;
   std::vector<Resource> desired = {res("net.vlan", "ml-fabric", -1, {}, "plinth", {{"id", 100}}),
@@ -421,6 +470,17 @@ TEST_CASE("apply: backoff has full jitter, doubles its ceiling, is capped and ho
   }
   Error throttled{Error::Kind::Throttled, "x", 3000};
   for (int i = 0; i < 50; ++i) CHECK(apply::backoff_delay(pol, 1, throttled, rng) == 3000ms);
+  // A quota without Retry-After (GCE's 429, EC2's RequestLimitExceeded): about 1 s doubling to
+  // about 60 s, in the upper half of each ceiling.
+  Error quota{Error::Kind::Throttled, "x", 0};
+  for (int attempt = 1; attempt <= 10; ++attempt) {
+    const long long ceiling = std::min(60000LL, 1000LL << (attempt - 1));
+    for (int i = 0; i < 50; ++i) {
+      const long long d = apply::backoff_delay(pol, attempt, quota, rng).count();
+      CHECK(d >= ceiling / 2);
+      CHECK(d <= ceiling);
+    }
+  }
 }
 
 TEST_CASE("apply: the token bucket hands out tokens at its rate", "[apply]") {

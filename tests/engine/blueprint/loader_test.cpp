@@ -652,6 +652,32 @@ outputs:
   CHECK_FALSE(r.blueprint.outputs[1].single);
 }
 
+TEST_CASE("rollout.max_unavailable: nodes or a percentage of the pool, at least 1", "[blueprint][loader][rollout]") {
+  auto pool = [](const std::string& rollout) {
+    return load(kStack + "node_pools:\n  - name: a\n    count: 8\n    hardware: {gpu: L40S, gpus_per_node: 4}\n"
+                         "    stack: train\n    bmc: {endpoints: \"https://b{index}\", credentials: env:B}\n" +
+                rollout);
+  };
+  auto none = pool("");
+  REQUIRE(none.ok());
+  CHECK_FALSE(none.blueprint.node_pools[0].rollout);
+  CHECK(bp::max_unavailable(none.blueprint.node_pools[0]) == 1);
+  auto two = pool("    rollout: {max_unavailable: 2}\n");
+  REQUIRE(two.ok());
+  CHECK(bp::max_unavailable(two.blueprint.node_pools[0]) == 2);
+  auto quarter = pool("    rollout: {max_unavailable: \"25%\"}\n");
+  REQUIRE(quarter.ok());
+  CHECK(bp::max_unavailable(quarter.blueprint.node_pools[0]) == 2);  // 25 % of 8
+  auto tiny = pool("    rollout: {max_unavailable: \"5%\"}\n");
+  REQUIRE(tiny.ok());
+  CHECK(bp::max_unavailable(tiny.blueprint.node_pools[0]) == 1);  // rounded down, at least 1
+  require_one(pool("    rollout: {max_unavailable: \"150%\"}\n"), "BP005", 11, 32,
+              "'rollout.max_unavailable' in node pool 'a' is '150%', not a percentage from 1% to 100%",
+              "write a number of nodes (2) or a percentage of the pool (\"25%\")");
+  require_one(pool("    rollout: {max_unavailable: 0}\n"), "BP005", 11, 32,
+              "'rollout.max_unavailable' in node pool 'a' must be at least 1, not 0", "use a value of 1 or more");
+}
+
 TEST_CASE("bmc_endpoint_problem refuses what would leak the BMC password", "[blueprint][loader][bmc]") {
   CHECK(bp::bmc_endpoint_problem("https://bmc-3.dc1.example") == "");
   CHECK(bp::bmc_endpoint_problem("HTTPS://10.0.0.1:8443/redfish") == "");

@@ -299,7 +299,14 @@ TEST_CASE("RoCE rails get their own interfaces with addresses but no routes", "[
 
 TEST_CASE("RDMA pools get DOCA-OFED before the driver and load nvidia-peermem", "[render][rdma]") {
   auto ud = render_ok(load(), "train").user_data;
-  CHECK(contains(ud, "  - path: /etc/apt/sources.list.d/doca.list\n"));
+  // The source goes into sources.list.d only with its key (runcmd): cloud-init's package_update runs
+  // in between and would fail on a source whose key is not there yet (status: error).
+  CHECK_FALSE(contains(ud, "  - path: /etc/apt/sources.list.d/doca.list\n"));
+  CHECK(contains(ud, "  - path: /etc/plinth/apt/doca.list\n"));
+  const size_t key = ud.find("gpg --dearmor --yes -o /etc/apt/keyrings/doca.gpg && install -m 0644 "
+                             "/etc/plinth/apt/doca.list /etc/apt/sources.list.d/doca.list && apt-get update");
+  CHECK(key != std::string::npos);
+  CHECK(key > ud.find("runcmd:\n"));
   CHECK(contains(ud, "deb [signed-by=/etc/apt/keyrings/doca.gpg] https://linux.mellanox.com/public/repo/doca/2.9.2/ubuntu22.04/x86_64/ ./"));
   CHECK(contains(ud, "      nvidia-peermem\n"));
   // DOCA-OFED is installed in its own step, before the driver whose DKMS build links nvidia-peermem against it.

@@ -229,7 +229,7 @@ struct CatalogParser {
       if (!r.keys(row, "a GPU model",
                   {"name", "product_name", "aliases", "architecture", "compute_capability", "form_factor", "datacenter",
                    "min_cuda", "min_driver", "kernel_modules", "nvswitch_min_gpus", "fabric_manager", "memory_gb", "ecc",
-                   "nvlink", "source", "mig"}))
+                   "nvlink", "source", "mig", "mig_min_driver"}))
         continue;
       GpuModel g;
       g.name = r.str(row, "name", "a GPU model");
@@ -245,6 +245,9 @@ struct CatalogParser {
       g.min_driver = r.str(row, "min_driver", what, false);
       if (!g.min_driver.empty() && !is_version(g.min_driver, 0))
         r.fail(row["min_driver"], "'min_driver' of " + what + " must look like \"570.133.20\"");
+      g.mig_min_driver = r.str(row, "mig_min_driver", what, false);
+      if (!g.mig_min_driver.empty() && !is_version(g.mig_min_driver, 0))
+        r.fail(row["mig_min_driver"], "'mig_min_driver' of " + what + " must look like \"550.90.07\"");
       g.kernel_modules = r.one_of(row, "kernel_modules", what, {"both", "open", "proprietary"});
       g.nvswitch_min_gpus = r.integer(row, "nvswitch_min_gpus", what, false);
       g.fabric_manager = r.one_of(row, "fabric_manager", what, {"node", "switch-tray"});

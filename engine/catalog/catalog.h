@@ -54,6 +54,7 @@ struct GpuModel {
   /// "switch-tray" (NVL72 racks: NVLink switch trays run it, compute nodes run IMEX); "" without NVSwitch.
   std::string fabric_manager;
   int mig_max_instances = 0;  ///< 0 = no MIG
+  std::string mig_min_driver;  ///< oldest driver with MIG on this GPU (MIG User Guide); "" = not named
   int mig_compute_slices = 0;  ///< 7 on A100/H100, 4 on A30
   int mig_memory_slices = 0;   ///< 8 on A100/H100, 4 on A30
   std::vector<MigProfile> mig_profiles;

@@ -110,6 +110,7 @@ std::string catalog_markdown(const Catalog& cat) {
       for (const auto& p : g->mig_profiles) profiles.push_back(p.name + (p.max_count > 1 ? " x" + std::to_string(p.max_count) : ""));
       mig = std::to_string(g->mig_max_instances) + " (" + std::to_string(g->mig_compute_slices) + "/" +
             std::to_string(g->mig_memory_slices) + "): " + join(profiles, ", ");
+      if (!g->mig_min_driver.empty()) mig += "; driver >= " + g->mig_min_driver + " (DRV006)";
     }
     std::string nvswitch = "-";
     if (g->nvswitch_min_gpus > 0)

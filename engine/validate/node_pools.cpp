@@ -3,10 +3,13 @@
 // memory, RDMA fabrics and fast storage for training. The stack on the GPU is
 // checked by platform.cpp, the tiers a pool mounts by storage.cpp.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <optional>
 
 #include "engine/core/strings.h"
+#include <cctype>
+
 #include "engine/validate/checker.h"
 #include "engine/validate/hints.h"
 
@@ -54,6 +57,14 @@ const RuleInfo GPU004{
     "the catalog has not for the GPU. The hint lists the GPU's profiles. Position: the profile.",
     "NVIDIA MIG User Guide, 'Supported MIG Profiles'; NVIDIA mig-parted `config-default.yaml`.",
     "pick one of the listed profiles"};
+const RuleInfo DRV006{
+    "DRV006", Severity::Error, "MIG on a driver older than the GPU's MIG minimum",
+    "A node pool partitions its GPUs with MIG (`mig`) while its stack pins a driver older than the one NVIDIA names "
+    "for MIG on that GPU (gpus.yaml `mig_min_driver`: H200 550.90.07, H100 525.85.12, B200 570.133.20, ...). "
+    "Position: the stack's `driver`, for that pool.",
+    "NVIDIA MIG User Guide, Deployment Considerations: 'MIG functionality is provided as part of the NVIDIA GPU "
+    "driver. The minimum driver versions are listed below' (per GPU).",
+    "pin the driver the hint names or newer, or set mig: {profile: none}"};
 const RuleInfo GPU005{
     "GPU005", Severity::Error, "MIG layout the GPU cannot place",
     "The instances of `mig` (one profile times `instances`, mig-parted's all-balanced, or a mix under `mig.profiles`) "
@@ -199,6 +210,13 @@ void Checker::check_node_pool(const bp::NodePool& p) {
                      p.origin.at("hardware.gpu"), addr, who);
     }
     bool mig = check_mig(p, *gpu, addr);
+    if (mig && stack && gpu->has_mig() && !gpu->mig_min_driver.empty() && !stack->driver.empty() &&
+        std::isdigit(static_cast<unsigned char>(stack->driver[0])) &&
+        compare_versions(stack->driver, gpu->mig_min_driver) < 0)
+      add(DRV006, stack->origin.at("driver"), addr,
+          who + " partitions " + gpu->name + " with MIG, which needs driver " + gpu->mig_min_driver +
+              " or newer (NVIDIA MIG User Guide), but stack '" + stack->name + "' pins " + stack->driver,
+          "pin driver \"" + gpu->mig_min_driver + "\" or newer, or set mig: {profile: none}");
     const double node_gb = static_cast<double>(gpu->memory_gb) * p.hardware.gpus_per_node;
     if (!mig) check_model_memory(p, *gpu, node_gb, fabric, addr);
     if (p.hardware.memory_gb > 0 && p.hardware.memory_gb < node_gb)

@@ -127,7 +127,12 @@ TEST_CASE("GPU models are found by name, alias and the product name nvidia-smi r
   CHECK(h100->mig_memory_slices == 8);
   CHECK(h100->min_cuda == "11.8");
   CHECK(cat.gpu("B200")->min_cuda == "12.8");
-  CHECK(cat.version() == "2026.12.2");
+  CHECK(cat.version() == "2026.12.3");
+  // MIG's own minimum drivers (MIG User Guide, Deployment Considerations).
+  CHECK(cat.gpu("H200-141GB")->mig_min_driver == "550.90.07");
+  CHECK(h100->mig_min_driver == "525.85.12");
+  CHECK(cat.gpu("A30-24GB")->mig_min_driver == "460.73.01");
+  CHECK(cat.gpu("L40S")->mig_min_driver.empty());
 }
 
 TEST_CASE("load_dir reads the data files from a directory") {

@@ -147,7 +147,7 @@ TEST_CASE("the base blueprint and the three examples have no findings") {
 
 TEST_CASE("rules() lists every rule once, sorted, with a rationale") {
   const auto& rs = validate::rules();
-  REQUIRE(rs.size() == 42);
+  REQUIRE(rs.size() == 43);
   for (size_t i = 0; i < rs.size(); ++i) {
     CHECK_FALSE(rs[i].title.empty());
     CHECK_FALSE(rs[i].checks.empty());
@@ -271,6 +271,22 @@ TEST_CASE("DRV002: a driver older than the GPU's minimum") {
   const auto& d = both[0];
   CHECK(d.message == "node pool 'train-a' runs H100-80GB, which needs driver 520.61.05 or newer (the driver of CUDA 11.8.0, "
                      "the first toolkit for compute capability 9.0), but stack 'train' pins 515.105.01");
+}
+
+TEST_CASE("DRV006: MIG needs the driver NVIDIA names for MIG on the GPU") {
+  Doc h200;
+  h200.set(24, "H100-80GB", "H200-141GB").set(30, "{profile: none}", "{profile: \"3g.71gb\", instances: 2}")
+      .set(25, "140", "10").set(23, "training", "inference");
+  check_diag(one(h200.check(), "DRV006"), Severity::Error, h200.at(6, "\"550"), "baremetal.node.train-a",
+             "node pool 'train-a' partitions H200-141GB with MIG, which needs driver 550.90.07 or newer (NVIDIA MIG User "
+             "Guide), but stack 'train' pins 550.54.15",
+             "pin driver \"550.90.07\" or newer, or set mig: {profile: none}");
+  CHECK(with_code(Doc(h200).set(6, "550.54.15", "550.90.07").check(), "DRV006").empty());
+  // The same driver runs the H200 without MIG, and MIG on the H100 (R525 >= 525.85.12).
+  CHECK(with_code(Doc().set(24, "H100-80GB", "H200-141GB").check(), "DRV006").empty());
+  Doc h100 = h200;
+  h100.set(24, "H200-141GB", "H100-80GB").set(30, "{profile: \"3g.71gb\", instances: 2}", "{profile: \"3g.40gb\", instances: 2}");
+  CHECK(with_code(h100.check(), "DRV006").empty());
 }
 
 TEST_CASE("DRV003: NVSwitch nodes need a driver with a published Fabric Manager") {

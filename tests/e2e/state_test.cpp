@@ -150,7 +150,7 @@ TEST_CASE("e2e: plinth state show prints one resource, and suggests a close addr
 }
 
 TEST_CASE("e2e: plinth state list --json and show --json give scripts the resources, never a sensitive value",
-          "[state]") {
+          "[state][habits]") {
   TempDir dir;
   dir.write("plinth.state.json", state_text(4, lab_resources()));
   auto r = run_plinth({"state", "list", "--json"}, dir.path());

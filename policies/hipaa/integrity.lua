@@ -1,8 +1,10 @@
 -- HIPAA 45 CFR 164.312(c)(1) integrity: protect ePHI from improper alteration or
--- destruction; (c)(2) mechanisms to corroborate that it has not been altered or
--- destroyed. A blueprint evidences both when persistent PHI is copied by a backup
+-- destruction. A blueprint evidences it when persistent PHI is copied by a backup
 -- that keeps versions (restorable after alteration or destruction) and every
--- change to stored data is recorded by storage audit logging.
+-- change to stored data is recorded by storage audit logging. It does not
+-- evidence 164.312(c)(2), electronic mechanisms that corroborate that ePHI was
+-- not altered (checksums, digital signatures): a blueprint declares none, so
+-- that specification is not claimed here.
 
 policy {
   id = "HIPAA-INT-001",
@@ -10,7 +12,7 @@ policy {
   description = "Every persistent PHI tier (not node-local NVMe, not itself a backup target) is the source of a backup that keeps copies (retention_days > 0), and storage audit logging records changes to stored data.",
   severity = "high",
   enforcement = "mandatory",
-  controls = { hipaa = { "164.312(c)(1)", "164.312(c)(2)" } },
+  controls = { hipaa = { "164.312(c)(1)" } },
   check = function(ctx)
     local source, target = {}, {}
     for _, b in ipairs(ctx.blueprint.storage.backups) do

@@ -41,11 +41,11 @@ policy {
 
 policy {
   id = "SOC2-AUD-003",
-  title = "Audit logs are kept for at least 365 days",
-  description = "access.audit_logging.retention_days is 365 or more, covering a SOC 2 Type II observation period.",
+  title = "Audit logs are kept for at least 365 days (this pack's rule)",
+  description = "access.audit_logging.retention_days is 365 or more. SOC 2 names no retention period; a Type II examination covers a period (commonly 6 to 12 months) from which the auditor samples the evidence of CC7.2's monitoring, so this pack keeps a year of logs. A house rule, not the text of a criterion.",
   severity = "medium",
   enforcement = "mandatory",
-  controls = { soc2 = { "CC7.2", "CC4.1" } },
+  controls = { soc2 = { "CC7.2" } },
   check = function(ctx)
     local a = audit(ctx)
     local days = a and a.retention_days or 0

@@ -4,6 +4,17 @@
 
 namespace plinth {
 
+namespace {
+
+/// min(cap, base * 2^(attempt-1)): the backoff ceiling of retry `attempt`.
+long long doubled_ceiling(long long base, long long cap, int attempt) {
+  long long ceiling = base;
+  for (int i = 1; i < attempt && ceiling < cap; ++i) ceiling *= 2;
+  return std::min(ceiling, cap);
+}
+
+}  // namespace
+
 bool throttled_without_wait(const Error& error) {
   return error.kind == Error::Kind::Throttled && error.retry_after_ms <= 0;
 }
@@ -12,17 +23,13 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, 
                                         std::mt19937_64& rng) {
   using std::chrono::milliseconds;
   if (throttled_without_wait(error)) {
-    const long long cap = std::max<long long>(1, policy.throttle_cap.count());
-    long long ceiling = std::max<long long>(1, policy.throttle_base.count());
-    for (int i = 1; i < attempt && ceiling < cap; ++i) ceiling *= 2;
-    ceiling = std::min(ceiling, cap);
+    const long long ceiling = doubled_ceiling(std::max<long long>(1, policy.throttle_base.count()),
+                                              std::max<long long>(1, policy.throttle_cap.count()), attempt);
     std::uniform_int_distribution<long long> half(ceiling / 2, ceiling);
     return milliseconds(half(rng));
   }
   const long long cap = policy.cap.count();
-  long long ceiling = policy.base.count();
-  for (int i = 1; i < attempt && ceiling < cap; ++i) ceiling *= 2;
-  ceiling = std::min(ceiling, cap);
+  const long long ceiling = doubled_ceiling(policy.base.count(), cap, attempt);
   std::uniform_int_distribution<long long> dist(0, std::max(0LL, ceiling));
   long long wait = dist(rng);
   const long long server = error.retry_after_ms;

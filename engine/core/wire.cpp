@@ -215,4 +215,19 @@ Json parse_json_or_discard(std::string_view text) {
   return Json::parse(text, nullptr, false);
 }
 
+const Json* at_path(const Json& obj, std::string_view dotted) {
+  const Json* v = &obj;
+  size_t start = 0;
+  while (v) {
+    const size_t dot = dotted.find('.', start);
+    const std::string key(dotted.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (!v->is_object()) return nullptr;
+    auto it = v->find(key);
+    v = it == v->end() ? nullptr : &*it;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return v;
+}
+
 }  // namespace plinth

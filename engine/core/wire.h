@@ -97,4 +97,8 @@ const char* to_string(Error::Kind k);
 void to_json(Json& j, const Error& e);
 void from_json(const Json& j, Error& e);
 
+/// The value at a dotted path ("bmc.credentials", "bios.SriovEnable") of
+/// `obj`, or nullptr when a part is missing or not an object.
+const Json* at_path(const Json& obj, std::string_view dotted);
+
 }  // namespace plinth

@@ -15,46 +15,48 @@
 namespace plinth::run {
 namespace {
 
-using RolloutOf = std::function<std::optional<apply::Rollout>(const plan::ResourceChange&)>;
+using Rollouts = std::map<std::string, apply::Rollout>;  ///< by change address
 
-/// The rollouts of the blueprint's node pools: a change that takes one of
-/// their nodes down (a replace, an update of an attribute its type marks
-/// disruptive) runs within the pool's rollout.max_unavailable.
-RolloutOf pool_rollouts(const bp::Blueprint& blueprint) {
+/// The changes of `p` that take a node of one of the blueprint's node pools
+/// down (a replace, an update of an attribute its type marks disruptive):
+/// each runs within its pool's rollout.max_unavailable.
+Rollouts pool_rollouts(const plan::Plan& p, const bp::Blueprint& blueprint) {
   std::map<std::string, int> caps;  // "TYPE.POOL" -> max_unavailable
-  for (const auto& p : blueprint.node_pools)
-    if (const SectionSpec* spec = schema_registry().section("node_pools", p.provider))
-      caps[spec->resource_type + "." + p.name] = bp::max_unavailable(p);
-  return [caps = std::move(caps)](const plan::ResourceChange& c) -> std::optional<apply::Rollout> {
-    if (c.deposed || (c.action != plan::Action::Replace && c.action != plan::Action::Update)) return std::nullopt;
+  for (const auto& pool : blueprint.node_pools)
+    if (const SectionSpec* spec = schema_registry().section("node_pools", pool.provider))
+      caps[spec->resource_type + "." + pool.name] = bp::max_unavailable(pool);
+  Rollouts out;
+  if (caps.empty()) return out;
+  for (const auto& c : p.changes) {
+    if (c.deposed || (c.action != plan::Action::Replace && c.action != plan::Action::Update)) continue;
     const Resource* r = c.before ? &*c.before : c.after ? &*c.after : nullptr;
-    if (!r || r->index < 0) return std::nullopt;
+    if (!r || r->index < 0) continue;
     auto it = caps.find(r->type + "." + r->name);
-    if (it == caps.end()) return std::nullopt;
+    if (it == caps.end()) continue;
     if (c.action == plan::Action::Update) {
       const ResourceType* type = find_resource_type(r->type, r->provider);
       bool down = false;
       for (const auto& ch : c.changes)
         if (const AttributeSpec* a = type ? type->find(ch.path.substr(0, ch.path.find('.'))) : nullptr)
           down = down || a->disruptive;
-      if (!down) return std::nullopt;
+      if (!down) continue;
     }
-    return apply::Rollout{it->first, it->second};
-  };
+    out[c.address] = apply::Rollout{it->first, it->second};
+  }
+  return out;
 }
 
 /// Counts each rollout's nodes as they go down and come back, and says so:
 /// "rollout baremetal.node.hgx-a: 2 of 6 done, 2 down (max_unavailable 2)".
 class RolloutProgress {
  public:
-  RolloutProgress(const plan::Plan& p, const RolloutOf& rollout_of) {
-    for (const auto& c : p.changes)
-      if (auto r = rollout_of(c)) {
-        group_of_[c.address] = r->group;
-        Group& g = groups_[r->group];
-        ++g.total;
-        g.cap = r->max_in_flight;
-      }
+  explicit RolloutProgress(const Rollouts& rollouts) {
+    for (const auto& [address, r] : rollouts) {
+      group_of_[address] = r.group;
+      Group& g = groups_[r.group];
+      ++g.total;
+      g.cap = r.max_in_flight;
+    }
   }
   /// The line to report after `e`, "" for none. Called one event at a time.
   std::string on_event(const apply::Event& e) {
@@ -244,10 +246,15 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
   }
 
   const size_t total = static_cast<size_t>(p.summary().changes());
-  const RolloutOf rollout_of = pool_rollouts(planned.loaded.blueprint);
-  Reporter reporter(events, options.progress_interval, RolloutProgress(p, rollout_of));
+  const Rollouts rollouts = pool_rollouts(p, planned.loaded.blueprint);
+  Reporter reporter(events, options.progress_interval, RolloutProgress(rollouts));
   apply::Options opts;
-  opts.rollout = rollout_of;
+  if (!rollouts.empty())
+    opts.rollout = [&rollouts](const plan::ResourceChange& c) -> std::optional<apply::Rollout> {
+      auto it = rollouts.find(c.address);
+      if (it == rollouts.end()) return std::nullopt;
+      return it->second;
+    };
   opts.parallelism = options.parallelism;
   opts.limits = providers.limits();
   opts.cancel = options.cancel;

@@ -14,23 +14,8 @@ Json value_of(const Resource& r, const std::string& name) {
   const ResourceType* type = find_resource_type(r.type, r.provider);
   const std::string top = name.substr(0, name.find('.'));
   if (const AttributeSpec* spec = type ? type->find(top) : nullptr; spec && spec->sensitive) return nullptr;
-  for (const Json* values : {&r.computed, &r.attributes}) {
-    const Json* v = values;
-    size_t start = 0;
-    for (;;) {
-      const size_t dot = name.find('.', start);
-      const std::string key = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      auto it = v->is_object() ? v->find(key) : v->end();
-      if (!v->is_object() || it == v->end()) {
-        v = nullptr;
-        break;
-      }
-      v = &*it;
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    if (v) return *v;
-  }
+  for (const Json* values : {&r.computed, &r.attributes})
+    if (const Json* v = at_path(*values, name)) return *v;
   return nullptr;
 }
 
@@ -41,7 +26,8 @@ std::string node_name(const std::string& pool, int index) { return pool + "-" + 
 Json evaluate_outputs(const bp::Blueprint& blueprint, const std::vector<Resource>& resources) {
   Json out = Json::object();
   if (blueprint.outputs.empty()) return out;
-  // Each pool's nodes: the resources of its provider's type for its section, by index.
+  // Each pool's nodes: the resources of its provider's type for its section
+  // (in any order: a value's keys are node names, sorted as JSON keys are).
   std::map<std::pair<std::string, std::string>, std::vector<const Resource*>> by_pool;  // (type, name)
   for (const auto& r : resources)
     if (r.index >= 0) by_pool[{r.type, r.name}].push_back(&r);
@@ -50,10 +36,7 @@ Json evaluate_outputs(const bp::Blueprint& blueprint, const std::vector<Resource
     const SectionSpec* spec = schema_registry().section(section, provider);
     if (!spec) return;
     auto it = by_pool.find({spec->resource_type, name});
-    if (it == by_pool.end()) return;
-    std::sort(it->second.begin(), it->second.end(),
-              [](const Resource* a, const Resource* b) { return a->index < b->index; });
-    pools.emplace_back(name, &it->second);
+    if (it != by_pool.end()) pools.emplace_back(name, &it->second);
   };
   for (const auto& p : blueprint.node_pools) add("node_pools", p.name, p.provider);
   for (const auto& p : blueprint.burst_pools) add("burst_pools", p.name, p.provider);

@@ -1,7 +1,5 @@
 #include "engine/run/plan.h"
 
-#include "engine/run/outputs.h"
-
 #include <algorithm>
 
 #include "engine/blueprint/loader.h"
@@ -10,6 +8,7 @@
 #include "engine/plan/target.h"
 #include "engine/provider/call.h"
 #include "engine/provider/registry.h"
+#include "engine/run/outputs.h"
 
 namespace plinth::run {
 namespace {

@@ -365,22 +365,6 @@ Result<StateDocument> encrypt_document(const StateDocument& doc, const Encryptio
   return out;
 }
 
-/// The value at a dotted path ("bmc.credentials") of `obj`, or nullptr.
-const Json* at_path(const Json& obj, const std::string& dotted) {
-  const Json* v = &obj;
-  size_t start = 0;
-  while (v) {
-    size_t dot = dotted.find('.', start);
-    const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!v->is_object()) return nullptr;
-    auto it = v->find(key);
-    v = it == v->end() ? nullptr : &*it;
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return v;
-}
-
 /// With a key: every sensitive value must be sealed, and with whole_document
 /// the resources too. A value in clear was not written by plinth under a key.
 Status refuse_cleartext(const StateDocument& doc, const EncryptionSettings& s, const std::string& source) {

@@ -385,6 +385,13 @@ Outcome run_node(Common& s, const Node& n) {
     r.depends_on = c.after->depends_on;
     return r;
   };
+  // What prepare added is derived from the plan: never recorded in state.
+  auto derived_out = [&](const std::optional<Resource>& prepared, Resource r) {
+    if (prepared)
+      for (const auto& [k, v] : prepared->computed.items())
+        if (!c.after->computed.contains(k)) r.computed.erase(k);
+    return r;
+  };
 
   Provider* p = s.providers ? s.providers(n.provider) : nullptr;
   if (!p)
@@ -398,20 +405,29 @@ Outcome run_node(Common& s, const Node& n) {
     if (!st) return failed(st.error());
     return done(s.journal.drop_deposed(*c.before) ? "" : "the operation completed but the state could not be written");
   }
+  // What create and update send: the planned resource, or what prepare makes of it.
+  std::optional<Resource> prepared;
+  if (c.after && s.options.prepare && c.action != plan::Action::Delete) {
+    auto r = s.options.prepare(*c.after);
+    if (!r) return failed(r.error());
+    prepared = std::move(*r);
+  }
+  const Resource* desired = prepared ? &*prepared : c.after ? &*c.after : nullptr;
   const ResourceType* type = p->schema().resource_type(c.type);
   if (c.action == plan::Action::Replace && type && type->create_before_destroy) {
     // Create the replacement first; the old object stays until it exists. In
     // between, the state records the new object at the address and the old
     // one as deposed, so a crash never loses either (docs/apply.md).
     auto r = with_retries<Result<Resource>>(s, n, "create", deadlines.create, o,
-                                            [&](Call& call) { return p->create(*c.after, call); });
+                                            [&](Call& call) { return p->create(*desired, call); });
     if (!r) {
       Error e = r.error();
       e.message += " (create before destroy: the old object was kept and is still recorded)";
       return failed(e);
     }
-    o.computed = r->computed;
-    if (!s.journal.record(c.address, recorded(std::move(*r)), *c.before))
+    Resource made = derived_out(prepared, std::move(*r));
+    o.computed = made.computed;
+    if (!s.journal.record(c.address, recorded(std::move(made)), *c.before))
       return done("the operation completed but the state could not be written");
     Status st = with_retries<Status>(s, n, "delete", deadlines.remove, o,
                                      [&](Call& call) { return p->remove(*c.before, call); });
@@ -433,16 +449,17 @@ Outcome run_node(Common& s, const Node& n) {
   }
   if (creates) {
     auto r = with_retries<Result<Resource>>(s, n, "create", deadlines.create, o,
-                                            [&](Call& call) { return p->create(*c.after, call); });
+                                            [&](Call& call) { return p->create(*desired, call); });
     if (!r) return failed(r.error());
-    o.computed = r->computed;
-    return done(journal(recorded(std::move(*r))));
+    Resource made = derived_out(prepared, std::move(*r));
+    o.computed = made.computed;
+    return done(journal(recorded(std::move(made))));
   }
   if (c.action == plan::Action::Update) {
     auto r = with_retries<Result<Resource>>(s, n, "update", deadlines.update, o,
-                                            [&](Call& call) { return p->update(*c.before, *c.after, call); });
+                                            [&](Call& call) { return p->update(*c.before, *desired, call); });
     if (!r) return failed(r.error());
-    return done(journal(recorded(std::move(*r))));
+    return done(journal(recorded(derived_out(prepared, std::move(*r)))));
   }
   return done("");  // Delete: removed and journaled above
 }

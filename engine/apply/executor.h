@@ -76,6 +76,12 @@ struct Options {
   /// `parallelism`; when one fails, the group's changes not yet started are
   /// skipped (their objects keep their old state) and say why.
   std::function<std::optional<Rollout>(const plan::ResourceChange&)> rollout;
+  /// The desired resource as its provider's create and update receive it:
+  /// the plan carries what is compared, and this adds what is only derived
+  /// from it (a node's rendered cloud-init, too large to keep per node in a
+  /// plan of 100,000). Called from worker threads; an error fails the
+  /// operation before the provider is called. Unset: the planned resource.
+  std::function<Result<Resource>(const Resource&)> prepare;
 };
 
 enum class OutcomeStatus {

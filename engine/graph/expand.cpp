@@ -472,13 +472,9 @@ class Expander {
       checkpoint_tier = p.checkpointing->target;
     }
     const auto deps = pool_deps(p.stack, "", p.networks, p.storage, checkpoint_tier);
-    // The rendered cloud-init travels with the desired resource (not planned:
-    // user_data_hash stands for it) so the provider can pass it to the cloud.
-    auto ci = render::render_pool(bp_, p.name);
-    for (int i = 0; i < p.desired; ++i) {
-      Resource& r = add(type, p.name, p.origin, a, deps, p.provider, i);
-      if (ci) r.computed["user_data"] = ci->user_data;
-    }
+    // The rendered cloud-init itself reaches the provider at apply time
+    // (apply::Options::prepare); user_data_hash stands for it in the plan.
+    for (int i = 0; i < p.desired; ++i) add(type, p.name, p.origin, a, deps, p.provider, i);
     return {};
   }
 

@@ -7,6 +7,8 @@
 
 namespace plinth {
 
+std::string node_name(const std::string& pool, int index) { return pool + "-" + std::to_string(index); }
+
 std::string make_address(const std::string& type, const std::string& name, int index) {
   std::string a;
   a.reserve(type.size() + name.size() + 8);

@@ -34,6 +34,10 @@ struct Resource {
 /// Builds "type.name" or "type.name[index]".
 std::string make_address(const std::string& type, const std::string& name, int index = -1);
 
+/// A pool member's name outside Plinth (its host name, its Kubernetes Node,
+/// its key in outputs): "POOL-INDEX", e.g. "hgx-a-3".
+std::string node_name(const std::string& pool, int index);
+
 /// Splits an address back into type, name and index; nullopt if malformed.
 struct AddressParts {
   std::string type, name;

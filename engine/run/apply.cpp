@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/provider/registry.h"
+#include "engine/render/render.h"
 #include "engine/run/outputs.h"
 #include "engine/run/policy_gate.h"
 #include "engine/state/journal.h"
@@ -45,6 +46,44 @@ Rollouts pool_rollouts(const plan::Plan& p, const bp::Blueprint& blueprint) {
   }
   return out;
 }
+
+/// Each pool's rendered cloud-init, made on first use (one render per pool,
+/// not one copy per node) and given to the providers with the desired
+/// resources that carry a user_data_hash: computed.user_data and, when the
+/// pool has one, computed.network_config (apply::Options::prepare).
+class CloudInits {
+ public:
+  explicit CloudInits(const bp::Blueprint& blueprint) : blueprint_(blueprint) {}
+
+  Result<Resource> prepare(const Resource& desired) {
+    auto hash = desired.attributes.find("user_data_hash");
+    if (hash == desired.attributes.end() || !hash->is_string()) return desired;
+    const render::CloudInit* ci = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pools_.find(desired.name);
+      if (it == pools_.end()) {
+        auto rendered = render::render_pool(blueprint_, desired.name);
+        if (!rendered) return Error::invalid(desired.address + ": cannot render its cloud-init: " + rendered.error().message);
+        it = pools_.emplace(desired.name, std::move(*rendered)).first;
+      }
+      ci = &it->second;  // map nodes never move
+    }
+    if (ci->hash != hash->get<std::string>())
+      return Error::invalid(desired.address + ": the blueprint renders pool '" + desired.name +
+                            "' to cloud-init " + ci->hash.substr(0, 12) + "..., the plan has " +
+                            hash->get<std::string>().substr(0, 12) + "...; plan again");
+    Resource out = desired;
+    out.computed["user_data"] = ci->user_data;
+    if (!ci->network_config.empty()) out.computed["network_config"] = ci->network_config;
+    return out;
+  }
+
+ private:
+  const bp::Blueprint& blueprint_;
+  std::mutex mu_;
+  std::map<std::string, render::CloudInit> pools_;
+};
 
 /// Counts each rollout's nodes as they go down and come back, and says so:
 /// "rollout baremetal.node.hgx-a: 2 of 6 done, 2 down (max_unavailable 2)".
@@ -255,6 +294,8 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
       if (it == rollouts.end()) return std::nullopt;
       return it->second;
     };
+  CloudInits cloud_inits(planned.loaded.blueprint);
+  opts.prepare = [&cloud_inits](const Resource& r) { return cloud_inits.prepare(r); };
   opts.parallelism = options.parallelism;
   opts.limits = providers.limits();
   opts.cancel = options.cancel;

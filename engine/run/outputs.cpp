@@ -21,8 +21,6 @@ Json value_of(const Resource& r, const std::string& name) {
 
 }  // namespace
 
-std::string node_name(const std::string& pool, int index) { return pool + "-" + std::to_string(index); }
-
 Json evaluate_outputs(const bp::Blueprint& blueprint, const std::vector<Resource>& resources) {
   Json out = Json::object();
   if (blueprint.outputs.empty()) return out;

@@ -10,14 +10,11 @@
 
 namespace plinth::run {
 
-/// The name `plinth output` gives node `index` of pool `pool`: "POOL-INDEX".
-std::string node_name(const std::string& pool, int index);
-
 /// What `blueprint.outputs` give against `resources` (a state's):
 /// NAME -> {"description", "sensitive", "value"}. A value maps each of the
 /// output's pools (every node and burst pool when it names none) that has
 /// nodes in `resources` to {NODE: value}, NODE being
-/// node_name(); value is the node's attribute (what its provider reported,
+/// node_name() (engine/provider/resource.h); value is the node's attribute (what its provider reported,
 /// else what the blueprint asked for; "a.b" reads into an object), null when
 /// the node has none or its provider marks it sensitive; `attributes:` gives
 /// an object per node. An output none of whose pools has a node is left out.

@@ -13,6 +13,12 @@
 #include <sstream>
 #include <thread>
 
+#include <filesystem>
+#include <unistd.h>
+
+#include "engine/core/files.h"
+#include "engine/provider/nocloud.h"
+
 namespace plinth::baremetal {
 
 namespace {
@@ -88,9 +94,15 @@ ProviderSchema build_schema() {
       {"power_timeout_ms", T::Int, "300000", {}, "Longest wait for a PowerState change or a BMC task."},
       {"poll_ms", T::Int, "1000", {}, "Interval between PowerState and task polls."},
       {"parallelism", T::Int, "16", {}, "BMCs read at the same time during refresh."},
+      {"seed_dir", T::String, "", {},
+       "Directory where each created node's NoCloud seed image (NODE.iso: its rendered user-data, meta-data, "
+       "network-config) is written; an HTTP(S) server the BMCs reach must serve it at seed_url."},
+      {"seed_url", T::String, "", {},
+       "URL under which seed_dir is served; the BMC inserts seed_url/NODE.iso as virtual media."},
   };
-  // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
-  operator_only(s.options, {"ca_bundle", "insecure"});
+  // Where requests and credentials go, and where files are written: never
+  // from a pull request's blueprint (--untrusted).
+  operator_only(s.options, {"ca_bundle", "insecure", "seed_dir", "seed_url"});
   s.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(15), std::chrono::minutes(15),
                           std::chrono::minutes(10)};
   return s;
@@ -115,6 +127,9 @@ RedfishOptions options_from(const ProviderConfig& c) {
   positive("power_timeout_ms", o.settings.power_timeout_ms);
   positive("poll_ms", o.settings.poll_ms);
   positive("parallelism", o.parallelism);
+  o.seed_dir = c.str("seed_dir");
+  o.seed_url = c.str("seed_url");
+  while (!o.seed_url.empty() && o.seed_url.back() == '/') o.seed_url.pop_back();
   return o;
 }
 
@@ -208,9 +223,16 @@ Json boot_override(const std::string& target) {
   return {{"Boot", {{"BootSourceOverrideTarget", target}, {"BootSourceOverrideEnabled", "Once"}}}};
 }
 
-/// The first VirtualMedia that takes a CD/DVD image: the system's own, else
-/// the managers'. Returns its Doc.
-Result<Doc> find_cd_media(RedfishClient& c, const Json& system, Call& d) {
+/// True when the media device takes CD or DVD images.
+bool takes_cd(const Json& media) {
+  for (const auto& t : media.value("MediaTypes", Json::array()))
+    if (t.is_string() && (t == "CD" || t == "DVD")) return true;
+  return false;
+}
+
+/// The system's VirtualMedia devices that have an InsertMedia action, in
+/// the BMC's order: the system's own, else the managers'.
+Result<std::vector<Doc>> list_media(RedfishClient& c, const Json& system, Call& d) {
   std::vector<std::string> collections;
   if (auto v = link(system, "VirtualMedia"); !v.empty()) collections.push_back(v);
   if (collections.empty()) {
@@ -226,25 +248,45 @@ Result<Doc> find_cd_media(RedfishClient& c, const Json& system, Call& d) {
       }
     }
   }
-  std::optional<Doc> fallback;
+  std::vector<Doc> out;
   for (const auto& coll_uri : collections) {
     auto coll = c.get(coll_uri, d);
     if (!coll) return coll.error();
     for (const auto& mu : members(coll->body)) {
       auto m = c.get(mu, d);
       if (!m) return m.error();
-      if (action_target(m->body, "#VirtualMedia.InsertMedia").empty()) continue;
-      const Json& types = m->body.value("MediaTypes", Json::array());
-      bool cd = false;
-      for (const auto& t : types) cd = cd || (t.is_string() && (t == "CD" || t == "DVD"));
-      if (cd) return *m;
-      if (!fallback) fallback = *m;
+      if (!action_target(m->body, "#VirtualMedia.InsertMedia").empty()) out.push_back(std::move(*m));
     }
   }
-  if (fallback) return *fallback;
-  return Error::fatal("the BMC at " + c.endpoint() +
-                      " has no VirtualMedia with an InsertMedia action (looked under the system and its managers); "
-                      "use boot method pxe or uefi-http for this pool");
+  return out;
+}
+
+/// The installer's device: the first that takes a CD/DVD image, else the first.
+const Doc* installer_media(const std::vector<Doc>& media) {
+  for (const auto& m : media)
+    if (takes_cd(m.body)) return &m;
+  return media.empty() ? nullptr : &media.front();
+}
+
+/// The seed's device: the first CD/DVD device other than `installer`, else
+/// any other device (a USB stick or floppy takes the same ISO 9660 image:
+/// cloud-init finds the seed by its volume label, not by the device).
+const Doc* seed_media(const std::vector<Doc>& media, const Doc* installer) {
+  for (const auto& m : media)
+    if (&m != installer && takes_cd(m.body)) return &m;
+  for (const auto& m : media)
+    if (&m != installer) return &m;
+  return nullptr;
+}
+
+/// Ejects whatever `media` holds, then inserts `image` read-only.
+Status insert_media(RedfishClient& c, const Doc& media, const std::string& image, Call& d) {
+  if (media.body.value("Inserted", Json(false)) == Json(true) || !media.body.value("Image", Json()).is_null()) {
+    if (auto eject = action_target(media.body, "#VirtualMedia.EjectMedia"); !eject.empty())
+      if (auto st = c.post_action(eject, Json::object(), d); !st) return st;
+  }
+  Json insert = {{"Image", image}, {"Inserted", true}, {"WriteProtected", true}};
+  return c.post_action(action_target(media.body, "#VirtualMedia.InsertMedia"), insert, d);
 }
 
 /// Sets the one-time boot override the node's boot_method asks for; for
@@ -267,14 +309,14 @@ Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys,
   if (method == "virtual-media") {
     if (image.empty())
       return Error::invalid("boot method virtual-media needs boot.image (the installer ISO URL) in the pool");
-    auto media = find_cd_media(c, sys.body, d);
+    auto media = list_media(c, sys.body, d);
     if (!media) return media.error();
-    if (media->body.value("Inserted", Json(false)) == Json(true) || !media->body.value("Image", Json()).is_null()) {
-      if (auto eject = action_target(media->body, "#VirtualMedia.EjectMedia"); !eject.empty())
-        if (auto st = c.post_action(eject, Json::object(), d); !st) return st;
-    }
-    Json insert = {{"Image", image}, {"Inserted", true}, {"WriteProtected", true}};
-    if (auto st = c.post_action(action_target(media->body, "#VirtualMedia.InsertMedia"), insert, d); !st) return st;
+    const Doc* installer = installer_media(*media);
+    if (!installer)
+      return Error::fatal("the BMC at " + c.endpoint() +
+                          " has no VirtualMedia with an InsertMedia action (looked under the system and its "
+                          "managers); use boot method pxe or uefi-http for this pool");
+    if (auto st = insert_media(c, *installer, image, d); !st) return st;
     auto p = c.patch(system_uri, boot_override("Cd"), d);
     return p ? Status{} : Status{p.error()};
   }
@@ -413,6 +455,15 @@ Result<Doc> read_system(RedfishClient& c, Call& d, std::string* uri = nullptr) {
 
 Status RedfishProvider::configure(const ProviderConfig& config) {
   options_ = options_from(config);
+  if (options_.seed_dir.empty() != options_.seed_url.empty())
+    return Error::invalid(std::string("baremetal: ") + (options_.seed_dir.empty() ? "seed_url" : "seed_dir") +
+                          " is set without " + (options_.seed_dir.empty() ? "seed_dir" : "seed_url") +
+                          "; set both (the directory seeds are written to and the URL the BMCs fetch it at) or "
+                          "neither");
+  if (!options_.seed_url.empty() && options_.seed_url.rfind("http://", 0) != 0 &&
+      options_.seed_url.rfind("https://", 0) != 0)
+    return Error::invalid("baremetal: seed_url " + options_.seed_url +
+                          " must be an http:// or https:// URL the BMCs can fetch from");
   net::ClientOptions http;
   http.ca_bundle = options_.ca_bundle;
   http.insecure = options_.insecure;
@@ -626,6 +677,78 @@ std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resou
   return results;
 }
 
+/// seed_url/NODE.iso.
+std::string seed_file(const Resource& r) { return node_name(r.name, r.index) + ".iso"; }
+
+Status RedfishProvider::deliver_seed(RedfishClient& c, const Doc& sys, const Resource& r, Call& d) {
+  if (options_.seed_dir.empty()) return {};
+  const std::string user_data = text(r.computed, "user_data");
+  if (user_data.empty())
+    return Error::fatal("no rendered cloud-init reached the provider for this node, so there is no seed to deliver; "
+                        "apply it with plinth apply (which renders the pool), or unset seed_dir");
+  auto iso = nocloud_iso({user_data, nocloud_meta_data(r), text(r.computed, "network_config")});
+  if (!iso) return iso.error();
+  const std::string path = (std::filesystem::path(options_.seed_dir) / seed_file(r)).string();
+  if (auto st = write_file_atomic(path, *iso, 0644); !st)
+    return Error::fatal("cannot write the seed " + path + ": " + st.error().message +
+                        "; make seed_dir a directory plinth may write");
+  auto media = list_media(c, sys.body, d);
+  if (!media) return media.error();
+  const Doc* installer = text(r.attributes, "boot_method") == "virtual-media" ? installer_media(*media) : nullptr;
+  const Doc* target = seed_media(*media, installer);
+  if (!target)
+    return Error::fatal(
+        "the BMC at " + c.endpoint() +
+        (media->empty() ? std::string(" has no VirtualMedia with an InsertMedia action, so the seed cannot be inserted")
+                        : std::string(" has a single virtual media device and the installer (boot.method "
+                                      "virtual-media) uses it, so the seed has nowhere to go")) +
+        "; boot the installer with pxe or uefi-http, or unset seed_dir and seed_url and deliver the seed "
+        "another way (plinth render)");
+  return insert_media(c, *target, options_.seed_url + "/" + seed_file(r), d);
+}
+
+Status RedfishProvider::withdraw_seed(RedfishClient& c, const Doc& sys, const Resource& r, Call& d) {
+  if (options_.seed_dir.empty()) return {};
+  const std::string image = options_.seed_url + "/" + seed_file(r);
+  auto media = list_media(c, sys.body, d);
+  if (!media) return media.error();
+  for (const auto& m : *media)
+    if (text(m.body, "Image") == image)
+      if (auto eject = action_target(m.body, "#VirtualMedia.EjectMedia"); !eject.empty())
+        if (auto st = c.post_action(eject, Json::object(), d); !st) return st;
+  std::error_code ec;
+  std::filesystem::remove(std::filesystem::path(options_.seed_dir) / seed_file(r), ec);
+  if (ec)
+    return Error::fatal("cannot delete the seed " + (std::filesystem::path(options_.seed_dir) / seed_file(r)).string() +
+                        ": " + ec.message());
+  return {};
+}
+
+Diagnostics RedfishProvider::preflight(const std::vector<Resource>& changes, const Call& call) {
+  (void)call;
+  Diagnostics out;
+  if (changes.empty()) return out;
+  const Resource& first = changes.front();
+  if (options_.seed_dir.empty()) {
+    out.push_back({kRuleSeed, Severity::Warning,
+                   "baremetal: seed_dir and seed_url are not set, so the nodes this plan creates or replaces (" +
+                       first.address + (changes.size() > 1 ? ", ..." : "") +
+                       ") boot without their rendered stack (plinth render)",
+                   first.source, first.address,
+                   "set the provider options seed_dir (a directory a web server serves to the BMCs) and seed_url "
+                   "(its URL): docs/providers/baremetal.md, \"Seed\""});
+    return out;
+  }
+  std::error_code ec;
+  const auto status = std::filesystem::status(options_.seed_dir, ec);
+  if (ec || !std::filesystem::is_directory(status) || ::access(options_.seed_dir.c_str(), W_OK) != 0)
+    out.push_back({kRuleSeed, Severity::Error,
+                   "baremetal: seed_dir " + options_.seed_dir + " is not a directory plinth can write, so apply "
+                   "could not deliver the nodes' seeds",
+                   first.source, first.address, "create it (or fix its permissions), or set seed_dir to another one"});
+  return out;
+}
+
 Result<Resource> RedfishProvider::create(const Resource& desired, Call& d) {
   auto cp = client_for(desired);
   if (!cp) return cp.error();
@@ -633,6 +756,7 @@ Result<Resource> RedfishProvider::create(const Resource& desired, Call& d) {
   std::string sys_uri;
   auto sys = read_system(c, d, &sys_uri);
   if (!sys) return at(desired.address, sys.error());
+  if (auto st = deliver_seed(c, *sys, desired, d); !st) return at(desired.address, st.error());
   if (auto st = set_boot(c, sys_uri, *sys, desired, d); !st) return at(desired.address, st.error());
   if (auto st = set_bios(c, *sys, desired.attributes.value("bios", Json::object()), d); !st)
     return at(desired.address, st.error());
@@ -706,6 +830,7 @@ Status RedfishProvider::remove(const Resource& prior, Call& d) {
     auto p = c.patch(sys_uri, {{"Boot", {{"BootSourceOverrideEnabled", "Disabled"}}}}, d, off->etag);
     if (!p) return at(prior.address, p.error());
   }
+  if (auto st = withdraw_seed(c, *off, prior, d); !st) return at(prior.address, st.error());
   return {};
 }
 

@@ -20,6 +20,8 @@ struct RedfishOptions {
   int connect_timeout_ms = 10000;
   int parallelism = 16;         ///< BMCs read at the same time
   RedfishSettings settings;     ///< power_timeout_ms, poll_ms
+  std::string seed_dir;         ///< where NODE.iso seeds are written ("" : no seeds)
+  std::string seed_url;         ///< where the BMCs fetch them, without a trailing '/'
 };
 
 /// The baremetal provider's description: baremetal.node for node pools, its
@@ -33,6 +35,8 @@ RedfishOptions options_from(const ProviderConfig& config);
 inline constexpr const char* kRuleGpuModel = "BM001";
 inline constexpr const char* kRuleGpuCount = "BM002";
 inline constexpr const char* kRuleMemory = "BM003";
+/// Seed delivery (docs/providers/baremetal.md, "Seed").
+inline constexpr const char* kRuleSeed = "BM004";
 
 /// `baremetal.node` resources over DMTF Redfish (docs/providers/baremetal.md).
 /// One session per BMC for the provider's lifetime, all deleted by the
@@ -49,14 +53,20 @@ class RedfishProvider : public Provider {
   /// GPUs, memory, MACs; inventory mismatches become BM001-BM003 diagnostics.
   /// Each node gets its own Call (call.fork()) from when its read starts.
   std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call& call) override;
-  /// Boot override (pxe / uefi-http / virtual-media), BIOS settings, then a
-  /// reset (On or ForceRestart) and a bounded wait for PowerState On.
+  /// With seed_dir: the node's NoCloud seed written to seed_dir/NODE.iso and
+  /// inserted as virtual media from seed_url. Then the boot override (pxe /
+  /// uefi-http / virtual-media), BIOS settings, a reset (On or ForceRestart)
+  /// and a bounded wait for PowerState On.
   Result<Resource> create(const Resource& desired, Call& call) override;
   /// BIOS changes: PATCH the settings and ForceRestart; boot image changes:
   /// set the override again.
   Result<Resource> update(const Resource& prior, const Resource& desired, Call& call) override;
-  /// ForceOff and clear the boot override. Never touches disks.
+  /// ForceOff, clear the boot override, eject the node's seed and delete its
+  /// file. Never touches disks.
   Status remove(const Resource& prior, Call& call) override;
+  /// Warns that created nodes get no seed when seed_dir is unset; an error
+  /// when seed_dir is not a writable directory.
+  Diagnostics preflight(const std::vector<Resource>& changes, const Call& call) override;
   void stop() override { stopped_ = true; }
   /// Deletes every session opened (best effort, a few seconds at most).
   void close() override;
@@ -68,6 +78,11 @@ class RedfishProvider : public Provider {
   /// e.g. the last power poll of a create), its inventory and the BIOS
   /// attributes the pool manages (none read when it manages none).
   ReadResult read_one(const Resource& r, Call& call, std::optional<Doc> system = std::nullopt);
+  /// Writes `r`'s seed image and inserts it into a virtual media device the
+  /// installer does not use (nothing without seed_dir).
+  Status deliver_seed(RedfishClient& c, const Doc& system, const Resource& r, Call& call);
+  /// Ejects the seed of `r` wherever it is inserted and deletes its file.
+  Status withdraw_seed(RedfishClient& c, const Doc& system, const Resource& r, Call& call);
 
   RedfishOptions options_;
   std::unique_ptr<net::Client> http_;

@@ -254,6 +254,89 @@ TEST_CASE("rollout: a driver pin change on a 6-node pool never has more hosts of
   }
 }
 
+TEST_CASE("seeds: each created node's BMC fetches a NoCloud ISO carrying what plinth render prints; a driver pin "
+          "change delivers new ones",
+          "[e2e][apply][seed][habits]") {
+  // A site: the blueprint in its own directory, a web server for the seeds, two BMCs that fetch media.
+  TempDir site;
+  const std::string seeds = site.path() + "/seeds", media = site.path() + "/media", bp = site.path() + "/fleet";
+  std::filesystem::create_directories(seeds);
+  FileServer web(seeds);
+  Emulator emu(h100_emulator_args(2, {"--media-dir", media}));
+  std::string text = apply_blueprint(bmc_endpoints(emu.base()), 2, emu.ca());
+  site.write("fleet/fleet.yaml", text);
+  const std::vector<std::string> apply = {"apply", "fleet.yaml", "--state", "plinth.state.json", "--auto-approve"};
+  std::map<std::string, std::string> env = kBmcEnv;
+  env["PLINTH_BAREMETAL_SEED_DIR"] = seeds;
+  env["PLINTH_BAREMETAL_SEED_URL"] = web.base();
+
+  // Without a seed directory the plan says the stack would not reach the nodes.
+  auto warned = run_plinth({"plan", "fleet.yaml", "--state", "plinth.state.json"}, bp, kBmcEnv);
+  INFO(warned.out << warned.err);
+  CHECK(warned.exit_code == 0);
+  CHECK(contains(warned.err, "BM004"));
+  CHECK(contains(warned.err, "boot without their rendered stack"));
+
+  auto created = run_plinth(apply, bp, env);
+  INFO(created.out << created.err);
+  REQUIRE(created.exit_code == 0);
+  CHECK_FALSE(contains(created.err, "BM004"));
+  auto user_data = run_plinth({"render", "fleet.yaml", "--pool", "train-a"}, bp);
+  auto network = run_plinth({"render", "fleet.yaml", "--pool", "train-a", "--network-config"}, bp);
+  REQUIRE(user_data.exit_code == 0);
+  REQUIRE(network.exit_code == 0);
+  std::map<int, std::string> instance;
+  for (int i = 0; i < 2; ++i) {
+    INFO("BMC " << i);
+    IsoContents iso = read_iso(media + "/" + std::to_string(i) + "/CD1");  // PXE boot: the seed takes the first CD
+    CHECK(iso.volume_id == "cidata");
+    CHECK(iso.files["user-data"] == user_data.out);
+    CHECK(contains(iso.files["user-data"], kDriver));
+    CHECK(iso.files["network-config"] == network.out);
+    CHECK(contains(iso.files["meta-data"], "local-hostname: train-a-" + std::to_string(i) + "\n"));
+    instance[i] = iso.files["meta-data"];
+    const std::string file = site.write("user-data-" + std::to_string(i), iso.files["user-data"]);
+    auto schema = run_program({"cloud-init", "schema", "--config-file", file});
+    INFO(schema.out << schema.err);
+    CHECK(schema.exit_code == 0);
+    CHECK(contains(web.log(), "\"path\": \"/train-a-" + std::to_string(i) + ".iso\", \"status\": 200"));
+    // Byte for byte the image plinth render makes for that node.
+    const std::string own = site.path() + "/own-" + std::to_string(i) + ".iso";
+    auto rendered = run_plinth(
+        {"render", "fleet.yaml", "--pool", "train-a", "--node", "train-a-" + std::to_string(i), "--seed", own}, bp);
+    REQUIRE(rendered.exit_code == 0);
+    CHECK(slurp(own) == slurp(media + "/" + std::to_string(i) + "/CD1"));
+  }
+
+  // A new driver pin: each node is reprovisioned from a new seed carrying the new driver.
+  const std::string pin = "driver: \"" + std::string(kDriver) + "\"";
+  REQUIRE(text.find(pin) != std::string::npos);
+  text.replace(text.find(pin), pin.size(), "driver: \"550.90.07\"");
+  site.write("fleet/fleet.yaml", text);
+  auto rolled = run_plinth(apply, bp, env);
+  INFO(rolled.out << rolled.err);
+  REQUIRE(rolled.exit_code == 0);
+  CHECK(count_of(rolled.out, ": replaced (") == 2);
+  auto rendered = run_plinth({"render", "fleet.yaml", "--pool", "train-a"}, bp);
+  for (int i = 0; i < 2; ++i) {
+    INFO("BMC " << i);
+    IsoContents iso = read_iso(media + "/" + std::to_string(i) + "/CD1");
+    CHECK(iso.files["user-data"] == rendered.out);
+    CHECK(contains(iso.files["user-data"], "550.90.07"));
+    CHECK_FALSE(contains(iso.files["user-data"], kDriver));
+    CHECK(contains(iso.files["meta-data"], "local-hostname: train-a-" + std::to_string(i) + "\n"));
+    CHECK(iso.files["meta-data"] != instance[i]);  // a new instance-id: cloud-init runs again
+  }
+
+  // Destroy ejects the seeds and deletes their files.
+  auto destroyed = run_plinth({"destroy", "fleet.yaml", "--state", "plinth.state.json", "--auto-approve"}, bp, env);
+  INFO(destroyed.out << destroyed.err);
+  REQUIRE(destroyed.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(seeds + "/train-a-0.iso"));
+  CHECK_FALSE(std::filesystem::exists(seeds + "/train-a-1.iso"));
+  CHECK(contains(emu.log(), "VirtualMedia.EjectMedia"));
+}
+
 TEST_CASE("wrong credentials and an unreachable BMC: clear errors naming node and URL, exit 1, state kept",
           "[e2e][apply]") {
   Emulator emu(h100_emulator_args(3, {"--override", "1:password=secret"}));

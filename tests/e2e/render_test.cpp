@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/core/hash.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
 #include "tests/support/text.h"
 
@@ -96,6 +97,46 @@ TEST_CASE("plinth render with an unknown pool exits 1 with a did-you-mean", "[e2
   auto missing = run_plinth({"render", "blueprints/examples/cluster.yaml"});
   CHECK(missing.exit_code == 1);
   CHECK(contains(missing.err, "plinth render: --pool NAME is required"));
+}
+
+TEST_CASE("plinth render --node prints a node's meta-data and writes its NoCloud seed image", "[e2e][render][seed]") {
+  const std::string bp = "blueprints/examples/cluster.yaml";
+  auto user_data = run_plinth({"render", bp, "--pool", "train-a"});
+  auto network = run_plinth({"render", bp, "--pool", "train-a", "--network-config"});
+  REQUIRE(user_data.exit_code == 0);
+  REQUIRE(network.exit_code == 0);
+  auto meta = run_plinth({"render", bp, "--pool", "train-a", "--node", "train-a-31", "--meta-data"});
+  INFO(meta.err);
+  REQUIRE(meta.exit_code == 0);
+  CHECK(meta.out.rfind("instance-id: train-a-31-", 0) == 0);
+  CHECK(contains(meta.out, "\nlocal-hostname: train-a-31\n"));
+
+  TempDir dir;
+  const std::string iso = dir.path() + "/train-a-31.iso";
+  auto seed = run_plinth({"render", bp, "--pool", "train-a", "--node", "train-a-31", "--seed", iso});
+  INFO(seed.err);
+  REQUIRE(seed.exit_code == 0);
+  CHECK(contains(seed.err, "Wrote the NoCloud seed of train-a-31 (volume cidata: user-data, meta-data, "
+                           "network-config) to " + iso + " (sha256 " + sha256_hex(slurp(iso)) + ")"));
+  IsoContents files = read_iso(iso);
+  CHECK(files.volume_id == "cidata");
+  CHECK(files.files["user-data"] == user_data.out);
+  CHECK(files.files["meta-data"] == meta.out);
+  CHECK(files.files["network-config"] == network.out);
+
+  auto past = run_plinth({"render", bp, "--pool", "train-a", "--node", "train-a-32", "--meta-data"});
+  CHECK(past.exit_code == 1);
+  CHECK(contains(past.err, "plinth render: pool 'train-a' has no node 'train-a-32'; its nodes are train-a-0 to "
+                           "train-a-31"));
+  auto burst = run_plinth({"render", bp, "--pool", "aws-p5", "--node", "aws-p5-0", "--meta-data"});
+  CHECK(burst.exit_code == 1);
+  CHECK(contains(burst.err, "'aws-p5' is a burst pool"));
+  auto alone = run_plinth({"render", bp, "--pool", "train-a", "--seed", iso});
+  CHECK(alone.exit_code == 1);
+  CHECK(contains(alone.err, "--meta-data and --seed need --node NAME"));
+  auto neither = run_plinth({"render", bp, "--pool", "train-a", "--node", "train-a-0"});
+  CHECK(neither.exit_code == 1);
+  CHECK(contains(neither.err, "give --meta-data (print the node's meta-data) or --seed FILE"));
 }
 
 }  // namespace plinth::test::e2e_render

@@ -1,5 +1,6 @@
 #include "tests/support/redfish.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -51,6 +52,21 @@ RunResult redfish_python(const std::string& body, const std::string& ca, const s
                                    ca, base};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv);
+}
+
+IsoContents read_iso(const std::string& path) {
+  IsoContents out;
+  auto info = run_program({"xorriso", "-indev", path, "-pvd_info"});
+  if (info.exit_code != 0) return out;
+  const std::string key = "Volume Id    : ";
+  if (auto at = info.out.find(key); at != std::string::npos)
+    out.volume_id = info.out.substr(at + key.size(), info.out.find('\n', at) - at - key.size());
+  TempDir dir;
+  auto x = run_program({"xorriso", "-osirrox", "on", "-indev", path, "-extract", "/", dir.path() + "/iso"});
+  if (x.exit_code != 0) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/iso"))
+    if (e.is_regular_file()) out.files[e.path().filename().string()] = slurp(e.path().string());
+  return out;
 }
 
 }  // namespace plinth::test

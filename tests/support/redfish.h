@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/emulator_process.h"
 #include "tests/support/run.h"
 
 namespace plinth::test {
@@ -32,5 +33,21 @@ size_t changing_requests(const std::string& log_path);
 /// `ca` and `base` in sys.argv (from sys.argv[3] on).
 RunResult redfish_python(const std::string& body, const std::string& ca, const std::string& base,
                          const std::vector<std::string>& args);
+
+/// A plain HTTP web server (Python's http.server, tests/support/http_server.py) serving `dir`: the
+/// server a site points its BMCs' virtual media at (the baremetal provider's seed_url).
+class FileServer : public EmulatorProcess {
+ public:
+  explicit FileServer(const std::string& dir)
+      : EmulatorProcess(source_dir() + "/tests/support/http_server.py", {"--directory", dir}) {}
+};
+
+/// What an ISO 9660 image holds, read back with xorriso: its volume id ("" when xorriso cannot read
+/// it) and each file's contents by name (Rock Ridge names, the root directory only).
+struct IsoContents {
+  std::string volume_id;
+  std::map<std::string, std::string> files;
+};
+IsoContents read_iso(const std::string& path);
 
 }  // namespace plinth::test

@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -60,6 +61,36 @@ class PowerLog {
   std::mutex mu_;
   std::ofstream out_;
 };
+
+/// --media-dir: fetches a VirtualMedia image as a BMC does (TLS not verified,
+/// as BMCs' VerifyCertificate defaults to false) and keeps it as DIR/BMC/MEDIA.
+/// Returns {} or the Base message id and arguments that fail the InsertMedia.
+std::vector<std::string> fetch_media(const std::string& dir, int bmc, const std::string& media,
+                                     const std::string& image) {
+  static const std::regex url(R"(^(https?)://([^/]+)(/.*)?$)");
+  std::smatch m;
+  if (!std::regex_match(image, m, url)) {
+    const std::string scheme = image.find("://") == std::string::npos ? image : image.substr(0, image.find("://"));
+    return {"SourceDoesNotSupportProtocol", image, scheme};
+  }
+  httplib::Client client(m[1].str() + "://" + m[2].str());
+  client.enable_server_certificate_verification(false);
+  client.set_connection_timeout(5);
+  client.set_read_timeout(30);
+  auto res = client.Get(m[3].matched ? m[3].str() : "/");
+  if (!res) return {"CouldNotEstablishConnection", image};
+  if (res->status == 401 || res->status == 403) return {"ResourceAtUriUnauthorized", image, std::to_string(res->status)};
+  if (res->status != 200) return {"CouldNotEstablishConnection", image};
+  const std::string folder = dir + "/" + std::to_string(bmc);
+  ::mkdir(dir.c_str(), 0755);
+  ::mkdir(folder.c_str(), 0755);
+  const std::string path = folder + "/" + media.substr(media.rfind('/') + 1);
+  std::ofstream out(path + ".part", std::ios::binary | std::ios::trunc);
+  out << res->body;
+  out.close();
+  if (!out || std::rename((path + ".part").c_str(), path.c_str()) != 0) return {"CouldNotEstablishConnection", image};
+  return {};
+}
 
 class RequestLog {
  public:
@@ -229,6 +260,10 @@ int main(int argc, char** argv) {
       power_log.write(bmc, system, state);
     };
   }
+  if (!o.media_dir.empty())
+    settings.fetch_media = [dir = o.media_dir](int bmc, const std::string& media, const std::string& image) {
+      return fetch_media(dir, bmc, media, image);
+    };
   std::shared_ptr<const re::Mockup> shared = mockup;
   for (int i = 0; i < o.bmcs; ++i) {
     std::string prefix = o.port_base ? "" : "/bmc/" + std::to_string(i);

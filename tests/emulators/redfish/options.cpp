@@ -107,6 +107,10 @@ See docs/emulators.md for the full description.
   --seed S                 seed of the fault generator (default 1)
   --request-log FILE       one JSON line per request
   --power-log FILE         one JSON line per PowerState change: the fleet's power timeline
+  --media-dir DIR          VirtualMedia.InsertMedia fetches the Image over HTTP(S), as a BMC
+                           does, and keeps it as DIR/BMC/MEDIA (e.g. DIR/0/CD2); an image it
+                           cannot fetch fails the action (400, CouldNotEstablishConnection,
+                           ResourceAtUriUnauthorized or SourceDoesNotSupportProtocol)
   --tls-dir DIR            write the generated ca.pem, server.pem and server-key.pem to DIR
   --tls-cert F --tls-key F serve this certificate instead of a generated one
   --http                   plain HTTP (debugging only)
@@ -208,6 +212,8 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       err = args.str_flag(o.request_log);
     } else if (flag == "--power-log") {
       err = args.str_flag(o.power_log);
+    } else if (flag == "--media-dir") {
+      err = args.str_flag(o.media_dir);
     } else if (flag == "--tls-dir") {
       err = args.str_flag(o.tls_dir);
     } else if (flag == "--tls-cert") {

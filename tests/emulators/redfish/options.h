@@ -52,6 +52,7 @@ struct Options {
   uint64_t seed = 1;
   std::string request_log;
   std::string power_log;  ///< one JSON line per PowerState change
+  std::string media_dir;  ///< InsertMedia fetches the image and keeps it here as BMC/MEDIA
   std::string tls_dir;
   std::string tls_cert;
   std::string tls_key;

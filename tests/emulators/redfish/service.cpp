@@ -76,6 +76,13 @@ const std::map<std::string, std::pair<std::string, std::string>>& base_messages(
       {"ResourceAtUriUnauthorized",
        {"While accessing the resource at %1, the service received an authorization error %2.",
         "Ensure that the appropriate access is provided for the service in order for it to access the URI."}},
+      {"CouldNotEstablishConnection",
+       {"The service failed to establish a connection with the URI %1.",
+        "Ensure that the URI contains a valid and reachable node name, protocol information and other URI "
+        "components."}},
+      {"SourceDoesNotSupportProtocol",
+       {"The other end of the connection at %1 does not support the specified protocol %2.",
+        "Change protocols or URIs. "}},
       {"ResourceMissingAtURI",
        {"The resource at the URI %1 was not found.",
         "Place a valid resource at the URI or correct the URI and resubmit the request."}},
@@ -917,6 +924,14 @@ Response Bmc::insert_media(const std::string& media, const json& body) {
     return error(409, {message("ResourceInUse", {}, "Inserted",
                                "Media is already inserted in " + media + "; POST VirtualMedia.EjectMedia first.")});
   std::string image = body["Image"].get<std::string>();
+  if (settings_.fetch_media) {  // the BMC reads the image before it says yes
+    std::vector<std::string> failed = settings_.fetch_media(profile_.index, media, image);
+    if (!failed.empty()) {
+      const std::string id = failed.front();
+      failed.erase(failed.begin());
+      return error(400, {message(id, failed, "Image")});
+    }
+  }
   bool inserted = body.value("Inserted", true);
   bool write_protected = body.value("WriteProtected", true);
   std::string transfer = body.value("TransferMethod", "");

@@ -66,6 +66,10 @@ struct ServiceSettings {
   /// Called at every PowerState change (the transitional ones included) with
   /// the BMC's index, the system's URI and the new state (--power-log).
   std::function<void(int bmc, const std::string& system, const std::string& state)> on_power_state;
+  /// Called by InsertMedia with the BMC's index, the media's URI and the
+  /// Image to fetch it as a BMC does (--media-dir); returns "" or the Base
+  /// message that fails the action, with its arguments. Unset: nothing fetched.
+  std::function<std::vector<std::string>(int bmc, const std::string& media, const std::string& image)> fetch_media;
 };
 
 /// One emulated BMC: its own copy-on-write view of the shared mockup, its

@@ -666,3 +666,38 @@ TEST_CASE("apply: operations that complete during a save are written together, e
   CHECK(r.final_serial == 1 + r.saves);
   for (size_t i = 1; i < saved.size(); ++i) CHECK(saved[i].serial == saved[i - 1].serial + 1);
 }
+
+TEST_CASE("apply: prepare adds what the provider needs beyond the plan, and none of it is recorded", "[apply]") {
+  struct Recording : FakeProvider {
+    std::mutex mu;
+    std::map<std::string, Json> seen;  // address -> computed as create/update received it
+    Result<Resource> create(const Resource& desired, Call& c) override {
+      {
+        std::lock_guard<std::mutex> l(mu);
+        seen[desired.address] = desired.computed;
+      }
+      return FakeProvider::create(desired, c);
+    }
+  };
+  Recording p;
+  MemoryBackend backend;
+  plan::Plan create_plan = plan::diff(pool("n", 2), {});
+  apply::Options o = fast_options();
+  std::atomic<int> prepared{0};
+  o.prepare = [&](const Resource& r) -> Result<Resource> {
+    ++prepared;
+    if (r.index == 1) return Error::invalid(r.address + ": the blueprint renders differently; plan again");
+    Resource out = r;
+    out.computed["user_data"] = "#cloud-config\n";
+    return out;
+  };
+  apply::Report r = apply::execute(create_plan, doc_with({}), backend, lookup(p), o);
+  CHECK(prepared == 2);
+  CHECK(p.seen["fake.node.n[0]"]["user_data"] == "#cloud-config\n");
+  CHECK_FALSE(p.seen.count("fake.node.n[1]"));  // prepare failed: the provider was never called
+  CHECK(outcome(r, "fake.node.n[1]").status == OutcomeStatus::Failed);
+  CHECK(outcome(r, "fake.node.n[1]").error == "fake.node.n[1]: the blueprint renders differently; plan again");
+  const auto saved = backend.saved().back();
+  REQUIRE(saved.resources.size() == 1);
+  CHECK(saved.resources[0].computed == Json{{"id", "fake-fake.node.n[0]"}});
+}

@@ -77,7 +77,7 @@ TEST_CASE("outputs: each node's value by pool, computed values first, dotted nam
   CHECK(out["facts"]["value"]["train"]["train-2"]["serial_number"].is_null());
   CHECK_FALSE(out.contains("idle_only"));  // none of its pools has a node in state
   CHECK(run::evaluate_outputs(b, {}).empty());
-  CHECK(run::node_name("train", 3) == "train-3");
+  CHECK(node_name("train", 3) == "train-3");
 }
 
 }  // namespace plinth::test::run_outputs

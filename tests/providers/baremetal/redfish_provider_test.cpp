@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -17,9 +18,15 @@
 #include "tests/engine/apply/fakes.h"
 #include "tests/providers/baremetal/configured.h"
 #include "tests/providers/baremetal/emulator.h"
+#include "tests/support/redfish.h"
 
 using namespace plinth;
 using plinth::test::Emulator;
+using plinth::test::FileServer;
+using plinth::test::IsoContents;
+using plinth::test::read_iso;
+using plinth::test::slurp;
+using plinth::test::TempDir;
 
 namespace {
 
@@ -278,6 +285,101 @@ TEST_CASE("remove: powers off and clears the boot override") {
   CHECK(s["PowerState"] == "Off");
   CHECK(s["Boot"]["BootSourceOverrideEnabled"] == "Disabled");
   CHECK(p->remove(node(em, 0), *one_call()).ok());  // removing again succeeds
+}
+
+TEST_CASE("seed: each created node's NoCloud image is written, fetched by its BMC, and ejected on remove") {
+  TempDir dir;
+  const std::string seeds = dir.path() + "/seeds", media = dir.path() + "/media";
+  std::filesystem::create_directories(seeds);
+  FileServer web(seeds);
+  Emulator em({"--bmcs", "2", "--gpus", "8", "--memory-gib", "2048", "--power-state", "Off", "--power-delay-ms", "20",
+               "--media-dir", media});
+  auto p = provider(em, {{"seed_dir", seeds}, {"seed_url", web.base() + "/"}});
+  const std::string iso = web.base() + "/installer.iso";  // the BMC fetches the installer too
+  dir.write("seeds/installer.iso", "not really an installer");
+  auto seeded = [](Resource r, const std::string& network) {
+    r.attributes["user_data_hash"] = "ab12cd34ef56ab12cd34ef56";
+    r.computed["user_data"] = "#cloud-config\npackages: [nvidia-driver-550]\n";
+    if (!network.empty()) r.computed["network_config"] = network;
+    return r;
+  };
+  // Node 0 boots its installer from virtual media (CD1): the seed goes to the other CD.
+  // Node 1 boots over PXE: the seed takes the first CD.
+  const Resource n0 = seeded(node(em, 0, {{"boot_method", "virtual-media"}, {"boot_image", iso}}), "network:\n  version: 2\n");
+  const Resource n1 = seeded(node(em, 1), "");
+  for (const auto& n : {n0, n1}) {
+    auto created = p->create(n, *one_call());
+    INFO(n.address << (created.ok() ? "" : ": " + created.error().message));
+    REQUIRE(created.ok());
+    CHECK_FALSE(created->computed.contains("user_data"));  // the provider reports what it observed
+  }
+  CHECK(get(em, 0, kSystem + "/VirtualMedia/CD1")["Image"] == iso);
+  CHECK(get(em, 0, kSystem + "/VirtualMedia/CD2")["Image"] == web.base() + "/train-a-0.iso");
+  CHECK(get(em, 1, kSystem + "/VirtualMedia/CD1")["Image"] == web.base() + "/train-a-1.iso");
+  CHECK(slurp(media + "/0/CD1") == "not really an installer");
+
+  IsoContents s0 = read_iso(media + "/0/CD2");
+  CHECK(s0.volume_id == "cidata");
+  CHECK(s0.files["user-data"] == n0.computed["user_data"].get<std::string>());
+  CHECK(s0.files["meta-data"] == "instance-id: train-a-0-ab12cd34ef56\nlocal-hostname: train-a-0\n");
+  CHECK(s0.files["network-config"] == "network:\n  version: 2\n");
+  IsoContents s1 = read_iso(media + "/1/CD1");
+  CHECK(s1.files["meta-data"] == "instance-id: train-a-1-ab12cd34ef56\nlocal-hostname: train-a-1\n");
+  CHECK_FALSE(s1.files.count("network-config"));
+  CHECK(slurp(seeds + "/train-a-1.iso") == slurp(media + "/1/CD1"));  // what was written is what the BMC got
+
+  REQUIRE(p->remove(n1, *one_call()).ok());
+  CHECK(get(em, 1, kSystem + "/VirtualMedia/CD1")["Inserted"] == false);
+  CHECK_FALSE(std::filesystem::exists(seeds + "/train-a-1.iso"));
+  CHECK(std::filesystem::exists(seeds + "/train-a-0.iso"));
+
+  SECTION("a seed the BMC cannot fetch fails the create with the BMC's message") {
+    auto q = provider(em, {{"seed_dir", seeds}, {"seed_url", "http://127.0.0.1:" + std::to_string(closed_port())}});
+    auto failed = q->create(n1, *one_call());
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.error().message.find("baremetal.node.train-a[1]") != std::string::npos);
+    INFO(failed.error().message);
+    CHECK(failed.error().message.find("failed to establish a connection with the URI http://127.0.0.1:") != std::string::npos);
+  }
+  SECTION("no rendered cloud-init: refused before anything is written") {
+    Resource bare = node(em, 1);
+    auto failed = p->create(bare, *one_call());
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.error().message.find("no rendered cloud-init reached the provider") != std::string::npos);
+  }
+}
+
+TEST_CASE("seed: VirtualMedia under the manager (a tower server: one CD and a floppy/USB device)") {
+  TempDir dir;
+  const std::string seeds = dir.path() + "/seeds", media = dir.path() + "/media";
+  std::filesystem::create_directories(seeds);
+  FileServer web(seeds);
+  dir.write("seeds/installer.iso", "installer");
+  Emulator em({"--gpus", "8", "--memory-gib", "2048", "--power-state", "Off", "--power-delay-ms", "20", "--media-dir",
+               media},
+              "public-tower");
+  auto p = provider(em, {{"seed_dir", seeds}, {"seed_url", web.base()}});
+  Resource n = node(em, 0, {{"boot_method", "virtual-media"}, {"boot_image", web.base() + "/installer.iso"}});
+  n.computed["user_data"] = "#cloud-config\n";
+  auto created = p->create(n, *one_call());
+  INFO((created.ok() ? "" : created.error().message));
+  REQUIRE(created.ok());
+  CHECK(slurp(media + "/0/CD1") == "installer");
+  CHECK(read_iso(media + "/0/Floppy1").volume_id == "cidata");
+}
+
+TEST_CASE("seed: preflight warns without seed_dir and refuses a seed_dir it cannot write") {
+  Emulator em({"--gpus", "8", "--memory-gib", "2048"});
+  auto none = provider(em)->preflight({node(em, 0)}, *one_call());
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].code == "BM004");
+  CHECK(none[0].severity == Severity::Warning);
+  CHECK(none[0].message.find("boot without their rendered stack") != std::string::npos);
+  auto missing = provider(em, {{"seed_dir", "/nonexistent/seeds"}, {"seed_url", "http://seeds.example"}})
+                     ->preflight({node(em, 0)}, *one_call());
+  REQUIRE(missing.size() == 1);
+  CHECK(missing[0].severity == Severity::Error);
+  CHECK(missing[0].message.find("/nonexistent/seeds is not a directory plinth can write") != std::string::npos);
 }
 
 TEST_CASE("errors: wrong credentials name the node, the URL and the reference, never the secret") {

@@ -254,7 +254,7 @@ TEST_CASE("rollout: a driver pin change on a 6-node pool never has more hosts of
   }
 }
 
-TEST_CASE("seeds: each created node's BMC fetches a NoCloud ISO carrying what plinth render prints; a driver pin "
+TEST_CASE("seeds: each created node's BMC fetches a NoCloud ISO carrying what plinth render prints, and a driver pin "
           "change delivers new ones",
           "[e2e][apply][seed][habits]") {
   // A site: the blueprint in its own directory, a web server for the seeds, two BMCs that fetch media.

@@ -8,6 +8,7 @@ import argparse
 import functools
 import http.server
 import json
+import signal
 import sys
 
 parser = argparse.ArgumentParser()
@@ -32,6 +33,7 @@ server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port),
                                          functools.partial(Handler, directory=args.directory))
 print(f"listening http://127.0.0.1:{server.server_address[1]}", flush=True)
 print("ready", flush=True)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped like the emulators: exit 0
 try:
     server.serve_forever()
 except KeyboardInterrupt:

@@ -353,7 +353,7 @@ T with_retries(Common& s, const Node& n, const char* kind, std::chrono::millisec
 }
 
 /// Runs one node's operation(s) and journals each completed step.
-Outcome run_node(Common& s, const Node& n) {
+Outcome run_change(Common& s, const Node& n) {
   const plan::ResourceChange& c = n.change;
   Outcome o;
   o.address = c.address;
@@ -462,6 +462,33 @@ Outcome run_node(Common& s, const Node& n) {
     return done(journal(recorded(derived_out(prepared, std::move(*r)))));
   }
   return done("");  // Delete: removed and journaled above
+}
+
+/// run_change between the options' before_change and after_change hooks.
+Outcome run_node(Common& s, const Node& n) {
+  const plan::ResourceChange& c = n.change;
+  const bool existing = c.before && !c.deposed &&
+                        (c.action == plan::Action::Update || c.action == plan::Action::Replace ||
+                         c.action == plan::Action::Delete);
+  if (existing && s.options.before_change) {
+    const auto start = Clock::now();
+    if (Status st = s.options.before_change(c); !st) {
+      Outcome o;
+      o.address = c.address;
+      o.action = c.action;
+      o.status = OutcomeStatus::Failed;
+      o.error = st.error().message;
+      o.elapsed = since(start);
+      return o;
+    }
+  }
+  Outcome o = run_change(s, n);
+  if (existing && c.action != plan::Action::Delete && o.status == OutcomeStatus::Succeeded && s.options.after_change)
+    if (Status st = s.options.after_change(c); !st) {
+      o.status = OutcomeStatus::Failed;
+      o.error = st.error().message;
+    }
+  return o;
 }
 
 void worker(Common& s) {

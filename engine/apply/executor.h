@@ -82,6 +82,15 @@ struct Options {
   /// plan of 100,000). Called from worker threads; an error fails the
   /// operation before the provider is called. Unset: the planned resource.
   std::function<Result<Resource>(const Resource&)> prepare;
+  /// Called before the provider operation of every change to an existing
+  /// object (update, replace, delete; deposed objects excepted): an error
+  /// fails the change before anything is touched (the object keeps its
+  /// recorded state; its rollout stops). Unset: nothing.
+  std::function<Status(const plan::ResourceChange&)> before_change;
+  /// Called once an update or replace that before_change preceded succeeded
+  /// and was journaled: an error fails the change (which stays recorded).
+  /// Unset: nothing.
+  std::function<Status(const plan::ResourceChange&)> after_change;
 };
 
 enum class OutcomeStatus {

@@ -119,4 +119,8 @@ int max_unavailable(const NodePool& p) {
   return std::max(1, n);
 }
 
+std::chrono::milliseconds drain_timeout(const NodePool& p) {
+  return p.rollout && p.rollout->drain_timeout.count() > 0 ? p.rollout->drain_timeout : kDrainTimeout;
+}
+
 }  // namespace plinth::bp

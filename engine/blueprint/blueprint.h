@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -187,8 +188,14 @@ struct Interfaces {
 struct Rollout {
   int max_unavailable = 1;  ///< nodes, or a percentage of `count` when `percent`
   bool percent = false;
+  /// How long draining one node's Kubernetes workloads (and waiting for it to
+  /// be Ready again) may take; 0 = the default, kDrainTimeout.
+  std::chrono::milliseconds drain_timeout{0};
   bool operator==(const Rollout&) const = default;
 };
+
+/// rollout.drain_timeout when the pool sets none.
+inline constexpr std::chrono::milliseconds kDrainTimeout = std::chrono::minutes(10);
 
 struct NodePool {
   std::string name;
@@ -224,6 +231,9 @@ struct NodePool {
 /// rollout.max_unavailable (a percentage of count rounded down), at least 1;
 /// 1 without a rollout.
 int max_unavailable(const NodePool& p);
+
+/// rollout.drain_timeout, else kDrainTimeout.
+std::chrono::milliseconds drain_timeout(const NodePool& p);
 
 struct Checkpointing {
   int interval_minutes = 0;

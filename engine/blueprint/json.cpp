@@ -1,5 +1,7 @@
 #include "engine/blueprint/json.h"
 
+#include "engine/core/duration.h"
+
 namespace plinth::bp {
 namespace {
 
@@ -122,9 +124,11 @@ Json node_pool(const NodePool& p) {
                           {"training", p.largest_model->training}};
   if (p.interfaces) j["interfaces"] = {{"bond", strings(p.interfaces->bond)}, {"rdma", strings(p.interfaces->rdma)}};
   put(j, "os", p.os);
-  if (p.rollout)
+  if (p.rollout) {
     j["rollout"] = {{"max_unavailable", p.rollout->percent ? Json(std::to_string(p.rollout->max_unavailable) + "%")
                                                            : Json(p.rollout->max_unavailable)}};
+    if (p.rollout->drain_timeout.count() > 0) j["rollout"]["drain_timeout"] = format_duration(p.rollout->drain_timeout);
+  }
   put(j, "stack", p.stack);
   put(j, "fabric", p.fabric);
   if (p.boot) {

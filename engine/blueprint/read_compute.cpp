@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "engine/blueprint/loader_internal.h"
+#include "engine/core/duration.h"
 
 namespace plinth::bp::detail {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 const Keys kNodePoolKeys{"name",  "provider", "count", "role",     "hardware", "largest_model_gb",
                          "stack", "fabric",   "boot",  "bios",     "networks", "storage",
                          "bmc",   "mig",      "largest_model", "interfaces", "os", "rollout"};
-const Keys kRolloutKeys{"max_unavailable"};
+const Keys kRolloutKeys{"max_unavailable", "drain_timeout"};
 const Keys kModelKeys{"params_b", "precision", "training"};
 const Keys kInterfacesKeys{"bond", "rdma"};
 const Keys kHardwareKeys{"gpu", "gpus_per_node", "cpu_cores", "memory_gb", "rdma_nics"};
@@ -171,6 +172,16 @@ void Loader::load_node_pools(const Obj& top) {
         }
       } else if (m) {
         r->wrong_type(*m, "an integer or a percentage");
+      }
+      std::string timeout;
+      if (r->str("drain_timeout", timeout)) {
+        auto d = parse_duration(timeout);
+        if (!d || d->count() <= 0)
+          r->invalid(*r->get("drain_timeout"),
+                     "'rollout.drain_timeout' in " + o.label() + " is '" + timeout + "', not a positive duration",
+                     "write how long draining one node may take, e.g. 10m, 90s or 1h");
+        else
+          x.drain_timeout = *d;
       }
       p.rollout = x;
     }

@@ -93,6 +93,24 @@ class Provider {
     (void)changes, (void)call;
     return {};
   }
+  /// The workloads of a node of a cluster this provider serves (`clusters`:
+  /// `cluster` is that resource, `node` the node's name in it, node_name()).
+  /// Before a node of one of the cluster's pools is powered off or
+  /// reinstalled, the engine drains it: mark it unschedulable and evict its
+  /// pods, honouring disruption budgets, until none is left or call's
+  /// deadline passes (then an error naming what still runs and why). Returns
+  /// false when the cluster has no such node (nothing was done). Default:
+  /// false, for providers that serve no cluster.
+  virtual Result<bool> drain(const Resource& cluster, const std::string& node, Call& call) {
+    (void)cluster, (void)node, (void)call;
+    return false;
+  }
+  /// After the node is back: wait (within call's deadline) until it reports
+  /// Ready, then make it schedulable again. Default: nothing.
+  virtual Status uncordon(const Resource& cluster, const std::string& node, Call& call) {
+    (void)cluster, (void)node, (void)call;
+    return {};
+  }
   /// Batch refresh: one ReadResult per element of `resources`, same order.
   /// Each resource gets its own budget: `call.fork()` when it starts.
   virtual std::vector<ReadResult> read(const std::vector<Resource>& resources, const Call& call) = 0;

@@ -85,6 +85,106 @@ class CloudInits {
   std::map<std::string, render::CloudInit> pools_;
 };
 
+/// The Kubernetes side of a node going down: before a node of a pool the
+/// blueprint's cluster runs on is powered off or reinstalled (a change of
+/// its rollout, or its delete), the cluster's provider drains it; once a
+/// replace or update is done, uncordons it (Provider::drain, ::uncordon).
+/// Each within the pool's rollout.drain_timeout.
+class Drains {
+ public:
+  Drains(const bp::Blueprint& blueprint, const graph::ResourceGraph& desired, const std::vector<Resource>& recorded,
+         const Rollouts& rollouts, apply::ProviderLookup providers, apply::LimitsLookup limits,
+         std::function<void(const std::string&)> note)
+      : rollouts_(rollouts), providers_(std::move(providers)), limits_(std::move(limits)), note_(std::move(note)) {
+    if (blueprint.clusters.empty()) return;
+    const bp::Cluster& cl = blueprint.clusters.front();
+    const std::string provider = cl.provider.empty() ? schema_registry().default_provider("clusters") : cl.provider;
+    const SectionSpec* section = schema_registry().section("clusters", provider);
+    if (!section) return;
+    const std::string address = make_address(section->resource_type, cl.name);
+    cluster_ = desired.find(address);
+    for (const auto& r : recorded)  // a destroy: the cluster as the state records it
+      if (!cluster_ && r.address == address) cluster_ = &r;
+    if (!cluster_) return;
+    for (const auto& pool : blueprint.node_pools)
+      if (cl.pools.empty() || std::find(cl.pools.begin(), cl.pools.end(), pool.name) != cl.pools.end())
+        if (const SectionSpec* spec = schema_registry().section("node_pools", pool.provider))
+          timeouts_[spec->resource_type + "." + pool.name] = bp::drain_timeout(pool);
+  }
+
+  /// The provider that drains, when any change of `p` needs it ("" for none).
+  std::string provider_for(const plan::Plan& p) const {
+    for (const auto& c : p.changes)
+      if (pool_of(c)) return cluster_->provider;
+    return "";
+  }
+
+  Status before(const plan::ResourceChange& c) {
+    const auto* timeout = pool_of(c);
+    if (!timeout) return {};
+    const std::string node = node_name(c.before->name, c.before->index);
+    Provider* p = providers_(cluster_->provider);
+    if (!p) return Error::fatal(c.address + ": provider " + cluster_->provider + " is not open to drain its node");
+    auto call = make_call(*timeout);
+    auto drained = p->drain(*cluster_, node, *call);
+    if (!drained) {
+      auto undo = make_call(std::chrono::seconds(30));
+      Status back = p->uncordon(*cluster_, node, *undo);
+      return Error::fatal(c.address + ": draining Kubernetes node " + node + " of cluster " + cluster_->name +
+                          " failed: " + drained.error().message + "; the node was not touched (" +
+                          (back ? std::string("uncordoned again") : "still cordoned: " + back.error().message) +
+                          ") and its pool's rollout stops");
+    }
+    if (!*drained) return {};  // not in the cluster: nothing runs there
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      drained_.insert(c.address);
+    }
+    note_("drained Kubernetes node " + node + " of cluster " + cluster_->name + " (cordoned, pods evicted) before " +
+          c.address + " goes down");
+    return {};
+  }
+
+  Status after(const plan::ResourceChange& c) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!drained_.erase(c.address)) return {};
+    }
+    const std::string node = node_name(c.before->name, c.before->index);
+    Provider* p = providers_(cluster_->provider);
+    if (!p) return {};
+    auto call = make_call(*pool_of(c));
+    if (Status st = p->uncordon(*cluster_, node, *call); !st)
+      return Error::fatal(c.address + ": the node is back, but Kubernetes node " + node + " of cluster " +
+                          cluster_->name + " stays cordoned: " + st.error().message);
+    note_("uncordoned Kubernetes node " + node + " of cluster " + cluster_->name + ": Ready again");
+    return {};
+  }
+
+ private:
+  /// The drain timeout of the pool whose node `c` takes down, when the
+  /// cluster runs that pool; nullptr for any other change.
+  const std::chrono::milliseconds* pool_of(const plan::ResourceChange& c) const {
+    if (!cluster_ || !c.before || c.deposed || c.before->index < 0) return nullptr;
+    if (c.action != plan::Action::Delete && !rollouts_.count(c.address)) return nullptr;
+    auto it = timeouts_.find(c.before->type + "." + c.before->name);
+    return it == timeouts_.end() ? nullptr : &it->second;
+  }
+
+  std::unique_ptr<Call> make_call(std::chrono::milliseconds budget) const {
+    return std::make_unique<Call>(Deadline::after(budget), limits_(cluster_->provider).retry);
+  }
+
+  const Rollouts& rollouts_;
+  apply::ProviderLookup providers_;
+  apply::LimitsLookup limits_;
+  std::function<void(const std::string&)> note_;
+  const Resource* cluster_ = nullptr;
+  std::map<std::string, std::chrono::milliseconds> timeouts_;  ///< "TYPE.POOL" of the cluster's pools
+  std::mutex mu_;
+  std::set<std::string> drained_;  ///< addresses whose node was drained and is not yet uncordoned
+};
+
 /// Counts each rollout's nodes as they go down and come back, and says so:
 /// "rollout baremetal.node.hgx-a: 2 of 6 done, 2 down (max_unavailable 2)".
 class RolloutProgress {
@@ -279,15 +379,20 @@ bool apply(const ApplyOptions& options, Planned& planned, ProviderSet& providers
     if (rc.action != plan::Action::NoOp)
       for (const auto* r : {rc.before ? &*rc.before : nullptr, rc.after ? &*rc.after : nullptr})
         if (r) busy.insert(r->provider);
+  const Rollouts rollouts = pool_rollouts(p, planned.loaded.blueprint);
+  Reporter reporter(events, options.progress_interval, RolloutProgress(rollouts));
+  Drains drains(planned.loaded.blueprint, *planned.desired, st.doc.resources, rollouts, providers.lookup(),
+                providers.limits_lookup(), [&reporter](const std::string& line) { reporter.note(line); });
+  if (std::string drainer = drains.provider_for(p); !drainer.empty()) busy.insert(drainer);
   if (auto s = providers.open(busy); !s) {
     events.error(s.error().message);
     return false;
   }
 
   const size_t total = static_cast<size_t>(p.summary().changes());
-  const Rollouts rollouts = pool_rollouts(p, planned.loaded.blueprint);
-  Reporter reporter(events, options.progress_interval, RolloutProgress(rollouts));
   apply::Options opts;
+  opts.before_change = [&drains](const plan::ResourceChange& c) { return drains.before(c); };
+  opts.after_change = [&drains](const plan::ResourceChange& c) { return drains.after(c); };
   if (!rollouts.empty())
     opts.rollout = [&rollouts](const plan::ResourceChange& c) -> std::optional<apply::Rollout> {
       auto it = rollouts.find(c.address);

@@ -1,4 +1,7 @@
 #include "providers/kubernetes/kubernetes_provider.h"
+#include "engine/core/duration.h"
+
+#include <thread>
 
 #include <yaml-cpp/yaml.h>
 
@@ -109,6 +112,8 @@ ProviderSchema build_schema() {
       {"page_size", T::Int, "500", {}, "Objects per list page during refresh (limit/continue)."},
       {"timeout_ms", T::Int, "30000", {}, "Longest one HTTP request may take (cut to the operation's deadline)."},
       {"connect_timeout_ms", T::Int, "10000", {}, "Longest a TCP + TLS connection may take."},
+      {"poll_ms", T::Int, "1000", {},
+       "Interval between checks while draining a node (its pods gone) and waiting for it to be Ready again."},
   };
   // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
   operator_only(s.options, {"kubeconfig", "context"});
@@ -242,6 +247,28 @@ std::string status_message(const std::string& body) {
   std::string line = body.substr(0, 200);
   std::replace(line.begin(), line.end(), '\n', ' ');
   return line;
+}
+
+/// Why an eviction was refused: the Status message and its causes (the
+/// disruption budget that forbids it, in the API server's words).
+std::string refusal(const std::string& body) {
+  std::string out = status_message(body);
+  Json j = parse_json_or_discard(body);
+  if (j.is_object() && j.contains("details") && j["details"].is_object())
+    for (const auto& c : j["details"].value("causes", Json::array()))
+      if (c.is_object() && c.contains("message") && c["message"].is_string())
+        out += " (" + c["message"].get<std::string>() + ")";
+  return out;
+}
+
+/// True when the pod is not drained: a DaemonSet's (it would come back, as
+/// kubectl drain --ignore-daemonsets leaves them) or a static (mirror) pod.
+bool stays(const Json& pod) {
+  const Json meta = pod.value("metadata", Json::object());
+  if (meta.value("annotations", Json::object()).contains("kubernetes.io/config.mirror")) return true;
+  for (const auto& o : meta.value("ownerReferences", Json::array()))
+    if (o.is_object() && o.value("controller", false) && o.value("kind", "") == "DaemonSet") return true;
+  return false;
 }
 
 }  // namespace
@@ -416,6 +443,7 @@ Status KubernetesProvider::configure(const ProviderConfig& config) {
   positive("page_size", page_size_);
   positive("timeout_ms", timeout_ms_);
   positive("connect_timeout_ms", connect_timeout_ms_);
+  positive("poll_ms", poll_ms_);
   return {};
 }
 
@@ -442,7 +470,7 @@ Result<KubernetesProvider::Conn*> KubernetesProvider::connect(const Resource& r)
 
 Result<net::Response> KubernetesProvider::exchange(Conn& c, const std::string& method, const std::string& path,
                                                    const std::string& body, const std::string& content_type,
-                                                   Call& call) {
+                                                   Call& call, bool retry) {
   net::Request req;
   req.method = method;
   req.url = c.access.server + path;
@@ -461,7 +489,7 @@ Result<net::Response> KubernetesProvider::exchange(Conn& c, const std::string& m
     else if (r->status >= 500 || r->status == 429)
       failed = error_of(c, method, path, *r);
     if (!failed) call.progress();
-    if (!failed || !failed->retryable() || !call.retry(*failed)) return r;
+    if (!failed || !retry || !failed->retryable() || !call.retry(*failed)) return r;
   }
 }
 
@@ -807,6 +835,105 @@ std::optional<Resource> observe(const Resource& prior, const std::map<std::strin
 }
 
 }  // namespace
+
+bool KubernetesProvider::nap(const Call& call) {
+  const auto until = std::chrono::steady_clock::now() + call.deadline().clamp(std::chrono::milliseconds(poll_ms_));
+  while (std::chrono::steady_clock::now() < until) {
+    if (stopped_ || call.cancelled()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<long>(poll_ms_, 50)));
+  }
+  return !call.deadline().passed();
+}
+
+Result<bool> KubernetesProvider::drain(const Resource& cluster, const std::string& node, Call& call) {
+  auto conn = connect(cluster);
+  if (!conn) return conn.error();
+  Conn& c = **conn;
+  const std::string path = "/api/v1/nodes/" + net::percent_encode(node);
+  auto got = exchange(c, "GET", path, "", "", call);
+  if (!got) return got.error();
+  if (got->status == 404) return false;  // not (yet) in the cluster: nothing runs there
+  if (got->status >= 400) return error_of(c, "GET", path, *got);
+  auto cordon = send(c, "PATCH", path, R"({"spec":{"unschedulable":true}})", "application/merge-patch+json", call);
+  if (!cordon) return cordon.error();
+  const std::string pods = "/api/v1/pods?fieldSelector=" + net::percent_encode("spec.nodeName=" + node);
+  // Rounds: evict every pod still there (a pod a disruption budget protects
+  // is asked again next round, as kubectl drain does), until none is left.
+  std::set<std::string> evicted;
+  std::vector<std::string> left;  // the pods still there, as last seen
+  std::string refused;            // the last refusal, in the API server's words
+  auto timed_out = [&] {
+    return Error::fatal(std::to_string(left.size()) + " pod(s) still on node " + node + " after " +
+                        format_duration(call.deadline().budget()) + " (" + left.front() +
+                        (left.size() > 1 ? ", ..." : "") + ")" + (refused.empty() ? "" : "; " + refused));
+  };
+  // The deadline passing in the middle of a request is the drain timing out.
+  auto failed = [&](const Error& e) {
+    return e.kind == Error::Kind::DeadlineExceeded && !left.empty() ? timed_out() : e;
+  };
+  for (;;) {
+    auto r = send(c, "GET", pods, "", "", call);
+    if (!r) return failed(r.error());
+    left.clear();
+    const std::string before = refused;
+    refused.clear();
+    for (const auto& pod : parse_json_or_discard(r->body).value("items", Json::array())) {
+      if (!pod.is_object() || stays(pod)) continue;
+      const Json meta = pod.value("metadata", Json::object());
+      const std::string ns = text(meta, "namespace"), name = text(meta, "name");
+      left.push_back(ns + "/" + name);
+      if (evicted.count(left.back()) || meta.contains("deletionTimestamp")) continue;
+      const std::string at = "/api/v1/namespaces/" + ns + "/pods/" + name + "/eviction";
+      const Json eviction = {{"apiVersion", "policy/v1"},
+                             {"kind", "Eviction"},
+                             {"metadata", {{"name", name}, {"namespace", ns}}}};
+      auto e = exchange(c, "POST", at, eviction.dump(), "application/json", call, false);
+      if (!e) {
+        if (refused.empty()) refused = before;
+        return failed(e.error());
+      }
+      if (e->status == 429) {
+        if (refused.empty()) refused = "pod " + left.back() + ": " + refusal(e->body);
+        continue;
+      }
+      if (e->status >= 400 && e->status != 404) return error_of(c, "POST", at, *e);
+      evicted.insert(left.back());
+    }
+    if (left.empty()) return true;
+    if (!nap(call)) return timed_out();
+  }
+}
+
+Status KubernetesProvider::uncordon(const Resource& cluster, const std::string& node, Call& call) {
+  auto conn = connect(cluster);
+  if (!conn) return conn.error();
+  Conn& c = **conn;
+  const std::string path = "/api/v1/nodes/" + net::percent_encode(node);
+  std::string last = "not registered";
+  for (;;) {
+    auto got = exchange(c, "GET", path, "", "", call);
+    if (!got) return got.error();
+    if (got->status >= 400 && got->status != 404) return error_of(c, "GET", path, *got);
+    if (got->status == 200) {
+      last = "not Ready";
+      for (const auto& cond : parse_json_or_discard(got->body).value("status", Json::object()).value("conditions",
+                                                                                                    Json::array()))
+        if (cond.is_object() && cond.value("type", "") == "Ready") {
+          last = "Ready " + cond.value("status", "Unknown") +
+                 (cond.value("reason", "").empty() ? "" : " (" + cond.value("reason", "") + ")");
+          if (cond.value("status", "") == "True") {
+            auto p = send(c, "PATCH", path, R"({"spec":{"unschedulable":null}})", "application/merge-patch+json",
+                          call);
+            return p ? Status{} : Status{p.error()};
+          }
+        }
+    }
+    if (!nap(call))
+      return Error::fatal("node " + node + " is still " + last + " after " +
+                          format_duration(call.deadline().budget()) + ", so it stays cordoned; uncordon it with "
+                          "kubectl uncordon " + node + " once it is healthy");
+  }
+}
 
 Diagnostics KubernetesProvider::preflight(const std::vector<Resource>& changes, const Call& call) {
   Diagnostics out;

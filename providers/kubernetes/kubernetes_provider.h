@@ -86,6 +86,13 @@ class KubernetesProvider : public Provider {
   /// Deletes the resource's objects that carry Plinth's label; an object
   /// other managers also own is released (an empty apply) instead.
   Status remove(const Resource& prior, Call& call) override;
+  /// Cordons the node (spec.unschedulable), then evicts every pod on it but
+  /// DaemonSet and static ones through the Eviction API (policy/v1): a pod a
+  /// PodDisruptionBudget protects is asked again until the call's deadline,
+  /// then the error names the budget; then waits, every poll_ms, until none is left.
+  Result<bool> drain(const Resource& cluster, const std::string& node, Call& call) override;
+  /// Waits, every poll_ms, for the node's Ready condition, then clears spec.unschedulable.
+  Status uncordon(const Resource& cluster, const std::string& node, Call& call) override;
   void stop() override { stopped_ = true; }
   void close() override {}
 
@@ -95,10 +102,10 @@ class KubernetesProvider : public Provider {
     std::unique_ptr<net::Client> http;
   };
   Result<Conn*> connect(const Resource& r);
-  /// One request, sent again only when call.retry() allows (429, 5xx,
-  /// transport errors); any final status is a Response.
+  /// One request, sent again only when `retry` and call.retry() allows (429,
+  /// 5xx, transport errors); any final status is a Response.
   Result<net::Response> exchange(Conn& c, const std::string& method, const std::string& path, const std::string& body,
-                                 const std::string& content_type, Call& call);
+                                 const std::string& content_type, Call& call, bool retry = true);
   /// exchange(), with a status of 400 and above as an Error.
   Result<net::Response> send(Conn& c, const std::string& method, const std::string& path, const std::string& body,
                              const std::string& content_type, Call& call);
@@ -112,6 +119,9 @@ class KubernetesProvider : public Provider {
   /// releases the labels of nodes prior had and desired has not.
   Status label_nodes(Conn& c, const Resource* desired, const Resource* prior, Call& call);
   Status apply_all(const Resource& desired, const Resource* prior, Call& call);
+  /// Sleeps poll_ms (less when the deadline is closer); false when the call
+  /// was stopped or its deadline passed.
+  bool nap(const Call& call);
 
   std::string kubeconfig_;
   std::string default_context_;
@@ -120,6 +130,7 @@ class KubernetesProvider : public Provider {
   bool force_conflicts_ = false;
   int page_size_ = 500;
   long timeout_ms_ = 30000, connect_timeout_ms_ = 10000;
+  long poll_ms_ = 1000;
   std::atomic<bool> stopped_{false};
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Conn>> conns_;  // by context

@@ -238,9 +238,8 @@ TEST_CASE("rollout: a driver pin change on a 6-node pool never has more hosts of
     const size_t before = lines_of(power);
 
     // A new driver pin: every node is reprovisioned (off, then booted with the new stack).
-    const std::string pin = "driver: \"" + std::string(kDriver) + "\"";
-    REQUIRE(text.find(pin) != std::string::npos);
-    text.replace(text.find(pin), pin.size(), "driver: \"550.90.07\"");
+    text = repinned(text);
+    REQUIRE_FALSE(text.empty());
     bp = dir.write("bp.yaml", text);
     auto args = apply_args(bp, st);
     args.insert(args.end(), {"--parallelism", "10"});
@@ -309,9 +308,8 @@ TEST_CASE("seeds: each created node's BMC fetches a NoCloud ISO carrying what pl
   }
 
   // A new driver pin: each node is reprovisioned from a new seed carrying the new driver.
-  const std::string pin = "driver: \"" + std::string(kDriver) + "\"";
-  REQUIRE(text.find(pin) != std::string::npos);
-  text.replace(text.find(pin), pin.size(), "driver: \"550.90.07\"");
+  text = repinned(text);
+  REQUIRE_FALSE(text.empty());
   site.write("fleet/fleet.yaml", text);
   auto rolled = run_plinth(apply, bp, env);
   INFO(rolled.out << rolled.err);

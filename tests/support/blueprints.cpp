@@ -48,6 +48,13 @@ std::string baremetal_pool(const BaremetalPool& p) {
          bmc_block(p.endpoints, p.ca, p.credentials) + (p.mig ? "    mig: {profile: none}\n" : "");
 }
 
+std::string repinned(std::string blueprint, const std::string& driver) {
+  const std::string pin = "driver: \"" + std::string(kDriver) + "\"";
+  const auto at = blueprint.find(pin);
+  if (at == std::string::npos) return "";
+  return blueprint.replace(at, pin.size(), "driver: \"" + driver + "\"");
+}
+
 std::string baremetal_blueprint(const std::string& name, const std::string& pools) {
   return blueprint_header(name) + train_stack() + "node_pools:\n" + pools;
 }

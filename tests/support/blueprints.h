@@ -47,6 +47,8 @@ struct BaremetalPool {
   bool boot = true;  ///< boot over PXE
   bool mig = true;   ///< `mig: {profile: none}`
 };
+/// `blueprint` with train_stack()'s driver pin kDriver changed to `driver` ("" when it has no such pin).
+std::string repinned(std::string blueprint, const std::string& driver = "550.90.07");
 /// The pool as an item of node_pools:.
 std::string baremetal_pool(const BaremetalPool& p);
 

@@ -189,7 +189,7 @@ TEST_CASE("kubectl discovers the API and lists the seeded namespaces, nodes and 
   CHECK(resources.find("nvidia.com/v1") != std::string::npos);
   CHECK(resources.find("ClusterPolicy") != std::string::npos);
   std::string core = k.ok({"api-resources", "--api-group", "", "--no-headers", "-o", "name"});
-  CHECK(core == "configmaps\nnamespaces\nnodes\nresourcequotas\nserviceaccounts\n");
+  CHECK(core == "configmaps\nnamespaces\nnodes\npods\nresourcequotas\nserviceaccounts\n");
 
   json node = k.json_of({"get", "node", "node-1"});
   CHECK(node["status"]["capacity"]["nvidia.com/gpu"] == "8");
@@ -548,4 +548,51 @@ spec:
   q = k.json_of({"get", "quota", "gpu-quota", "-n", "team-a"});
   CHECK(q["status"]["used"]["requests.nvidia.com/gpu"] == "3");
   CHECK(q["status"]["hard"]["requests.nvidia.com/gpu"] == "4");
+}
+
+/// Pods `names` of ReplicaSet `rs` in namespace `ns` on node `node`, labelled app=`app`.
+std::string pods_manifest(const std::string& ns, const std::string& node, const std::string& app,
+                          const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names)
+    out += "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + n + "\n  namespace: " + ns +
+           "\n  labels: {app: " + app + "}\n  ownerReferences:\n  - {apiVersion: apps/v1, kind: ReplicaSet, name: " +
+           app + "-rs, uid: 6f1c2a8e-0000-4000-8000-00000000000" + std::to_string(out.size() % 10) +
+           ", controller: true}\nspec:\n  nodeName: " + node +
+           "\n  containers: [{name: main, image: registry.k8s.io/pause:3.9}]\nstatus: {phase: Running}\n---\n";
+  return out;
+}
+
+TEST_CASE("kubectl drain cordons a node and evicts its pods, and a PodDisruptionBudget stops it") {
+  Cluster k;
+  k.ok({"apply", "-f", "-"}, pods_manifest("default", "node-0", "web", {"web-a", "web-b"}) +
+                                 pods_manifest("default", "node-1", "web", {"web-c"}) +
+                                 pods_manifest("default", "node-1", "db", {"db-a"}));
+  CHECK(k.ok({"get", "pods", "--field-selector", "spec.nodeName=node-0", "-o", "name"}) == "pod/web-a\npod/web-b\n");
+  RunResult bad = k.kubectl({"get", "nodes", "--field-selector", "spec.nodeName=node-0"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("field label not supported: spec.nodeName") != std::string::npos);
+
+  std::string drained = k.ok({"drain", "node-0", "--ignore-daemonsets", "--timeout=20s"});
+  CHECK(drained.find("node/node-0 cordoned") != std::string::npos);
+  CHECK(drained.find("pod/web-a evicted") != std::string::npos);
+  CHECK(drained.find("node/node-0 drained") != std::string::npos);
+  CHECK(k.json_of({"get", "node", "node-0"})["spec"]["unschedulable"] == true);
+  CHECK(k.ok({"get", "pods", "--field-selector", "spec.nodeName=node-0", "-o", "name"}).empty());
+  int evictions = 0;
+  for (const auto& r : k.requests())
+    if (r["method"] == "POST" && r["path"].get<std::string>().ends_with("/eviction")) ++evictions;
+  CHECK(evictions == 2);
+
+  // A budget that allows no disruption: the eviction is refused with 429, and drain times out naming it.
+  k.ok({"apply", "-f", "-"}, "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: db-pdb, namespace: "
+                             "default}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: db}}\n");
+  RunResult refused = k.kubectl({"drain", "node-1", "--ignore-daemonsets", "--timeout=3s"});
+  INFO(refused.out << refused.err);
+  CHECK(refused.exit_code != 0);
+  CHECK((refused.out + refused.err).find("Cannot evict pod as it would violate the pod's disruption budget") !=
+        std::string::npos);
+  CHECK(k.ok({"get", "pods", "--field-selector", "spec.nodeName=node-1", "-o", "name"}) == "pod/db-a\n");
+  CHECK(k.ok({"uncordon", "node-0"}).find("node/node-0 uncordoned") != std::string::npos);
+  CHECK_FALSE(k.json_of({"get", "node", "node-0"})["spec"].contains("unschedulable"));
 }

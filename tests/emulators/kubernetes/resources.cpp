@@ -266,6 +266,9 @@ std::vector<ResourceType> builtin_types() {
   t.push_back({"", "v1", "ConfigMap", "configmaps", "configmap", true, {"cm"}, {}, false});
   t.push_back({"", "v1", "Namespace", "namespaces", "namespace", false, {"ns"}, {}, true});
   t.push_back({"", "v1", "Node", "nodes", "node", false, {"no"}, {}, true});
+  t.push_back({"", "v1", "Pod", "pods", "pod", true, {"po"}, {"all"}, true});
+  t.push_back({"policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", true, {"pdb"}, {},
+               true});
   t.push_back({"", "v1", "ResourceQuota", "resourcequotas", "resourcequota", true, {"quota"}, {}, true});
   t.push_back({"", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", true, {"sa"}, {}, false});
   const std::string rbac = "rbac.authorization.k8s.io";

@@ -46,8 +46,9 @@ struct ResourceType {
 /// The verbs every resource accepts.
 const std::vector<std::string>& resource_verbs();
 
-/// Namespace, ResourceQuota, ServiceAccount, ConfigMap, Node, Role, RoleBinding,
-/// ClusterRole, ClusterRoleBinding and CustomResourceDefinition.
+/// Namespace, ResourceQuota, ServiceAccount, ConfigMap, Node, Pod (with its
+/// eviction subresource), PodDisruptionBudget, Role, RoleBinding, ClusterRole,
+/// ClusterRoleBinding and CustomResourceDefinition.
 std::vector<ResourceType> builtin_types();
 
 /// The resource a CustomResourceDefinition serves (its served storage

@@ -200,15 +200,23 @@ std::string parse_label_selector(const std::string& text, LabelSelector& out) {
   return "";
 }
 
-bool FieldSelector::matches(const std::string& name, const std::string& ns) const {
+bool FieldSelector::matches(const nlohmann::json& object) const {
   for (const auto& t : terms) {
-    const std::string& have = t.field == "metadata.name" ? name : ns;
+    const nlohmann::json* at = &object;
+    for (size_t start = 0; at && start <= t.field.size();) {
+      size_t dot = t.field.find('.', start);
+      const std::string key = t.field.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      at = at->is_object() && at->contains(key) ? &(*at)[key] : nullptr;
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    const std::string have = at && at->is_string() ? at->get<std::string>() : "";
     if ((have == t.value) == t.negated) return false;
   }
   return true;
 }
 
-std::string parse_field_selector(const std::string& text, FieldSelector& out) {
+std::string parse_field_selector(const std::string& text, FieldSelector& out, const std::string& kind) {
   out.terms.clear();
   if (text.find_first_not_of(" ") == std::string::npos) return "";
   size_t start = 0;
@@ -227,7 +235,9 @@ std::string parse_field_selector(const std::string& text, FieldSelector& out) {
     if (op == std::string::npos) return "invalid selector: '" + text + "'; can't understand '" + part + "'";
     t.field = part.substr(0, op);
     t.value = part.substr(op + len);
-    if (t.field != "metadata.name" && t.field != "metadata.namespace") return "field label not supported: " + t.field;
+    const bool pod_field = kind == "Pod" && (t.field == "spec.nodeName" || t.field == "status.phase");
+    if (t.field != "metadata.name" && t.field != "metadata.namespace" && !pod_field)
+      return "field label not supported: " + t.field;
     out.terms.push_back(std::move(t));
     if (comma == std::string::npos) break;
     start = comma + 1;

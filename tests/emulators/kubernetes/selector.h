@@ -2,6 +2,7 @@
 // Label and field selectors as the Kubernetes API server reads them from
 // ?labelSelector= and ?fieldSelector= (k8s.io/apimachinery labels and fields).
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ struct LabelSelector {
 std::string parse_label_selector(const std::string& text, LabelSelector& out);
 
 /// A parsed field selector: `field=value`, `field==value`, `field!=value`,
-/// joined with commas. Only metadata.name and metadata.namespace are fields.
+/// joined with commas. metadata.name and metadata.namespace are fields of
+/// every kind; Pods also have spec.nodeName and status.phase (what kubectl
+/// drain lists a node's pods with).
 struct FieldSelector {
   struct Term {
     std::string field;
@@ -38,11 +41,12 @@ struct FieldSelector {
     std::string value;
   };
   std::vector<Term> terms;
-  bool matches(const std::string& name, const std::string& ns) const;
+  /// True when every term holds for `object` (a missing field is "").
+  bool matches(const nlohmann::json& object) const;
 };
 
-/// Parses a field selector. Returns "" or the API server's error, e.g.
-/// `field label not supported: spec.nodeName`.
-std::string parse_field_selector(const std::string& text, FieldSelector& out);
+/// Parses a field selector for objects of `kind`. Returns "" or the API
+/// server's error, e.g. `field label not supported: spec.nodeName`.
+std::string parse_field_selector(const std::string& text, FieldSelector& out, const std::string& kind = "");
 
 }  // namespace plinth::kube_emulator

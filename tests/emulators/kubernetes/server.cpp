@@ -632,6 +632,14 @@ Response ApiServer::discovery(const Request&, const std::vector<std::string>& se
       if (!t.categories.empty()) e["categories"] = t.categories;
       e["storageVersionHash"] = b64url(hex(fnv1a(t.api_version() + "/" + t.kind)).substr(0, 8));
       resources.push_back(e);
+      if (t.kind == "Pod")
+        resources.push_back({{"name", "pods/eviction"},
+                             {"singularName", ""},
+                             {"namespaced", true},
+                             {"group", "policy"},
+                             {"version", "v1"},
+                             {"kind", "Eviction"},
+                             {"verbs", {"create"}}});
       if (t.status_subresource)
         resources.push_back({{"name", t.plural + "/status"},
                              {"singularName", ""},
@@ -796,7 +804,9 @@ Response ApiServer::resource_request(const Request& req, const Caller& who, Resp
   } else {
     type = find_type(group, version, rest[0]);
   }
-  if (!type || rest.size() > 3 || (rest.size() == 3 && !(rest[2] == "status" && type->status_subresource)))
+  const bool eviction = type && type->kind == "Pod" && rest.size() == 3 && rest[2] == "eviction";
+  if (!type || rest.size() > 3 ||
+      (rest.size() == 3 && !(rest[2] == "status" && type->status_subresource) && !eviction))
     return fail(std::move(r), 404, "NotFound", "the server could not find the requested resource", json::object());
   t.type = *type;
   if (rest.size() >= 2) t.name = rest[1];
@@ -818,6 +828,9 @@ Response ApiServer::resource_request(const Request& req, const Caller& who, Resp
     verb = "patch";
   else if (req.method == "DELETE")
     verb = t.name.empty() ? "deletecollection" : "delete";
+  if (eviction && req.method != "POST")
+    return fail(std::move(r), 405, "MethodNotAllowed",
+                "the server does not allow this method on the requested resource");
   r.verb = verb;
   if (header(req, "content-type").rfind("application/apply-patch", 0) == 0 && verb == "patch") r.verb = "apply";
   if (verb.empty())
@@ -841,6 +854,7 @@ Response ApiServer::resource_request(const Request& req, const Caller& who, Resp
                 "watch is not implemented by the Kubernetes emulator (docs/emulators.md); list instead");
   if (verb == "get") return get(req, t, std::move(r));
   if (verb == "list") return list(req, t, std::move(r));
+  if (eviction) return evict(req, t, std::move(r));
   if (verb == "create") {
     if (!t.name.empty())
       return fail(std::move(r), 405, "MethodNotAllowed",
@@ -964,7 +978,7 @@ Response ApiServer::list(const Request& req, const Target& t, Response r) {
   if (std::string err = parse_label_selector(param(req, "labelSelector"), labels); !err.empty())
     return fail(std::move(r), 400, "BadRequest", err);
   FieldSelector fields;
-  if (std::string err = parse_field_selector(param(req, "fieldSelector"), fields); !err.empty())
+  if (std::string err = parse_field_selector(param(req, "fieldSelector"), fields, t.type.kind); !err.empty())
     return fail(std::move(r), 400, "BadRequest", err);
   long long limit = 0;
   if (std::string l = param(req, "limit"); !l.empty()) {
@@ -999,7 +1013,7 @@ Response ApiServer::list(const Request& req, const Target& t, Response r) {
       const json& obj = it->second;
       std::string ns = obj["metadata"].value("namespace", "");
       if (t.type.namespaced && !t.ns.empty() && ns != t.ns) continue;
-      if (!fields.matches(obj["metadata"].value("name", ""), ns) || !labels.matches(labels_of(obj))) continue;
+      if (!fields.matches(obj) || !labels.matches(labels_of(obj))) continue;
       if (limit > 0 && static_cast<long long>(items.size()) >= limit) {
         ++remaining;
         continue;
@@ -1317,12 +1331,103 @@ Response ApiServer::remove(const Request& req, const Target& t, Response r) {
       {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"}, {"details", d}});
 }
 
+namespace {
+
+/// A metav1.LabelSelector (matchLabels, matchExpressions) against `labels`;
+/// an empty selector matches everything, as in policy/v1.
+bool selector_selects(const json& selector, const std::map<std::string, std::string>& labels) {
+  if (!selector.is_object()) return true;
+  if (auto m = selector.find("matchLabels"); m != selector.end() && m->is_object())
+    for (auto kv = m->begin(); kv != m->end(); ++kv) {
+      auto it = labels.find(kv.key());
+      if (it == labels.end() || !kv->is_string() || it->second != kv->get<std::string>()) return false;
+    }
+  const auto x = selector.find("matchExpressions");
+  if (x == selector.end() || !x->is_array()) return true;
+  for (const auto& e : *x) {
+    const std::string key = e.value("key", ""), op = e.value("operator", "");
+    auto it = labels.find(key);
+    bool in = false;
+    for (const auto& v : e.value("values", json::array())) in = in || (it != labels.end() && v == it->second);
+    if ((op == "In" && !in) || (op == "NotIn" && in) || (op == "Exists" && it == labels.end()) ||
+        (op == "DoesNotExist" && it != labels.end()))
+      return false;
+  }
+  return true;
+}
+
+/// An IntOrString of a PDB (`minAvailable`, `maxUnavailable`) for `expected`
+/// pods: a number, or "N%" rounded up as the disruption controller does.
+int scaled(const json& v, int expected) {
+  if (v.is_number_integer()) return v.get<int>();
+  const std::string s = v.is_string() ? v.get<std::string>() : "0";
+  if (!s.empty() && s.back() == '%') return (expected * std::atoi(s.c_str()) + 99) / 100;
+  return std::atoi(s.c_str());
+}
+
+}  // namespace
+
+Response ApiServer::evict(const Request& req, const Target& t, Response r) {
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object())
+    return fail(std::move(r), 400, "BadRequest", "the body of the request is not a valid Eviction");
+  const std::string av = body.value("apiVersion", "");
+  if (body.value("kind", "") != "Eviction" || (av != "policy/v1" && av != "policy/v1beta1"))
+    return fail(std::move(r), 400, "BadRequest",
+                "the body of the request was in an unknown format - accepted media types include: application/json");
+  const json* pod = find(t.type, t.ns, t.name);
+  if (!pod) return not_found(std::move(r), t.type, t.name);
+  const auto pod_labels = labels_of(*pod);
+  const ResourceType* pdb_type = find_type("policy", "v1", "poddisruptionbudgets");
+  std::vector<const json*> budgets;
+  if (pdb_type)
+    for (const auto& [key, obj] : bucket(*pdb_type))
+      if (obj["metadata"].value("namespace", "") == t.ns &&
+          selector_selects(obj.value("spec", json::object()).value("selector", json::object()), pod_labels))
+        budgets.push_back(&obj);
+  if (budgets.size() > 1)
+    return fail(std::move(r), 500, "InternalError",
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.");
+  if (budgets.size() == 1) {
+    const json& pdb = *budgets[0];
+    const json spec = pdb.value("spec", json::object());
+    int healthy = 0;
+    for (const auto& [key, other] : bucket(t.type))
+      if (other["metadata"].value("namespace", "") == t.ns && !other["metadata"].contains("deletionTimestamp") &&
+          other.value("status", json::object()).value("phase", "Running") == "Running" &&
+          selector_selects(spec.value("selector", json::object()), labels_of(other)))
+        ++healthy;
+    const int expected = healthy;
+    const int desired = spec.contains("minAvailable") ? scaled(spec["minAvailable"], expected)
+                        : spec.contains("maxUnavailable")
+                            ? expected - scaled(spec["maxUnavailable"], expected)
+                            : 0;
+    if (healthy - desired <= 0) {
+      const std::string name = pdb["metadata"].value("name", "");
+      json d = {{"causes",
+                 {{{"reason", "DisruptionBudget"},
+                   {"message", "The disruption budget " + name + " needs " + std::to_string(desired) +
+                                   " healthy pods and has " + std::to_string(healthy) + " currently"}}}}};
+      return fail(std::move(r), 429, "TooManyRequests",
+                  "Cannot evict pod as it would violate the pod's disruption budget.", d);
+    }
+  }
+  if (!is_dry_run(req)) {
+    erase_object(t.type, t.ns, t.name);
+    ++resource_version_;
+    r.wrote = true;
+  }
+  return ok(std::move(r),
+            {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"}, {"code", 201}},
+            201);
+}
+
 Response ApiServer::remove_collection(const Request& req, const Target& t, Response r) {
   LabelSelector labels;
   if (std::string err = parse_label_selector(param(req, "labelSelector"), labels); !err.empty())
     return fail(std::move(r), 400, "BadRequest", err);
   FieldSelector fields;
-  if (std::string err = parse_field_selector(param(req, "fieldSelector"), fields); !err.empty())
+  if (std::string err = parse_field_selector(param(req, "fieldSelector"), fields, t.type.kind); !err.empty())
     return fail(std::move(r), 400, "BadRequest", err);
   std::vector<std::pair<std::string, std::string>> victims;
   json items = json::array();
@@ -1330,7 +1435,7 @@ Response ApiServer::remove_collection(const Request& req, const Target& t, Respo
     std::string ns = obj["metadata"].value("namespace", "");
     if (t.type.namespaced && ns != t.ns) continue;
     std::string name = obj["metadata"].value("name", "");
-    if (!fields.matches(name, ns) || !labels.matches(labels_of(obj))) continue;
+    if (!fields.matches(obj) || !labels.matches(labels_of(obj))) continue;
     victims.emplace_back(ns, name);
     items.push_back(obj);
   }

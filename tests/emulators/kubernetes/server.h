@@ -78,6 +78,9 @@ class ApiServer {
   Response patch(const Request& req, const Target& t, Response r);
   Response apply(const Request& req, const Target& t, Response r);
   Response remove(const Request& req, const Target& t, Response r);
+  /// POST pods/NAME/eviction: deletes the pod unless the one
+  /// PodDisruptionBudget selecting it allows no disruption (429).
+  Response evict(const Request& req, const Target& t, Response r);
   Response remove_collection(const Request& req, const Target& t, Response r);
 
   /// Stores `obj` (a create when `old` is null) after setting server-owned

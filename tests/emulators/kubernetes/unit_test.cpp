@@ -42,15 +42,25 @@ TEST_CASE("label selectors: =, ==, !=, in, notin, exists, !exists, gt/lt as Kube
   CHECK(parse_label_selector("-bad=1", s).find("key: Invalid value: \"-bad\"") != std::string::npos);
 }
 
-TEST_CASE("field selectors: metadata.name and metadata.namespace only") {
+TEST_CASE("field selectors: metadata.name and metadata.namespace, and a Pod's spec.nodeName and status.phase") {
+  auto object = [](const std::string& name, const std::string& ns) {
+    return nlohmann::json{{"metadata", {{"name", name}, {"namespace", ns}}}};
+  };
   FieldSelector f;
   REQUIRE(parse_field_selector("metadata.name=node-1", f) == "");
-  CHECK(f.matches("node-1", ""));
-  CHECK_FALSE(f.matches("node-2", ""));
+  CHECK(f.matches(object("node-1", "")));
+  CHECK_FALSE(f.matches(object("node-2", "")));
   REQUIRE(parse_field_selector("metadata.namespace==team-a,metadata.name!=default", f) == "");
-  CHECK(f.matches("trainer", "team-a"));
-  CHECK_FALSE(f.matches("default", "team-a"));
+  CHECK(f.matches(object("trainer", "team-a")));
+  CHECK_FALSE(f.matches(object("default", "team-a")));
   CHECK(parse_field_selector("spec.nodeName=x", f) == "field label not supported: spec.nodeName");
+  REQUIRE(parse_field_selector("spec.nodeName=gpu-0,status.phase!=Succeeded", f, "Pod") == "");
+  nlohmann::json pod = object("trainer-7f", "team-a");
+  pod["spec"]["nodeName"] = "gpu-0";
+  pod["status"]["phase"] = "Running";
+  CHECK(f.matches(pod));
+  pod["spec"]["nodeName"] = "gpu-1";
+  CHECK_FALSE(f.matches(pod));
 }
 
 TEST_CASE("FieldsV1 round trip: owned objects with owned children get a \".\" entry") {

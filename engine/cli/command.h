@@ -49,6 +49,7 @@ struct Io {
   bool err_tty = false;
   bool in_tty = false;
   bool color = false;  ///< colour on stdout (TTY and no NO_COLOR)
+  bool group = true;   ///< plans grouped by pool and action (false: --no-group)
 };
 
 using RunFn = int (*)(const Args& args, Io& io);

@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
     io.in_tty = isatty(STDIN_FILENO);
     const char* no_color = std::getenv("NO_COLOR");
     io.color = io.out_tty && !(no_color && *no_color) && !args->flag("no-color");
+    io.group = !args->flag("no-group");
     int rc = cmd->run(*args, io);
     plinth::plugins().close_all();
     return rc;

@@ -34,6 +34,7 @@ std::vector<FlagSpec> execute_flags() {
       provider_option_flag(),
       {"json", "", "Print one JSON object per line (the plan, each operation, the outcome) instead of text; "
                    "needs --auto-approve or a saved plan (docs/apply.md, \"Machine-readable output\")."},
+      {"no-group", "", "Print every changed resource in full instead of one entry per pool and action (docs/plan.md, \"Grouped\")."},
   };
 }
 

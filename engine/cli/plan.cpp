@@ -194,7 +194,7 @@ int run_plan(const Args& args, Io& io) {
     std::string text = plan::to_json_text(p, extra);
     std::fwrite(text.data(), 1, text.size(), io.out);
   } else {
-    std::string text = plan::to_text(p, {io.color});
+    std::string text = plan::to_text(p, {io.color, io.group});
     std::fwrite(text.data(), 1, text.size(), io.out);
   }
 
@@ -238,6 +238,7 @@ const Register plan_command({
         {"state", "FILE", "State file to plan against (default: plinth.state.json beside the first blueprint)."},
         {"json", "", "Print the plan as JSON (format in docs/plan.md)."},
         {"detailed-exitcode", "", "Exit 2 when the plan has changes, 0 when it has none."},
+        {"no-group", "", "Print every changed resource in full instead of one entry per pool and action (docs/plan.md, \"Grouped\")."},
         {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
         state_key_flag(),
         {"lock", "", "Lock the state while reading it (default true); -lock=false plans without writing the lock "

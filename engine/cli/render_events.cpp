@@ -75,25 +75,6 @@ std::string describe(const policy::PolicyInfo& p) {
          (controls.empty() ? "" : " [" + controls + "]") + "\n";
 }
 
-/// Indices as "[0..3, 5, 7, 8]": runs of three or more as FIRST..LAST.
-std::string index_ranges(std::vector<int> indices) {
-  std::sort(indices.begin(), indices.end());
-  std::string out;
-  for (size_t i = 0; i < indices.size();) {
-    size_t j = i;
-    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    if (j >= i + 2) {
-      out += std::to_string(indices[i]) + ".." + std::to_string(indices[j]);
-      i = j + 1;
-    } else {
-      out += std::to_string(indices[i]);
-      ++i;
-    }
-  }
-  return "[" + out + "]";
-}
-
 /// "Placement:", then per pool and distinct placement of the objects created
 /// (the computed keys their type declares, ResourceType::placement) how many
 /// went there and which: what a capacity fallback chose, each object once.
@@ -238,7 +219,7 @@ void HumanView::policy_checked(const run::PolicyChecked& c) {
 }
 
 void HumanView::planned(const plan::Plan& plan) {
-  std::string text = plan::to_text(plan, {io_.color});
+  std::string text = plan::to_text(plan, {io_.color, io_.group});
   std::fwrite(text.data(), 1, text.size(), io_.out);
   total_ = static_cast<size_t>(plan.summary().changes());
 }

@@ -59,7 +59,7 @@ int run_show(const Args& args, Io& io) {
           (b.git_commit.empty() ? std::string("(none)") : b.git_commit.substr(0, 12)) +
           (b.git_dirty ? " with uncommitted changes" : "") + "\n";
   head += "  apply it with: plinth apply " + path + "\n\n";
-  std::string text = safe_text(head) + plan::to_text(pf->plan, {io.color});
+  std::string text = safe_text(head) + plan::to_text(pf->plan, {io.color, io.group});
   std::fwrite(text.data(), 1, text.size(), io.out);
   return kExitSuccess;
 }
@@ -76,6 +76,7 @@ const Register show_command({
     "Exit codes: 0 shown, 1 the file is not a readable plan (or fails --verify-key).",
     {
         {"json", "", "Print the plan as JSON (docs/plan.md), with a plan_file object of its bindings."},
+        {"no-group", "", "Print every changed resource in full instead of one entry per pool and action (docs/plan.md, \"Grouped\")."},
         {"verify-key", "KEY", "Refuse the plan unless it is signed by this Ed25519 public key or HMAC secret."},
     },
     run_show,

@@ -46,6 +46,24 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+std::string index_ranges(std::vector<int> indices) {
+  std::sort(indices.begin(), indices.end());
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    if (j >= i + 2) {
+      out += std::to_string(indices[i]) + ".." + std::to_string(indices[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(indices[i]);
+      ++i;
+    }
+  }
+  return "[" + out + "]";
+}
+
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -24,6 +24,9 @@ std::string ascii_lower(std::string_view s);
 /// Joins with `sep`.
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
+/// Indices as "[0..3, 5, 7, 8]": sorted, runs of three or more as FIRST..LAST.
+std::string index_ranges(std::vector<int> indices);
+
 /// Compares dotted version strings numerically component by component
 /// ("550.54.15" < "550.100"); non-numeric parts compare as strings.
 int compare_versions(std::string_view a, std::string_view b);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
@@ -82,54 +83,195 @@ std::string summary_line(const Plan& plan) {
          plural(s.replace, "replace") + ", " + plural(s.remove, "destroy") + ".";
 }
 
+namespace {
+
+/// The action's style, create-before-destroy replaces shown as Terraform does.
+Style style_of(const ResourceChange& rc) {
+  Style st = style(rc.action);
+  const Resource* r = rc.after ? &*rc.after : rc.before ? &*rc.before : nullptr;
+  const ResourceType* type = r ? find_resource_type(rc.type, r->provider) : nullptr;
+  if (rc.action == Action::Replace && type && type->create_before_destroy)
+    st = {"+/-", st.color, "replace, create before destroy"};
+  return st;
+}
+
+void append_marker(std::string& out, const Style& st, const TextOptions& options) {
+  out += "  ";
+  if (options.color) out += st.color;
+  out += st.marker;
+  if (options.color) out += kReset;
+  out += ' ';
+}
+
+/// ", forced by: a, b" and the -replace note of a replace.
+std::string replace_note(const std::vector<const ResourceChange*>& members) {
+  std::vector<std::string> forced;
+  bool requested = false;
+  for (const auto* rc : members) {
+    requested = requested || rc->replace_requested;
+    for (const auto& c : rc->changes)
+      if (c.forces_replacement && std::find(forced.begin(), forced.end(), c.path) == forced.end())
+        forced.push_back(c.path);
+  }
+  std::string out;
+  for (const auto& f : forced) out += (out.empty() ? ", forced by: " : ", ") + safe_text(f);  // bios names: blueprint
+  if (requested) out += forced.empty() ? ", as requested with -replace" : "; requested with -replace";
+  return out;
+}
+
+/// A change's value: `after` for a create, else `before -> after`.
+void append_change(std::string& out, Action action, const AttributeChange& c) {
+  if (action == Action::Create) {
+    append_value(out, c.after, c.sensitive);
+    return;
+  }
+  append_value(out, c.before, c.sensitive);
+  out += " -> ";
+  append_value(out, c.after, c.sensitive);
+}
+
+/// Today's block of one change: its header and one line per attribute.
+void append_block(std::string& out, const ResourceChange& rc, const TextOptions& options) {
+  const Style st = style_of(rc);
+  append_marker(out, st, options);
+  out += rc.address;
+  out += " (";
+  out += st.verb;
+  if (rc.action == Action::Replace) out += replace_note({&rc});
+  if (std::string note = recorded_only(rc); !note.empty()) out += "; " + note;
+  out += ")\n";
+  if (rc.action == Action::Delete) return;
+  for (const auto& why : rc.reasons) out += "      # because " + safe_text(why) + "\n";
+  for (const auto& c : rc.changes) {
+    out += "      ";
+    out += safe_text(c.path);
+    out += ": ";
+    append_change(out, rc.action, c);
+    if (rc.action != Action::Create && c.forces_replacement) out += "  # forces replacement";
+    out += '\n';
+  }
+}
+
+bool same(const Shared<Json>& a, const Shared<Json>& b) { return (!a && !b) || (a && b && *a == *b); }
+
+/// The attribute lines of earlier pools, by type and action: a pool whose
+/// lines mostly repeat one of them names it and prints only the rest.
+using Printed = std::map<std::string, std::vector<std::pair<std::string, std::vector<std::string>>>>;
+
+/// One entry for the members of a pool that take the same action: the
+/// indexes, the count, the reasons once, and per attribute its value when
+/// the members share it, else the first and last member's ("per node"); for
+/// changes, how many members each change touches when not all. When an
+/// earlier pool of the same type and action printed all but a few of the
+/// same lines, the entry names it and prints only the lines that differ
+/// (the earlier pool may itself have been printed that way).
+void append_group(std::string& out, const std::vector<const ResourceChange*>& members, const TextOptions& options,
+                  Printed& printed) {
+  const ResourceChange& first = *members.front();
+  const Resource* r0 = first.after ? &*first.after : &*first.before;
+  const Style st = style_of(first);
+  std::vector<int> indexes;
+  for (const auto* rc : members) indexes.push_back((rc->after ? *rc->after : *rc->before).index);
+  append_marker(out, st, options);
+  const std::string name = r0->type + "." + r0->name;
+  out += name + index_ranges(indexes) + "  " + std::to_string(members.size()) + " to " + st.verb;
+  if (first.action == Action::Replace) out += replace_note(members);
+  if (std::string note = recorded_only(first); !note.empty()) out += "; " + note;
+  if (first.action == Action::Delete) {
+    out += '\n';
+    return;
+  }
+  std::vector<std::string> lines;  // reasons, then one line per attribute in path order
+  std::vector<std::string> paths;
+  std::map<std::string, std::vector<const AttributeChange*>> by_path;
+  for (const auto* rc : members) {
+    for (const auto& why : rc->reasons) {
+      std::string line = "      # because " + safe_text(why) + "\n";
+      if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(std::move(line));
+    }
+    for (const auto& c : rc->changes) {
+      auto& v = by_path[c.path];
+      if (v.empty()) paths.push_back(c.path);
+      v.push_back(&c);
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const auto& path : paths) {
+    const auto& cs = by_path[path];
+    const AttributeChange& a = *cs.front();
+    const AttributeChange& z = *cs.back();
+    bool shared = true;
+    for (const auto* c : cs) shared = shared && same(c->before, a.before) && same(c->after, a.after);
+    std::string line = "      " + safe_text(path) + ": ";
+    append_change(line, first.action, a);
+    if (!shared) {
+      line += " ... ";
+      append_change(line, first.action, z);
+      line += "  (per node";
+      if (cs.size() < members.size()) line += ", " + std::to_string(cs.size()) + " of " + std::to_string(members.size());
+      line += ")";
+    } else if (cs.size() < members.size()) {
+      line += "  (" + std::to_string(cs.size()) + " of " + std::to_string(members.size()) + ")";
+    }
+    if (first.action != Action::Create && a.forces_replacement) line += "  # forces replacement";
+    lines.push_back(line + '\n');
+  }
+  // The earlier pool sharing the most lines (among the last 256, to bound the
+  // work), when it leaves at most a third to print.
+  auto& earlier = printed[r0->type + " " + to_string(first.action)];
+  const std::pair<std::string, std::vector<std::string>>* best = nullptr;
+  std::vector<std::string> rest;
+  for (size_t k = earlier.size() > 256 ? earlier.size() - 256 : 0; k < earlier.size(); ++k) {
+    const auto& e = earlier[k];
+    if (e.second.size() != lines.size()) continue;
+    std::vector<std::string> differ;
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i] != e.second[i]) differ.push_back(lines[i]);
+    if (!best || differ.size() < rest.size()) {
+      best = &e;
+      rest = std::move(differ);
+    }
+  }
+  if (best && rest.size() * 3 <= lines.size()) {
+    out += ", attributes as " + best->first + (rest.empty() ? "" : " except:") + "\n";
+    for (const auto& line : rest) out += line;
+  } else {
+    out += '\n';
+    for (const auto& line : lines) out += line;
+  }
+  earlier.emplace_back(name, std::move(lines));
+}
+
+}  // namespace
+
 std::string to_text(const Plan& plan, const TextOptions& options) {
   std::string out;
   if (!plan.has_changes()) return summary_line(plan) + "\n";
-  out.reserve(plan.changes.size() * 256);
   out += "Plinth will perform the following actions:\n\n";
-  for (const auto& rc : plan.changes) {
-    if (rc.action == Action::NoOp) continue;
-    Style st = style(rc.action);
-    // A type that replaces create-before-destroy shows it as Terraform does.
-    const Resource* r = rc.after ? &*rc.after : rc.before ? &*rc.before : nullptr;
-    const ResourceType* type = r ? find_resource_type(rc.type, r->provider) : nullptr;
-    const bool cbd = rc.action == Action::Replace && type && type->create_before_destroy;
-    if (cbd) st = {"+/-", st.color, "replace, create before destroy"};
-    out += "  ";
-    if (options.color) out += st.color;
-    out += st.marker;
-    if (options.color) out += kReset;
-    out += ' ';
-    out += rc.address;
-    out += " (";
-    out += st.verb;
-    if (rc.action == Action::Replace) {
-      std::string forced;
-      for (const auto& c : rc.changes) {
-        if (!c.forces_replacement) continue;
-        if (!forced.empty()) forced += ", ";
-        forced += safe_text(c.path);  // keys come from the blueprint (bios names)
+  if (!options.grouped) {
+    out.reserve(plan.changes.size() * 256);
+    for (const auto& rc : plan.changes)
+      if (rc.action != Action::NoOp) append_block(out, rc, options);
+  } else {
+    // Members of one pool taking one action, in the order the first of each appears.
+    std::vector<std::vector<const ResourceChange*>> entries;
+    std::map<std::string, size_t> group_of;  // "TYPE.NAME action" -> entry
+    for (const auto& rc : plan.changes) {
+      if (rc.action == Action::NoOp) continue;
+      const Resource* r = rc.after ? &*rc.after : rc.before ? &*rc.before : nullptr;
+      if (!r || r->index < 0 || rc.deposed) {
+        entries.push_back({&rc});
+        continue;
       }
-      if (!forced.empty()) out += ", forced by: " + forced;
-      if (rc.replace_requested) out += forced.empty() ? ", as requested with -replace" : "; requested with -replace";
+      const std::string key = r->type + "." + r->name + " " + to_string(rc.action);
+      auto [it, fresh] = group_of.emplace(key, entries.size());
+      if (fresh) entries.emplace_back();
+      entries[it->second].push_back(&rc);
     }
-    if (std::string note = recorded_only(rc); !note.empty()) out += "; " + note;
-    out += ")\n";
-    if (rc.action == Action::Delete) continue;
-    for (const auto& why : rc.reasons) out += "      # because " + safe_text(why) + "\n";
-    for (const auto& c : rc.changes) {
-      out += "      ";
-      out += safe_text(c.path);
-      out += ": ";
-      if (rc.action == Action::Create) {
-        append_value(out, c.after, c.sensitive);
-      } else {
-        append_value(out, c.before, c.sensitive);
-        out += " -> ";
-        append_value(out, c.after, c.sensitive);
-        if (c.forces_replacement) out += "  # forces replacement";
-      }
-      out += '\n';
+    Printed printed;
+    for (const auto& e : entries) {
+      if (e.size() == 1) append_block(out, *e.front(), options);
+      else append_group(out, e, options, printed);
     }
   }
   out += '\n';

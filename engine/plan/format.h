@@ -10,7 +10,8 @@ namespace plinth::plan {
 inline constexpr const char* kJsonFormatVersion = "1.2";
 
 struct TextOptions {
-  bool color = false;  ///< ANSI colours on the action markers
+  bool color = false;   ///< ANSI colours on the action markers
+  bool grouped = true;  ///< one entry per pool and action (false: --no-group, one block per resource)
 };
 
 /// The human plan, in the Terraform habit: one block per changed resource
@@ -19,6 +20,12 @@ struct TextOptions {
 /// "(sensitive)" in place of sensitive values, no-ops only counted, and the
 /// summary line "Plan: N to create, N to update, N to replace, N to destroy."
 /// or "No changes. Infrastructure matches the blueprint."
+/// Grouped (the default), the members of a pool (resources with an index)
+/// that take the same action are one entry when there are two or more:
+/// "+ TYPE.POOL[0..19, 21]  21 to create" (the verb, and for replaces what
+/// forces them), the reasons once, then per attribute the value they share,
+/// or the first and last member's with "(per node)", and for changes
+/// "(K of N)" when only some members have it. docs/plan.md, "Grouped".
 std::string to_text(const Plan& plan, const TextOptions& options = {});
 
 /// "Plan: 3 to create, 1 to update, 1 to replace, 2 to destroy." or the

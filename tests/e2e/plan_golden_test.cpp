@@ -41,18 +41,21 @@ void check_golden(const std::string& name, const std::string& actual) {
   CHECK(*expected == actual);
 }
 
-/// Plans `blueprints` against `state` as text and as JSON and checks both.
+/// Plans `blueprints` against `state` as text (grouped, the default) and as JSON and checks both;
+/// with `full`, also the text of --no-group (NAME-no-group.txt).
 void check_plan(const std::string& name, std::vector<std::string> blueprints, const std::string& state,
-                const TempDir& dir) {
-  for (bool json : {false, true}) {
+                const TempDir& dir, bool full = false) {
+  for (const std::string form : {"", "--json", "--no-group"}) {
+    if (form == "--no-group" && !full) continue;
     std::vector<std::string> args = {"plan"};
     args.insert(args.end(), blueprints.begin(), blueprints.end());
     args.insert(args.end(), {"--state", state, "--refresh=false", "-lock=false"});
-    if (json) args.push_back("--json");
+    if (!form.empty()) args.push_back(form);
     auto r = run_plinth(args);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    check_golden(name + (json ? ".json" : ".txt"), replace_all(r.out, dir.path(), "TMP"));
+    const std::string file = name + (form == "--json" ? ".json" : form == "--no-group" ? "-no-group.txt" : ".txt");
+    check_golden(file, replace_all(r.out, dir.path(), "TMP"));
   }
 }
 
@@ -62,7 +65,7 @@ TEST_CASE("plan output of the example blueprints from an empty state is unchange
   TempDir dir;
   const std::string state = dir.path() + "/plinth.state.json";
   check_plan("lab", {"blueprints/examples/lab.yaml"}, state, dir);
-  check_plan("cluster", {"blueprints/examples/cluster.yaml"}, state, dir);
+  check_plan("cluster", {"blueprints/examples/cluster.yaml"}, state, dir, true);
   check_plan("regulated", {"blueprints/examples/regulated.yaml"}, state, dir);
   check_plan("multi-file", {"blueprints/examples/multi-file/base.yaml", "blueprints/examples/multi-file/pools.yaml"},
              state, dir);
@@ -81,7 +84,7 @@ TEST_CASE("plan output against a state with updates, replaces and deletes is unc
   const std::string old_path = dir.write("before.yaml", before);
   const std::string state = write_fixed_state_of(dir, old_path);
   const std::string now_path = dir.write("now.yaml", cluster);
-  check_plan("cluster-changes", {now_path}, state, dir);
+  check_plan("cluster-changes", {now_path}, state, dir, true);
 }
 
 TEST_CASE("a node pool grown or shrunk by one plans exactly one create or one delete, and no replace") {
@@ -115,7 +118,7 @@ TEST_CASE("a replace forced by the rendered user-data says which blueprint chang
   auto r = run_plinth({"plan", "blueprints/examples/cluster.yaml", "--state", state, "--refresh=false", "-lock=false"});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("-/+ baremetal.node.train-a[0] (replace, forced by: user_data_hash)\n"
+  CHECK(r.out.find("-/+ baremetal.node.train-a[0..31]  32 to replace, forced by: user_data_hash\n"
                    "      # because plinth.stack.train: driver \"550.54.14\" -> \"550.54.15\"\n") != std::string::npos);
   auto j = nlohmann::json::parse(
       run_plinth({"plan", "blueprints/examples/cluster.yaml", "--state", state, "--refresh=false", "-lock=false", "--json"}).out);

@@ -24,8 +24,9 @@ TEST_CASE("plan of the lab from an empty state creates everything, --detailed-ex
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.out.rfind("Plinth will perform the following actions:\n\n", 0) == 0);
-  CHECK(r.out.find("  + baremetal.node.lab-l40s[0] (create)\n") != std::string::npos);
-  CHECK(r.out.find("      bmc_endpoint: \"https://10.21.1.12\"\n") != std::string::npos);
+  CHECK(r.out.find("  + baremetal.node.lab-l40s[0, 1]  2 to create\n") != std::string::npos);
+  CHECK(r.out.find("      bmc_endpoint: \"https://10.21.1.11\" ... \"https://10.21.1.12\"  (per node)\n") !=
+        std::string::npos);
   CHECK(r.out.find("      bmc_credentials: (sensitive)\n") != std::string::npos);
   CHECK(r.out.find("LAB_BMC_CREDENTIALS") == std::string::npos);
   CHECK(r.out.find("  + net.vlan.lab-net (create)\n      cidr: \"10.21.0.0/24\"\n") != std::string::npos);
@@ -59,11 +60,16 @@ TEST_CASE("a changed BIOS attribute is an in-place update") {
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.out == "Plinth will perform the following actions:\n\n"
-                 "  ~ baremetal.node.lab-l40s[0] (update in place)\n"
-                 "      bios.SriovEnable: \"Enabled\" -> \"Disabled\"\n"
-                 "  ~ baremetal.node.lab-l40s[1] (update in place)\n"
+                 "  ~ baremetal.node.lab-l40s[0, 1]  2 to update in place\n"
                  "      bios.SriovEnable: \"Enabled\" -> \"Disabled\"\n"
                  "\nPlan: 0 to create, 2 to update, 0 to replace, 0 to destroy.\n");
+  auto full = run_plinth({"plan", bp, "--state", state, "--refresh=false", "--no-group"});
+  CHECK(full.out == "Plinth will perform the following actions:\n\n"
+                    "  ~ baremetal.node.lab-l40s[0] (update in place)\n"
+                    "      bios.SriovEnable: \"Enabled\" -> \"Disabled\"\n"
+                    "  ~ baremetal.node.lab-l40s[1] (update in place)\n"
+                    "      bios.SriovEnable: \"Enabled\" -> \"Disabled\"\n"
+                    "\nPlan: 0 to create, 2 to update, 0 to replace, 0 to destroy.\n");
 }
 
 TEST_CASE("a changed stack pin replaces the pool's nodes, forced by the user-data hash") {
@@ -74,7 +80,7 @@ TEST_CASE("a changed stack pin replaces the pool's nodes, forced by the user-dat
   INFO(r.err);
   CHECK(r.exit_code == 2);
   // The hash says the user-data changed; the line under the header says why.
-  CHECK(r.out.find("  -/+ baremetal.node.lab-l40s[0] (replace, forced by: user_data_hash)\n"
+  CHECK(r.out.find("  -/+ baremetal.node.lab-l40s[0, 1]  2 to replace, forced by: user_data_hash\n"
                    "      # because plinth.stack.lab: cudnn \"9.1.0\" -> \"9.2.0\"\n"
                    "      user_data_hash: \"") != std::string::npos);
   CHECK(r.out.find("  # forces replacement\n") != std::string::npos);
@@ -126,8 +132,7 @@ monitoring:)");
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.out == "Plinth will perform the following actions:\n\n"
-                 "  - baremetal.node.lab-extra[0] (destroy)\n"
-                 "  - baremetal.node.lab-extra[1] (destroy)\n"
+                 "  - baremetal.node.lab-extra[0, 1]  2 to destroy\n"
                  "\nPlan: 0 to create, 0 to update, 0 to replace, 2 to destroy.\n");
 }
 

@@ -381,7 +381,7 @@ TEST_CASE("a plugin cloud that declares its own instance types has its burst poo
   auto plan = run_plinth({"plan", "lab.yaml", "--no-color"}, dir.path());
   INFO(plan.out << plan.err);
   CHECK(plan.exit_code == 0);
-  CHECK(plan.out.find("+ labcloud.instance.lab-burst[2] (create)") != std::string::npos);
+  CHECK(plan.out.find("+ labcloud.instance.lab-burst[0..2]  3 to create\n") != std::string::npos);
   CHECK(plan.out.find("ib_ports") != std::string::npos);
   auto apply = run_plinth({"apply", "lab.yaml", "--auto-approve", "--no-color"}, dir.path());
   INFO(apply.out << apply.err);

@@ -211,7 +211,7 @@ TEST_CASE("state mv moves every node of a renamed pool: one replace each, in pla
   auto plan = run_plinth({"plan", "bp.yaml"}, dir.path(), kBmcEnv);
   INFO(plan.err);
   CHECK(contains(plan.out, "Plan: 0 to create, 0 to update, 2 to replace, 0 to destroy."));
-  CHECK(contains(plan.out, "-/+ baremetal.node.inference[0] (replace, forced by: user_data_hash)"));
+  CHECK(contains(plan.out, "-/+ baremetal.node.inference[0, 1]  2 to replace, forced by: user_data_hash\n"));
 }
 
 TEST_CASE("import adopts an existing server after reading it through its provider", "[e2e][habits][import]") {
@@ -650,7 +650,7 @@ TEST_CASE("plan refuses a provider it cannot use (no credentials), with a hint, 
   auto offline = run_plinth({"plan", "bp.yaml", "--detailed-exitcode", "--refresh=false"}, dir.path(), env);
   INFO(offline.err);
   CHECK(offline.exit_code == 2);
-  CHECK(contains(offline.out, "aws.instance.gpu[1] (create)"));
+  CHECK(contains(offline.out, "+ aws.instance.gpu[0, 1]  2 to create\n"));
 }
 
 TEST_CASE("per-environment values: shared files plus one directory per environment", "[e2e][habits][environments]") {

@@ -86,10 +86,80 @@ TEST_CASE("printing ten thousand creates builds one string") {
   std::vector<Resource> desired;
   for (int i = 0; i < 10000; ++i) desired.push_back(res("baremetal.node", "big", i, {{"gpu", "H100-80GB"}}));
   auto p = plan::diff(desired, {});
-  std::string text = plan::to_text(p);
+  std::string text = plan::to_text(p, {.grouped = false});
   CHECK(text.find("  + baremetal.node.big[9999] (create)\n      gpu: \"H100-80GB\"\n") != std::string::npos);
   const std::string tail = "\n\nPlan: 10000 to create, 0 to update, 0 to replace, 0 to destroy.\n";
   CHECK(text.substr(text.size() - tail.size()) == tail);
+}
+
+TEST_CASE("grouped: a pool's members taking one action are one entry, with shared and per-node values") {
+  std::vector<Resource> desired, prior;
+  for (int i = 0; i < 20; ++i) {
+    const std::string bmc = "https://bmc-" + std::to_string(i) + ".example";
+    desired.push_back(res("baremetal.node", "gpu", i, {{"gpu", "H100-80GB"}, {"bmc_endpoint", bmc}}));
+  }
+  for (int i = 0; i < 10; ++i) {
+    Json a = {{"bios", {{"SriovEnable", "Enabled"}}}, {"gpu", "L40S"}};
+    prior.push_back(res("baremetal.node", "prep", i, a));
+    if (i == 1 || i == 5 || i == 9) a["bios"]["SriovEnable"] = "Disabled";
+    if (i == 9) a["gpu"] = "L40";
+    desired.push_back(res("baremetal.node", "prep", i, a));
+  }
+  desired.push_back(res("net.vlan", "v", -1, {{"id", 7}}));
+  prior.push_back(res("baremetal.node", "old", 0, {{"gpu", "A100"}}));
+  prior.push_back(res("baremetal.node", "old", 1, {{"gpu", "A100"}}));
+  prior.push_back(res("baremetal.node", "lone", 4, {{"gpu", "A100"}}));
+  auto p = plan::diff(desired, prior);
+  CHECK(plan::to_text(p) == R"txt(Plinth will perform the following actions:
+
+  + baremetal.node.gpu[0..19]  20 to create
+      bmc_endpoint: "https://bmc-0.example" ... "https://bmc-19.example"  (per node)
+      gpu: "H100-80GB"
+  - baremetal.node.lone[4] (destroy)
+  - baremetal.node.old[0, 1]  2 to destroy
+  ~ baremetal.node.prep[1, 5, 9]  3 to update in place
+      bios.SriovEnable: "Enabled" -> "Disabled"
+      gpu: "L40S" -> "L40"  (1 of 3)
+  + net.vlan.v (create)
+      id: 7
+
+Plan: 21 to create, 3 to update, 0 to replace, 3 to destroy.
+)txt");
+  // --no-group: today's form, one block per resource.
+  const std::string full = plan::to_text(p, {.grouped = false});
+  CHECK(full.find("  + baremetal.node.gpu[19] (create)\n      bmc_endpoint: \"https://bmc-19.example\"\n") !=
+        std::string::npos);
+  CHECK(full.find("  ~ baremetal.node.prep[9] (update in place)\n") != std::string::npos);
+}
+
+TEST_CASE("grouped: a pool whose lines repeat an earlier pool's names it and prints only what differs") {
+  std::vector<Resource> desired;
+  for (const std::string pool : {"a", "b", "c"})
+    for (int i = 0; i < 3; ++i)
+      desired.push_back(res("baremetal.node", pool, i,
+                            {{"bmc_endpoint", "https://" + pool + std::to_string(i)},
+                             {"gpu", pool == "c" ? "L40S" : "H100-80GB"},
+                             {"memory_gb", 2048},
+                             {"cpu_cores", 96},
+                             {"role", "training"},
+                             {"stack", "train"}}));
+  CHECK(plan::to_text(plan::diff(desired, {})) == R"txt(Plinth will perform the following actions:
+
+  + baremetal.node.a[0..2]  3 to create
+      bmc_endpoint: "https://a0" ... "https://a2"  (per node)
+      cpu_cores: 96
+      gpu: "H100-80GB"
+      memory_gb: 2048
+      role: "training"
+      stack: "train"
+  + baremetal.node.b[0..2]  3 to create, attributes as baremetal.node.a except:
+      bmc_endpoint: "https://b0" ... "https://b2"  (per node)
+  + baremetal.node.c[0..2]  3 to create, attributes as baremetal.node.a except:
+      bmc_endpoint: "https://c0" ... "https://c2"  (per node)
+      gpu: "L40S"
+
+Plan: 9 to create, 0 to update, 0 to replace, 0 to destroy.
+)txt");
 }
 
 TEST_CASE("the streamed JSON text parses to the same document, one change per line") {

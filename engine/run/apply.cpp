@@ -18,14 +18,20 @@ namespace {
 
 using Rollouts = std::map<std::string, apply::Rollout>;  ///< by change address
 
+/// "TYPE.POOL" of a node pool's members (the type its provider serves
+/// node_pools with), as a change's resource gives it; "" for no such provider.
+std::string pool_key(const bp::NodePool& pool) {
+  const SectionSpec* spec = schema_registry().section("node_pools", pool.provider);
+  return spec ? spec->resource_type + "." + pool.name : "";
+}
+
 /// The changes of `p` that take a node of one of the blueprint's node pools
 /// down (a replace, an update of an attribute its type marks disruptive):
 /// each runs within its pool's rollout.max_unavailable.
 Rollouts pool_rollouts(const plan::Plan& p, const bp::Blueprint& blueprint) {
   std::map<std::string, int> caps;  // "TYPE.POOL" -> max_unavailable
   for (const auto& pool : blueprint.node_pools)
-    if (const SectionSpec* spec = schema_registry().section("node_pools", pool.provider))
-      caps[spec->resource_type + "." + pool.name] = bp::max_unavailable(pool);
+    if (std::string key = pool_key(pool); !key.empty()) caps[key] = bp::max_unavailable(pool);
   Rollouts out;
   if (caps.empty()) return out;
   for (const auto& c : p.changes) {
@@ -108,8 +114,7 @@ class Drains {
     if (!cluster_) return;
     for (const auto& pool : blueprint.node_pools)
       if (cl.pools.empty() || std::find(cl.pools.begin(), cl.pools.end(), pool.name) != cl.pools.end())
-        if (const SectionSpec* spec = schema_registry().section("node_pools", pool.provider))
-          timeouts_[spec->resource_type + "." + pool.name] = bp::drain_timeout(pool);
+        if (std::string key = pool_key(pool); !key.empty()) timeouts_[key] = bp::drain_timeout(pool);
   }
 
   /// The provider that drains, when any change of `p` needs it ("" for none).

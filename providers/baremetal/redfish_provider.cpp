@@ -261,6 +261,19 @@ Result<std::vector<Doc>> list_media(RedfishClient& c, const Json& system, Call& 
   return out;
 }
 
+/// The system's VirtualMedia devices (list_media), read on first use and
+/// kept in `cache` for the rest of the operation (the seed and the installer
+/// both need them during a create).
+Result<const std::vector<Doc>*> media_of(RedfishClient& c, const Json& system, Call& d,
+                                         std::optional<std::vector<Doc>>& cache) {
+  if (!cache) {
+    auto m = list_media(c, system, d);
+    if (!m) return m.error();
+    cache = std::move(*m);
+  }
+  return &*cache;
+}
+
 /// The installer's device: the first that takes a CD/DVD image, else the first.
 const Doc* installer_media(const std::vector<Doc>& media) {
   for (const auto& m : media)
@@ -291,8 +304,9 @@ Status insert_media(RedfishClient& c, const Doc& media, const std::string& image
 
 /// Sets the one-time boot override the node's boot_method asks for; for
 /// virtual-media, ejects and inserts boot_image first. `sys` is the system
-/// as just read (its ETag goes with the PATCH).
-Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys, const Resource& r, Call& d) {
+/// as just read (its ETag goes with the PATCH); `media` caches its devices.
+Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys, const Resource& r, Call& d,
+                std::optional<std::vector<Doc>>& media) {
   const std::string method = text(r.attributes, "boot_method");
   const std::string image = text(r.attributes, "boot_image");
   if (method.empty()) return {};
@@ -309,9 +323,9 @@ Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys,
   if (method == "virtual-media") {
     if (image.empty())
       return Error::invalid("boot method virtual-media needs boot.image (the installer ISO URL) in the pool");
-    auto media = list_media(c, sys.body, d);
-    if (!media) return media.error();
-    const Doc* installer = installer_media(*media);
+    auto devices = media_of(c, sys.body, d, media);
+    if (!devices) return devices.error();
+    const Doc* installer = installer_media(**devices);
     if (!installer)
       return Error::fatal("the BMC at " + c.endpoint() +
                           " has no VirtualMedia with an InsertMedia action (looked under the system and its "
@@ -680,7 +694,8 @@ std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resou
 /// seed_url/NODE.iso.
 std::string seed_file(const Resource& r) { return node_name(r.name, r.index) + ".iso"; }
 
-Status RedfishProvider::deliver_seed(RedfishClient& c, const Doc& sys, const Resource& r, Call& d) {
+Status RedfishProvider::deliver_seed(RedfishClient& c, const Doc& sys, const Resource& r, Call& d,
+                                     std::optional<std::vector<Doc>>& devices) {
   if (options_.seed_dir.empty()) return {};
   const std::string user_data = text(r.computed, "user_data");
   if (user_data.empty())
@@ -692,8 +707,9 @@ Status RedfishProvider::deliver_seed(RedfishClient& c, const Doc& sys, const Res
   if (auto st = write_file_atomic(path, *iso, 0644); !st)
     return Error::fatal("cannot write the seed " + path + ": " + st.error().message +
                         "; make seed_dir a directory plinth may write");
-  auto media = list_media(c, sys.body, d);
-  if (!media) return media.error();
+  auto listed = media_of(c, sys.body, d, devices);
+  if (!listed) return listed.error();
+  const std::vector<Doc>* media = *listed;
   const Doc* installer = text(r.attributes, "boot_method") == "virtual-media" ? installer_media(*media) : nullptr;
   const Doc* target = seed_media(*media, installer);
   if (!target)
@@ -756,8 +772,9 @@ Result<Resource> RedfishProvider::create(const Resource& desired, Call& d) {
   std::string sys_uri;
   auto sys = read_system(c, d, &sys_uri);
   if (!sys) return at(desired.address, sys.error());
-  if (auto st = deliver_seed(c, *sys, desired, d); !st) return at(desired.address, st.error());
-  if (auto st = set_boot(c, sys_uri, *sys, desired, d); !st) return at(desired.address, st.error());
+  std::optional<std::vector<Doc>> media;  // read once for the seed and the installer
+  if (auto st = deliver_seed(c, *sys, desired, d, media); !st) return at(desired.address, st.error());
+  if (auto st = set_boot(c, sys_uri, *sys, desired, d, media); !st) return at(desired.address, st.error());
   if (auto st = set_bios(c, *sys, desired.attributes.value("bios", Json::object()), d); !st)
     return at(desired.address, st.error());
   // The poll that sees the host on reads its inventory too (with $expand).
@@ -789,8 +806,10 @@ Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& 
     std::string sys_uri;
     auto sys = read_system(c, d, &sys_uri);
     if (!sys) return at(desired.address, sys.error());
-    if (boot_changed)
-      if (auto st = set_boot(c, sys_uri, *sys, desired, d); !st) return at(desired.address, st.error());
+    if (boot_changed) {
+      std::optional<std::vector<Doc>> media;
+      if (auto st = set_boot(c, sys_uri, *sys, desired, d, media); !st) return at(desired.address, st.error());
+    }
     if (!bios_changed && power_on && text(sys->body, "PowerState") != "On") {
       auto expand = c.expand_query(2, d);
       if (!expand) return at(desired.address, expand.error());

@@ -79,8 +79,10 @@ class RedfishProvider : public Provider {
   /// attributes the pool manages (none read when it manages none).
   ReadResult read_one(const Resource& r, Call& call, std::optional<Doc> system = std::nullopt);
   /// Writes `r`'s seed image and inserts it into a virtual media device the
-  /// installer does not use (nothing without seed_dir).
-  Status deliver_seed(RedfishClient& c, const Doc& system, const Resource& r, Call& call);
+  /// installer does not use (nothing without seed_dir); `media` caches the
+  /// system's devices for the rest of the create.
+  Status deliver_seed(RedfishClient& c, const Doc& system, const Resource& r, Call& call,
+                      std::optional<std::vector<Doc>>& media);
   /// Ejects the seed of `r` wherever it is inserted and deletes its file.
   Status withdraw_seed(RedfishClient& c, const Doc& system, const Resource& r, Call& call);
 

@@ -317,6 +317,10 @@ TEST_CASE("seed: each created node's NoCloud image is written, fetched by its BM
   CHECK(get(em, 0, kSystem + "/VirtualMedia/CD2")["Image"] == web.base() + "/train-a-0.iso");
   CHECK(get(em, 1, kSystem + "/VirtualMedia/CD1")["Image"] == web.base() + "/train-a-1.iso");
   CHECK(slurp(media + "/0/CD1") == "not really an installer");
+  int listed = 0;  // the seed and the installer share one read of the devices
+  for (const auto& l : log_lines(em))
+    listed += l["bmc"] == 0 && l["method"] == "GET" && l["path"].get<std::string>().ends_with("/VirtualMedia") ? 1 : 0;
+  CHECK(listed == 1);
 
   IsoContents s0 = read_iso(media + "/0/CD2");
   CHECK(s0.volume_id == "cidata");

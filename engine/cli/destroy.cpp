@@ -1,6 +1,7 @@
 // plinth destroy PATH...: remove everything the state holds, dependents first.
 #include "engine/cli/common.h"
 #include "engine/cli/execute.h"
+#include "engine/cli/options.h"
 
 namespace plinth::cli {
 namespace {

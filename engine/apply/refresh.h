@@ -12,13 +12,7 @@
 
 namespace plinth::apply {
 
-/// One resource whose observed attributes differ from state.
-struct Drift {
-  std::string address;
-  bool gone = false;  ///< the provider says it no longer exists
-  std::vector<plan::AttributeChange> changes;  ///< before = state value, after = observed value
-  std::string reason;  ///< gone without anyone deleting it: the provider's why ("reclaimed by AWS ...")
-};
+using plan::Drift;
 
 struct ReadFailure {
   std::string address;

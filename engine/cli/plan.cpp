@@ -17,6 +17,7 @@
 
 #include "engine/audit/compare.h"
 #include "engine/audit/git_source.h"
+#include "engine/audit/plan_view.h"
 #include "engine/audit/provenance.h"
 #include "engine/audit/report.h"
 #include "engine/blueprint/json.h"
@@ -26,6 +27,8 @@
 #include "engine/cli/options.h"
 #include "engine/cli/render_events.h"
 #include "engine/cli/untrusted.h"
+#include "engine/core/files.h"
+#include "engine/core/hash.h"
 #include "engine/plan/format.h"
 #include "engine/plan/planfile.h"
 #include "engine/policy/waivers.h"
@@ -37,6 +40,59 @@ namespace {
 
 using run::Planned;
 using run::PolicyOutcome;
+
+/// A view of the plan (docs/plan.md, "Views"): --format markdown|html on
+/// stdout, --report plan-markdown:FILE / plan-html:FILE.
+struct ViewTarget {
+  std::string format;  ///< "markdown" | "html"
+  std::string path;    ///< "-": stdout
+};
+
+/// The --report specs naming a plan view ("plan-markdown:FILE",
+/// "plan-md:FILE", "plan-html:FILE"); the others are audit reports.
+std::optional<ViewTarget> view_target(const std::string& spec) {
+  auto colon = spec.find(':');
+  if (colon == std::string::npos || colon + 1 == spec.size()) return std::nullopt;
+  std::string format = spec.substr(0, colon);
+  if (format == "plan-markdown" || format == "plan-md") return ViewTarget{"markdown", spec.substr(colon + 1)};
+  if (format == "plan-html") return ViewTarget{"html", spec.substr(colon + 1)};
+  return std::nullopt;
+}
+
+std::string render_view(const audit::PlanView& view, const std::string& format) {
+  return format == "html" ? audit::plan_html(view) : audit::plan_markdown(view);
+}
+
+/// Writes the views to their files (and stdout for "-"); false after an
+/// error is printed.
+bool write_views(Io& io, const std::vector<ViewTarget>& targets, const audit::PlanView& view) {
+  bool ok = true;
+  for (const auto& t : targets) {
+    std::string text = render_view(view, t.format);
+    if (t.path == "-") {
+      std::fwrite(text.data(), 1, text.size(), io.out);
+      continue;
+    }
+    if (auto st = write_file_atomic(t.path, text); !st) {
+      fail(io, "plan", "cannot write the plan's " + t.format + " view to " + t.path + ": " + st.error().message);
+      ok = false;
+    } else {
+      std::fprintf(io.err, "wrote the plan's %s view to %s\n", t.format.c_str(), t.path.c_str());
+    }
+  }
+  return ok;
+}
+
+/// --format FORMAT (or --json): "text", "json", "markdown" or "html".
+Result<std::string> output_format(const Args& args) {
+  std::string format = args.get("format").value_or(args.flag("json") ? "json" : "text");
+  if (format == "md") format = "markdown";
+  if (format != "text" && format != "json" && format != "markdown" && format != "html")
+    return Error::invalid("--format " + format + ": use text, json, markdown or html");
+  if (args.flag("json") && format != "json")
+    return Error::invalid("--json and --format " + format + " ask for two outputs; keep one");
+  return format;
+}
 
 /// --against REF: the blueprint files as they are at REF, expanded and
 /// evaluated like the working tree, and what the change does to resources
@@ -75,12 +131,29 @@ int print_against(const Args& args, Io& io, const Planned& planned, const Policy
   return kExitSuccess;
 }
 
-/// --report FORMAT:FILE (repeatable) and -out PLANFILE [--sign-key KEY].
-int write_outputs(const Args& args, Io& io, const Planned& planned, const PolicyOutcome& policies) {
+/// --report FORMAT:FILE (repeatable), -out PLANFILE [--sign-key KEY] and
+/// the plan's views (--report plan-markdown:FILE, --format markdown on
+/// stdout: `views`), which name the saved plan's digest. The views are
+/// written also when the policies block the plan (no -out then), so a pull
+/// request's comment says why.
+int write_outputs(const Args& args, Io& io, const Planned& planned, const PolicyOutcome& policies,
+                  std::vector<ViewTarget> views) {
   const auto& bp = planned.loaded.blueprint;
   std::vector<std::string> files;
   for (const auto& f : bp.files) files.push_back(f.path);
-  if (!args.all("report").empty()) {
+  std::vector<std::string> reports;
+  for (const auto& spec : args.all("report")) {
+    if (auto v = view_target(spec)) views.push_back(*v);
+    else reports.push_back(spec);
+  }
+  audit::PlanView view;
+  view.plan = &planned.plan;
+  view.evaluation = &policies.evaluation;
+  view.drift = &planned.drift;
+  view.blueprint_name = bp.metadata.name;
+  if (!views.empty())
+    if (auto prov = audit::record_provenance(files)) view.provenance = audit::describe(*prov);
+  if (!reports.empty()) {
     audit::RunInput in;
     in.blueprint = &bp;
     in.evaluation = &policies.evaluation;
@@ -91,7 +164,7 @@ int write_outputs(const Args& args, Io& io, const Planned& planned, const Policy
     in.validation = planned.loaded.diagnostics;
     auto report = audit::collect_report(in);
     if (!report) return fail(io, "plan", report.error().message);
-    for (const auto& spec : args.all("report")) {
+    for (const auto& spec : reports) {
       auto target = audit::parse_report_target(spec);
       if (!target) return fail(io, "plan", target.error().message);
       if (auto st = audit::write_report(*report, target->format, target->path); !st)
@@ -100,9 +173,8 @@ int write_outputs(const Args& args, Io& io, const Planned& planned, const Policy
         std::fprintf(io.err, "wrote %s report to %s\n", target->format.c_str(), target->path.c_str());
     }
   }
-  if (auto out = args.get("out")) {
-    if (policies.blocked)
-      return fail(io, "plan", "not writing " + *out + ": the policy check failed (a blocked plan cannot be applied)");
+  auto out = args.get("out");
+  if (out && !policies.blocked) {
     auto prov = audit::record_provenance(files);
     if (!prov) return fail(io, "plan", "git provenance: " + prov.error().message);
     std::vector<std::string> policy_files;
@@ -125,14 +197,37 @@ int write_outputs(const Args& args, Io& io, const Planned& planned, const Policy
       return fail(io, "plan", st.error().message);
     std::fprintf(io.err, "saved the plan to %s%s; apply it with: plinth apply %s\n", out->c_str(),
                  key ? (" (signed, " + key->algorithm() + " key " + key->id() + ")").c_str() : "", out->c_str());
+    if (!views.empty()) {
+      auto bytes = read_file(*out);
+      if (!bytes) return fail(io, "plan", "cannot read back " + *out + ": " + bytes.error().message);
+      view.plan_file = *out;
+      view.plan_sha256 = sha256_hex(*bytes);
+    }
   }
+  if (!write_views(io, views, view)) return kExitFailure;
+  if (out && policies.blocked)
+    return fail(io, "plan", "not writing " + *out + ": the policy check failed (a blocked plan cannot be applied)");
   return kExitSuccess;
 }
 
 /// --report FORMAT:FILE for a blueprint that did not load or validate: the
 /// reports hold its diagnostics, so CI's always-run upload steps find them.
 void write_invalid_reports(const Args& args, Io& io, const Checked& checked) {
-  if (args.all("report").empty()) return;
+  std::vector<ViewTarget> views;
+  std::vector<std::string> reports;
+  for (const auto& spec : args.all("report")) {
+    if (auto v = view_target(spec)) views.push_back(*v);
+    else reports.push_back(spec);
+  }
+  if (auto format = output_format(args); format && (*format == "markdown" || *format == "html"))
+    views.push_back({*format, "-"});
+  if (!views.empty()) {
+    audit::PlanView view;
+    view.validation = &checked.diagnostics;
+    view.blueprint_name = checked.files.empty() ? "(unreadable)" : checked.files.front().path;
+    write_views(io, views, view);
+  }
+  if (reports.empty()) return;
   audit::RunInput in;
   in.files = checked.files;
   in.validation = checked.diagnostics;
@@ -142,7 +237,7 @@ void write_invalid_reports(const Args& args, Io& io, const Checked& checked) {
     fail(io, "plan", report.error().message);
     return;
   }
-  for (const auto& spec : args.all("report")) {
+  for (const auto& spec : reports) {
     auto target = audit::parse_report_target(spec);
     if (!target) {
       fail(io, "plan", target.error().message);
@@ -162,6 +257,8 @@ int run_plan(const Args& args, Io& io) {
   // `planned` dies: plan never writes state)
   auto options = plan_options(args, "plan");
   if (!options) return fail(io, "plan", options.error().message);
+  auto format = output_format(args);
+  if (!format) return fail(io, "plan", format.error().message);
   HumanView view(io, "plan");
   run::ProviderSet providers(provider_factory(), provider_options(args));
   auto planned = run::plan(*options, providers, view, [&](const Checked& c) { write_invalid_reports(args, io, c); });
@@ -181,8 +278,11 @@ int run_plan(const Args& args, Io& io) {
   if (!policies.blocked && planned->preflight && !run::check_preflight(p, providers, view, "plan"))
     return kExitFailure;
 
-  // 5. output
-  if (args.flag("json")) {
+  // 5. output (the views after the plan file, whose digest they name)
+  std::vector<ViewTarget> stdout_view;
+  if (*format == "markdown" || *format == "html") {
+    stdout_view.push_back({*format, "-"});
+  } else if (*format == "json") {
     Json files = Json::array();
     for (const auto& f : loaded->blueprint.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}});
     // What the refresh found changed outside Plinth, as `apply --json` reports it (resource_drift).
@@ -202,7 +302,7 @@ int run_plan(const Args& args, Io& io) {
   if (args.has("against")) {
     if (int rc = print_against(args, io, *planned, policies); rc != kExitSuccess) return rc;
   }
-  if (int rc = write_outputs(args, io, *planned, policies); rc != kExitSuccess) return rc;
+  if (int rc = write_outputs(args, io, *planned, policies, std::move(stdout_view)); rc != kExitSuccess) return rc;
 
   // 6. exit code
   if (policies.blocked) return kExitFailure;
@@ -211,7 +311,7 @@ int run_plan(const Args& args, Io& io) {
 
 const Register plan_command({
     "plan",
-    "plinth plan PATH... [--state FILE] [--json] [--detailed-exitcode] [--lock-timeout D] [-lock=false] "
+    "plinth plan PATH... [--state FILE] [--json | --format FORMAT] [--detailed-exitcode] [--lock-timeout D] [-lock=false] "
     "[--report FORMAT:FILE]... [-out PLANFILE [--sign-key KEY]] [--against REF] [-target ADDRESS]... [-destroy] "
     "[--untrusted [--trust FILE]]",
     "Show what apply would create, update, replace or destroy.",
@@ -236,7 +336,9 @@ const Register plan_command({
     "file would need (docs/security.md).",
     {
         {"state", "FILE", "State file to plan against (default: plinth.state.json beside the first blueprint)."},
-        {"json", "", "Print the plan as JSON (format in docs/plan.md)."},
+        {"json", "", "Print the plan as JSON (format in docs/plan.md); the same as --format json."},
+        {"format", "FORMAT", "Print the plan as text (default), json, markdown (a summary for a pull-request "
+                             "comment) or html (the plan view); docs/plan.md, \"Views\"."},
         {"detailed-exitcode", "", "Exit 2 when the plan has changes, 0 when it has none."},
         {"no-group", "", "Print every changed resource in full instead of one entry per pool and action (docs/plan.md, \"Grouped\")."},
         {"lock-timeout", "D", "How long to wait for the state lock, e.g. 30s, 2m (default 0s: try once)."},
@@ -246,7 +348,8 @@ const Register plan_command({
         {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable; docs/policy-authoring.md).", true},
         {"refresh", "", "Read the resources in state through their providers first (default true; --refresh=false skips it)."},
         provider_option_flag(),
-        {"report", "FORMAT:FILE", "Also write an audit report (json, sarif, junit, markdown, html; docs/audit.md).", true},
+        {"report", "FORMAT:FILE", "Also write an audit report (json, sarif, junit, markdown, html; docs/audit.md) or a "
+                                  "view of the plan (plan-markdown, plan-html; docs/plan.md).", true},
         {"out", "PLANFILE", "Save the plan, bound to its inputs, for plinth apply PLANFILE (docs/plan-files.md)."},
         {"sign-key", "KEY", "Sign the saved plan with an Ed25519 private key or HMAC secret file."},
         {"against", "REF", "Also show what the change since git REF does to resources and policy verdicts."},

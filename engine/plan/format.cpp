@@ -6,6 +6,7 @@
 #include <map>
 
 #include "engine/core/strings.h"
+#include "engine/plan/groups.h"
 #include "engine/provider/registry.h"
 
 namespace plinth::plan {
@@ -104,18 +105,12 @@ void append_marker(std::string& out, const Style& st, const TextOptions& options
 }
 
 /// ", forced by: a, b" and the -replace note of a replace.
-std::string replace_note(const std::vector<const ResourceChange*>& members) {
-  std::vector<std::string> forced;
+std::string replace_note(const Group& group) {
   bool requested = false;
-  for (const auto* rc : members) {
-    requested = requested || rc->replace_requested;
-    for (const auto& c : rc->changes)
-      if (c.forces_replacement && std::find(forced.begin(), forced.end(), c.path) == forced.end())
-        forced.push_back(c.path);
-  }
   std::string out;
-  for (const auto& f : forced) out += (out.empty() ? ", forced by: " : ", ") + safe_text(f);  // bios names: blueprint
-  if (requested) out += forced.empty() ? ", as requested with -replace" : "; requested with -replace";
+  for (const auto& f : forced_paths(group, &requested))
+    out += (out.empty() ? ", forced by: " : ", ") + safe_text(f);  // bios names: blueprint
+  if (requested) out += out.empty() ? ", as requested with -replace" : "; requested with -replace";
   return out;
 }
 
@@ -137,7 +132,7 @@ void append_block(std::string& out, const ResourceChange& rc, const TextOptions&
   out += rc.address;
   out += " (";
   out += st.verb;
-  if (rc.action == Action::Replace) out += replace_note({&rc});
+  if (rc.action == Action::Replace) out += replace_note(Group{{&rc}});
   if (std::string note = recorded_only(rc); !note.empty()) out += "; " + note;
   out += ")\n";
   if (rc.action == Action::Delete) return;
@@ -152,8 +147,6 @@ void append_block(std::string& out, const ResourceChange& rc, const TextOptions&
   }
 }
 
-bool same(const Shared<Json>& a, const Shared<Json>& b) { return (!a && !b) || (a && b && *a == *b); }
-
 /// The attribute lines of earlier pools, by type and action: a pool whose
 /// lines mostly repeat one of them names it and prints only the rest.
 using Printed = std::map<std::string, std::vector<std::pair<std::string, std::vector<std::string>>>>;
@@ -165,60 +158,25 @@ using Printed = std::map<std::string, std::vector<std::pair<std::string, std::ve
 /// earlier pool of the same type and action printed all but a few of the
 /// same lines, the entry names it and prints only the lines that differ
 /// (the earlier pool may itself have been printed that way).
-void append_group(std::string& out, const std::vector<const ResourceChange*>& members, const TextOptions& options,
-                  Printed& printed) {
-  const ResourceChange& first = *members.front();
-  const Resource* r0 = first.after ? &*first.after : &*first.before;
+void append_group(std::string& out, const Group& group, const TextOptions& options, Printed& printed) {
+  const ResourceChange& first = group.first();
   const Style st = style_of(first);
-  std::vector<int> indexes;
-  for (const auto* rc : members) indexes.push_back((rc->after ? *rc->after : *rc->before).index);
   append_marker(out, st, options);
-  const std::string name = r0->type + "." + r0->name;
-  out += name + index_ranges(indexes) + "  " + std::to_string(members.size()) + " to " + st.verb;
-  if (first.action == Action::Replace) out += replace_note(members);
+  const std::string name = group.name();
+  out += name + group.indexes() + "  " + std::to_string(group.members.size()) + " to " + st.verb;
+  if (first.action == Action::Replace) out += replace_note(group);
   if (std::string note = recorded_only(first); !note.empty()) out += "; " + note;
   if (first.action == Action::Delete) {
     out += '\n';
     return;
   }
   std::vector<std::string> lines;  // reasons, then one line per attribute in path order
-  std::vector<std::string> paths;
-  std::map<std::string, std::vector<const AttributeChange*>> by_path;
-  for (const auto* rc : members) {
-    for (const auto& why : rc->reasons) {
-      std::string line = "      # because " + safe_text(why) + "\n";
-      if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(std::move(line));
-    }
-    for (const auto& c : rc->changes) {
-      auto& v = by_path[c.path];
-      if (v.empty()) paths.push_back(c.path);
-      v.push_back(&c);
-    }
-  }
-  std::sort(paths.begin(), paths.end());
-  for (const auto& path : paths) {
-    const auto& cs = by_path[path];
-    const AttributeChange& a = *cs.front();
-    const AttributeChange& z = *cs.back();
-    bool shared = true;
-    for (const auto* c : cs) shared = shared && same(c->before, a.before) && same(c->after, a.after);
-    std::string line = "      " + safe_text(path) + ": ";
-    append_change(line, first.action, a);
-    if (!shared) {
-      line += " ... ";
-      append_change(line, first.action, z);
-      line += "  (per node";
-      if (cs.size() < members.size()) line += ", " + std::to_string(cs.size()) + " of " + std::to_string(members.size());
-      line += ")";
-    } else if (cs.size() < members.size()) {
-      line += "  (" + std::to_string(cs.size()) + " of " + std::to_string(members.size()) + ")";
-    }
-    if (first.action != Action::Create && a.forces_replacement) line += "  # forces replacement";
-    lines.push_back(line + '\n');
-  }
+  for (const auto& why : group_reasons(group)) lines.push_back("      # because " + safe_text(why) + "\n");
+  for (const auto& a : attribute_lines(group))
+    lines.push_back("      " + safe_text(a.path) + ": " + line_text(group, a) + "\n");
   // The earlier pool sharing the most lines (among the last 256, to bound the
   // work), when it leaves at most a third to print.
-  auto& earlier = printed[r0->type + " " + to_string(first.action)];
+  auto& earlier = printed[first.type + " " + to_string(first.action)];
   const std::pair<std::string, std::vector<std::string>>* best = nullptr;
   std::vector<std::string> rest;
   for (size_t k = earlier.size() > 256 ? earlier.size() - 256 : 0; k < earlier.size(); ++k) {
@@ -253,25 +211,10 @@ std::string to_text(const Plan& plan, const TextOptions& options) {
     for (const auto& rc : plan.changes)
       if (rc.action != Action::NoOp) append_block(out, rc, options);
   } else {
-    // Members of one pool taking one action, in the order the first of each appears.
-    std::vector<std::vector<const ResourceChange*>> entries;
-    std::map<std::string, size_t> group_of;  // "TYPE.NAME action" -> entry
-    for (const auto& rc : plan.changes) {
-      if (rc.action == Action::NoOp) continue;
-      const Resource* r = rc.after ? &*rc.after : rc.before ? &*rc.before : nullptr;
-      if (!r || r->index < 0 || rc.deposed) {
-        entries.push_back({&rc});
-        continue;
-      }
-      const std::string key = r->type + "." + r->name + " " + to_string(rc.action);
-      auto [it, fresh] = group_of.emplace(key, entries.size());
-      if (fresh) entries.emplace_back();
-      entries[it->second].push_back(&rc);
-    }
     Printed printed;
-    for (const auto& e : entries) {
-      if (e.size() == 1) append_block(out, *e.front(), options);
-      else append_group(out, e, options, printed);
+    for (const auto& g : group_changes(plan)) {
+      if (g.members.size() == 1) append_block(out, g.first(), options);
+      else append_group(out, g, options, printed);
     }
   }
   out += '\n';

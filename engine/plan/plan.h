@@ -45,6 +45,15 @@ struct ResourceChange {
   bool operator==(const ResourceChange&) const = default;
 };
 
+/// One resource in state whose observed attributes differ from what state
+/// records (found by a refresh, engine/apply/refresh.h).
+struct Drift {
+  std::string address;
+  bool gone = false;  ///< the provider says it no longer exists
+  std::vector<AttributeChange> changes;  ///< before = state value, after = observed value
+  std::string reason;  ///< gone without anyone deleting it: the provider's why ("reclaimed by AWS ...")
+};
+
 struct Summary {
   int create = 0, update = 0, replace = 0, remove = 0, no_op = 0;
   int changes() const { return create + update + replace + remove; }

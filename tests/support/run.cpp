@@ -122,4 +122,22 @@ std::string hostname() {
   return h;
 }
 
+BrowserRender render_in_chromium(const std::string& html, const std::string& png, int height) {
+  TempDir profile;
+  const std::string url = "file://" + std::filesystem::absolute(html).string();
+  std::vector<std::string> common = {"chromium",         "--headless",  "--no-sandbox", "--disable-gpu",
+                                     "--disable-background-networking", "--disable-component-update",
+                                     "--disable-sync",   "--no-first-run", "--user-data-dir=" + profile.path() + "/p"};
+  std::error_code ec;
+  std::filesystem::remove(png, ec);
+  auto shot = common;
+  for (std::string a : std::vector<std::string>{"--enable-logging=stderr", "--v=0",
+                                               "--window-size=1280," + std::to_string(height), "--screenshot=" + png, url})
+    shot.push_back(std::move(a));
+  auto dom = common;
+  dom.push_back("--dump-dom");
+  dom.push_back(url);
+  return {run_program(shot), run_program(dom)};
+}
+
 }  // namespace plinth::test

@@ -45,6 +45,17 @@ class TempDir {
   std::string path_;
 };
 
+/// What headless Chromium made of an HTML file: the screenshot run (its exit
+/// code and log, where console messages and refused loads appear) and the
+/// DOM after load (--dump-dom).
+struct BrowserRender {
+  RunResult shot;
+  RunResult dom;
+};
+/// Renders the file `html` in headless Chromium (no network, a throwaway
+/// profile), writing a 1280 x `height` screenshot to `png`.
+BrowserRender render_in_chromium(const std::string& html, const std::string& png, int height = 1600);
+
 /// Reads a whole file ("" when missing).
 std::string slurp(const std::string& path);
 

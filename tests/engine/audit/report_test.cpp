@@ -550,31 +550,18 @@ TEST_CASE("the HTML report renders in headless Chromium without console errors")
   auto which = test::run_program({"sh", "-c", "command -v chromium"});
   INFO("chromium is missing: apt-get install chromium (.ci/setup installs it)");
   REQUIRE(which.exit_code == 0);
-  test::TempDir dir;
   std::string html = output_dir() + "/report.html";
   std::ofstream(html) << audit::to_html(run("blueprints/invalid/policy-hipaa-gaps.yaml", {records_tls_waiver()}).report);
   std::string png = output_dir() + "/report.png";
-  fs::remove(png);
-  std::vector<std::string> common = {"chromium",         "--headless",  "--no-sandbox", "--disable-gpu",
-                                     "--disable-background-networking", "--disable-component-update",
-                                     "--disable-sync",   "--no-first-run", "--user-data-dir=" + dir.path() + "/profile"};
-  auto shot = common;
-  for (const std::string a : {"--enable-logging=stderr", "--v=0", "--window-size=1280,2000"}) shot.push_back(a);
-  shot.push_back("--screenshot=" + png);
-  shot.push_back("file://" + fs::absolute(html).string());
-  auto r = test::run_program(shot);
-  INFO(r.err);
-  CHECK(r.exit_code == 0);
+  auto r = test::render_in_chromium(html, png, 2000);
+  INFO(r.shot.err);
+  CHECK(r.shot.exit_code == 0);
   REQUIRE(fs::exists(png));
   CHECK(fs::file_size(png) > 20000);
-  CHECK(r.err.find("CONSOLE") == std::string::npos);
-  CHECK(r.err.find("Refused to") == std::string::npos);
+  CHECK(r.shot.err.find("CONSOLE") == std::string::npos);
+  CHECK(r.shot.err.find("Refused to") == std::string::npos);
   WARN("screenshot: " << png);
-
-  auto dom = common;
-  dom.push_back("--dump-dom");
-  dom.push_back("file://" + fs::absolute(html).string());
-  auto d = test::run_program(dom);
+  const auto& d = r.dom;
   CHECK(d.exit_code == 0);
   CHECK(d.out.find("<h1>Plinth compliance report</h1>") != std::string::npos);
   CHECK(d.out.find("164.308(a)(5)</span>") != std::string::npos);

@@ -393,6 +393,38 @@ struct CatalogParser {
   }
 
   void parse_software(Reader& r, const YAML::Node& root, const std::set<std::string>& sources) {
+    const YAML::Node branches = root["driver_branches"];
+    if (!branches || !branches.IsSequence()) {
+      r.fail(branches ? branches : root, "'driver_branches' must list NVIDIA's data-center driver branches");
+    } else {
+      for (const auto& row : branches) {
+        if (!r.keys(row, "a driver_branches row", {"branch", "kind", "end_of_life", "first", "latest", "source"})) continue;
+        DriverBranch b;
+        b.branch = r.str(row, "branch", "a driver_branches row");
+        const std::string what = "driver branch R" + b.branch;
+        b.kind = r.one_of(row, "kind", what, {"ltsb", "production", "new-feature"});
+        if (!row["kind"]) r.fail(row, what + " has no 'kind'");
+        b.end_of_life = r.str(row, "end_of_life", what, false);
+        b.first = r.str(row, "first", what, false);  // none for a branch announced without releases
+        b.latest = r.str(row, "latest", what, false);
+        r.source(row, what, sources);
+        const bool month = b.end_of_life.size() == 7 && b.end_of_life[4] == '-' &&
+                           std::all_of(b.end_of_life.begin(), b.end_of_life.end(),
+                                       [](char c) { return c == '-' || std::isdigit(static_cast<unsigned char>(c)); });
+        if (!is_version(b.branch, 1)) r.fail(row["branch"], what + ": 'branch' must be a number like \"580\"");
+        else if (!b.end_of_life.empty() && !month) r.fail(row["end_of_life"], what + ": 'end_of_life' must look like \"2028-06\"");
+        else if (b.first.empty() != b.latest.empty()) r.fail(row, what + ": set 'first' and 'latest' together");
+        else if (!b.first.empty() && (!is_version(b.first, 3) || b.first.rfind(b.branch + ".", 0) != 0 ||
+                                      !is_version(b.latest, 3) || b.latest.rfind(b.branch + ".", 0) != 0))
+          r.fail(row, what + ": 'first' and 'latest' must be releases of the branch like \"" + b.branch + ".65.06\"");
+        else if (!b.first.empty() && compare_versions(b.first, b.latest) > 0)
+          r.fail(row, what + ": 'first' is newer than 'latest'");
+        else if (!cat.branches_.empty() && compare_versions(cat.branches_.back().branch, b.branch) >= 0)
+          r.fail(row, what + ": list the branches oldest first, each once");
+        else
+          cat.branches_.push_back(std::move(b));
+      }
+    }
     const YAML::Node fm = root["fabric_manager"];
     if (!fm || !fm.IsSequence()) {
       r.fail(fm ? fm : root, "'fabric_manager' must list the driver releases with a Fabric Manager of the same version");
@@ -474,7 +506,8 @@ Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std
           std::vector<std::string> keys = {"version", "sources"};
           if (base == "gpus.yaml") keys.insert(keys.end(), {"architectures", "gpus"});
           else if (base == "cuda.yaml") keys.insert(keys.end(), {"toolkits", "minor_version_compat", "forward_compat"});
-          else if (base == "software.yaml") keys.insert(keys.end(), {"fabric_manager", "container_toolkit", "dcgm_exporter", "doca"});
+          else if (base == "software.yaml")
+            keys.insert(keys.end(), {"driver_branches", "fabric_manager", "container_toolkit", "dcgm_exporter", "doca"});
           r.keys(root, "the file", keys);
           std::set<std::string> sources;
           std::string version = r.header(root, sources, cat.sources_[base]);
@@ -585,6 +618,20 @@ const ForwardCompat* Catalog::forward_compat(int major, const std::string& drive
     if (f.cuda_major == major && driver.rfind(f.branch + ".", 0) == 0 && compare_versions(driver, f.min_driver) >= 0)
       return &f;
   return nullptr;
+}
+
+const DriverBranch* Catalog::driver_branch(const std::string& branch) const {
+  for (const auto& b : branches_)
+    if (b.branch == branch) return &b;
+  return nullptr;
+}
+
+FabricManager Catalog::fabric_manager_for(const std::string& driver) const {
+  if (fm_drivers_.count(driver)) return FabricManager::Published;
+  const DriverBranch* b = driver_branch(driver.substr(0, driver.find('.')));
+  if (b && !b->latest.empty() && is_version(driver, 3) && compare_versions(driver, b->latest) > 0)
+    return FabricManager::Presumed;
+  return FabricManager::None;
 }
 
 std::vector<std::string> Catalog::fabric_manager_drivers() const {

@@ -81,6 +81,23 @@ struct ForwardCompat {
   bool operator==(const ForwardCompat&) const = default;
 };
 
+/// An NVIDIA data-center driver branch (software.yaml `driver_branches`).
+struct DriverBranch {
+  std::string branch;       ///< "580"
+  std::string kind;         ///< "ltsb" | "production" | "new-feature"
+  std::string end_of_life;  ///< "2028-06" as NVIDIA states it
+  std::string first;        ///< the first data-center release seen ("" when none yet)
+  std::string latest;       ///< the newest data-center release seen ("" when none yet)
+  bool operator==(const DriverBranch&) const = default;
+};
+
+/// Whether NVIDIA publishes a Fabric Manager of a driver's exact version.
+enum class FabricManager {
+  None,       ///< no: not a data-center release the catalog knows (a desktop build, a typo, an old branch)
+  Published,  ///< yes: the release is listed (software.yaml `fabric_manager`)
+  Presumed,   ///< a data-center branch's release newer than the newest the catalog lists: NVIDIA ships one with each
+};
+
 /// A published vulnerability of the NVIDIA Container Toolkit.
 struct Advisory {
   std::string id;        ///< "CVE-2025-23266"
@@ -129,8 +146,14 @@ class Catalog {
   /// The forward-compatibility row that lets `driver` run CUDA major `major`, or nullptr.
   const ForwardCompat* forward_compat(int major, const std::string& driver) const;
   const std::vector<ForwardCompat>& forward_compat_rows() const { return forward_; }
-  /// True when NVIDIA publishes a Fabric Manager of exactly this driver version.
-  bool fabric_manager_released(const std::string& driver) const { return fm_drivers_.count(driver) > 0; }
+  /// Whether NVIDIA publishes a Fabric Manager of exactly this driver version:
+  /// listed, or a release of a data-center branch newer than its newest listed
+  /// one (with three numbers, as data-center releases have), or none.
+  FabricManager fabric_manager_for(const std::string& driver) const;
+  /// The data-center driver branches, oldest first.
+  const std::vector<DriverBranch>& driver_branches() const { return branches_; }
+  /// The branch row of `branch` ("580"), or nullptr.
+  const DriverBranch* driver_branch(const std::string& branch) const;
   /// The driver versions with a Fabric Manager release, oldest first.
   std::vector<std::string> fabric_manager_drivers() const;
   /// The container toolkit release Plinth installs when a stack pins none.
@@ -170,6 +193,7 @@ class Catalog {
   std::map<int, std::string> minor_compat_;             ///< 12 -> "525"
   std::vector<ForwardCompat> forward_;
   std::set<std::string> fm_drivers_;
+  std::vector<DriverBranch> branches_;
   std::string toolkit_default_;
   std::vector<Advisory> advisories_;
   std::string dcgm_image_;

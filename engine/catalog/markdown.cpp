@@ -39,7 +39,7 @@ std::string catalog_markdown(const Catalog& cat) {
       "|------|-------|\n"
       "| `gpus.yaml` | GPU architectures (BF16, kernel module flavours, last driver branch, the CUDA release that dropped them) and GPU models: memory, ECC, NVLink, form factor, NVSwitch and Fabric Manager, compute capability, minimum CUDA and driver, the product name nvidia-smi and BMCs report, aliases, MIG instances / slices / profiles / balanced layout |\n"
       "| `cuda.yaml` | CUDA toolkit release → minimum Linux x86_64 driver; minor-version and forward compatibility |\n"
-      "| `software.yaml` | driver releases with a Fabric Manager of the same version, the NVIDIA Container Toolkit default and its security advisories, the DCGM exporter image, the DOCA release |\n\n"
+      "| `software.yaml` | data-center driver branches (designation, end of life, first and newest release), driver releases with a Fabric Manager of the same version, the NVIDIA Container Toolkit default and its security advisories, the DCGM exporter image, the DOCA release |\n\n"
       "Every file starts with a `version:` (the catalog's version is the highest) and a `sources:` map of source id →\n"
       "citation; every row has a `source:` naming at least one of those ids. Unknown keys, missing fields, wrong\n"
       "types, duplicates, a GPU naming an architecture `gpus.yaml` does not list, a MIG profile larger than\n"
@@ -131,7 +131,18 @@ std::string catalog_markdown(const Catalog& cat) {
 
   // ---- software -------------------------------------------------------------------
   out += "\n## NVIDIA software\n\n"
-         "Driver releases with a Fabric Manager of the same version (NVSwitch nodes can run only these; rule DRV003):\n" +
+         "Data-center driver branches, as NVIDIA designates them (end of life as NVIDIA states it; a new feature\n"
+         "branch is short-lived and gets no updates), with the first and newest data-center release seen:\n\n"
+         "| Branch | Designation | End of life | First release | Newest release seen |\n"
+         "|---|---|---|---|---|\n";
+  for (const auto& b : cat.driver_branches()) {
+    const std::string kind = b.kind == "ltsb" ? "Long Term Support" : b.kind == "production" ? "Production" : "New Feature";
+    out += "| R" + b.branch + " | " + kind + " | " + (b.end_of_life.empty() ? "—" : b.end_of_life) + " | " +
+           (b.first.empty() ? "(none yet)" : b.first) + " | " + (b.latest.empty() ? "(none yet)" : b.latest) + " |\n";
+  }
+  out += "\nDriver releases with a Fabric Manager of the same version (rule DRV003). NVSwitch nodes can run these,\n"
+         "and any later data-center release of a branch above (newer than its newest release seen: NVIDIA ships a\n"
+         "Fabric Manager with every data-center release), but no other build of the branch:\n" +
          join(cat.fabric_manager_drivers(), ", ") + ".\n\n"
          "NVIDIA Container Toolkit: Plinth installs **" + cat.container_toolkit_default() +
          "** unless a stack pins `container_toolkit`; a pin older than a fix below is an error (DRV005).\n\n"

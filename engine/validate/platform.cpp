@@ -50,11 +50,16 @@ const RuleInfo DRV003{
     "DRV003", Severity::Error, "NVSwitch node with a driver that has no matching Fabric Manager",
     "A node pool on an NVSwitch baseboard (e.g. 8 x H100-80GB; catalog `nvswitch_min_gpus`) or a burst pool whose "
     "instance type runs Fabric Manager pins a driver for which NVIDIA publishes no Fabric Manager of exactly that "
-    "version (software.yaml `fabric_manager`). Position: the stack's `driver`, for that pool.",
+    "version. Reasoned by branch: a release listed in software.yaml `fabric_manager` has one; so does a release "
+    "(three numbers) of a data-center branch (`driver_branches`: R470 to R620) newer than the newest release the "
+    "catalog lists for it, since NVIDIA ships a Fabric Manager with every data-center release; anything else (a "
+    "desktop build of the branch such as 550.107.02, a branch without data-center releases) has none. Position: the "
+    "stack's `driver`, for that pool.",
     "NVIDIA Fabric Manager User Guide: Fabric Manager must run on NVSwitch systems and aborts unless its version "
-    "equals the loaded driver's; without it CUDA fails with error 802, 'system not yet initialized'.",
-    "pin a data-center driver release with a Fabric Manager (the hint names the nearest), or add a release you have "
-    "seen to software.yaml"};
+    "equals the loaded driver's; without it CUDA fails with error 802, 'system not yet initialized'. NVIDIA "
+    "data-center driver release notes and per-release manifests list a Fabric Manager of the release's version.",
+    "pin a data-center driver release with a Fabric Manager (the hint names the newest of the branch), or add a "
+    "release you have seen to software.yaml"};
 const RuleInfo DRV004{
     "DRV004", Severity::Error, "kernel module flavour the GPU cannot run",
     "A stack's `kernel_modules` is a flavour a pool's GPU does not support: `open` on Maxwell, Pascal or Volta, "
@@ -112,17 +117,22 @@ void Checker::check_platform(const bp::Stack& s, const catalog::GpuModel& gpu, b
           who + " runs " + gpu.name + ", which needs driver " + min_driver + " or newer" + why + ", but stack '" + s.name +
               "' pins " + s.driver,
           "pin driver \"" + min_driver + "\" or newer");
-    if (fabric_manager && !cat_.fabric_manager_released(s.driver)) {
-      std::vector<std::string> same_branch;
-      for (const auto& d : cat_.fabric_manager_drivers())
-        if (branch_of(d) == branch) same_branch.push_back(d);
+    if (fabric_manager && cat_.fabric_manager_for(s.driver) == catalog::FabricManager::None) {
+      const catalog::DriverBranch* db = cat_.driver_branch(branch);
+      std::string hint;
+      if (db && !db->latest.empty())
+        hint = "pin a data-center release of R" + branch + " with a Fabric Manager: the nearest listed are " +
+               nearby_versions(s.driver, cat_.fabric_manager_drivers()) + ", the newest " + db->latest + " (any later R" +
+               branch + " data-center release has one too)";
+      else
+        hint = "pin a data-center driver of a supported branch, e.g. " +
+               nearby_versions(s.driver, cat_.fabric_manager_drivers());
       add(DRV003, s.origin.at("driver"), addr,
           who + " runs " + gpu.name + " on NVSwitch, which needs NVIDIA Fabric Manager of exactly the driver's version, "
-              "but no Fabric Manager " + s.driver + " is published (stack '" + s.name + "')",
-          (same_branch.empty() ? "pin a data-center driver with a Fabric Manager release, e.g. " +
-                                     nearby_versions(s.driver, cat_.fabric_manager_drivers())
-                               : "pin one of the R" + branch + " releases with a Fabric Manager: " + join(same_branch, ", ")) +
-              " (docs/catalog.md lists them)");
+              "but no Fabric Manager " + s.driver + " is published (stack '" + s.name + "'" +
+              (db ? ": not a data-center release of R" + branch + " the catalog knows)"
+                  : ": R" + branch + " has no data-center releases)"),
+          hint + " (docs/catalog.md lists them)");
     }
   }
   const std::string flavours = cat_.kernel_modules(gpu);

@@ -48,7 +48,8 @@ TEST_CASE("every CUDA toolkit row of NVIDIA's release notes table agrees with th
       CHECK(embedded().min_driver_for_cuda(minor) == want);
     }
   }
-  CHECK(embedded().cuda_versions().size() == 49);
+  // And the rows after that table (CUDA 13.1 Update 1 to 13.2 Update 2, from the 13.2 Update 2 notes).
+  CHECK(embedded().cuda_versions().size() == 49 + 4);
 }
 
 TEST_CASE("CUDA versions resolve to their GA release and unknown ones to nothing") {
@@ -57,10 +58,13 @@ TEST_CASE("CUDA versions resolve to their GA release and unknown ones to nothing
   CHECK(embedded().resolve_cuda("11.0") == "11.0.2");  // 11.0.1 was a release candidate
   CHECK(embedded().resolve_cuda("13.1") == "13.1.0");
   CHECK_FALSE(embedded().min_driver_for_cuda("12.7").has_value());
-  CHECK_FALSE(embedded().min_driver_for_cuda("13.2").has_value());
+  CHECK(embedded().min_driver_for_cuda("13.2") == "595.45.04");
+  CHECK(embedded().min_driver_for_cuda("13.2.2") == "595.71.05");
+  CHECK(embedded().min_driver_for_cuda("13.1.1") == "590.48.01");
+  CHECK_FALSE(embedded().min_driver_for_cuda("13.3").has_value());  // not listed: see cuda.yaml not-covered
   CHECK_FALSE(embedded().min_driver_for_cuda("12.4.9").has_value());
   CHECK(embedded().cuda_versions().front() == "11.0.1");
-  CHECK(embedded().cuda_versions().back() == "13.1.0");
+  CHECK(embedded().cuda_versions().back() == "13.2.2");
 }
 
 TEST_CASE("every MIG profile of NVIDIA's MIG guide and mig-parted agrees with the catalog") {
@@ -127,7 +131,7 @@ TEST_CASE("GPU models are found by name, alias and the product name nvidia-smi r
   CHECK(h100->mig_memory_slices == 8);
   CHECK(h100->min_cuda == "11.8");
   CHECK(cat.gpu("B200")->min_cuda == "12.8");
-  CHECK(cat.version() == "2026.12.3");
+  CHECK(cat.version() == "2026.12.4");
   // MIG's own minimum drivers (MIG User Guide, Deployment Considerations).
   CHECK(cat.gpu("H200-141GB")->mig_min_driver == "550.90.07");
   CHECK(h100->mig_min_driver == "525.85.12");
@@ -345,8 +349,24 @@ TEST_CASE("minor-version compatibility minimums agree with NVIDIA's table") {
 
 TEST_CASE("Fabric Manager releases, container toolkit advisories and the DCGM exporter image") {
   const auto& cat = embedded();
-  CHECK(cat.fabric_manager_released("550.54.15"));
-  CHECK_FALSE(cat.fabric_manager_released("550.54.16"));
+  using plinth::catalog::FabricManager;
+  CHECK(cat.fabric_manager_for("550.54.15") == FabricManager::Published);
+  CHECK(cat.fabric_manager_for("550.54.16") == FabricManager::None);       // inside R550's known releases
+  CHECK(cat.fabric_manager_for("535.309.01") == FabricManager::Published);  // R535's newest (April 2026)
+  CHECK(cat.fabric_manager_for("580.126.20") == FabricManager::Published);
+  CHECK(cat.fabric_manager_for("580.190.01") == FabricManager::Presumed);   // newer than R580's newest listed
+  CHECK(cat.fabric_manager_for("580.190") == FabricManager::None);          // a desktop-style version
+  CHECK(cat.fabric_manager_for("530.41.03") == FabricManager::None);        // R530: no data-center releases
+  CHECK(cat.fabric_manager_for("620.10.01") == FabricManager::None);        // R620: none published yet
+  const auto* r580 = cat.driver_branch("580");
+  REQUIRE(r580 != nullptr);
+  CHECK(r580->kind == "ltsb");
+  CHECK(r580->end_of_life == "2028-06");
+  CHECK(cat.driver_branch("535")->end_of_life == "2026-06");
+  CHECK(cat.driver_branch("530") == nullptr);
+  // Every listed branch's newest release has a Fabric Manager listed.
+  for (const auto& b : cat.driver_branches())
+    if (!b.latest.empty()) CHECK(cat.fabric_manager_for(b.latest) == FabricManager::Published);
   CHECK(cat.container_toolkit_default() == "1.17.8");
   CHECK(cat.container_toolkit_advisories("1.17.8").empty());
   std::vector<std::string> ids;

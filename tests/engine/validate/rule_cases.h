@@ -47,7 +47,7 @@ inline const std::vector<RuleCase>& rule_cases() {
     {"blueprints/invalid/rule-drv002-driver-below-gpu-minimum.yaml", true,
      "blueprints/invalid/rule-drv002-driver-below-gpu-minimum.yaml:7:13: error[DRV002]: node pool 'train' runs B200, which needs driver 570.133.20 or newer, but stack 'train' pins 570.124.06 (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv003-no-fabric-manager.yaml", true,
-     "blueprints/invalid/rule-drv003-no-fabric-manager.yaml:7:13: error[DRV003]: node pool 'train' runs H100-80GB on NVSwitch, which needs NVIDIA Fabric Manager of exactly the driver's version, but no Fabric Manager 550.78 is published (stack 'train') (baremetal.node.train)"},
+     "blueprints/invalid/rule-drv003-no-fabric-manager.yaml:7:13: error[DRV003]: node pool 'train' runs H100-80GB on NVSwitch, which needs NVIDIA Fabric Manager of exactly the driver's version, but no Fabric Manager 550.78 is published (stack 'train': not a data-center release of R550 the catalog knows) (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv004-kernel-modules.yaml", true,
      "blueprints/invalid/rule-drv004-kernel-modules.yaml:10:21: error[DRV004]: node pool 'train' runs B200 (Blackwell), which runs only the open NVIDIA kernel modules, but stack 'train' sets kernel_modules: proprietary (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv005-container-toolkit-cve.yaml", true,

@@ -296,10 +296,32 @@ TEST_CASE("DRV003: NVSwitch nodes need a driver with a published Fabric Manager"
   REQUIRE(ds.size() == 2);  // the HGX pool and the p5 burst pool
   check_diag(ds[0], Severity::Error, doc.at(6, "\"550"), "baremetal.node.train-a",
              "node pool 'train-a' runs H100-80GB on NVSwitch, which needs NVIDIA Fabric Manager of exactly the driver's "
-             "version, but no Fabric Manager 550.78 is published (stack 'train')",
-             "pin one of the R550 releases with a Fabric Manager: 550.54.14, 550.54.15, 550.90.07, 550.127.08, 550.163.01 "
-             "(docs/catalog.md lists them)");
+             "version, but no Fabric Manager 550.78 is published (stack 'train': not a data-center release of R550 the "
+             "catalog knows)",
+             "pin a data-center release of R550 with a Fabric Manager: the nearest listed are 550.54.15 or 550.90.07, the "
+             "newest 550.163.01 (any later R550 data-center release has one too) (docs/catalog.md lists them)");
   CHECK(ds[1].address == "aws.instance.aws-p5");
+  // Reasoned by branch (issue 31, item 8): the newest published security releases of R535 and R580 pass
+  // (listed), and so does a later R580 data-center release the catalog cannot list yet; a desktop
+  // build inside a data-center branch's range, or a branch without data-center releases, does not.
+  for (const std::string ok : {"535.309.01", "580.126.20", "580.178.04", "580.199.02"}) {
+    Doc d;
+    d.set(6, "550.54.15", ok);
+    INFO(ok);
+    CHECK(with_code(d.check(), "DRV003").empty());
+  }
+  Doc desktop;
+  desktop.set(6, "550.54.15", "550.107.02");
+  auto dd = with_code(desktop.check(), "DRV003");
+  REQUIRE(dd.size() == 2);
+  CHECK(dd[0].message.find("no Fabric Manager 550.107.02 is published (stack 'train': not a data-center release of "
+                           "R550 the catalog knows)") != std::string::npos);
+  Doc nodc;
+  nodc.set(6, "550.54.15", "530.41.03");
+  auto nd = with_code(nodc.check(), "DRV003");
+  REQUIRE_FALSE(nd.empty());
+  CHECK(nd[0].message.find("(stack 'train': R530 has no data-center releases)") != std::string::npos);
+  CHECK(nd[0].hint.rfind("pin a data-center driver of a supported branch, e.g. 530.30.02 or 535.54.03", 0) == 0);
   // Four H100s per node have no NVSwitch, and neither does a PCIe card.
   Doc four = doc;
   four.set(24, "gpus_per_node: 8", "gpus_per_node: 4").set(32, "p5.48xlarge", "g6e.48xlarge");

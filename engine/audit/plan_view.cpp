@@ -9,6 +9,7 @@
 
 #include "engine/audit/report.h"
 #include "engine/core/strings.h"
+#include "engine/plan/format.h"
 #include "engine/plan/groups.h"
 
 namespace plinth::audit {
@@ -20,27 +21,8 @@ using plan::Group;
 // ---------------------------------------------------------------------------
 // Shared by both views
 
-const char* marker(Action a) {
-  switch (a) {
-    case Action::Create: return "+";
-    case Action::Update: return "~";
-    case Action::Replace: return "-/+";
-    case Action::Delete: return "-";
-    case Action::NoOp: break;
-  }
-  return " ";
-}
-
-const char* verb(Action a) {
-  switch (a) {
-    case Action::Create: return "create";
-    case Action::Update: return "update in place";
-    case Action::Replace: return "replace";
-    case Action::Delete: return "destroy";
-    case Action::NoOp: break;
-  }
-  return "no-op";
-}
+const char* marker(Action a) { return plan::action_marker(a); }
+const char* verb(Action a) { return plan::action_verb(a); }
 
 /// Replaces and deletes first (what a reviewer must not miss), then updates, then creates.
 int rank(Action a) {
@@ -297,12 +279,6 @@ std::string summary_table(const plan::Summary& s, const std::vector<Group>& grou
          " | " + std::to_string(entries[Action::Replace]) + " | " + std::to_string(entries[Action::Delete]) + " | |\n";
 }
 
-std::string summary_sentence(const plan::Summary& s) {
-  if (s.changes() == 0) return "No changes. Infrastructure matches the blueprint.";
-  return "Plan: " + std::to_string(s.create) + " to create, " + std::to_string(s.update) + " to update, " +
-         std::to_string(s.replace) + " to replace, " + std::to_string(s.remove) + " to destroy.";
-}
-
 /// How a reader sees everything: the saved plan, else the plan command.
 std::string see_all(const PlanView& v) {
   return v.plan_file.empty() ? "plinth plan --no-group (or --json)" : "plinth show --no-group " + v.plan_file;
@@ -343,7 +319,7 @@ std::string markdown(const PlanView& v, size_t limit) {
   const auto groups = ordered_groups(p);
   const Findings f = findings_of(v.evaluation);
 
-  std::string head = "## Plinth plan: " + cell(clip(v.blueprint_name, 200)) + "\n\n**" + summary_sentence(s) + "**\n\n";
+  std::string head = "## Plinth plan: " + cell(clip(v.blueprint_name, 200)) + "\n\n**" + plan::summary_line(p) + "**\n\n";
   if (s.changes() > 0) head += summary_table(s, groups) + "\n";
   if (!v.evaluation) {
     head += "Policy verdicts are not part of a saved plan: the plan job's output and reports have them.\n\n";
@@ -621,7 +597,7 @@ std::string html(const PlanView& v) {
   if (!v.plan_file.empty()) out += " · plan file <code>" + e(v.plan_file) + "</code> sha256 <code>" + e(v.plan_sha256) + "</code>";
   out += "</div>\n";
   out += std::string("<div class=\"banner ") + (s.changes() ? "none" : "ok") + "\" id=\"summary\">" +
-         e(summary_sentence(s)) + "</div>\n";
+         e(plan::summary_line(p)) + "</div>\n";
   out += "<table class=\"counts\"><tr><th></th><th>Create</th><th>Update</th><th>Replace</th><th>Destroy</th>"
          "<th>Unchanged</th></tr>\n<tr><td>Resources</td><td class=\"n\">" + std::to_string(s.create) +
          "</td><td class=\"n\">" + std::to_string(s.update) + "</td><td class=\"n\">" + std::to_string(s.replace) +

@@ -22,6 +22,16 @@ FlagSpec provider_option_flag() {
           true};
 }
 
+Result<std::string> output_format(const Args& args) {
+  std::string format = args.get("format").value_or(args.flag("json") ? "json" : "text");
+  if (format == "md") format = "markdown";
+  if (format != "text" && format != "json" && format != "markdown" && format != "html")
+    return Error::invalid("--format " + format + ": use text, json, markdown or html");
+  if (args.flag("json") && format != "json")
+    return Error::invalid("--json and --format " + format + " ask for two outputs; keep one");
+  return format;
+}
+
 std::vector<FlagSpec> execute_flags() {
   return {
       {"auto-approve", "", "Do not ask for confirmation (required when stdin is not a terminal)."},

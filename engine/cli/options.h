@@ -14,6 +14,9 @@ namespace plinth::cli {
 FlagSpec state_key_flag();
 /// --provider-option NAME.KEY=VALUE (repeatable).
 FlagSpec provider_option_flag();
+/// --format FORMAT (or --json) of plan and show: "text", "json", "markdown"
+/// ("md") or "html"; --json with another --format is an error.
+Result<std::string> output_format(const Args& args);
 /// Flags shared by apply and destroy.
 std::vector<FlagSpec> execute_flags();
 

@@ -83,17 +83,6 @@ bool write_views(Io& io, const std::vector<ViewTarget>& targets, const audit::Pl
   return ok;
 }
 
-/// --format FORMAT (or --json): "text", "json", "markdown" or "html".
-Result<std::string> output_format(const Args& args) {
-  std::string format = args.get("format").value_or(args.flag("json") ? "json" : "text");
-  if (format == "md") format = "markdown";
-  if (format != "text" && format != "json" && format != "markdown" && format != "html")
-    return Error::invalid("--format " + format + ": use text, json, markdown or html");
-  if (args.flag("json") && format != "json")
-    return Error::invalid("--json and --format " + format + " ask for two outputs; keep one");
-  return format;
-}
-
 /// --against REF: the blueprint files as they are at REF, expanded and
 /// evaluated like the working tree, and what the change does to resources
 /// and verdicts (printed to io.out).

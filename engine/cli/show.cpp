@@ -3,6 +3,7 @@
 // provider or git access, so it runs anywhere the file is.
 #include "engine/audit/plan_view.h"
 #include "engine/cli/common.h"
+#include "engine/cli/options.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
@@ -46,12 +47,9 @@ int run_show(const Args& args, Io& io) {
     signature = std::string(key ? "signed and verified" : "signed, not verified (pass --verify-key)") + ", " +
                 pf->signature->algorithm + " key " + pf->signature->key_id;
 
-  std::string format = args.get("format").value_or(args.flag("json") ? "json" : "text");
-  if (format == "md") format = "markdown";
-  if (format != "text" && format != "json" && format != "markdown" && format != "html")
-    return fail(io, "show", "--format " + format + ": use text, json, markdown or html");
-  if (args.flag("json") && format != "json")
-    return fail(io, "show", "--json and --format " + format + " ask for two outputs; keep one");
+  auto parsed = output_format(args);
+  if (!parsed) return fail(io, "show", parsed.error().message);
+  const std::string& format = *parsed;
   if (format == "markdown" || format == "html") {
     // The file's own digest: the one a pull request's comment names.
     auto bytes = read_file(path);

@@ -21,16 +21,18 @@ struct Style {
   const char* verb;
 };
 
-Style style(Action a) {
+const char* color_of(Action a) {
   switch (a) {
-    case Action::Create: return {"+", "\x1b[32m", "create"};
-    case Action::Update: return {"~", "\x1b[33m", "update in place"};
-    case Action::Replace: return {"-/+", "\x1b[35m", "replace"};
-    case Action::Delete: return {"-", "\x1b[31m", "destroy"};
+    case Action::Create: return "\x1b[32m";
+    case Action::Update: return "\x1b[33m";
+    case Action::Replace: return "\x1b[35m";
+    case Action::Delete: return "\x1b[31m";
     case Action::NoOp: break;
   }
-  return {" ", "", "no-op"};
+  return "";
 }
+
+Style style(Action a) { return {action_marker(a), color_of(a), action_verb(a)}; }
 
 /// Appends the JSON text of `v`, as v.dump() writes it: integers, booleans
 /// and printable ASCII strings without quotes or backslashes directly (most
@@ -76,6 +78,28 @@ std::string recorded_only(const ResourceChange& rc) {
 std::string plural(int n, const char* what) { return std::to_string(n) + " to " + what; }
 
 }  // namespace
+
+const char* action_marker(Action a) {
+  switch (a) {
+    case Action::Create: return "+";
+    case Action::Update: return "~";
+    case Action::Replace: return "-/+";
+    case Action::Delete: return "-";
+    case Action::NoOp: break;
+  }
+  return " ";
+}
+
+const char* action_verb(Action a) {
+  switch (a) {
+    case Action::Create: return "create";
+    case Action::Update: return "update in place";
+    case Action::Replace: return "replace";
+    case Action::Delete: return "destroy";
+    case Action::NoOp: break;
+  }
+  return "no-op";
+}
 
 std::string summary_line(const Plan& plan) {
   Summary s = plan.summary();

@@ -28,6 +28,11 @@ struct TextOptions {
 /// "(K of N)" when only some members have it. docs/plan.md, "Grouped".
 std::string to_text(const Plan& plan, const TextOptions& options = {});
 
+/// The text plan's marker of an action ("+", "~", "-/+", "-"; " " for a no-op)
+/// and its verb ("create", "update in place", "replace", "destroy", "no-op").
+const char* action_marker(Action a);
+const char* action_verb(Action a);
+
 /// "Plan: 3 to create, 1 to update, 1 to replace, 2 to destroy." or the
 /// no-changes sentence.
 std::string summary_line(const Plan& plan);

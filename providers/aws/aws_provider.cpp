@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "engine/core/gzip.h"
 #include "engine/core/hash.h"
 #include "engine/core/strings.h"
 #include "providers/aws/ec2_model.h"
@@ -20,6 +21,9 @@ using cloud::str;
 using cloud::strings;
 using cloud::at;
 using cloud::attributes_hash;
+
+/// The most user data RunInstances takes (bytes, before base64).
+constexpr size_t kUserDataLimit = 16384;
 
 std::string tag(const Json& instance, const std::string& key) {
   for (const auto& t : instance.value("Tags", Json::array()))
@@ -195,7 +199,18 @@ Result<Resource> AwsProvider::create(const Resource& desired, Call& call) {
   const Json capacity = a.value("capacity", Json::object());
   const bool spot = a.value("spot", false);
   const bool placement_group = a.value("placement_group", false);
-  const std::string user_data = str(desired.computed, "user_data");
+  // EC2 takes at most 16 KiB of user data; cloud-init reads it gzip-compressed
+  // too, so a longer document is sent compressed (the plan's user_data_hash is
+  // of the document, not of what travels).
+  std::string user_data = str(desired.computed, "user_data");
+  if (user_data.size() > kUserDataLimit) {
+    const size_t plain = user_data.size();
+    user_data = gzip(user_data);
+    if (user_data.size() > kUserDataLimit)
+      return Error::invalid(desired.address + ": the rendered user data of burst pool '" + desired.name + "' is " +
+                            std::to_string(plain) + " bytes, " + std::to_string(user_data.size()) +
+                            " gzip-compressed; EC2 takes at most 16384: pin fewer images or frameworks in its stack");
+  }
 
   int generation = 0;
   auto launch = [&](const std::string& type, size_t place) -> cloud::Launched {

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "engine/core/gzip.h"
 #include "providers/aws/ec2_protocol.h"
 
 namespace plinth::aws_ec2_emulator {
@@ -1178,7 +1179,9 @@ Json Region::dump() {
                          {"security_groups", i.security_groups},
                          {"key_name", i.key_name},
                          {"iam_instance_profile_arn", i.iam_arn},
-                         {"user_data", i.user_data},
+                         // As cloud-init reads it: gzip-compressed user data decompressed.
+                         {"user_data", is_gzip(i.user_data) ? gunzip(i.user_data).value_or("") : i.user_data},
+                         {"user_data_gzip", is_gzip(i.user_data)},
                          {"launch_time", iso(i.launched)},
                          {"tags", tags},
                          {"volumes", volumes},

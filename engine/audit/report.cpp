@@ -143,7 +143,10 @@ std::vector<FrameworkView> framework_views(const Report& r, const std::vector<Fr
     auto cat = std::find_if(catalogs.begin(), catalogs.end(), [&](const auto& c) { return c.name == name; });
     if (cat != catalogs.end()) {
       view.title = cat->title;
-      for (const auto& c : cat->controls) view.controls.push_back({c.id, c.title, ControlStatus::NotCovered, {}, {}, true});
+      for (const auto& c : cat->controls) {
+        view.controls.push_back({c.id, c.title, ControlStatus::NotCovered, {}, {}, true});
+        view.controls.back().covers = c.covers;
+      }
     }
     auto catalog_control = [&](const std::string& id) -> const FrameworkCatalog::Control* {
       if (cat == catalogs.end()) return nullptr;
@@ -275,6 +278,21 @@ Report build_report(const ReportInput& in) {
   }
   r.frameworks = framework_views(r, in.catalogs);
   return r;
+}
+
+void attach_observed(Report& r, Observed observed) {
+  for (auto& f : r.frameworks)
+    for (auto& c : f.controls) {
+      const FrameworkCatalog::Control ctl{c.id, c.title, c.covers};
+      for (const auto& ob : observed.observations)
+        for (const auto& ref : ob.controls) {
+          auto colon = ref.find(':');
+          if (colon == std::string::npos || ref.substr(0, colon) != f.name || !covers(ref.substr(colon + 1), ctl)) continue;
+          c.observed.push_back(ob.summary + (ob.observed_at.empty() ? "" : " (observed " + ob.observed_at + ")"));
+          break;
+        }
+    }
+  r.observed = std::move(observed);
 }
 
 plinth::Status restrict_to_framework(Report& r, const std::string& name) {
@@ -421,6 +439,7 @@ nlohmann::json to_json(const Report& r) {
                           {"policies", c.policies},
                           {"not_evaluated", c.not_evaluated},
                           {"in_catalog", c.in_catalog}});
+      if (!c.observed.empty()) controls.back()["observed"] = c.observed;
     }
     fws.push_back({{"name", f.name},
                    {"title", f.title},
@@ -429,6 +448,24 @@ nlohmann::json to_json(const Report& r) {
                    {"controls", controls}});
   }
   j["frameworks"] = fws;
+  if (r.observed) {
+    nlohmann::json obs = nlohmann::json::array();
+    for (const auto& o : r.observed->observations)
+      obs.push_back({{"fact", o.fact},
+                     {"summary", o.summary},
+                     {"controls", o.controls},
+                     {"nodes", o.nodes},
+                     {"of", o.of},
+                     {"observed_at", o.observed_at}});
+    nlohmann::json finds = nlohmann::json::array();
+    for (const auto& d : r.observed->findings)
+      finds.push_back({{"rule", d.code}, {"severity", plinth::to_string(d.severity)}, {"node", d.address},
+                       {"message", d.message}, {"fix", d.hint}});
+    j["observed"] = {{"source", r.observed->source},
+                     {"summary", r.observed->summary},
+                     {"observations", obs},
+                     {"findings", finds}};
+  }
   return j;
 }
 

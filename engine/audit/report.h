@@ -12,9 +12,11 @@
 #include "engine/audit/provenance.h"
 #include "engine/blueprint/blueprint.h"
 #include "engine/core/result.h"
+#include "engine/core/strings.h"
 #include "engine/plan/plan.h"
 #include "engine/policy/policy.h"
 #include "engine/policy/waivers.h"
+#include "engine/verify/verify.h"
 
 namespace plinth::audit {
 
@@ -64,6 +66,10 @@ struct ControlView {
   /// metadata.compliance): the control is at best not evaluated, never pass.
   std::vector<std::string> not_evaluated;
   bool in_catalog = false;  ///< listed in the framework's data file
+  std::vector<std::string> covers;  ///< the catalog's `covers` (paragraphs it heads)
+  /// What `audit --verify` observed on the running nodes for this control
+  /// (an observation's summary and time), evidence beside the policies.
+  std::vector<std::string> observed;
   bool operator==(const ControlView&) const = default;
 };
 
@@ -80,6 +86,15 @@ struct WaiverUse {
   policy::Waiver waiver;
   int days_left = 0;  ///< days from the report date to `expires` (0: expires today)
   bool operator==(const WaiverUse&) const = default;
+};
+
+/// What `plinth audit --verify` observed on the running nodes.
+struct Observed {
+  std::string source;   ///< "Prometheus at URL" or the probe files read
+  std::string summary;  ///< "3 of 4 declared nodes report, 2 match; ..."
+  std::vector<verify::Observation> observations;
+  Diagnostics findings;  ///< verify's findings (VER001...)
+  bool operator==(const Observed&) const = default;
 };
 
 /// Everything an auditor reads about one run.
@@ -105,6 +120,7 @@ struct Report {
   std::vector<FrameworkView> frameworks;
   std::string framework_filter;  ///< set by restrict_to_framework
   bool blocked = false;          ///< a mandatory policy failed or errored, or a waiver expired
+  std::optional<Observed> observed;  ///< audit --verify
 
   const policy::PolicyInfo* find(const std::string& id) const;
   /// False when the blueprint did not pass validation (no policy ran).
@@ -166,6 +182,11 @@ Result<ReportTarget> parse_report_target(const std::string& spec);
 /// atomically; "-" is stdout). Errors name the file.
 plinth::Status write_report(const Report& r, const std::string& format, const std::string& path);
 
+/// Records what verify observed and lists each observation under the
+/// framework controls it is evidence for (ControlView::observed; an
+/// observation of "164.312(a)(2)(iv)" is listed under "164.312(a)(1)").
+void attach_observed(Report& r, Observed observed);
+
 /// Keeps only framework `name` in the frameworks view and only the policies
 /// (and their verdicts) that cite one of its controls. Fails with the known
 /// framework names when `name` is neither catalogued nor cited.
@@ -194,11 +215,8 @@ const std::vector<std::string>& formats();
 /// Renders `r` in `format` (one of formats()), text ending in a newline.
 Result<std::string> render(const Report& r, const std::string& format);
 
-/// Escapes text for XML and HTML content and attributes (&, <, >, ", ')
-/// after safe_text (engine/core/strings.h): malformed UTF-8 becomes U+FFFD and
-/// control characters (but tab and LF), which XML 1.0 does not allow or which
-/// are terminal escapes, become visible escapes ("\x1b").
-std::string xml_escape(const std::string& text);
+/// engine/core/strings.h, where verify's reports find it too.
+using plinth::xml_escape;
 
 /// "2026-12-02T13:04:05Z" now.
 std::string utc_timestamp();

@@ -134,6 +134,11 @@ std::string to_html(const Report& r) {
                   "</td></tr>\n";
         }
       }
+      for (const auto& ob : ctl.observed) {
+        n++;
+        rows += "<td>" + badge("observed") + " <code>plinth verify</code></td><td><code>(running nodes)</code></td><td>"
+                "</td><td>" + e(ob) + "</td></tr>\n";
+      }
       std::string head = "<tr><td rowspan=\"" + std::to_string(std::max(n, 1)) + "\"><b>" + e(ctl.id) + "</b> " +
                          e(ctl.title) + "</td><td rowspan=\"" + std::to_string(std::max(n, 1)) + "\">" +
                          badge(to_string(ctl.status)) + "</td>";
@@ -151,6 +156,22 @@ std::string to_html(const Report& r) {
       }
     }
     h += "</table>\n";
+  }
+
+  if (r.observed) {
+    h += "<h2>Observed on the running nodes</h2>\n<p>" + e(r.observed->summary) + ". Facts from " + e(r.observed->source) +
+         " (plinth verify).</p>\n<table id=\"observed\"><tr><th>Fact</th><th>Observed</th><th>Controls</th><th>At</th></tr>\n";
+    for (const auto& ob : r.observed->observations)
+      h += "<tr><td>" + e(ob.fact) + "</td><td>" + e(ob.summary) + "</td><td>" + e(join(ob.controls, ", ")) + "</td><td>" +
+           e(ob.observed_at) + "</td></tr>\n";
+    h += "</table>\n";
+    if (!r.observed->findings.empty()) {
+      h += "<table id=\"verify-findings\"><tr><th>Rule</th><th>Severity</th><th>Node</th><th>Finding</th></tr>\n";
+      for (const auto& d : r.observed->findings)
+        h += "<tr><td>" + e(d.code) + "</td><td>" + e(to_string(d.severity)) + "</td><td><code>" + e(d.address) +
+             "</code></td><td>" + e(d.message) + "</td></tr>\n";
+      h += "</table>\n";
+    }
   }
 
   if (!r.waivers.empty()) {

@@ -121,9 +121,22 @@ std::string to_markdown(const Report& r) {
         bool skipped = std::find(ctl.not_evaluated.begin(), ctl.not_evaluated.end(), id) != ctl.not_evaluated.end();
         pols += (pols.empty() ? "`" : ", `") + id + "`" + (skipped ? " (not evaluated)" : "");
       }
+      for (const auto& ob : ctl.observed) pols += (pols.empty() ? "" : "<br>") + std::string("observed: ") + cell(ob);
       md += "| " + cell(ctl.id) + " | " + cell(ctl.title) + " | " + to_string(ctl.status) + " | " + pols + " |\n";
     }
     md += "\n";
+  }
+
+  if (r.observed) {
+    md += "### Observed on the running nodes\n\n" + cell(r.observed->summary) + ". Facts from " +
+          cell(r.observed->source) + " (plinth verify).\n\n| Fact | Observed | Controls | At |\n|---|---|---|---|\n";
+    for (const auto& ob : r.observed->observations)
+      md += "| " + cell(ob.fact) + " | " + cell(ob.summary) + " | " + cell(join(ob.controls, ", ")) + " | " +
+            cell(ob.observed_at) + " |\n";
+    md += "\n";
+    for (const auto& d : r.observed->findings)
+      md += "> **" + std::string(to_string(d.severity)) + " " + d.code + "** " + cell(d.message) + "\n";
+    if (!r.observed->findings.empty()) md += "\n";
   }
 
   std::string passes;

@@ -313,6 +313,8 @@ struct Monitoring {
   bool dcgm = false;
   bool prometheus = false;
   bool grafana = false;
+  /// The Prometheus `plinth verify` queries (its base URL); "" = none declared.
+  std::string prometheus_url;
   std::string provider;  ///< "" = the section's default provider
   /// Keys the provider declares for monitoring (SectionSpec::settings).
   nlohmann::json settings = nlohmann::json::object();

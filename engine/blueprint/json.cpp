@@ -253,6 +253,7 @@ Json to_json(const Blueprint& bp) {
     x["dcgm"] = bp.monitoring->dcgm;
     x["prometheus"] = bp.monitoring->prometheus;
     x["grafana"] = bp.monitoring->grafana;
+    put(x, "prometheus_url", bp.monitoring->prometheus_url);
     if (!bp.monitoring->provider.empty()) x["provider"] = bp.monitoring->provider;
     for (const auto& [k, v] : bp.monitoring->settings.items()) x[k] = v;
     j["monitoring"] = std::move(x);

@@ -17,7 +17,7 @@ const Keys kRoleKeys{"name", "subjects", "namespaces", "verbs", "resources", "sc
 const Keys kClusterKeys{"name", "context", "pools", "provider"};
 const Keys kAuditLoggingKeys{"api_server", "storage", "retention_days"};
 const Keys kTransportKeys{"tls_min", "mtls"};
-const Keys kMonitoringKeys{"dcgm", "prometheus", "grafana", "provider"};
+const Keys kMonitoringKeys{"dcgm", "prometheus", "grafana", "prometheus_url", "provider"};
 
 // Allowed values of enumerated fields.
 const Keys kRoleScopes{"namespace", "cluster"};
@@ -121,6 +121,11 @@ void Loader::load_monitoring(const Obj& top) {
   o.boolean("dcgm", m.dcgm);
   o.boolean("prometheus", m.prometheus);
   o.boolean("grafana", m.grafana);
+  o.str("prometheus_url", m.prometheus_url);
+  if (!m.prometheus_url.empty() && m.prometheus_url.rfind("http://", 0) != 0 && m.prometheus_url.rfind("https://", 0) != 0)
+    top.ctx().error("BP003", m.origin.at("prometheus_url"),
+                    "monitoring.prometheus_url '" + m.prometheus_url + "' is not an http:// or https:// URL",
+                    "give the Prometheus server's base URL, e.g. https://prometheus.example:9090");
   o.str("provider", m.provider);
   if (claim_single(top.ctx(), monitoring_at_, "monitoring", e->key_loc)) {
     bp_.monitoring = std::move(m);

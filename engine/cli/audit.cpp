@@ -73,6 +73,15 @@ int run_audit(const Args& args, Io& io) {
   in.validation = loaded->diagnostics;  // warnings (NET007, ...) are findings too
   auto report = audit::collect_report(in);
   if (!report) return fail(io, "audit", report.error().message);
+  if (args.flag("verify")) {
+    auto facts = read_verify_facts(args, loaded->blueprint);
+    if (!facts) return fail(io, "audit", "--verify: " + facts.error().message);
+    auto seen = verify::compare(loaded->blueprint, loaded->catalog, facts->samples, {});
+    if (!seen) return fail(io, "audit", "--verify: " + seen.error().message);
+    audit::attach_observed(*report, {facts->source, verify::summary(*seen), seen->observations, seen->findings});
+  } else if (args.has("from") || args.has("prometheus")) {
+    return fail(io, "audit", "--from and --prometheus say where --verify reads the running nodes' facts; add --verify");
+  }
   if (auto fw = args.get("framework")) {
     if (auto st = audit::restrict_to_framework(*report, *fw); !st) return fail(io, "audit", st.error().message);
   }
@@ -90,7 +99,7 @@ int run_audit(const Args& args, Io& io) {
 const Register audit_command({
     "audit",
     "plinth audit PATH... [--format json|sarif|junit|markdown|html] [--output FILE] [--framework F] "
-    "[--policy-dir DIR]... [--state FILE] [--soft-fail]",
+    "[--policy-dir DIR]... [--state FILE] [--soft-fail] [--verify [--prometheus URL | --from FILE...]]",
     "Write a compliance report: every policy verdict with controls, resources and file:line.",
     "Loads and validates the blueprint, expands it, plans it against the state (read-only,\n"
     "no lock) and runs the policy packs, then writes a report: JSON (the source of truth,\n"
@@ -99,8 +108,11 @@ const Register audit_command({
     "report to one framework and lists every control of it, covered or not. The report is\n"
     "written either way; the exit code is 1 when a mandatory policy fails or errors (with\n"
     "--framework: one of that framework's), a waiver expired or a pack is broken, unless\n"
-    "--soft-fail. docs/audit.md describes every format.",
-    {
+    "--soft-fail. --verify adds what the running nodes report (plinth verify: Prometheus or\n"
+    "probe files) as observed evidence, with its time, under the controls it supports\n"
+    "(encryption at rest, audit logging, configuration). docs/audit.md describes every format.",
+    [] {
+      std::vector<FlagSpec> f = {
         {"format", "F", "json (default), sarif, junit, markdown or html.", false,
          {"json", "sarif", "junit", "markdown", "html"}},
         {"output", "FILE", "Write the report to FILE instead of stdout."},
@@ -109,7 +121,11 @@ const Register audit_command({
         state_key_flag(),
         {"policy-dir", "DIR", "Also evaluate the policies in DIR (repeatable).", true},
         {"soft-fail", "", "Exit 0 even when a mandatory policy fails (the report still says so)."},
-    },
+        {"verify", "", "Add what the running nodes report (plinth verify) as observed evidence (docs/verify.md)."},
+      };
+      for (auto& flag : verify_source_flags()) f.push_back(flag);
+      return f;
+    }(),
     run_audit,
     25,
 });

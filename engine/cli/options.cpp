@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "engine/cli/untrusted.h"
+#include "engine/core/files.h"
 #include "engine/run/policy_gate.h"
 #include "engine/state/state.h"
 #include "providers/registry/factory.h"
@@ -13,6 +14,61 @@ FlagSpec state_key_flag() {
   return {"state-key-file", "FILE",
           "Key for encrypted state (64 hex digits or base64 of 32 bytes; default $PLINTH_STATE_KEY, else the file "
           "$PLINTH_STATE_KEY_FILE; docs/state.md)."};
+}
+
+std::vector<FlagSpec> verify_source_flags() {
+  return {
+      {"prometheus", "URL", "The Prometheus server's base URL (https://prometheus.example:9090)."},
+      {"prometheus-ca", "FILE", "PEM bundle that verifies the Prometheus server (default: the system store)."},
+      {"prometheus-token-file", "FILE", "A bearer token for Prometheus (only with --prometheus or PLINTH_PROMETHEUS_URL)."},
+      {"from", "FILE", "Read probe output (and DCGM exporter scrapes) from FILE instead of Prometheus.", true},
+  };
+}
+
+Result<VerifyFacts> read_verify_facts(const Args& args, const bp::Blueprint& blueprint) {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  VerifyFacts out;
+  const auto files = args.all("from");
+  if (!files.empty()) {
+    if (args.has("prometheus")) return Error::invalid("give --from FILE... or --prometheus URL, not both");
+    for (const auto& f : files) {
+      auto text = read_file(f);
+      if (!text) return Error::invalid("cannot read " + f + ": " + text.error().message);
+      auto parsed = verify::parse_text(*text, f);
+      if (!parsed) return parsed.error();
+      out.samples.insert(out.samples.end(), parsed->begin(), parsed->end());
+    }
+    out.source = files.size() == 1 ? files.front() : std::to_string(files.size()) + " files (" + files.front() + ", ...)";
+    return out;
+  }
+  verify::PrometheusOptions po;
+  po.url = args.get_or("prometheus", env("PLINTH_PROMETHEUS_URL"));
+  const bool explicit_url = !po.url.empty();
+  if (po.url.empty() && blueprint.monitoring) po.url = blueprint.monitoring->prometheus_url;
+  if (po.url.empty())
+    return Error::invalid("no Prometheus to ask: give --prometheus URL (or PLINTH_PROMETHEUS_URL), set "
+                          "monitoring.prometheus_url in the blueprint, or read probe files with --from FILE...");
+  po.ca_bundle = args.get_or("prometheus-ca", env("PLINTH_PROMETHEUS_CA"));
+  if (auto token_file = args.get("prometheus-token-file")) {
+    // A token goes only to a URL the operator gave, never to one a blueprint
+    // (perhaps a pull request's) names.
+    if (!explicit_url)
+      return Error::invalid("--prometheus-token-file is sent only to a URL given with --prometheus or "
+                            "PLINTH_PROMETHEUS_URL, never to the blueprint's monitoring.prometheus_url");
+    auto token = read_file(*token_file);
+    if (!token) return Error::invalid("cannot read the token file " + *token_file + ": " + token.error().message);
+    po.token = *token;
+    while (!po.token.empty() && (po.token.back() == '\n' || po.token.back() == '\r' || po.token.back() == ' '))
+      po.token.pop_back();
+  }
+  auto got = verify::query_prometheus(po);
+  if (!got) return got.error();
+  out.samples = std::move(*got);
+  out.source = "Prometheus at " + po.url;
+  return out;
 }
 
 FlagSpec provider_option_flag() {

@@ -7,6 +7,7 @@
 #include "engine/cli/command.h"
 #include "engine/run/factory.h"
 #include "engine/run/options.h"
+#include "engine/verify/verify.h"
 
 namespace plinth::cli {
 
@@ -17,6 +18,17 @@ FlagSpec provider_option_flag();
 /// --format FORMAT (or --json) of plan and show: "text", "json", "markdown"
 /// ("md") or "html"; --json with another --format is an error.
 Result<std::string> output_format(const Args& args);
+/// Where verify's facts come from (verify, audit --verify): --prometheus,
+/// --prometheus-ca, --prometheus-token-file, --from.
+std::vector<FlagSpec> verify_source_flags();
+/// The facts of those flags: --from FILE... (probe output, DCGM scrapes),
+/// else Prometheus at --prometheus, PLINTH_PROMETHEUS_URL or the blueprint's
+/// monitoring.prometheus_url. A bearer token goes only to the first two.
+struct VerifyFacts {
+  std::vector<verify::Sample> samples;
+  std::string source;  ///< "Prometheus at URL" or the files
+};
+Result<VerifyFacts> read_verify_facts(const Args& args, const bp::Blueprint& blueprint);
 /// Flags shared by apply and destroy.
 std::vector<FlagSpec> execute_flags();
 

@@ -209,4 +209,24 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
+std::string xml_escape(std::string_view text) {
+  // safe_text first: malformed UTF-8 would make the document malformed, and
+  // control characters (not allowed in XML 1.0, or terminal escapes) become
+  // visible escapes such as "\x1b".
+  const std::string safe = safe_text(text);
+  std::string out;
+  out.reserve(safe.size());
+  for (char ch : safe) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
 }  // namespace plinth

@@ -61,6 +61,12 @@ std::string to_valid_utf8(std::string_view s);
 /// safe_text(safe_text(s, k), k) == safe_text(s, k).
 std::string safe_text(std::string_view s, bool keep_tab_newline = true);
 
+/// Escapes text for XML and HTML content and attributes (&, <, >, ", ')
+/// after safe_text: malformed UTF-8 becomes U+FFFD and control characters
+/// (but tab and LF), which XML 1.0 does not allow or which are terminal
+/// escapes, become visible escapes ("\x1b").
+std::string xml_escape(std::string_view text);
+
 /// True when `text` matches `pattern`: '*' matches any run of characters
 /// (none included), '?' any one character, everything else only itself.
 /// Iterative ('*' backtracking, O(n*m) at worst, no recursion).

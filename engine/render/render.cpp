@@ -637,6 +637,36 @@ std::string dcgm_unit(const std::string& image, bool mig, bool podman) {
 }
 
 /// The image's repository ends in "/dcgm-exporter" (any registry, tag or digest).
+/// plinth-probe runs at boot and every five minutes; `plinth verify` calls
+/// facts older than an hour stale.
+constexpr std::string_view kProbeUnit = R"([Unit]
+Description=plinth: report what this node runs for plinth verify (docs/verify.md)
+After=nvidia-fabricmanager.service nvidia-persistenced.service
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/sbin/plinth-probe
+Nice=10
+)";
+
+constexpr std::string_view kProbeTimer = R"([Unit]
+Description=plinth: run plinth-probe every five minutes
+
+[Timer]
+OnBootSec=2min
+OnUnitActiveSec=5min
+
+[Install]
+WantedBy=timers.target
+)";
+
+/// A probe.conf value: one line, whatever the blueprint wrote.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
 bool is_dcgm_exporter(std::string_view image) {
   size_t end = image.find('@');
   std::string_view repo = image.substr(0, end);
@@ -710,18 +740,28 @@ Result<std::string> network_config(const PoolView& v) {
   return out;
 }
 
-}  // namespace
+/// Everything a pool's cloud-init is written from.
+struct Prepared {
+  PoolView v;
+  std::vector<Mount> mounted;
+  Packages pk;
+  std::string netcfg;
+  std::vector<const bp::StorageTier*> nvme;
+  std::string dcgm_image;
+  bool dcgm = false;
+  bool own_dcgm = false;
+  bool mig = false;
+  bool doca = false;
+  std::string doca_dir;
+  nlohmann::json node;  ///< /etc/plinth/node.json
+};
 
-Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool) {
-  auto cat = catalog::default_catalog();
-  if (!cat) return Error::invalid("cannot load the catalog: " + cat.error().message);
-  return render_pool(blueprint, pool, **cat);
-}
-
-Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool, const catalog::Catalog& cat) {
+Result<Prepared> prepare(const bp::Blueprint& blueprint, const std::string& pool, const catalog::Catalog& cat) {
   auto viewed = view_pool(blueprint, pool, cat);
   if (!viewed) return viewed.error();
-  PoolView& v = *viewed;
+  Prepared out;
+  out.v = std::move(*viewed);
+  PoolView& v = out.v;
   const bp::Stack& s = *v.stack;
   const bool dcgm = blueprint.monitoring && blueprint.monitoring->dcgm;
   auto mounted = mounts(v);
@@ -730,12 +770,11 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   if (!pk) return pk.error();
   auto netcfg = network_config(v);
   if (!netcfg) return netcfg.error();
-
   for (const auto& image : s.images)
     if (!all_of_chars(image, "._-/:@"))
       return Error::invalid("stack '" + s.name + "' lists image '" + image +
                             "', which is not a registry/repository[:tag][@sha256:digest] reference");
-  std::vector<const bp::StorageTier*> nvme;
+  std::vector<const bp::StorageTier*>& nvme = out.nvme;
   for (const auto* t : v.tiers) {
     if (t->kind != "nvme") continue;
     if (!safe_name(t->name))
@@ -745,24 +784,26 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
       return Error::invalid("storage tier '" + t->name + "' has mount point '" + point + "', which is not a plain absolute path");
     nvme.push_back(t);
   }
-  std::string dcgm_image = cat.dcgm_exporter_image();
-  bool own_dcgm = false;
+  std::string& dcgm_image = out.dcgm_image;
+  dcgm_image = cat.dcgm_exporter_image();
+  bool& own_dcgm = out.own_dcgm;
   for (const auto& image : s.images)
     if (is_dcgm_exporter(image)) {
       dcgm_image = image;
       own_dcgm = true;
       break;
     }
-  const bool mig = !v.mig.empty();
+  const bool mig = out.mig = !v.mig.empty();
   if (mig) {
     std::vector<std::string> parts;
     for (const auto& [prof, n] : v.mig) parts.push_back(std::to_string(n) + " x " + prof);
     v.mig_label = join(parts, " + ");
   }
-  const bool doca = v.rdma_stack == "doca-ofed";
-  const std::string doca_dir = (v.os.rhel ? "" : "ubuntu" + v.os.release) + "/" + (v.arch == "sbsa" ? "arm64-sbsa" : "x86_64") + "/";
+  const bool doca = out.doca = v.rdma_stack == "doca-ofed";
+  out.doca_dir = (v.os.rhel ? "" : "ubuntu" + v.os.release) + "/" + (v.arch == "sbsa" ? "arm64-sbsa" : "x86_64") + "/";
 
-  nlohmann::json node = v.identity;
+  nlohmann::json& node = out.node;
+  node = v.identity;
   node["blueprint"] = blueprint.metadata.name;
   node["pool"] = v.name;
   node["provider"] = v.provider;
@@ -794,6 +835,40 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   }
   node["monitoring"] = {{"dcgm_exporter", dcgm ? dcgm_image : ""}};
 
+  out.dcgm = dcgm;
+  out.mounted = std::move(*mounted);
+  out.pk = std::move(*pk);
+  out.netcfg = std::move(*netcfg);
+  return out;
+}
+
+}  // namespace
+
+Result<nlohmann::json> node_document(const bp::Blueprint& blueprint, const std::string& pool, const catalog::Catalog& cat) {
+  auto prepared = prepare(blueprint, pool, cat);
+  if (!prepared) return prepared.error();
+  return std::move(prepared->node);
+}
+
+Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool) {
+  auto cat = catalog::default_catalog();
+  if (!cat) return Error::invalid("cannot load the catalog: " + cat.error().message);
+  return render_pool(blueprint, pool, **cat);
+}
+
+Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool, const catalog::Catalog& cat) {
+  auto prepared = prepare(blueprint, pool, cat);
+  if (!prepared) return prepared.error();
+  Prepared& pr = *prepared;
+  PoolView& v = pr.v;
+  const bp::Stack& s = *v.stack;
+  const bool dcgm = pr.dcgm, own_dcgm = pr.own_dcgm, mig = pr.mig, doca = pr.doca;
+  const std::string& dcgm_image = pr.dcgm_image;
+  const std::string& doca_dir = pr.doca_dir;
+  const std::vector<const bp::StorageTier*>& nvme = pr.nvme;
+  const std::vector<Mount>* mounted = &pr.mounted;
+  const Packages* pk = &pr.pk;
+  const nlohmann::json& node = pr.node;
   std::string ud;
   ud.reserve(12288);
   ud += "#cloud-config\n";
@@ -850,6 +925,12 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   }
   if (v.os.rhel) write_file(ud, "/etc/systemd/system/plinth-cdi.service", "0644", kCdiUnit);
   if (dcgm) write_file(ud, "/etc/systemd/system/dcgm-exporter.service", "0644", dcgm_unit(dcgm_image, mig, v.os.rhel));
+  write_file(ud, "/usr/local/sbin/plinth-probe", "0755", probe_script());
+  write_file(ud, "/etc/plinth/probe.conf", "0644",
+             "# plinth: what this node was provisioned as, for plinth-probe (docs/verify.md)\npool=" + one_line(v.name) +
+                 "\nstack=" + one_line(s.name) + "\nblueprint=" + one_line(blueprint.metadata.name) + "\n");
+  write_file(ud, "/etc/systemd/system/plinth-probe.service", "0644", kProbeUnit);
+  write_file(ud, "/etc/systemd/system/plinth-probe.timer", "0644", kProbeTimer);
 
   ud += "runcmd:\n";
   if (!v.os.rhel) {
@@ -873,6 +954,8 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
     auto rest = apt;
     rest.insert(rest.end(), pk->rest.begin(), pk->rest.end());
     if (!nvme.empty()) rest.insert(rest.end(), {"cryptsetup", "mdadm", "xfsprogs"});
+    // Its textfile collector reads /var/lib/prometheus/node-exporter, where plinth-probe writes.
+    if (blueprint.monitoring && blueprint.monitoring->prometheus) rest.push_back("prometheus-node-exporter");
     run(ud, rest);
   } else {
     const std::vector<std::string> dnf = {"dnf", "install", "-y"};
@@ -920,6 +1003,7 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   }
   if (mig) run(ud, {"systemctl", "enable", "plinth-mig.service"});
   if (dcgm) run(ud, {"systemctl", "enable", "dcgm-exporter.service"});
+  run(ud, {"systemctl", "enable", "plinth-probe.timer"});
   ud += "power_state:\n"
         "  mode: reboot\n"
         "  message: " + q("plinth: rebooting to load NVIDIA driver " + s.driver + " (" + v.kernel_modules + " kernel modules)") + "\n"
@@ -928,7 +1012,7 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
 
   CloudInit out;
   out.user_data = std::move(ud);
-  out.network_config = std::move(*netcfg);
+  out.network_config = std::move(pr.netcfg);
   out.hash = sha256_hex(out.user_data + out.network_config);
   return out;
 }

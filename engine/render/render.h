@@ -1,5 +1,8 @@
 #pragma once
 #include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/blueprint/blueprint.h"
 #include "engine/catalog/catalog.h"
@@ -46,6 +49,17 @@ struct CloudInit {
 /// stack, a name/image that cannot be used safely in file names and
 /// commands, or a combination the node could not run (named in the message).
 Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool, const catalog::Catalog& catalog);
+
+/// What a node of `pool` is provisioned with: the document render_pool
+/// writes to /etc/plinth/node.json (pool, stack, GPUs, MIG layout, Fabric
+/// Manager, RDMA, storage mounts), which `plinth verify` compares with what
+/// the node reports. Errors as render_pool.
+Result<nlohmann::json> node_document(const bp::Blueprint& blueprint, const std::string& pool, const catalog::Catalog& catalog);
+
+/// The probe every rendered node runs from a systemd timer
+/// (engine/render/plinth-probe.sh, docs/verify.md): its facts as Prometheus
+/// text for the node exporter's textfile collector.
+std::string_view probe_script();
 
 /// render_pool with catalog::default_catalog().
 Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string& pool);

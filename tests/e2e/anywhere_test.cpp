@@ -161,7 +161,7 @@ TEST_CASE("bash completion is generated from the command table", "[e2e][anywhere
     return r.out;
   };
   CHECK(complete("plinth pl") == "plan\n");
-  CHECK(complete("plinth v") == "validate version\n");
+  CHECK(complete("plinth v") == "validate verify version\n");
   CHECK(complete("plinth plan --sta") == "--state --state-key-file\n");
   CHECK(complete("plinth plan --ta") == "--target\n");
   CHECK(complete("plinth audit --format s") == "sarif\n");

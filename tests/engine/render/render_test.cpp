@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <regex>
 
+#include <yaml-cpp/yaml.h>
+
 #include "engine/blueprint/loader.h"
 #include "engine/catalog/catalog.h"
 #include "engine/core/hash.h"
@@ -199,15 +201,18 @@ TEST_CASE("NVSwitch nodes install and enable the Fabric Manager of exactly the d
   CHECK(contains(ud, "\"nvswitch\": {\n          \"fabric_manager\": true,\n          \"nvlink_subnet_manager\": false\n"));
   // Four H100s are joined directly (HGX 4-GPU): no NVSwitch, no Fabric Manager.
   auto four = render_ok(load(with(kBlueprint, "gpus_per_node: 8, cpu_cores: 96", "gpus_per_node: 4, cpu_cores: 96")), "train").user_data;
-  CHECK_FALSE(contains(four, "fabricmanager"));
+  CHECK_FALSE(contains(four, "nvidia-fabricmanager-"));
+  CHECK_FALSE(contains(four, "\"enable\", \"nvidia-fabricmanager"));
   // PCIe cards never have one.
   auto pcie = render_ok(load(with(kBlueprint, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96", "{gpu: L40S, gpus_per_node: 8, cpu_cores: 96")),
                         "train").user_data;
-  CHECK_FALSE(contains(pcie, "fabricmanager"));
+  CHECK_FALSE(contains(pcie, "nvidia-fabricmanager-"));
+  CHECK_FALSE(contains(pcie, "\"enable\", \"nvidia-fabricmanager"));
   // Cloud instance types from the catalog: p5.48xlarge runs Fabric Manager, g6e does not.
   CHECK(contains(render_ok(load(), "aws-p5").user_data, "nvidia-fabricmanager-550"));
   auto g6e = render_ok(load(with(kBlueprint, "instance_type: p5.48xlarge", "instance_type: g6e.12xlarge")), "aws-p5").user_data;
-  CHECK_FALSE(contains(g6e, "fabricmanager"));
+  CHECK_FALSE(contains(g6e, "nvidia-fabricmanager-"));
+  CHECK_FALSE(contains(g6e, "\"enable\", \"nvidia-fabricmanager"));
 }
 
 TEST_CASE("HGX B200 adds the NVLink Subnet Manager and ib_umad of fourth-generation NVSwitch", "[render][nvswitch]") {
@@ -631,4 +636,29 @@ TEST_CASE("netplan generates systemd-networkd files from every rendered network 
       for (const auto& net : pool.networks) CHECK(contains(nc.out, "Name=vlan" + std::to_string(r.blueprint.find_vlan(net)->id) + "\n"));
     }
   }
+}
+
+TEST_CASE("every node runs plinth-probe from a timer, told its pool, stack and blueprint", "[render][verify]") {
+  for (const char* pool : {"train", "aws-p5"}) {
+    auto ud = render_ok(load(), pool).user_data;
+    YAML::Node doc = YAML::Load(ud);
+    std::map<std::string, YAML::Node> files;
+    for (const YAML::Node& f : doc["write_files"]) files[f["path"].as<std::string>()] = YAML::Node(f);
+    REQUIRE(files.count("/usr/local/sbin/plinth-probe"));
+    CHECK(files["/usr/local/sbin/plinth-probe"]["content"].as<std::string>() == std::string(render::probe_script()));
+    CHECK(files["/usr/local/sbin/plinth-probe"]["permissions"].as<std::string>() == "0755");
+    CHECK(files["/etc/plinth/probe.conf"]["content"].as<std::string>() ==
+          "# plinth: what this node was provisioned as, for plinth-probe (docs/verify.md)\npool=" + std::string(pool) +
+              "\nstack=train\nblueprint=render-test\n");
+    CHECK(contains(files["/etc/systemd/system/plinth-probe.timer"]["content"].as<std::string>(), "OnUnitActiveSec=5min"));
+    CHECK(contains(files["/etc/systemd/system/plinth-probe.service"]["content"].as<std::string>(),
+                   "ExecStart=/usr/local/sbin/plinth-probe"));
+    CHECK(contains(ud, "  - [\"systemctl\", \"enable\", \"plinth-probe.timer\"]\n"));
+    // Ubuntu nodes of a blueprint that declares Prometheus get the node exporter, whose textfile
+    // collector reads /var/lib/prometheus/node-exporter, where the probe writes.
+    CHECK(contains(ud, "\"prometheus-node-exporter\""));
+  }
+  auto without = render_ok(load(with(kBlueprint, "prometheus: true", "prometheus: false")), "train").user_data;
+  CHECK_FALSE(contains(without, "prometheus-node-exporter"));
+  CHECK(contains(without, "/usr/local/sbin/plinth-probe"));
 }

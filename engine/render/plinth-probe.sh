@@ -136,18 +136,15 @@ mig_profiles() {
     sort
 }
 
-# NVLink links per GPU and state: `nvidia-smi nvlink --status` lists
-# "GPU 0: ..." then "	 Link 0: 26.562 GB/s" or "	 Link 0: <inactive>".
+# NVLink state per link: `nvidia-smi nvlink --status` lists "GPU 0: ..." then
+# "	 Link 0: 26.562 GB/s" for an active link or "	 Link 0: <inactive>".
 nvlinks() {
   out=$(nvidia-smi nvlink --status 2>/dev/null) || return 0
-  help plinth_gpu_nvlink_links "NVLink links per GPU by state (nvidia-smi nvlink --status)."
+  help plinth_gpu_nvlink_up "1 when the NVLink link is active, 0 when inactive (nvidia-smi nvlink --status)."
   printf '%s\n' "$out" | awk -v node="$N" '
-    /^GPU [0-9]+:/ { g = $2; sub(/:/, "", g); up[g] += 0; down[g] += 0; seen[g] = 1; next }
-    /Link [0-9]+:/ { if ($0 ~ /inactive/) down[g]++; else up[g]++ }
-    END { for (g in seen) {
-      printf "plinth_gpu_nvlink_links{node=\"%s\",gpu=\"%s\",state=\"active\"} %d\n", node, g, up[g]
-      printf "plinth_gpu_nvlink_links{node=\"%s\",gpu=\"%s\",state=\"inactive\"} %d\n", node, g, down[g] } }' |
-    sort
+    /^GPU [0-9]+:/ { g = $2; sub(/:/, "", g); next }
+    $1 == "Link" && g != "" { l = $2; sub(/:/, "", l)
+      printf "plinth_gpu_nvlink_up{node=\"%s\",gpu=\"%s\",link=\"%s\"} %d\n", node, g, l, ($0 ~ /inactive/) ? 0 : 1 }'
 }
 
 services() {

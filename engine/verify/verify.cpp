@@ -119,9 +119,9 @@ std::map<std::string, Node> gather(const std::vector<Sample>& samples) {
     } else if (s.name == "plinth_gpu_mig_profile_instances") {
       Gpu& g = n.gpu[to_int(s.label("gpu"))];
       if (n.dcgm_instances.empty()) g.profiles[s.label("profile")] = static_cast<int>(s.value);
-    } else if (s.name == "plinth_gpu_nvlink_links") {
+    } else if (s.name == "plinth_gpu_nvlink_up") {
       Gpu& g = n.gpu[to_int(s.label("gpu"))];
-      (s.label("state") == "active" ? g.links_up : g.links_down) = static_cast<int>(s.value);
+      ++(s.value == 1 ? g.links_up : g.links_down);
     } else if (s.name == "plinth_service_active") {
       n.services[s.label("service")] = s.value == 1;
     } else if (s.name == "plinth_kernel_module_loaded") {

@@ -94,11 +94,31 @@ struct SimulatedNode {
   }
 };
 
-/// A fake nvidia-smi printing a real `nvidia-smi -q -x` output, failing for anything else.
-std::string fake_nvidia_smi(const TempDir& dir, const std::string& xml) {
-  const std::string folder = dir.path() + "/smi-" + fs::path(xml).stem().string();
-  make_executable(dir.write(fs::path(folder).filename().string() + "/nvidia-smi",
-                            "#!/bin/sh\n[ \"$1 $2\" = \"-q -x\" ] && exec cat '" + xml + "'\nexit 6\n"));
+/// A fake nvidia-smi printing a real `nvidia-smi -q -x` output; with `tables`, also the GPU
+/// instance table (`mig -lgi`) and link states (`nvlink --status`) in the layout nvidia-smi prints
+/// them (the MIG User Guide's and nvidia-smi's own examples), for the A100 of the MIG fixture;
+/// failing for anything else.
+std::string fake_nvidia_smi(const TempDir& dir, const std::string& xml, bool tables = false) {
+  const std::string folder = dir.path() + "/smi-" + fs::path(xml).stem().string() + (tables ? "-tables" : "");
+  std::string script = "#!/bin/sh\n[ \"$1 $2\" = \"-q -x\" ] && exec cat '" + xml + "'\n";
+  if (tables) {
+    script += "if [ \"$1 $2\" = \"mig -lgi\" ]; then cat <<'END'\n"
+              "+-------------------------------------------------------+\n"
+              "| GPU instances:                                        |\n"
+              "| GPU   Name             Profile  Instance   Placement  |\n"
+              "|                          ID       ID       Start:Size |\n"
+              "|=======================================================|\n";
+    for (const char* row : {"|   0  MIG 1g.20gb         15        3          0:1     |\n",
+                            "|   0  MIG 1g.20gb         15        4          2:1     |\n",
+                            "|   0  MIG 1g.20gb         15        5          4:1     |\n",
+                            "|   0  MIG 1g.20gb         15        6          6:1     |\n"})
+      script += std::string(row) + "+-------------------------------------------------------+\n";
+    script += "END\nexit 0; fi\n"
+              "if [ \"$1 $2\" = \"nvlink --status\" ]; then printf '%s\\n' "
+              "'GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-513536b6-7d19-9063-b049-1e69664bb298)' "
+              "'\t Link 0: 25 GB/s' '\t Link 1: <inactive>' '\t Link 2: 25 GB/s'; exit 0; fi\n";
+  }
+  make_executable(dir.write(fs::path(folder).filename().string() + "/nvidia-smi", script + "exit 6\n"));
   return folder;
 }
 
@@ -279,7 +299,7 @@ TEST_CASE("the probe turns real nvidia-smi -q -x outputs into facts plinth verif
         "product=\"Tesla V100S-PCIE-32GB\",memory_mib=\"32510\",ecc_mode=\"Enabled\",mig_mode=\"N/A\"} 1");
   CHECK(promtool(v100.out).exit_code == 0);
 
-  auto a100 = node.probe(script, fake_nvidia_smi(dir, data("nvidia-smi-a100-sxm4-mig.xml")));
+  auto a100 = node.probe(script, fake_nvidia_smi(dir, data("nvidia-smi-a100-sxm4-mig.xml"), true));
   REQUIRE(a100.exit_code == 0);
   CHECK(line_of(a100.out, "plinth_gpus{") == "plinth_gpus{node=\"a100-0\"} 1");
   CHECK(line_of(a100.out, "plinth_gpu_info{") ==
@@ -289,6 +309,12 @@ TEST_CASE("the probe turns real nvidia-smi -q -x outputs into facts plinth verif
   CHECK(line_of(a100.out, "plinth_gpu_mig_device_info{node=\"a100-0\",gpu=\"0\",gpu_instance=\"6\"") ==
         "plinth_gpu_mig_device_info{node=\"a100-0\",gpu=\"0\",gpu_instance=\"6\",compute_instance=\"0\","
         "multiprocessors=\"14\",memory_mib=\"19968\"} 1");
+  CHECK(line_of(a100.out, "plinth_gpu_mig_profile_instances{") ==
+        "plinth_gpu_mig_profile_instances{node=\"a100-0\",gpu=\"0\",profile=\"1g.20gb\"} 4");
+  CHECK(line_of(a100.out, "plinth_gpu_nvlink_up{node=\"a100-0\",gpu=\"0\",link=\"1\"}") ==
+        "plinth_gpu_nvlink_up{node=\"a100-0\",gpu=\"0\",link=\"1\"} 0");
+  CHECK(line_of(a100.out, "plinth_gpu_nvlink_up{node=\"a100-0\",gpu=\"0\",link=\"2\"}") ==
+        "plinth_gpu_nvlink_up{node=\"a100-0\",gpu=\"0\",link=\"2\"} 1");
   auto check = promtool(a100.out);
   INFO(check.out << check.err);
   CHECK(check.exit_code == 0);
@@ -319,14 +345,19 @@ node_pools:
   auto ok = run_plinth({"verify", "lab.yaml", "--from", "probe.prom"}, user.path());
   INFO(ok.out << ok.err);
   CHECK(ok.exit_code == 0);
-  CHECK(ok.out.find("1 of 1 declared nodes report, 1 match; 0 error(s), 0 warning(s)") != std::string::npos);
+  CHECK(ok.out.find("1 of 1 declared nodes report, 1 match; 0 error(s), 1 warning(s)") != std::string::npos);
+  CHECK(ok.out.find("warning[VER007]: node a100-0 (pool a100) has inactive NVLinks: GPU 0 (1 of 3 down)") !=
+        std::string::npos);
   user.write("lab.yaml", replace_all(bp, "    mig: {profile: \"1g.20gb\", instances: 4}\n", ""));
   auto no_mig = run_plinth({"verify", "lab.yaml", "--from", "probe.prom", "--format", "json"}, user.path());
   CHECK(no_mig.exit_code == 1);
   auto j = nlohmann::json::parse(no_mig.out);
-  REQUIRE(j["findings"].size() == 1);
+  REQUIRE(j["findings"].size() == 2);
   CHECK(j["findings"][0]["rule"] == "VER006");
+  CHECK(j["findings"][0]["message"] == "node a100-0 (pool a100) has a MIG layout the blueprint does not declare (GPU 0: 4 x "
+                                       "1g.20gb); the pool declares no MIG");
   CHECK(j["findings"][0]["location"] == "lab.yaml:10:5");
+  CHECK(j["findings"][1]["rule"] == "VER007");
 }
 
 TEST_CASE("plinth verify asks a real Prometheus and names each node that is not what the blueprint says",

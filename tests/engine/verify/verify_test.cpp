@@ -227,6 +227,17 @@ TEST_CASE("the DCGM exporter's labels speak for the GPUs where it reports them",
   CHECK(codes(o) == std::set<std::string>{"VER003 hgx-1", "VER006 hgx-1", "VER013 hgx-1"});
 }
 
+TEST_CASE("an inactive NVLink is a warning naming the GPU and how many of its links are down", "[verify]") {
+  std::string links;
+  for (int l = 0; l < 18; ++l)
+    links += "plinth_gpu_nvlink_up{node=\"hgx-1\",gpu=\"3\",link=\"" + std::to_string(l) + "\"} " +
+             (l == 7 ? "0" : "1") + "\n";
+  auto o = run({node(0), node(1)}, kBlueprint, links);
+  CHECK(codes(o) == std::set<std::string>{"VER007 hgx-1"});
+  CHECK(o.findings[0].message.find("GPU 3 (1 of 18 down)") != std::string::npos);
+  CHECK(o.nodes_matching == 2);
+}
+
 TEST_CASE("stale facts and unknown probe formats are warnings", "[verify]") {
   NodeText old = node(0);
   old.timestamp = kNow - 7200;

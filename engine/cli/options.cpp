@@ -47,7 +47,13 @@ Result<VerifyFacts> read_verify_facts(const Args& args, const bp::Blueprint& blu
   verify::PrometheusOptions po;
   po.url = args.get_or("prometheus", env("PLINTH_PROMETHEUS_URL"));
   const bool explicit_url = !po.url.empty();
-  if (po.url.empty() && blueprint.monitoring) po.url = blueprint.monitoring->prometheus_url;
+  if (po.url.empty() && blueprint.monitoring && !blueprint.monitoring->prometheus_url.empty()) {
+    // A pull request's blueprint does not choose where the job connects.
+    if (untrusted().on)
+      return Error::invalid("untrusted mode: the blueprint's monitoring.prometheus_url is not used; give the Prometheus "
+                            "server with --prometheus URL or PLINTH_PROMETHEUS_URL");
+    po.url = blueprint.monitoring->prometheus_url;
+  }
   if (po.url.empty())
     return Error::invalid("no Prometheus to ask: give --prometheus URL (or PLINTH_PROMETHEUS_URL), set "
                           "monitoring.prometheus_url in the blueprint, or read probe files with --from FILE...");

@@ -3,6 +3,7 @@
 
 #include "engine/cli/common.h"
 #include "engine/cli/options.h"
+#include "engine/cli/untrusted.h"
 #include "engine/core/duration.h"
 #include "engine/core/files.h"
 #include "engine/core/strings.h"
@@ -92,6 +93,8 @@ const Register verify_command({
         {"report", "FORMAT:FILE", "Also write FORMAT (json, sarif, junit, markdown, html) to FILE.", true},
         {"max-age", "DURATION", "Facts older than this are stale (VER012); default 1h."},
         {"probe-script", "", "Print the probe script (plinth-probe) and exit."},
+        untrusted_flags()[0],
+        untrusted_flags()[1],
       });
       return f;
     }(),

@@ -32,7 +32,8 @@ fs::path checkout_of(const fs::path& dir) {
 
 /// Commands that only read: everything else writes state or changes the fleet.
 const std::set<std::string> kReadOnly = {"plan", "validate", "show", "graph", "render", "rules", "catalog",
-                                          "version", "providers", "policy", "audit", "help", "completion"};
+                                          "version", "providers", "policy", "audit", "verify", "help",
+                                          "completion"};
 
 }  // namespace
 

@@ -439,6 +439,13 @@ TEST_CASE("plinth verify exits 0 when every node reports what the blueprint decl
       run_plinth({"verify", "fleet.yaml", "--prometheus", prom.url(), "--prometheus-token-file", "token"}, user.path());
   CHECK(with_token.exit_code == 0);
 
+  // A pull request's blueprint does not choose where an untrusted job connects.
+  auto untrusted = run_plinth({"verify", "fleet.yaml", "--untrusted"}, user.path());
+  CHECK(untrusted.exit_code == 1);
+  CHECK(untrusted.err.find("untrusted mode: the blueprint's monitoring.prometheus_url is not used") != std::string::npos);
+  auto named = run_plinth({"verify", "fleet.yaml"}, user.path(), {{"PLINTH_UNTRUSTED", "1"}, {"PLINTH_PROMETHEUS_URL", prom.url()}});
+  CHECK(named.exit_code == 0);
+
   // Prometheus gone: a clear error naming where plinth looked.
   auto none = run_plinth({"verify", "fleet.yaml", "--prometheus", "http://127.0.0.1:9"}, user.path());
   CHECK(none.exit_code == 1);

@@ -959,6 +959,18 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
     run(ud, rest);
   } else {
     const std::vector<std::string> dnf = {"dnf", "install", "-y"};
+    // Both streams render picks (<branch>-dkms, <branch>-open) build the kernel
+    // modules with DKMS, which comes from EPEL, whose packages need CodeReady
+    // Builder (RHEL), CRB (Rocky 9) or PowerTools (Rocky 8): NVIDIA's driver
+    // installation guide, "Red Hat Enterprise Linux / Rocky Linux", and
+    // yum-packaging-dkms-nvidia (the precompiled streams need neither).
+    if (v.os.id.rfind("rhel-", 0) == 0) {
+      run(ud, {"sh", "-c", "subscription-manager repos --enable codeready-builder-for-rhel-" + v.os.release + "-$(arch)-rpms"});
+      run(ud, {"dnf", "install", "-y", "https://dl.fedoraproject.org/pub/epel/epel-release-latest-" + v.os.release + ".noarch.rpm"});
+    } else {
+      run(ud, {"dnf", "config-manager", "--set-enabled", v.os.release == "8" ? "powertools" : "crb"});
+      run(ud, {"dnf", "install", "-y", "epel-release"});
+    }
     run(ud, {"sh", "-c", "dnf install -y kernel-devel-$(uname -r) kernel-headers-$(uname -r) dnf-plugin-versionlock"});
     if (!pk->rdma.empty()) {
       auto cmd = dnf;

@@ -407,6 +407,13 @@ TEST_CASE("RHEL and Rocky get dnf repositories, module streams and a version loc
                      "    enabled: true\n    gpgcheck: true\n"
                      "    gpgkey: \"https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/D42D0685.pub\"\n"));
   CHECK(contains(ud, "  - [\"dnf\", \"module\", \"enable\", \"-y\", \"nvidia-driver:550-dkms\"]\n"));
+  // DKMS comes from EPEL, which needs CRB (Rocky 9): both before the first package that needs them.
+  const size_t crb = ud.find("  - [\"dnf\", \"config-manager\", \"--set-enabled\", \"crb\"]\n");
+  const size_t epel = ud.find("  - [\"dnf\", \"install\", \"-y\", \"epel-release\"]\n");
+  REQUIRE(crb != std::string::npos);
+  REQUIRE(epel != std::string::npos);
+  CHECK(crb < epel);
+  CHECK(epel < ud.find("kernel-devel-$(uname -r)"));
   CHECK(contains(ud, "  - [\"dnf\", \"install\", \"-y\", \"cuda-drivers-550-550.54.15\", \"nvidia-fabricmanager-550-550.54.15\", "
                      "\"libnvidia-nscq-550-550.54.15\"]\n"));
   CHECK(contains(ud, "\"cuda-toolkit-12-4-12.4.1\""));
@@ -420,6 +427,11 @@ TEST_CASE("RHEL and Rocky get dnf repositories, module streams and a version loc
                         "train").user_data;
   CHECK(contains(open, "/compute/cuda/repos/rhel8/x86_64/"));
   CHECK(contains(open, "\"nvidia-driver:550-open\""));
+  // RHEL proper: CodeReady Builder through subscription-manager, EPEL from Fedora's release package.
+  CHECK(contains(open, "  - [\"sh\", \"-c\", \"subscription-manager repos --enable "
+                       "codeready-builder-for-rhel-8-$(arch)-rpms\"]\n"));
+  CHECK(contains(open, "  - [\"dnf\", \"install\", \"-y\", "
+                       "\"https://dl.fedoraproject.org/pub/epel/epel-release-latest-8.noarch.rpm\"]\n"));
   // DOCA-OFED's repository is per RHEL minor release, which Plinth does not know.
   CHECK(render_error(load(with(text, "oversubscription: \"1:1\"}", "oversubscription: \"1:1\", rdma_stack: doca-ofed}")), "train")
             .find("set rdma_stack: inbox") != std::string::npos);

@@ -65,6 +65,20 @@ const RuleInfo DRV006{
     "NVIDIA MIG User Guide, Deployment Considerations: 'MIG functionality is provided as part of the NVIDIA GPU "
     "driver. The minimum driver versions are listed below' (per GPU).",
     "pin the driver the hint names or newer, or set mig: {profile: none}"};
+const RuleInfo DRV007{
+    "DRV007", Severity::Warning, "Secure Boot on nodes whose kernel modules DKMS builds",
+    "A node pool sets a Secure Boot BIOS attribute (`bios`: `SecureBoot`, `SecureBootEnable`, ... set to `Enabled`, "
+    "`On` or `true`) while the rendered cloud-init builds the NVIDIA kernel modules with DKMS (every stream Plinth "
+    "installs: `nvidia-open-<branch>` / `cuda-drivers-<branch>` from NVIDIA's apt repository, the `<branch>-dkms` and "
+    "`<branch>-open` dnf module streams), and DOCA-OFED's too on a `doca-ofed` fabric. Under Secure Boot the kernel "
+    "loads only modules signed by a key in the firmware's or the Machine Owner Key (MOK) database; DKMS signs with a "
+    "key of its own that must first be enrolled at the console (`mokutil --import`), so on an unattended node the "
+    "driver does not load after the reboot. Position: `bios`.",
+    "NVIDIA Driver Installation Guide, 'Secure Boot' (DKMS-built modules must be signed with an enrolled key; "
+    "precompiled signed modules load as they are); Ubuntu wiki 'UEFI/SecureBoot/DKMS'; NVIDIA yum-packaging-precompiled-kmod "
+    "(signed precompiled kmods for RHEL).",
+    "enrol the DKMS signing key on every node before the first reboot, boot an image with signed precompiled NVIDIA "
+    "modules (Ubuntu's linux-modules-nvidia-<branch>-server-open, RHEL's precompiled streams), or disable Secure Boot"};
 const RuleInfo GPU005{
     "GPU005", Severity::Error, "MIG layout the GPU cannot place",
     "The instances of `mig` (one profile times `instances`, mig-parted's all-balanced, or a mix under `mig.profiles`) "
@@ -197,6 +211,7 @@ void Checker::check_node_pool(const bp::NodePool& p) {
   const auto* stack = find(stacks_, p.stack);
   const auto* gpu = cat_.gpu(p.hardware.gpu);
   const auto* fabric = find(fabrics_, p.fabric);
+  check_secure_boot(p, fabric, addr, who);
   if (!gpu) {
     add(GPU001, p.origin.at("hardware.gpu"), addr,
         "unknown GPU model '" + p.hardware.gpu + "' in node pool '" + p.name + "'",
@@ -345,6 +360,23 @@ void Checker::check_model_memory(const bp::NodePool& p, const catalog::GpuModel&
       p.role == "training" && !(p.largest_model && p.largest_model->training == "lora")
           ? "shard across more nodes on an RDMA fabric, fine-tune with training: lora, or use GPUs with more memory"
           : "use GPUs with more memory, more GPUs per node, an RDMA fabric to shard across nodes, or a smaller / quantized model");
+}
+
+void Checker::check_secure_boot(const bp::NodePool& p, const bp::Fabric* fabric, const std::string& addr,
+                                const std::string& who) {
+  for (const auto& [key, value] : p.bios) {
+    const std::string k = ascii_lower(key), v = ascii_lower(value);
+    if (k.rfind("secureboot", 0) != 0 || (v != "enabled" && v != "on" && v != "true" && v != "1")) continue;
+    const bool doca = rdma_kind(fabric) && bp::rdma_stack(*fabric, bp::operating_system(p)) == "doca-ofed";
+    add(DRV007, p.origin.at("bios"), addr,
+        who + " enables Secure Boot (" + key + ": " + value + "), but its NVIDIA kernel modules" +
+            (doca ? " and DOCA-OFED's are" : " are") +
+            " built by DKMS on the node and signed with a key the firmware does not know, so they do not load "
+            "after the reboot",
+        "enrol the DKMS signing key (mokutil --import) on every node before the first reboot, boot an image with "
+        "signed precompiled NVIDIA modules, or set " + key + ": Disabled");
+    return;
+  }
 }
 
 void Checker::check_ecc_nvlink(const bp::NodePool& p, const catalog::GpuModel& gpu, const std::string& addr) {

@@ -22,7 +22,7 @@ const std::vector<RuleInfo>& rules() {
         // platform.cpp
         CUDA003, CUDA004, CUDA006, DRV001, DRV002, DRV003, DRV004, GPU010,
         // node_pools.cpp
-        BAL001, BAL002, BAL003, DRV006, GPU001, GPU003, GPU004, GPU005,
+        BAL001, BAL002, BAL003, DRV006, DRV007, GPU001, GPU003, GPU004, GPU005,
         GPU006, GPU007, GPU008, GPU009, NET007, NET008, STO002,
         // burst_pools.cpp
         BURST001, BURST002, BURST003, GPU002,

@@ -62,6 +62,8 @@ inline const std::vector<RuleCase>& rule_cases() {
      "blueprints/invalid/rule-gpu004-unknown-mig-profile.yaml:27:20: error[GPU004]: MIG profile '3g.20gb' of node pool 'train' does not exist on H100-80GB (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv006-mig-driver.yaml", true,
      "blueprints/invalid/rule-drv006-mig-driver.yaml:7:13: error[DRV006]: node pool 'train' partitions H200-141GB with MIG, which needs driver 550.90.07 or newer (NVIDIA MIG User Guide), but stack 'train' pins 550.54.15 (baremetal.node.train)"},
+    {"blueprints/invalid/rule-drv007-secure-boot-dkms.yaml", false,
+     "blueprints/invalid/rule-drv007-secure-boot-dkms.yaml:26:11: warning[DRV007]: node pool 'train' enables Secure Boot (SecureBoot: Enabled), but its NVIDIA kernel modules and DOCA-OFED's are built by DKMS on the node and signed with a key the firmware does not know, so they do not load after the reboot (baremetal.node.train)"},
     {"blueprints/invalid/rule-gpu005-mig-too-many.yaml", true,
      "blueprints/invalid/rule-gpu005-mig-too-many.yaml:27:42: error[GPU005]: MIG layout 3 x 3g.40gb of node pool 'train' does not fit H100-80GB: 3 x 3g.40gb exceeds the 2 instance(s) of 3g.40gb that H100-80GB allows (baremetal.node.train)"},
     {"blueprints/invalid/rule-gpu006-model-too-large.yaml", true,

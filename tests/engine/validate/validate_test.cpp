@@ -147,7 +147,7 @@ TEST_CASE("the base blueprint and the three examples have no findings") {
 
 TEST_CASE("rules() lists every rule once, sorted, with a rationale") {
   const auto& rs = validate::rules();
-  REQUIRE(rs.size() == 43);
+  REQUIRE(rs.size() == 44);
   for (size_t i = 0; i < rs.size(); ++i) {
     CHECK_FALSE(rs[i].title.empty());
     CHECK_FALSE(rs[i].checks.empty());
@@ -287,6 +287,26 @@ TEST_CASE("DRV006: MIG needs the driver NVIDIA names for MIG on the GPU") {
   Doc h100 = h200;
   h100.set(24, "H200-141GB", "H100-80GB").set(30, "{profile: \"3g.71gb\", instances: 2}", "{profile: \"3g.40gb\", instances: 2}");
   CHECK(with_code(h100.check(), "DRV006").empty());
+}
+
+TEST_CASE("DRV007: Secure Boot with modules DKMS builds is a warning, whatever the attribute's spelling") {
+  Doc on;
+  on.insert(29, "    bios: {SecureBootEnable: \"On\", SriovEnable: Enabled}");
+  auto d = one(on.check(), "DRV007");
+  CHECK(d.severity == Severity::Warning);
+  CHECK(d.loc == on.at(30, "{SecureBootEnable"));
+  CHECK(d.message == "node pool 'train-a' enables Secure Boot (SecureBootEnable: On), but its NVIDIA kernel modules and "
+                     "DOCA-OFED's are built by DKMS on the node and signed with a key the firmware does not know, so they "
+                     "do not load after the reboot");
+  CHECK(d.hint.find("mokutil --import") != std::string::npos);
+  // Without DOCA-OFED (RoCE with the inbox stack is RHEL's default, Ubuntu's is DOCA): only the NVIDIA modules.
+  Doc inbox = on;
+  inbox.set(14, "oversubscription: \"1:1\"}", "oversubscription: \"1:1\", rdma_stack: inbox}");
+  CHECK(one(inbox.check(), "DRV007").message.find("NVIDIA kernel modules are built by DKMS") != std::string::npos);
+  Doc off;
+  off.insert(29, "    bios: {SecureBoot: Disabled}");
+  CHECK(with_code(off.check(), "DRV007").empty());
+  CHECK(with_code(Doc().check(), "DRV007").empty());
 }
 
 TEST_CASE("DRV003: NVSwitch nodes need a driver with a published Fabric Manager") {

@@ -1,6 +1,7 @@
 // plinth verify PATH... [--prometheus URL | --from FILE...]: the running nodes against the blueprint.
 #include <cstdlib>
 
+#include "engine/audit/report.h"
 #include "engine/cli/common.h"
 #include "engine/cli/options.h"
 #include "engine/cli/untrusted.h"
@@ -23,15 +24,12 @@ int run_verify(const Args& args, Io& io) {
   const auto& fmts = verify::formats();
   if (std::find(fmts.begin(), fmts.end(), format) == fmts.end())
     return fail(io, "verify", "unknown --format '" + format + "'; use one of " + join(fmts, ", "));
-  std::vector<std::pair<std::string, std::string>> reports;
+  // The same FORMAT:FILE targets as audit and plan --report (json, sarif, junit, markdown, html).
+  std::vector<audit::ReportTarget> reports;
   for (const auto& spec : args.all("report")) {
-    auto colon = spec.find(':');
-    const std::string f = spec.substr(0, colon);
-    if (colon == std::string::npos || colon + 1 == spec.size() || f == "text" ||
-        std::find(fmts.begin(), fmts.end(), f) == fmts.end())
-      return fail(io, "verify", "--report takes FORMAT:FILE with FORMAT json, sarif, junit, markdown or html (got '" +
-                                    spec + "')");
-    reports.emplace_back(f, spec.substr(colon + 1));
+    auto target = audit::parse_report_target(spec);
+    if (!target) return fail(io, "verify", target.error().message);
+    reports.push_back(*target);
   }
   verify::Options opt;
   opt.pool = args.get_or("pool", "");

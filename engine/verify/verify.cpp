@@ -315,6 +315,11 @@ class Checker {
     std::map<std::string, int> want;
     if (pool.doc.contains("mig") && pool.doc["mig"].contains("per_gpu"))
       for (const auto& [prof, k] : pool.doc["mig"]["per_gpu"].items()) want[prof] = k.get<int>();
+    auto layout = [](const std::map<std::string, int>& m) {  // "2 x 1g.10gb + 1 x 3g.40gb"
+      std::vector<std::string> parts;
+      for (const auto& [p, k] : m) parts.push_back(std::to_string(k) + " x " + p);
+      return join(parts, " + ");
+    };
     int want_total = 0;
     for (const auto& [p, k] : want) want_total += k;
     std::vector<std::string> differ;
@@ -322,11 +327,6 @@ class Checker {
       if (i < 0) continue;
       const bool enabled = g.mig_mode == "Enabled" || g.mig_devices > 0 || !g.profiles.empty();
       const std::string gpu = "GPU " + std::to_string(i);
-      auto layout = [](const std::map<std::string, int>& m) {
-        std::vector<std::string> parts;
-        for (const auto& [p, k] : m) parts.push_back(std::to_string(k) + " x " + p);
-        return join(parts, " + ");
-      };
       if (want.empty()) {
         if (enabled) {
           std::string what = !g.profiles.empty()           ? layout(g.profiles)
@@ -347,12 +347,7 @@ class Checker {
       }
     }
     if (differ.empty()) return;
-    std::string declared = "no MIG";
-    if (!want.empty()) {
-      std::vector<std::string> parts;
-      for (const auto& [p, k] : want) parts.push_back(std::to_string(k) + " x " + p);
-      declared = join(parts, " + ") + " per GPU";
-    }
+    const std::string declared = want.empty() ? "no MIG" : layout(want) + " per GPU";
     add(pool, n, kMig, Severity::Error, who + " has a MIG layout the blueprint does not declare (" + join(differ, "; ") +
                                             "); the pool declares " + declared,
         want.empty() ? "disable MIG (nvidia-smi -mig 0, then reboot or reset the GPUs) or declare the layout under the "
@@ -512,7 +507,7 @@ Result<Outcome> compare(const bp::Blueprint& blueprint, const catalog::Catalog& 
     if (!options.pool.empty() && p.name != options.pool) continue;
     out.pools.push_back(p.name);
     out.nodes_declared += p.count;
-    int seen = 0;
+    std::vector<const Node*> mine;  // the nodes of this pool that report
     if (!p.burst) {
       for (int i = 0; i < p.count; ++i) {
         const std::string name = node_name(p.name, i);
@@ -529,16 +524,17 @@ Result<Outcome> compare(const bp::Blueprint& blueprint, const catalog::Catalog& 
           continue;
         }
         if (it->second.probe && !it->second.pool.empty() && it->second.pool != p.name) continue;  // another pool's
-        ++seen;
+        mine.push_back(&it->second);
         claimed.insert(name);
       }
     } else {
       for (const auto& [name, n] : nodes)
         if (n.pool == p.name) {
-          ++seen;
+          mine.push_back(&n);
           claimed.insert(name);
           out.checked.push_back(name);
         }
+      const int seen = static_cast<int>(mine.size());
       if (seen < p.count) {
         Node pool_node;
         pool_node.name = p.name;
@@ -548,11 +544,9 @@ Result<Outcome> compare(const bp::Blueprint& blueprint, const catalog::Catalog& 
                   "check the cloud's instances of the pool (plinth refresh) and that Prometheus discovers them");
       }
     }
-    out.nodes_seen += seen;
-    for (const auto& name : claimed) {
-      const Node& n = nodes.at(name);
-      const Pool* owner = pool_of(n);
-      if (owner != &p) continue;
+    out.nodes_seen += static_cast<int>(mine.size());
+    for (const Node* node : mine) {
+      const Node& n = *node;
       check.node(p, n);
       newest = std::max(newest, n.timestamp);
       if (!n.services.empty()) {

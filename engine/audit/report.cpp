@@ -22,7 +22,9 @@ const char* to_string(ControlStatus s) {
     case ControlStatus::Fail: return "fail";
     case ControlStatus::Error: return "error";
     case ControlStatus::Waived: return "waived";
+    case ControlStatus::Partial: return "partial";
     case ControlStatus::Pass: return "pass";
+    case ControlStatus::NotApplicable: return "not_applicable";
     case ControlStatus::NotEvaluated: return "not_evaluated";
     case ControlStatus::NotCovered: return "not_covered";
   }
@@ -66,10 +68,24 @@ Result<std::vector<FrameworkCatalog>> load_frameworks(const std::vector<std::str
                                     ctl.id + " must list paragraphs, e.g. covers: [\"164.312(a)\"]");
             for (const auto& x : cov) ctl.covers.push_back(x.as<std::string>());
           }
+          if (const YAML::Node specs = c["specs"]) {
+            if (!specs.IsSequence())
+              return Error::invalid(f.string() + ":" + std::to_string(specs.Mark().line + 1) + ": 'specs' of control " +
+                                    ctl.id + " must list specifications, e.g. specs: [{id: \"164.308(a)(1)(ii)(A)\", "
+                                    "title: \"Risk analysis\", required: true}]");
+            for (const auto& x : specs) {
+              Specification s{x["id"].as<std::string>(""), x["title"].as<std::string>(""), x["required"].as<bool>(false)};
+              if (s.id.empty())
+                return Error::invalid(f.string() + ":" + std::to_string(x.Mark().line + 1) + ": a specification of " +
+                                      ctl.id + " needs an 'id'");
+              ctl.specs.push_back(std::move(s));
+            }
+          }
           fw.controls.push_back(std::move(ctl));
         }
       } catch (const YAML::Exception& e) {
-        return Error::invalid(f.string() + ": " + e.what() + "; expected framework:, title:, controls: [{id, title}]");
+        return Error::invalid(f.string() + ": " + e.what() +
+                              "; expected framework:, title:, controls: [{id, title, covers, specs: [{id, title, required}]}]");
       }
       auto same = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.name == fw.name; });
       if (same != out.end()) *same = std::move(fw);  // a later policy dir overrides the built-in list
@@ -105,6 +121,7 @@ ControlStatus from_outcome(policy::Outcome o) {
     case policy::Outcome::Error: return ControlStatus::Error;
     case policy::Outcome::Waived: return ControlStatus::Waived;
     case policy::Outcome::Pass: return ControlStatus::Pass;
+    case policy::Outcome::NotApplicable: return ControlStatus::NotApplicable;
   }
   return ControlStatus::Pass;
 }
@@ -171,8 +188,9 @@ std::vector<FrameworkView> framework_views(const Report& r, const std::vector<Fr
     for (const auto& id : extra) view.controls.push_back({id, "", ControlStatus::NotCovered, {}, {}, false});
 
     for (auto& c : view.controls) {
-      const FrameworkCatalog::Control own{c.id, c.title, {}};
+      const FrameworkCatalog::Control own{c.id, c.title, {}, {}};
       const FrameworkCatalog::Control& match = c.in_catalog && catalog_control(c.id) ? *catalog_control(c.id) : own;
+      std::set<std::string> evidenced;  // specifications cited by a policy that had something to check
       bool any = false;
       ControlStatus st = ControlStatus::NotEvaluated;
       for (const auto* list : {&r.policies, &r.skipped})
@@ -188,13 +206,28 @@ std::vector<FrameworkView> framework_views(const Report& r, const std::vector<Fr
           }
           auto ps = policy_status.find(p.id);
           if (ps != policy_status.end()) {
+            // Pass beats not applicable (worse ranks first): one policy with evidence is evidence.
             st = any ? worst(st, ps->second) : ps->second;
             any = true;
+            if (ps->second == ControlStatus::Pass || ps->second == ControlStatus::Fail ||
+                ps->second == ControlStatus::Waived)
+              for (const auto& s : match.specs)
+                if (std::any_of(it->second.begin(), it->second.end(), [&](const auto& id) { return under(id, s.id); }))
+                  evidenced.insert(s.id);
           }
         }
+      for (const auto& s : match.specs)
+        if (!evidenced.count(s.id)) c.missing.push_back(s);
       // A covering policy that did not run leaves the control unproven: not evaluated,
       // unless something that did run already failed, errored or was waived.
       if (!c.not_evaluated.empty() && st == ControlStatus::Pass) st = ControlStatus::NotEvaluated;
+      // Passing policies that leave a specification without evidence prove part of the control.
+      if (st == ControlStatus::Pass && !c.missing.empty()) st = ControlStatus::Partial;
+      // A framework the blueprint does not select claims nothing: its controls show what
+      // other frameworks' policies found (failures stay visible) but never pass.
+      if (!view.selected && (st == ControlStatus::Pass || st == ControlStatus::Partial ||
+                             st == ControlStatus::NotApplicable))
+        st = ControlStatus::NotEvaluated;
       c.status = c.policies.empty() ? ControlStatus::NotCovered : st;
     }
     out.push_back(std::move(view));
@@ -211,13 +244,14 @@ const policy::PolicyInfo* Report::find(const std::string& id) const {
 }
 
 std::map<std::string, int> Report::counts() const {
-  std::map<std::string, int> c{{"pass", 0}, {"fail", 0}, {"waived", 0}, {"error", 0}};
+  std::map<std::string, int> c{{"pass", 0}, {"fail", 0}, {"waived", 0}, {"error", 0}, {"not_applicable", 0}};
   for (const auto& v : verdicts) c[policy::to_string(v.outcome)]++;
   return c;
 }
 
 std::map<std::string, int> Report::policy_outcomes() const {
-  std::map<std::string, int> c{{"pass", 0}, {"fail", 0}, {"waived", 0}, {"error", 0}, {"not_evaluated", 0}};
+  std::map<std::string, int> c{{"pass", 0},  {"fail", 0},           {"waived", 0},
+                               {"error", 0}, {"not_applicable", 0}, {"not_evaluated", 0}};
   std::map<std::string, ControlStatus> by_policy;
   for (const auto& v : verdicts) {
     auto it = by_policy.find(v.policy);
@@ -364,6 +398,7 @@ nlohmann::json to_json(const Report& r) {
                   {"verdicts", r.verdicts.size()},   {"pass", counts["pass"]},
                   {"fail", counts["fail"]},          {"waived", counts["waived"]},
                   {"error", counts["error"]},        {"mandatory_failures", r.mandatory_failures()},
+                  {"not_applicable", counts["not_applicable"]},
                   {"blocked", r.blocked},            {"policy_outcomes", r.policy_outcomes()}};
   j["framework_filter"] = r.framework_filter.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.framework_filter);
   nlohmann::json policies = nlohmann::json::array();
@@ -439,6 +474,12 @@ nlohmann::json to_json(const Report& r) {
                           {"policies", c.policies},
                           {"not_evaluated", c.not_evaluated},
                           {"in_catalog", c.in_catalog}});
+      if (!c.missing.empty()) {
+        nlohmann::json missing = nlohmann::json::array();
+        for (const auto& s : c.missing)
+          missing.push_back({{"id", s.id}, {"title", s.title}, {"required", s.required}});
+        controls.back()["missing"] = missing;
+      }
       if (!c.observed.empty()) controls.back()["observed"] = c.observed;
     }
     fws.push_back({{"name", f.name},

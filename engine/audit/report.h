@@ -26,6 +26,16 @@ inline constexpr int kReportFormatVersion = 1;
 /// Where SARIF's tool.driver.informationUri and every rule's helpUri point.
 inline constexpr const char* kDocsUri = "https://github.com/plinth-infra/plinth/blob/main/docs/";
 
+/// An implementation specification (HIPAA), paragraph (GDPR) or point a
+/// control requires, listed under it in the framework file. A control whose
+/// policies pass but leave one of these without evidence is "partial".
+struct Specification {
+  std::string id;         ///< "164.308(a)(1)(ii)(A)"
+  std::string title;      ///< "Risk analysis"
+  bool required = false;  ///< HIPAA "(R)"; false: addressable "(A)" or not graded
+  bool operator==(const Specification&) const = default;
+};
+
 /// A compliance framework's well-known controls, from
 /// <policy dir>/frameworks/<name>.yaml, so that controls no policy covers
 /// show up as gaps.
@@ -39,6 +49,9 @@ struct FrameworkCatalog {
     /// standard 164.312(a)(1) covers its implementation specifications
     /// 164.312(a)(2)(i)-(iv), so it lists "164.312(a)".
     std::vector<std::string> covers;
+    /// What the control requires, each evidenced by a policy citing it (or a
+    /// sub-paragraph of it) that had something to check.
+    std::vector<Specification> specs;
     bool operator==(const Control&) const = default;
   };
   std::vector<Control> controls;
@@ -49,8 +62,12 @@ struct FrameworkCatalog {
 /// folders are skipped). Errors name the file and the bad entry.
 Result<std::vector<FrameworkCatalog>> load_frameworks(const std::vector<std::string>& policy_dirs);
 
-/// Status of a policy or of a control, worst first.
-enum class ControlStatus { Fail, Error, Waived, Pass, NotEvaluated, NotCovered };
+/// Status of a policy or of a control, worst first. Partial: the policies
+/// pass but some of the control's specifications have no evidence.
+/// NotApplicable: every policy that ran found nothing to check. NotEvaluated:
+/// a covering policy did not run, or the blueprint does not select the
+/// framework (metadata.compliance), so nothing in it is claimed.
+enum class ControlStatus { Fail, Error, Waived, Partial, Pass, NotApplicable, NotEvaluated, NotCovered };
 const char* to_string(ControlStatus s);
 
 /// One control of one framework in the per-framework view.
@@ -67,6 +84,9 @@ struct ControlView {
   std::vector<std::string> not_evaluated;
   bool in_catalog = false;  ///< listed in the framework's data file
   std::vector<std::string> covers;  ///< the catalog's `covers` (paragraphs it heads)
+  /// The catalog's specifications no policy that had something to check
+  /// cites: why a control is partial, or what a not covered one lacks.
+  std::vector<Specification> missing;
   /// What `audit --verify` observed on the running nodes for this control
   /// (an observation's summary and time), evidence beside the policies.
   std::vector<std::string> observed;
@@ -125,10 +145,11 @@ struct Report {
   const policy::PolicyInfo* find(const std::string& id) const;
   /// False when the blueprint did not pass validation (no policy ran).
   bool blueprint_valid() const { return !has_errors(validation); }
-  /// Verdict counts by outcome ("pass", "fail", "waived", "error").
+  /// Verdict counts by outcome ("pass", "fail", "waived", "error", "not_applicable").
   std::map<std::string, int> counts() const;
   /// Policy counts by outcome, each policy counted once at its worst verdict
-  /// ("pass", "fail", "waived", "error"), plus "not_evaluated" (skipped packs).
+  /// ("pass", "fail", "waived", "error", "not_applicable": every verdict
+  /// not applicable), plus "not_evaluated" (skipped packs).
   std::map<std::string, int> policy_outcomes() const;
   /// Failed or errored verdicts of mandatory policies.
   int mandatory_failures() const;

@@ -22,7 +22,7 @@ th{background:#f6f8fa}
 .matrix{display:flex;flex-wrap:wrap;gap:4px;margin:6px 0 10px}
 .cell{display:inline-block;padding:4px 6px;border-radius:4px;font-size:12px;font-family:ui-monospace,monospace;border:1px solid rgba(0,0,0,.15)}
 .fail,.error{background:#ff8182}.waived{background:#fae17d}.pass{background:#4ac26b;color:#fff}
-.not_evaluated{background:#d0d7de}.not_covered{background:#fff;border-style:dashed;color:#57606a}
+.partial{background:#f5c26b}.not_applicable{background:#eaeef2}.not_evaluated{background:#d0d7de}.not_covered{background:#fff;border-style:dashed;color:#57606a}
 td.st{font-weight:600}
 code{font-family:ui-monospace,monospace;font-size:12px}
 .legend span{margin-right:6px}
@@ -68,18 +68,19 @@ std::string to_html(const Report& r) {
   auto po = r.policy_outcomes();
   auto num = [](int n) { return "<td>" + std::to_string(n) + "</td>"; };
   h += "<table class=\"counts\" id=\"summary\"><tr><th></th><th>Total</th><th>Pass</th><th>Fail</th><th>Waived</th>"
-       "<th>Error</th><th>Not evaluated</th></tr>\n";
+       "<th>Error</th><th>Not applicable</th><th>Not evaluated</th></tr>\n";
   h += "<tr><th>Policies</th>" + num(static_cast<int>(r.policies.size() + r.skipped.size())) + num(po["pass"]) + num(po["fail"]) +
-       num(po["waived"]) + num(po["error"]) + num(po["not_evaluated"]) + "</tr>\n";
+       num(po["waived"]) + num(po["error"]) + num(po["not_applicable"]) + num(po["not_evaluated"]) + "</tr>\n";
   h += "<tr><th>Verdicts</th>" + num(static_cast<int>(r.verdicts.size())) + num(c["pass"]) + num(c["fail"]) + num(c["waived"]) +
-       num(c["error"]) + "<td>-</td></tr></table>\n";
+       num(c["error"]) + num(c["not_applicable"]) + "<td>-</td></tr></table>\n";
 
   h += "<h2>Controls by framework</h2>\n<div class=\"legend\">";
-  for (const char* s : {"pass", "fail", "waived", "error", "not_evaluated", "not_covered"}) h += badge(s);
+  for (const char* s : {"pass", "partial", "fail", "waived", "error", "not_applicable", "not_evaluated", "not_covered"}) h += badge(s);
   h += "</div>\n";
   for (const auto& f : r.frameworks) {
     h += "<h3 id=\"fw-" + e(f.name) + "\">" + e(f.title.empty() ? f.name : f.title) + " <span class=\"meta\">(" +
-         e(f.name) + (f.selected ? ", selected by metadata.compliance" : ", not selected") + ")</span></h3>\n";
+         e(f.name) + (f.selected ? ", selected by metadata.compliance" : ", not selected: nothing is claimed, no control passes") +
+         ")</span></h3>\n";
     h += "<div class=\"matrix\">";
     for (const auto& ctl : f.controls)
       h += "<span class=\"cell " + std::string(to_string(ctl.status)) + "\" title=\"" +
@@ -133,6 +134,11 @@ std::string to_html(const Report& r) {
                         : evidence) +
                   "</td></tr>\n";
         }
+      }
+      for (const auto& s : ctl.missing) {
+        n++;
+        rows += "<td>" + badge("not_covered") + "</td><td><code>" + e(s.id) + "</code></td><td></td><td>" +
+                e("no evidence: " + s.title + (s.required ? " (required)" : "")) + "</td></tr>\n";
       }
       for (const auto& ob : ctl.observed) {
         n++;

@@ -40,6 +40,10 @@ std::string to_junit(const Report& r) {
         c.xml += ">\n      <error message=\"" + xml_escape("policy could not run: " + v.message) +
                  "\" type=\"policy-error\">" + xml_escape(v.message + "\n" + detail) + "</error>\n    </testcase>\n";
         break;
+      case policy::Outcome::NotApplicable:
+        c.skipped = true;
+        c.xml += ">\n      <skipped message=\"" + xml_escape("not applicable: " + v.message) + "\"/>\n    </testcase>\n";
+        break;
       case policy::Outcome::Waived:
         c.skipped = true;
         c.xml += ">\n      <skipped message=\"" +

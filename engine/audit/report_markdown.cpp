@@ -53,12 +53,14 @@ std::string to_markdown(const Report& r) {
                    : std::string("✅ **No mandatory failures**")) +
         "\n\n";
   auto po = r.policy_outcomes();
-  md += "| | Total | Pass | Fail | Waived | Error | Not evaluated |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  md += "| | Total | Pass | Fail | Waived | Error | Not applicable | Not evaluated |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   md += "| Policies | " + std::to_string(r.policies.size() + r.skipped.size()) + " | " + std::to_string(po["pass"]) + " | " +
         std::to_string(po["fail"]) + " | " + std::to_string(po["waived"]) + " | " + std::to_string(po["error"]) + " | " +
-        std::to_string(po["not_evaluated"]) + " |\n";
+        std::to_string(po["not_applicable"]) + " | " + std::to_string(po["not_evaluated"]) + " |\n";
   md += "| Verdicts | " + std::to_string(r.verdicts.size()) + " | " + std::to_string(c["pass"]) + " | " +
-        std::to_string(c["fail"]) + " | " + std::to_string(c["waived"]) + " | " + std::to_string(c["error"]) + " | - |\n\n";
+        std::to_string(c["fail"]) + " | " + std::to_string(c["waived"]) + " | " + std::to_string(c["error"]) + " | " +
+        std::to_string(c["not_applicable"]) + " | - |\n\n";
 
   std::string failures;
   size_t rows = 0, more = 0;
@@ -114,7 +116,12 @@ std::string to_markdown(const Report& r) {
 
   if (!r.framework_filter.empty() && !r.frameworks.empty()) {
     const auto& f = r.frameworks.front();
-    md += "### " + cell(f.title.empty() ? f.name : f.title) + "\n\n| Control | Title | Status | Policies |\n|---|---|---|---|\n";
+    md += "### " + cell(f.title.empty() ? f.name : f.title) + "\n\n";
+    if (!f.selected)
+      md += "> The blueprint's `metadata.compliance` does not list `" + cell(f.name) +
+            "`: nothing here is claimed, so no control passes; failures found by other frameworks' policies "
+            "still show.\n\n";
+    md += "| Control | Title | Status | Policies and gaps |\n|---|---|---|---|\n";
     for (const auto& ctl : f.controls) {
       std::string pols;
       for (const auto& id : ctl.policies) {
@@ -122,6 +129,9 @@ std::string to_markdown(const Report& r) {
         pols += (pols.empty() ? "`" : ", `") + id + "`" + (skipped ? " (not evaluated)" : "");
       }
       for (const auto& ob : ctl.observed) pols += (pols.empty() ? "" : "<br>") + std::string("observed: ") + cell(ob);
+      for (const auto& s : ctl.missing)
+        pols += (pols.empty() ? "" : "<br>") + std::string("no evidence: ") + cell(s.id) + " " + cell(s.title) +
+                (s.required ? " (required)" : "");
       md += "| " + cell(ctl.id) + " | " + cell(ctl.title) + " | " + to_string(ctl.status) + " | " + pols + " |\n";
     }
     md += "\n";
@@ -150,6 +160,19 @@ std::string to_markdown(const Report& r) {
   if (!passes.empty())
     md += "<details><summary>" + std::to_string(c["pass"]) +
           " passing check(s)</summary>\n\n| Policy | Resource | Evidence |\n|---|---|---|\n" + passes +
+          (rows > kMaxRows ? "\n…and " + std::to_string(rows - kMaxRows) + " more.\n" : "") + "\n</details>\n\n";
+
+  std::string na;
+  rows = 0;
+  for (const auto& v : r.verdicts) {
+    if (v.outcome != policy::Outcome::NotApplicable) continue;
+    if (rows++ >= kMaxRows) continue;
+    na += "| `" + v.policy + "` | `" + cell(v.address.empty() ? "(blueprint)" : v.address) + "` | " + cell(v.message) +
+          " |\n";
+  }
+  if (!na.empty())
+    md += "<details><summary>" + std::to_string(c["not_applicable"]) +
+          " not applicable</summary>\n\n| Policy | Resource | Why |\n|---|---|---|\n" + na +
           (rows > kMaxRows ? "\n…and " + std::to_string(rows - kMaxRows) + " more.\n" : "") + "\n</details>\n\n";
 
   md += "<sub>" + provenance_line(r) + "</sub>\n";

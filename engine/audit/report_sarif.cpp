@@ -134,7 +134,7 @@ nlohmann::json to_sarif(const Report& r) {
   nlohmann::json notifications = nlohmann::json::array();
   for (const auto& v : r.verdicts) {
     const auto* p = r.find(v.policy);
-    if (!p || v.outcome == policy::Outcome::Pass) continue;
+    if (!p || !policy::is_finding(v.outcome)) continue;
     if (v.outcome == policy::Outcome::Error) {
       notifications.push_back({{"level", "error"},
                                {"message", {{"text", sentence("Policy " + v.policy + " could not run: " + v.message)}}},

@@ -26,11 +26,25 @@ struct Origin {
   bool operator==(const Origin&) const = default;
 };
 
+/// A contract the blueprint's owner signed with a provider that stores or
+/// processes regulated data (metadata.agreements): evidence for the HIPAA
+/// and GDPR policies, which cannot see contracts otherwise.
+struct Agreement {
+  std::string provider;   ///< aws | gcp | azure | a third-party provider's name
+  std::string kind;       ///< baa (HIPAA business associate agreement) | dpa (GDPR Art. 28 processing agreement)
+  std::string reference;  ///< where the signed document is, e.g. "AWS BAA via AWS Artifact, accepted 2026-02-10"
+  bool operator==(const Agreement&) const = default;
+};
+
 struct Metadata {
   std::string name;
   std::string owner;
   std::vector<std::string> compliance;  ///< frameworks: soc2, hipaa, gdpr, ...
   std::map<std::string, std::string> labels;
+  std::vector<Agreement> agreements;
+  /// The data protection impact assessment (GDPR Art. 35) covering the
+  /// processing, e.g. "DPIA-2026-014, approved by the DPO 2026-03-02".
+  std::string dpia;
   Origin origin;
   bool operator==(const Metadata&) const = default;
 };

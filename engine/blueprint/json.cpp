@@ -204,6 +204,11 @@ Json to_json(const Blueprint& bp) {
   put(m, "owner", bp.metadata.owner);
   m["compliance"] = strings(bp.metadata.compliance);
   m["labels"] = string_map(bp.metadata.labels);
+  Json agreements = Json::array();
+  for (const Agreement& a : bp.metadata.agreements)
+    agreements.push_back({{"provider", a.provider}, {"kind", a.kind}, {"reference", a.reference}});
+  m["agreements"] = std::move(agreements);
+  put(m, "dpia", bp.metadata.dpia);
   j["metadata"] = std::move(m);
 
   Json stacks = Json::object();

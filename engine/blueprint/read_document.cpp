@@ -11,7 +11,9 @@ namespace {
 const Keys kTopKeys{"apiVersion", "kind",       "metadata",    "stacks", "networks",  "storage",
                     "node_pools", "burst_pools", "access", "monitoring", "clusters", "providers",
                     "outputs"};
-const Keys kMetadataKeys{"name", "owner", "compliance", "labels"};
+const Keys kMetadataKeys{"name", "owner", "compliance", "labels", "agreements", "dpia"};
+const Keys kAgreementKeys{"provider", "kind", "reference"};
+const Keys kAgreementKinds{"baa", "dpa"};
 const Keys kStackKeys{"driver", "cuda", "cudnn", "frameworks", "images", "kernel_modules", "container_toolkit", "cuda_compat",
                        "precision"};
 
@@ -87,6 +89,27 @@ void Loader::load_metadata(const Obj& top) {
   o.str("owner", m.owner);
   o.str_list("compliance", m.compliance);
   o.str_map("labels", m.labels);
+  if (auto list = o.list("agreements")) {
+    const Ctx& c = top.ctx();
+    size_t i = 0;
+    for (const Node& item : *list) {
+      const std::string n = std::to_string(i++);
+      Agreement a;
+      Obj x(c, item, c.loc(item), "agreement #" + std::to_string(i), "agreements." + n + ".", &m.origin, kAgreementKeys);
+      if (!x.ok()) continue;
+      x.check_keys();
+      m.origin.fields["agreements." + n] = x.loc();
+      bool ok = x.str("provider", a.provider, true);
+      ok = x.enumeration("kind", a.kind, kAgreementKinds, true,
+                         "baa (a HIPAA business associate agreement) or dpa (a GDPR Art. 28 processing agreement)") && ok;
+      ok = x.str("reference", a.reference, true) && ok;
+      if (ok && a.reference.empty())
+        x.invalid(*x.get("reference"), "empty 'reference' in " + x.label(),
+                  "say where the signed agreement is, e.g. reference: \"AWS BAA via AWS Artifact, accepted 2026-02-10\"");
+      if (ok) m.agreements.push_back(std::move(a));
+    }
+  }
+  o.str("dpia", m.dpia);
   if (claim_single(top.ctx(), metadata_at_, "metadata", e->key_loc)) bp_.metadata = std::move(m);
 }
 

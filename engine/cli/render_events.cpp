@@ -128,7 +128,8 @@ Diagnostic verdict_diagnostic(const policy::Verdict& v, const policy::PolicyInfo
       d.hint = "waiver at " + v.waiver_loc.str() + ": " + v.waiver_justification + " (approved by " +
                v.waiver_approver + ")";
       break;
-    case policy::Outcome::Pass: break;
+    case policy::Outcome::Pass:
+    case policy::Outcome::NotApplicable: break;
   }
   return d;
 }
@@ -198,7 +199,7 @@ void HumanView::policy_checked(const run::PolicyChecked& c) {
   print_diagnostics(eval.diagnostics, io_);
   for (const auto& v : eval.verdicts) {
     const policy::PolicyInfo* p = eval.find(v.policy);
-    if (!p || v.outcome == policy::Outcome::Pass) continue;
+    if (!p || !policy::is_finding(v.outcome)) continue;
     std::string text = format_diagnostic(verdict_diagnostic(v, *p), color) + describe(*p);
     std::fputs(text.c_str(), io_.err);
   }
@@ -438,7 +439,7 @@ void JsonView::policy_checked(const run::PolicyChecked& c) {
   diagnostics(eval.diagnostics);
   for (const auto& v : eval.verdicts) {
     const policy::PolicyInfo* p = eval.find(v.policy);
-    if (!p || v.outcome == policy::Outcome::Pass) continue;
+    if (!p || !policy::is_finding(v.outcome)) continue;
     const bool blocks = p->mandatory() && (v.outcome == policy::Outcome::Fail || v.outcome == policy::Outcome::Error);
     Json verdict = {{"policy", p->id},         {"title", p->title},       {"outcome", policy::to_string(v.outcome)},
                     {"enforcement", p->enforcement}, {"severity", p->severity}, {"address", v.address},

@@ -30,7 +30,7 @@ Diagnostics verdict_diagnostics(const policy::Evaluation& eval) {
   Diagnostics out = eval.diagnostics;
   for (const auto& v : eval.verdicts) {
     const policy::PolicyInfo* p = eval.find(v.policy);
-    if (p && v.outcome != policy::Outcome::Pass) out.push_back(verdict_diagnostic(v, *p));
+    if (p && policy::is_finding(v.outcome)) out.push_back(verdict_diagnostic(v, *p));
   }
   return out;
 }

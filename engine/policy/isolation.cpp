@@ -411,7 +411,7 @@ Verdict verdict_from_json(const Json& j) {
   Verdict v;
   v.policy = j.value("policy", "");
   int o = j.value("outcome", static_cast<int>(Outcome::Error));
-  v.outcome = o >= 0 && o <= static_cast<int>(Outcome::Error) ? static_cast<Outcome>(o) : Outcome::Error;
+  v.outcome = o >= 0 && o <= static_cast<int>(Outcome::NotApplicable) ? static_cast<Outcome>(o) : Outcome::Error;
   v.address = j.value("address", "");
   v.message = j.value("message", "");
   v.loc = loc_from_json(j.value("loc", Json()));

@@ -26,11 +26,19 @@ struct PolicyInfo {
   bool operator==(const PolicyInfo&) const = default;
 };
 
-enum class Outcome { Pass, Fail, Waived, Error };
+/// NotApplicable: the check found nothing its policy is about (no backups, no
+/// tier holding PHI, nothing leaving the EU/EEA); evidence of nothing, so a
+/// control it maps to is never "pass" on its account. Kept last: isolated
+/// runs send outcomes as numbers.
+enum class Outcome { Pass, Fail, Waived, Error, NotApplicable };
 const char* to_string(Outcome o);
+/// Fail, Error or Waived: a verdict the user is shown (pass and not
+/// applicable are evidence for the audit report only).
+inline bool is_finding(Outcome o) { return o == Outcome::Fail || o == Outcome::Error || o == Outcome::Waived; }
 
 /// One finding of one policy. A policy that reports nothing passes with one
-/// verdict whose address is empty.
+/// verdict whose address is empty; one that calls not_applicable(address,
+/// why) says it had nothing to check.
 struct Verdict {
   std::string policy;  ///< policy ID
   Outcome outcome = Outcome::Pass;

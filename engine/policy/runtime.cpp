@@ -33,6 +33,7 @@ Runtime* runtime(lua_State* L) { return static_cast<Runtime*>(lua_touserdata(L, 
 int lua_policy(lua_State* L) { return runtime(L)->declare(L); }
 int lua_fail(lua_State* L) { return runtime(L)->report(L, Outcome::Fail); }
 int lua_pass(lua_State* L) { return runtime(L)->report(L, Outcome::Pass); }
+int lua_not_applicable(lua_State* L) { return runtime(L)->report(L, Outcome::NotApplicable); }
 
 // setting(name, default): the loading pack's setting, else `default`.
 int lua_setting(lua_State* L) { return runtime(L)->setting(L); }
@@ -323,6 +324,7 @@ const char* to_string(Outcome o) {
     case Outcome::Fail: return "fail";
     case Outcome::Waived: return "waived";
     case Outcome::Error: return "error";
+    case Outcome::NotApplicable: return "not_applicable";
   }
   return "error";
 }
@@ -472,7 +474,8 @@ void Runtime::load_file(const std::string& path, const std::string& pack) {
   sb_.push_env();
   // Each function knows its file, so a check's findings are bound to it.
   const std::pair<const char*, lua_CFunction> fns[] = {
-      {"policy", lua_policy}, {"fail", lua_fail}, {"pass", lua_pass}, {"setting", lua_setting}};
+      {"policy", lua_policy}, {"fail", lua_fail}, {"pass", lua_pass},
+      {"not_applicable", lua_not_applicable}, {"setting", lua_setting}};
   for (auto [name, fn] : fns) {
     lua_pushlightuserdata(L, this);
     lua_pushinteger(L, static_cast<lua_Integer>(file));
@@ -617,9 +620,10 @@ void Runtime::declare_table(lua_State* L) {
 int Runtime::report(lua_State* L, Outcome outcome) {
   // Every Lua call and every error is here, before any C++ object exists:
   // lua_error unwinds with longjmp.
-  const bool fail = outcome == Outcome::Fail;
-  const char* fn = fail ? "fail" : "pass";
-  const char* what = fail ? "message" : "evidence";
+  // fail() and not_applicable() need their message; pass()'s evidence is optional.
+  const bool fail = outcome == Outcome::Fail || outcome == Outcome::NotApplicable;
+  const char* fn = outcome == Outcome::Fail ? "fail" : outcome == Outcome::NotApplicable ? "not_applicable" : "pass";
+  const char* what = outcome == Outcome::Fail ? "message" : outcome == Outcome::NotApplicable ? "reason" : "evidence";
   if (!current_ || running_ == kNone) return luaL_error(L, "%s() can only be called while a check runs", fn);
   if (static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != entries_[running_].file)
     return luaL_error(L, "%s() of another policy file was called while policy %s runs; a check reports only its own "

@@ -168,6 +168,19 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
+  // not_applicable = {POLICY_ID, ...}: each must say only not_applicable.
+  std::set<std::string> inapplicable;
+  rawfield(L, t, "not_applicable");
+  if (lua_istable(L, -1)) {
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; ++i) {
+      inapplicable.insert(safe_text(lua_tostring(L, -1)));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  } else if (!lua_isnil(L, -1)) {
+    problem = "'not_applicable' lists policy IDs, e.g. not_applicable = { \"HIPAA-BAA-001\" }";
+  }
+  lua_pop(L, 1);
   if (yaml.empty()) problem = "the test has no 'blueprint' text";
   if (!problem.empty()) {
     r.detail = problem;
@@ -195,13 +208,19 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
   std::multiset<Finding> got;
   std::multimap<Finding, std::string> messages;
   std::string errors;
+  std::map<std::string, std::vector<std::string>> said_other;  // policy -> its verdicts other than not applicable
+  std::set<std::string> ran;
   for (size_t i = 0; i < rt.size(); ++i) {
     if (!only.empty() && !only.count(rt.info(i).id)) continue;
     progress.begin("policy " + rt.info(i).id + " (" + rt.info(i).loc.str() + ") in test '" + r.name + "'",
                    rt.sandbox().limits().deadline);
     auto verdicts = rt.run(i);
     progress.end();
+    ran.insert(rt.info(i).id);
     for (const auto& v : verdicts) {
+      if (v.outcome != Outcome::NotApplicable)
+        said_other[v.policy].push_back(std::string(to_string(v.outcome)) + " " +
+                                       (v.address.empty() ? "(blueprint)" : v.address) + ": " + v.message);
       if (v.outcome == Outcome::Fail) {
         got.insert({v.policy, v.address});
         messages.insert({{v.policy, v.address}, v.message});
@@ -217,6 +236,16 @@ TestResult run_one(Runtime& rt, lua_State* L, const SourceLoc& loc, Progress& pr
   if (!missing.empty()) r.detail += "\n  expected failures that did not happen:" + describe(missing);
   if (!unexpected.empty()) r.detail += "\n  unexpected failures:" + describe(unexpected);
   if (!errors.empty()) r.detail += "\n  policy errors:" + errors;
+  for (const auto& id : inapplicable) {
+    if (!ran.count(id)) {
+      r.detail += "\n  " + id + " is listed in not_applicable but did not run (no such policy in this file?)";
+      continue;
+    }
+    auto it = said_other.find(id);
+    if (it == said_other.end()) continue;
+    r.detail += "\n  " + id + " was expected to say not_applicable only; it said:";
+    for (const auto& s : it->second) r.detail += "\n    " + safe_text(s);
+  }
   for (const auto& [f, words] : wording) {
     auto [from, to] = messages.equal_range(f);
     bool said = false;

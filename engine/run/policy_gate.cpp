@@ -80,7 +80,8 @@ PolicyOutcome run_policies(const Loaded& loaded, const graph::ResourceGraph& gra
       case policy::Outcome::Fail: (p->mandatory() ? checked.mandatory : checked.advisory)++; break;
       case policy::Outcome::Error: checked.errors++; break;
       case policy::Outcome::Waived: checked.waived++; break;
-      case policy::Outcome::Pass: break;
+      case policy::Outcome::Pass:
+      case policy::Outcome::NotApplicable: break;
     }
   }
   out.blocked = checked.blocked = eval.blocked();

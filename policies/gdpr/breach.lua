@@ -17,7 +17,7 @@ policy {
     for _, t in ipairs(ctx.blueprint.storage.tiers) do
       if t.classification == "pii" or t.classification == "phi" then any = true end
     end
-    if not any then pass(nil, "no tier holds pii or phi data"); return end
+    if not any then not_applicable(nil, "no tier holds pii or phi data"); return end
     local a = ctx.blueprint.access.audit_logging
     local address = "access.audit_logging.default"
     local missing = {}

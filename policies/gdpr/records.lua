@@ -8,13 +8,13 @@ policy {
   description = "Each storage tier sets classification (public, internal, confidential, pii or phi), so the record of processing can say where personal data is kept.",
   severity = "medium",
   enforcement = "mandatory",
-  controls = { gdpr = { "Art.30" } },
+  controls = { gdpr = { "Art.30(1)(c)" } },
   check = function(ctx)
     local tiers = ctx.blueprint.storage.tiers
     for _, t in ipairs(tiers) do
       if t.classification then pass("storage.tier." .. t.name, "classification = " .. t.classification)
       else fail("storage.tier." .. t.name, "tier '" .. t.name .. "' does not say what data it holds; set classification: public | internal | confidential | pii | phi") end
     end
-    if #tiers == 0 then pass(nil, "the blueprint declares no storage tier") end
+    if #tiers == 0 then not_applicable(nil, "the blueprint declares no storage tier") end
   end,
 }

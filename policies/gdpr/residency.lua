@@ -57,9 +57,12 @@ local function tier_place(tier)
   return cloud, tier.region or ""
 end
 
--- Whether personal data may be at `region` of `cloud` given `transfer`: ok, evidence-or-reason.
+-- Whether personal data may be at `region` of `cloud` given `transfer`: ok,
+-- evidence-or-reason, and whether it is a transfer at all (Chapter V applies
+-- only to personal data leaving the EU/EEA: inside it, a policy here has
+-- nothing to check and says not applicable, never pass).
 local function lawful(cloud, region, transfer)
-  if (eea[cloud] or {})[region] then return true, "region " .. region .. " is in the EU/EEA" end
+  if (eea[cloud] or {})[region] then return true, "region " .. region .. " is in the EU/EEA: no transfer", true end
   if not transfer then
     return false, "region '" .. region .. "' is outside the EU/EEA and no transfer basis is declared (Art. 44)"
   end
@@ -102,12 +105,13 @@ policy {
       local cloud, region = tier_place(t)
       if personal(t) and cloud then
         any = true
-        local ok, why = lawful(cloud, region, t.transfer)
-        if ok then pass("storage.tier." .. t.name, t.classification .. " data: " .. why)
+        local ok, why, inside = lawful(cloud, region, t.transfer)
+        if inside then not_applicable("storage.tier." .. t.name, t.classification .. " data: " .. why)
+        elseif ok then pass("storage.tier." .. t.name, t.classification .. " data: " .. why)
         else fail("storage.tier." .. t.name, "tier '" .. t.name .. "' holds " .. t.classification .. " data: " .. why) end
       end
     end
-    if not any then pass(nil, "no cloud object tier holds pii or phi data") end
+    if not any then not_applicable(nil, "no cloud object tier holds pii or phi data") end
   end,
 }
 
@@ -128,12 +132,13 @@ policy {
       if reached then
         any = true
         local address = (pool_type[p.provider] or p.provider) .. "." .. p.name
-        local ok, why = lawful(p.provider, p.region, p.transfer)
-        if ok then pass(address, "reaches personal data in tier '" .. reached .. "': " .. why)
+        local ok, why, inside = lawful(p.provider, p.region, p.transfer)
+        if inside then not_applicable(address, "reaches personal data in tier '" .. reached .. "': " .. why)
+        elseif ok then pass(address, "reaches personal data in tier '" .. reached .. "': " .. why)
         else fail(address, "burst pool '" .. p.name .. "' reaches personal data in tier '" .. reached .. "': " .. why) end
       end
     end
-    if not any then pass(nil, "no burst pool reaches a pii or phi tier") end
+    if not any then not_applicable(nil, "no burst pool reaches a pii or phi tier") end
   end,
 }
 
@@ -150,9 +155,10 @@ policy {
     local function copy(address, what, target)
       any = true
       local cloud, region = tier_place(target)
-      if not cloud then pass(address, what .. " stays on premises (tier '" .. target.name .. "')"); return end
-      local ok, why = lawful(cloud, region, target.transfer)
-      if ok then pass(address, what .. ": " .. why)
+      if not cloud then not_applicable(address, what .. " stays on premises (tier '" .. target.name .. "'): no transfer"); return end
+      local ok, why, inside = lawful(cloud, region, target.transfer)
+      if inside then not_applicable(address, what .. ": " .. why)
+      elseif ok then pass(address, what .. ": " .. why)
       else fail(address, what .. " into tier '" .. target.name .. "': " .. why) end
     end
     for _, b in ipairs(ctx.blueprint.storage.backups) do
@@ -167,6 +173,6 @@ policy {
         copy("storage.tier." .. t.name, "tier '" .. t.name .. "' receives personal data from '" .. from .. "'", t)
       end
     end
-    if not any then pass(nil, "no backup or lifecycle transition copies pii or phi data") end
+    if not any then not_applicable(nil, "no backup or lifecycle transition copies pii or phi data") end
   end,
 }

@@ -31,6 +31,6 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no object tier holds pii or phi data") end
+    if not any then not_applicable(nil, "no object tier holds pii or phi data") end
   end,
 }

@@ -27,7 +27,7 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no tier holds pii or phi data"); return end
+    if not any then not_applicable(nil, "no tier holds pii or phi data"); return end
     local tr = ctx.blueprint.access.transport
     if not tr or not tr.tls_min then
       fail("access.transport.default", "personal data is stored here but access.transport sets no minimum TLS version; set tls_min: \"1.3\"")
@@ -47,7 +47,7 @@ policy {
   check = function(ctx)
     local any = false
     for _, t in ipairs(ctx.blueprint.storage.tiers) do if personal(t) then any = true end end
-    if not any then pass(nil, "no tier holds pii or phi data"); return end
+    if not any then not_applicable(nil, "no tier holds pii or phi data"); return end
     local tr = ctx.blueprint.access.transport
     if not tr or tonumber(tr.tls_min or "0") < 1.3 then
       fail("access.transport.default", "the house baseline for personal data is TLS 1.3; set access.transport.tls_min: \"1.3\"")
@@ -88,7 +88,7 @@ policy {
         else fail("storage.tier." .. t.name, "tier '" .. t.name .. "' holds " .. t.classification .. " data and no backup with retention copies it; add a storage.backups entry with source: " .. t.name) end
       end
     end
-    if not any then pass(nil, "no persistent tier holds personal data outside a backup target") end
+    if not any then not_applicable(nil, "no persistent tier holds personal data outside a backup target") end
   end,
 }
 
@@ -109,6 +109,6 @@ policy {
         pass("storage.backup." .. b.name, "restore-tested every " .. dr .. " days")
       end
     end
-    if #backups == 0 then pass(nil, "no backup copies personal data") end
+    if #backups == 0 then not_applicable(nil, "no backup copies personal data") end
   end,
 }

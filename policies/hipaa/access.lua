@@ -29,6 +29,6 @@ policy {
       end
       if ok then pass("access.role." .. r.name, "granted to " .. table.concat(r.subjects, ", ")) end
     end
-    if #roles == 0 then pass(nil, "the blueprint grants no roles") end
+    if #roles == 0 then not_applicable(nil, "the blueprint grants no roles") end
   end,
 }

@@ -31,7 +31,7 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no persistent PHI tier outside a backup target") end
+    if not any then not_applicable(nil, "no persistent PHI tier outside a backup target") end
   end,
 }
 
@@ -57,6 +57,6 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no backup copies PHI") end
+    if not any then not_applicable(nil, "no backup copies PHI") end
   end,
 }

@@ -28,7 +28,7 @@ policy {
         else fail("storage.tier." .. t.name, "tier '" .. t.name .. "' holds PHI with no backup keeping earlier versions; an alteration or deletion could not be undone") end
       end
     end
-    if not any then pass(nil, "no persistent PHI tier outside a backup target") return end
+    if not any then not_applicable(nil, "no persistent PHI tier outside a backup target") return end
     local a = ctx.blueprint.access.audit_logging
     if a and a.storage then pass("access.audit_logging.default", "storage audit logging records changes to PHI")
     else fail("access.audit_logging.default", "storage audit logging is off, so an alteration of PHI could not be corroborated; set access.audit_logging.storage: true") end

@@ -27,7 +27,7 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no tier holds PHI") end
+    if not any then not_applicable(nil, "no tier holds PHI") end
   end,
 }
 
@@ -64,6 +64,6 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no backup or lifecycle transition copies PHI") end
+    if not any then not_applicable(nil, "no backup or lifecycle transition copies PHI") end
   end,
 }

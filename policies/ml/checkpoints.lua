@@ -44,7 +44,7 @@ policy {
         pass("storage.tier." .. name, "checkpoint tier is the source or target of a backup")
       end
     end
-    if #order == 0 then pass(nil, "no tier holds training checkpoints") end
+    if #order == 0 then not_applicable(nil, "no tier holds training checkpoints") end
   end,
 }
 
@@ -69,7 +69,7 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no backup copies a checkpoint tier") end
+    if not any then not_applicable(nil, "no backup copies a checkpoint tier") end
   end,
 }
 
@@ -96,6 +96,6 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no burst pool runs on spot capacity") end
+    if not any then not_applicable(nil, "no burst pool runs on spot capacity") end
   end,
 }

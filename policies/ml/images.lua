@@ -25,6 +25,6 @@ policy {
       end
       if pinned == #s.images then pass("plinth.stack." .. name, pinned .. " image(s), all pinned by sha256 digest") end
     end
-    if #names == 0 then pass(nil, "the blueprint declares no stacks") end
+    if #names == 0 then not_applicable(nil, "the blueprint declares no stacks") end
   end,
 }

@@ -10,7 +10,7 @@ policy {
   controls = { soc2 = { "CC7.2", "A1.1" } },
   check = function(ctx)
     local b = ctx.blueprint
-    if #b.node_pools == 0 and #b.burst_pools == 0 then pass(nil, "the blueprint has no GPU pools to monitor"); return end
+    if #b.node_pools == 0 and #b.burst_pools == 0 then not_applicable(nil, "the blueprint has no GPU pools to monitor"); return end
     local m = b.monitoring
     local address = "plinth.monitoring.default"
     if not (m and m.dcgm) then

@@ -37,6 +37,6 @@ policy {
         end
       end
     end
-    if not any then pass(nil, "no training or inference node pool") end
+    if not any then not_applicable(nil, "no training or inference node pool") end
   end,
 }

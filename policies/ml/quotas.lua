@@ -26,7 +26,7 @@ policy {
         pass(namespace_address(ctx, ns.name), "quota of " .. ns.quota.gpus .. " GPUs")
       end
     end
-    if #namespaces == 0 then pass(nil, "the blueprint declares no namespaces") end
+    if #namespaces == 0 then not_applicable(nil, "the blueprint declares no namespaces") end
   end,
 }
 
@@ -56,7 +56,7 @@ policy {
     elseif #b.access.namespaces > 0 then
       pass(nil, quota .. " of " .. capacity .. " GPUs under quota" .. note)
     else
-      pass(nil, "no namespaces, so no quotas to honour")
+      not_applicable(nil, "no namespaces, so no quotas to honour")
     end
   end,
 }
@@ -77,6 +77,6 @@ policy {
         pass(r.address, "ResourceQuota gpu-quota with requests.nvidia.com/gpu " .. r.gpu_quota)
       end
     end
-    if #namespaces == 0 then pass(nil, "no namespace is applied to a cluster") end
+    if #namespaces == 0 then not_applicable(nil, "no namespace is applied to a cluster") end
   end,
 }

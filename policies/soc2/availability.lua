@@ -26,6 +26,6 @@ policy {
       end
       if ok then pass(address, "copies kept " .. b.retention_days .. " days, restore-tested every " .. dr .. " days") end
     end
-    if #backups == 0 then pass(nil, "the blueprint declares no backups") end
+    if #backups == 0 then not_applicable(nil, "the blueprint declares no backups") end
   end,
 }

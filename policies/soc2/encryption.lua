@@ -17,7 +17,7 @@ policy {
   enforcement = "mandatory",
   controls = { soc2 = { "CC6.1" }, hipaa = { "164.312(a)(2)(iv)" }, gdpr = { "Art.32(1)(a)" } },
   check = function(ctx)
-    if #ctx.blueprint.storage.tiers == 0 then pass(nil, "the blueprint declares no storage tiers") end
+    if #ctx.blueprint.storage.tiers == 0 then not_applicable(nil, "the blueprint declares no storage tiers") end
     for _, t in ipairs(ctx.blueprint.storage.tiers) do
       local c = cipher(t)
       if not c then
@@ -51,6 +51,6 @@ policy {
         pass("storage.backup." .. b.name, "target '" .. b.target .. "' encrypted with " .. c)
       end
     end
-    if #backups == 0 then pass(nil, "the blueprint declares no backups") end
+    if #backups == 0 then not_applicable(nil, "the blueprint declares no backups") end
   end,
 }

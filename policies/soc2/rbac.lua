@@ -33,7 +33,7 @@ policy {
         pass(role_address(ctx, r), "verbs " .. table.concat(r.verbs, ", ") .. " on " .. table.concat(r.resources, ", "))
       end
     end
-    if #roles == 0 then pass(nil, "the blueprint grants no roles") end
+    if #roles == 0 then not_applicable(nil, "the blueprint grants no roles") end
   end,
 }
 
@@ -66,7 +66,7 @@ policy {
                                      or "no cluster-admin, escalate, bind or impersonate")
       end
     end
-    if #roles == 0 then pass(nil, "the blueprint grants no roles") end
+    if #roles == 0 then not_applicable(nil, "the blueprint grants no roles") end
   end,
 }
 
@@ -112,7 +112,8 @@ policy {
     if failures == 0 then
       local n = 0
       for _ in pairs(declared) do n = n + 1 end
-      pass(nil, n .. " service account(s), each declared in one namespace and bound only there")
+      if n == 0 then not_applicable(nil, "the blueprint declares no service accounts")
+      else pass(nil, n .. " service account(s), each declared in one namespace and bound only there") end
     end
   end,
 }

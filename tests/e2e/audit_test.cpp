@@ -4,10 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run.h"
+#include "tests/support/text.h"
 
 namespace plinth::test::e2e_audit {
 
@@ -80,7 +83,8 @@ TEST_CASE("plinth audit --framework hipaa lists covered and uncovered controls")
   CHECK(status["164.312(e)(1)"] == "fail");
   for (const auto& p : j["policies"]) CHECK(p["controls"].contains("hipaa"));
   auto md = audit(dir, kGaps, {"--format", "markdown", "--framework", "hipaa", "--soft-fail"});
-  CHECK(md.out.find("| 164.308(a)(5) | Security awareness and training | not_covered |  |") != std::string::npos);
+  CHECK(md.out.find("| 164.308(a)(5) | Security awareness and training | not_covered | no evidence: "
+                    "164.308(a)(5)(ii)(A) Security reminders<br>") != std::string::npos);
   auto unknown = audit(dir, kGaps, {"--framework", "pci"});
   CHECK(unknown.exit_code == 1);
   CHECK(unknown.err.find("plinth audit: unknown framework 'pci'; frameworks with policies or a control list: gdpr, "
@@ -109,6 +113,92 @@ TEST_CASE("plinth audit --framework hipaa on a blueprint that does not select HI
   REQUIRE(html.exit_code == 0);
   CHECK(html.out.find("not evaluated: the hipaa pack is not selected by metadata.compliance") != std::string::npos);
   CHECK(html.out.find("</b> </td>") == std::string::npos);  // no untitled control rows
+}
+
+TEST_CASE("audit from the user's directory: partial and not covered where evidence is missing, nothing passes for "
+          "a framework the blueprint does not select, a missing BAA fails",
+          "[e2e][habits][audit]") {
+  TempDir dir;
+  const std::string regulated = slurp(source_dir() + "/" + kRegulated);
+  dir.write("fleet/regulated.yaml", regulated);
+  auto statuses = [](const nlohmann::json& j, const std::string& fw) {
+    std::map<std::string, nlohmann::json> out;
+    for (const auto& f : j["frameworks"])
+      if (f["name"] == fw)
+        for (const auto& c : f["controls"]) out[c["id"].get<std::string>()] = c;
+    return out;
+  };
+  auto missing = [](const nlohmann::json& c) {
+    std::vector<std::string> ids;
+    for (const auto& s : c.value("missing", nlohmann::json::array())) ids.push_back(s["id"]);
+    return ids;
+  };
+  using V = std::vector<std::string>;
+
+  // regulated.yaml selects soc2, hipaa and gdpr and passes every mandatory policy.
+  auto r = run_plinth({"audit", "fleet/regulated.yaml", "--framework", "hipaa", "--format", "json"}, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto hipaa = statuses(nlohmann::json::parse(r.out), "hipaa");
+  CHECK(hipaa["164.308(a)(1)"]["status"] == "partial");
+  CHECK(missing(hipaa["164.308(a)(1)"]) == V{"164.308(a)(1)(ii)(A)", "164.308(a)(1)(ii)(B)", "164.308(a)(1)(ii)(C)"});
+  CHECK(hipaa["164.312(a)(1)"]["status"] == "partial");
+  CHECK(missing(hipaa["164.312(a)(1)"]) == V{"164.312(a)(2)(ii)", "164.312(a)(2)(iii)"});
+  CHECK(hipaa["164.308(a)(5)"]["status"] == "not_covered");
+  CHECK(hipaa["164.314(a)(1)"]["status"] == "partial");
+  CHECK(hipaa["164.314(a)(1)"]["policies"] == nlohmann::json::array({"HIPAA-BAA-001"}));
+  CHECK(hipaa["164.312(b)"]["status"] == "pass");
+  auto md = run_plinth({"audit", "fleet/regulated.yaml", "--framework", "hipaa", "--format", "markdown"}, dir.path());
+  CHECK(md.exit_code == 0);
+  CHECK(contains(md.out, "| 164.312(a)(1) | Access control | partial | "));
+  CHECK(contains(md.out, "no evidence: 164.312(a)(2)(ii) Emergency access procedure (required)"));
+
+  auto all = run_plinth({"audit", "fleet/regulated.yaml", "--format", "json"}, dir.path());
+  REQUIRE(all.exit_code == 0);
+  auto gdpr = statuses(nlohmann::json::parse(all.out), "gdpr");
+  CHECK(gdpr["Art.45"]["status"] == "not_applicable");  // nothing leaves the EU/EEA
+  CHECK(gdpr["Art.5"]["status"] == "partial");
+  CHECK(gdpr["Art.9"]["status"] == "not_covered");
+  CHECK(gdpr["Art.35"]["policies"] == nlohmann::json::array({"GDPR-DPIA-001"}));
+
+  // The same fleet claiming SOC 2 only, audited for HIPAA: nothing passes.
+  std::string soc2 = regulated;
+  soc2.replace(soc2.find("compliance: [soc2, hipaa, gdpr]"), 31, "compliance: [soc2]");
+  dir.write("fleet/soc2-only.yaml", soc2);
+  auto only = run_plinth({"audit", "fleet/soc2-only.yaml", "--framework", "hipaa", "--format", "json"}, dir.path());
+  INFO(only.err);
+  REQUIRE(only.exit_code == 0);
+  auto j = nlohmann::json::parse(only.out);
+  CHECK(j["frameworks"][0]["selected"] == false);
+  int soc2_cited = 0;
+  for (const auto& [id, c] : statuses(j, "hipaa")) {
+    INFO(id << " " << c.dump());
+    CHECK(c["status"] != "pass");
+    CHECK(c["status"] != "partial");
+    CHECK(c["status"] != "not_applicable");
+    for (const auto& p : c["policies"]) soc2_cited += p.get<std::string>().rfind("SOC2-", 0) == 0;
+  }
+  CHECK(soc2_cited > 0);
+
+  // No BAA recorded with AWS, whose S3 archive receives PHI: HIPAA-BAA-001 blocks, at the tier's line.
+  std::string no_baa = regulated;
+  const std::string line = "    - {provider: aws, kind: baa, reference: \"AWS BAA via AWS Artifact, accepted 2026-02-10\"}\n";
+  REQUIRE(contains(no_baa, line));
+  no_baa.erase(no_baa.find(line), line.size());
+  dir.write("fleet/no-baa.yaml", no_baa);
+  auto blocked = run_plinth({"audit", "fleet/no-baa.yaml", "--format", "json"}, dir.path());
+  INFO(blocked.err);
+  CHECK(blocked.exit_code == 1);
+  bool found = false;
+  const auto report = nlohmann::json::parse(blocked.out);
+  for (const auto& v : report["verdicts"])
+    if (v["policy"] == "HIPAA-BAA-001" && v["outcome"] == "fail") {
+      found = true;
+      CHECK(v["address"] == "storage.tier.pii-archive");
+      CHECK(v["location"]["file"] == "fleet/no-baa.yaml");
+      CHECK(contains(v["message"].get<std::string>(), "no business associate agreement with aws"));
+    }
+  CHECK(found);
 }
 
 TEST_CASE("plinth plan --report writes several reports from the same run") {

@@ -5,10 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "engine/audit/compare.h"
 #include "engine/audit/report.h"
 #include "engine/blueprint/json.h"
+#include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/blueprint/loader.h"
 #include "engine/graph/expand.h"
@@ -255,14 +258,21 @@ TEST_CASE("JUnit XML is well-formed with one testcase per policy and resource, e
        "print(root.tag, root.get('tests'), root.get('failures'), root.get('skipped'), len(cases),"
        " len(root.findall('./testsuite/testcase/failure')), len(root.findall('./testsuite/testcase/skipped')),"
        " [s.get('name') for s in root.findall('testsuite')])\n"
-       "print([c.find('skipped').get('message') for c in cases if c.find('skipped') is not None][0])\n",
+       "skipped=[c.find('skipped').get('message') for c in cases if c.find('skipped') is not None]\n"
+       "print([m for m in skipped if m.startswith('waived: ')][0])\n"
+       "print(len([m for m in skipped if m.startswith('not applicable: ')]))\n",
        path});
   INFO(res.err);
   REQUIRE(res.exit_code == 0);
   std::string n = std::to_string(r.report.verdicts.size());
-  CHECK(res.out == "testsuites " + n + " 3 1 " + n +
-                       " 3 1 ['hipaa', 'ml']\n"
-                       "waived: NFS over a dedicated, isolated VLAN until Q1 <migration> (approved by ciso@example.com)\n");
+  // Skipped: the waived failure and every not-applicable verdict (the policy had nothing to check).
+  const int na = r.report.counts()["not_applicable"];
+  CHECK(na > 0);
+  std::string skipped = std::to_string(1 + na);
+  CHECK(res.out == "testsuites " + n + " 3 " + skipped + " " + n + " 3 " + skipped +
+                       " ['hipaa', 'ml']\n"
+                       "waived: NFS over a dedicated, isolated VLAN until Q1 <migration> (approved by ciso@example.com)\n" +
+                       std::to_string(na) + "\n");
   CHECK(audit::xml_escape("a<b>&\"'\x01") == "a&lt;b&gt;&amp;&quot;&#39;\\x01");
 }
 
@@ -273,12 +283,15 @@ TEST_CASE("Markdown for a PR comment: counts, failures first, passes collapsed, 
   auto po = r.report.policy_outcomes();
   CHECK(md.rfind("## Plinth compliance report\n\n❌ **Blocked**: 3 mandatory failure(s)\n\n", 0) == 0);
   // Policies and verdicts are counted on separate rows, never mixed in one.
-  CHECK(md.find("| | Total | Pass | Fail | Waived | Error | Not evaluated |\n") != std::string::npos);
+  CHECK(md.find("| | Total | Pass | Fail | Waived | Error | Not applicable | Not evaluated |\n") != std::string::npos);
   CHECK(md.find("| Policies | " + std::to_string(r.report.policies.size() + r.report.skipped.size()) + " | " +
-                std::to_string(po["pass"]) + " | 3 | 1 | 0 | " + std::to_string(r.report.skipped.size()) + " |\n") !=
-        std::string::npos);
+                std::to_string(po["pass"]) + " | 3 | 1 | 0 | " + std::to_string(po["not_applicable"]) + " | " +
+                std::to_string(r.report.skipped.size()) + " |\n") != std::string::npos);
   CHECK(md.find("| Verdicts | " + std::to_string(r.report.verdicts.size()) + " | " + std::to_string(c["pass"]) +
-                " | 3 | 1 | 0 | - |\n") != std::string::npos);
+                " | 3 | 1 | 0 | " + std::to_string(c["not_applicable"]) + " | - |\n") != std::string::npos);
+  // What had nothing to check is listed apart from the passes, with why.
+  CHECK(md.find("<details><summary>" + std::to_string(c["not_applicable"]) + " not applicable</summary>") !=
+        std::string::npos);
   size_t failures = md.find("### Failures");
   size_t waived = md.find("### Waived");
   size_t details = md.find("<details><summary>" + std::to_string(c["pass"]) + " passing check(s)</summary>");
@@ -329,12 +342,13 @@ TEST_CASE("the HIPAA view lists covered controls with status and the controls no
   int not_evaluated = 0;
   for (const auto& c : soc2.controls) {
     INFO(c.id);
-    // A control a skipped policy covers is never shown as passing.
-    if (!c.not_evaluated.empty()) CHECK(c.status != audit::ControlStatus::Pass);
+    // A framework the blueprint does not select claims nothing: no control passes, even one
+    // only the ml pack's policies (which ran) cover.
+    CHECK(c.status != audit::ControlStatus::Pass);
+    CHECK(c.status != audit::ControlStatus::Partial);
+    CHECK(c.status != audit::ControlStatus::NotApplicable);
     for (const auto& id : c.not_evaluated) CHECK(r.report.find(id) == nullptr);  // they did not run
-    if (c.status != audit::ControlStatus::NotEvaluated) continue;
-    not_evaluated++;
-    CHECK_FALSE(c.not_evaluated.empty());
+    if (c.status == audit::ControlStatus::NotEvaluated) not_evaluated++;
   }
   CHECK(not_evaluated > 0);
 }
@@ -381,7 +395,13 @@ TEST_CASE("HIPAA implementation specifications roll up under their standard, on 
   }
   using V = std::vector<std::string>;
   CHECK(control(hipaa, "164.312(a)(1)").policies == V{"T-ENC"});
-  CHECK(control(hipaa, "164.312(a)(1)").status == audit::ControlStatus::Pass);
+  // Encryption (iv) alone proves part of access control: (i)-(iii) have no evidence.
+  CHECK(control(hipaa, "164.312(a)(1)").status == audit::ControlStatus::Partial);
+  std::vector<std::string> missing;
+  for (const auto& s : control(hipaa, "164.312(a)(1)").missing) missing.push_back(s.id + (s.required ? " R" : " A"));
+  CHECK(missing == V{"164.312(a)(2)(i) R", "164.312(a)(2)(ii) R", "164.312(a)(2)(iii) A"});
+  // 164.308(b)(1) has one specification, (b)(3), and T-BA cites it.
+  CHECK(control(hipaa, "164.308(b)(1)").status == audit::ControlStatus::Pass);
   CHECK(control(hipaa, "164.316(b)(1)").policies == V{"T-DOC"});
   CHECK(control(hipaa, "164.312(c)(1)").policies == V{"T-INT"});
   CHECK(control(hipaa, "164.312(e)(1)").policies == V{"T-TX"});
@@ -404,10 +424,13 @@ TEST_CASE("the real HIPAA policies land on catalog controls only") {
     CHECK(c.in_catalog);
     CHECK_FALSE(c.title.empty());
   }
-  // 164.312(c)(1) integrity is evidenced by HIPAA-INT-001.
+  // 164.312(c)(1) integrity is evidenced by HIPAA-INT-001, but not (c)(2)'s mechanism to
+  // authenticate ePHI (checksums, signatures), which no policy checks: partial.
   const auto& integrity = control(hipaa, "164.312(c)(1)");
   CHECK(std::find(integrity.policies.begin(), integrity.policies.end(), "HIPAA-INT-001") != integrity.policies.end());
-  CHECK(integrity.status == audit::ControlStatus::Pass);
+  CHECK(integrity.status == audit::ControlStatus::Partial);
+  REQUIRE(integrity.missing.size() == 1);
+  CHECK(integrity.missing[0].id == "164.312(c)(2)");
 }
 
 TEST_CASE("the HIPAA view of a blueprint that does not select HIPAA shows no control passing from skipped policies") {
@@ -436,6 +459,122 @@ TEST_CASE("the HIPAA view of a blueprint that does not select HIPAA shows no con
   CHECK(md.find("`HIPAA-BAK-001` (not evaluated)") != std::string::npos);
   nlohmann::json j = audit::to_json(hipaa);
   CHECK(j["summary"]["policy_outcomes"]["not_evaluated"].get<int>() == static_cast<int>(hipaa.skipped.size()));
+}
+
+TEST_CASE("controls whose policies pass but leave a required specification unchecked are partial, with it listed") {
+  // Issue 31, item 11: regulated.yaml selects hipaa and gdpr; each control below passed before on
+  // the policies it has, though a specification its standard requires has no evidence.
+  Run r = run("blueprints/examples/regulated.yaml");
+  CHECK_FALSE(r.eval.blocked());
+  auto missing = [](const audit::ControlView& c) {
+    std::vector<std::string> out;
+    for (const auto& s : c.missing) out.push_back(s.id);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  const auto& hipaa = framework(r.report, "hipaa");
+  // Audit-log retention (HIPAA-AUD-002, (ii)(D)) is not risk analysis, risk management or sanctions.
+  CHECK(control(hipaa, "164.308(a)(1)").status == audit::ControlStatus::Partial);
+  CHECK(missing(control(hipaa, "164.308(a)(1)")) ==
+        V{"164.308(a)(1)(ii)(A)", "164.308(a)(1)(ii)(B)", "164.308(a)(1)(ii)(C)"});
+  // Encryption and unique IDs are checked; emergency access (R) and automatic logoff (A) are not.
+  CHECK(control(hipaa, "164.312(a)(1)").status == audit::ControlStatus::Partial);
+  CHECK(missing(control(hipaa, "164.312(a)(1)")) == V{"164.312(a)(2)(ii)", "164.312(a)(2)(iii)"});
+  CHECK(control(hipaa, "164.312(a)(1)").missing[0].required);
+  // 164.314: the clouds' BAAs are recorded (HIPAA-BAA-001), subcontractor terms are not checked.
+  CHECK(control(hipaa, "164.314(a)(1)").status == audit::ControlStatus::Partial);
+  CHECK(control(hipaa, "164.314(a)(1)").policies == V{"HIPAA-BAA-001"});
+  CHECK(control(hipaa, "164.308(b)(1)").status == audit::ControlStatus::Pass);
+  CHECK(control(hipaa, "164.314(b)(1)").status == audit::ControlStatus::NotCovered);
+  const auto& gdpr = framework(r.report, "gdpr");
+  // Art. 5: encryption (1)(f) and retention (1)(e) are not the other principles.
+  CHECK(control(gdpr, "Art.5").status == audit::ControlStatus::Partial);
+  CHECK(missing(control(gdpr, "Art.5")) == V{"Art.5(1)(a)", "Art.5(1)(b)", "Art.5(1)(c)", "Art.5(1)(d)", "Art.5(2)"});
+  // Art. 32's four paragraphs each have a policy: pass.
+  CHECK(control(gdpr, "Art.32").status == audit::ControlStatus::Pass);
+  // Nothing leaves the EU/EEA: Chapter V does not apply, it does not pass.
+  for (const char* art : {"Art.44", "Art.45", "Art.46"}) {
+    INFO(art);
+    CHECK(control(gdpr, art).status == audit::ControlStatus::NotApplicable);
+  }
+  // Issue 31, item 13: the articles the packs claim to cover are listed, covered or not.
+  CHECK(control(gdpr, "Art.9").status == audit::ControlStatus::NotCovered);
+  CHECK(control(gdpr, "Art.28").status == audit::ControlStatus::Partial);  // DPAs recorded; 28(1) guarantees not
+  CHECK(control(gdpr, "Art.35").status == audit::ControlStatus::Partial);  // a DPIA recorded; its content (7) not
+  const auto& soc2 = framework(r.report, "soc2");
+  CHECK(control(soc2, "C1.1").status == audit::ControlStatus::NotCovered);
+  CHECK(control(soc2, "C1.2").status == audit::ControlStatus::NotCovered);
+  // The JSON lists what is missing under the control.
+  nlohmann::json j = audit::to_json(r.report);
+  bool seen = false;
+  for (const auto& f : j["frameworks"])
+    for (const auto& c : f["controls"])
+      if (f["name"] == "hipaa" && c["id"] == "164.312(a)(1)") {
+        seen = true;
+        CHECK(c["status"] == "partial");
+        CHECK(c["missing"][0] == nlohmann::json({{"id", "164.312(a)(2)(ii)"}, {"title", "Emergency access procedure"},
+                                                 {"required", true}}));
+      }
+  CHECK(seen);
+}
+
+TEST_CASE("a policy with nothing to check says not applicable, and its controls never pass on it") {
+  // Issue 31, item 12: lab.yaml has no backups and grants no roles; selected for SOC 2.
+  test::TempDir dir;
+  auto text = read_file("blueprints/examples/lab.yaml");
+  REQUIRE(text.ok());
+  std::string yaml = *text;
+  yaml.replace(yaml.find("  owner: ml-platform\n"), 20, "  owner: ml-platform\n  compliance: [soc2]\n");
+  Run r = run(dir.write("lab.yaml", yaml));
+  std::map<std::string, std::set<std::string>> outcomes;
+  for (const auto& v : r.report.verdicts) outcomes[v.policy].insert(policy::to_string(v.outcome));
+  using S = std::set<std::string>;
+  CHECK(outcomes["SOC2-BAK-001"] == S{"not_applicable"});
+  CHECK(outcomes["SOC2-ENC-002"] == S{"not_applicable"});
+  CHECK(outcomes["SOC2-RBAC-001"] == S{"not_applicable"});
+  CHECK(outcomes["SOC2-RBAC-002"] == S{"not_applicable"});
+  CHECK(outcomes["SOC2-ENC-001"] == S{"pass"});  // the scratch tier is encrypted: evidence
+  const auto& soc2 = framework(r.report, "soc2");
+  REQUIRE(soc2.selected);
+  // With zero backups, A1.2 and A1.3 do not pass; with zero roles, CC6.3 does not pass.
+  CHECK(control(soc2, "A1.3").status == audit::ControlStatus::NotApplicable);
+  CHECK(control(soc2, "A1.2").status == audit::ControlStatus::NotApplicable);
+  CHECK(control(soc2, "CC6.3").status == audit::ControlStatus::NotApplicable);
+  // CC6.1 has encryption evidence beside the role policies that had nothing to check: pass.
+  CHECK(control(soc2, "CC6.1").status == audit::ControlStatus::Pass);
+  auto po = r.report.policy_outcomes();
+  CHECK(po["not_applicable"] >= 4);
+  nlohmann::json j = audit::to_json(r.report);
+  CHECK(j["summary"]["not_applicable"].get<int>() == r.report.counts()["not_applicable"]);
+}
+
+TEST_CASE("a SOC 2-only blueprint audited for HIPAA shows no HIPAA control passing") {
+  // Issue 31, item 12: SOC 2 policies that ran cite HIPAA paragraphs too; before, their passes
+  // made HIPAA controls pass for a blueprint that claims nothing of HIPAA.
+  test::TempDir dir;
+  auto text = read_file("blueprints/examples/regulated.yaml");
+  REQUIRE(text.ok());
+  std::string yaml = *text;
+  yaml.replace(yaml.find("compliance: [soc2, hipaa, gdpr]"), 31, "compliance: [soc2]");
+  Run r = run(dir.write("soc2-only.yaml", yaml));
+  audit::Report rep = r.report;
+  REQUIRE(audit::restrict_to_framework(rep, "hipaa").ok());
+  const auto& hipaa = framework(rep, "hipaa");
+  CHECK_FALSE(hipaa.selected);
+  int from_soc2 = 0;
+  for (const auto& c : hipaa.controls) {
+    INFO(c.id << " " << audit::to_string(c.status));
+    CHECK(c.status != audit::ControlStatus::Pass);
+    CHECK(c.status != audit::ControlStatus::Partial);
+    CHECK(c.status != audit::ControlStatus::NotApplicable);
+    for (const auto& id : c.policies)
+      if (id.rfind("SOC2-", 0) == 0) from_soc2++;
+  }
+  CHECK(from_soc2 > 0);  // SOC 2 policies ran and cite HIPAA controls; still nothing passes
+  CHECK(control(hipaa, "164.312(b)").status == audit::ControlStatus::NotEvaluated);
+  std::string md = audit::to_markdown(rep);
+  CHECK(md.find("does not list `hipaa`: nothing here is claimed, so no control passes") != std::string::npos);
+  CHECK(md.find("| pass |") == std::string::npos);
 }
 
 TEST_CASE("every verdict shown as evidence has text, and the HTML summary keeps policies and verdicts apart") {
@@ -469,7 +608,9 @@ TEST_CASE("restricting to a framework keeps its policies and rejects unknown nam
   for (const auto& v : hipaa.verdicts) CHECK(hipaa.find(v.policy) != nullptr);
   std::string md = audit::to_markdown(hipaa);
   CHECK(md.find("### HIPAA Security Rule (45 CFR Part 164, Subpart C)") != std::string::npos);
-  CHECK(md.find("| 164.308(a)(5) | Security awareness and training | not_covered |  |") != std::string::npos);
+  CHECK(md.find("| 164.308(a)(5) | Security awareness and training | not_covered | no evidence: 164.308(a)(5)(ii)(A) "
+                "Security reminders<br>") != std::string::npos);
+  CHECK(md.find("| 164.308(a)(8) | Evaluation | not_covered |  |") != std::string::npos);
   audit::Report bad = r.report;
   auto st = audit::restrict_to_framework(bad, "pci");
   REQUIRE_FALSE(st.ok());

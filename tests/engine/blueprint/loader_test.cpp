@@ -690,3 +690,36 @@ TEST_CASE("bmc_endpoint_problem refuses what would leak the BMC password", "[blu
 }
 
 }  // namespace plinth::test::blueprint_loader
+
+namespace plinth::test::blueprint_loader {
+
+TEST_CASE("metadata records agreements with providers and the DPIA, and says what a bad entry lacks",
+          "[blueprint][loader]") {
+  auto r = load(R"(metadata:
+  name: clinical
+  agreements:
+    - {provider: aws, kind: baa, reference: "AWS BAA via AWS Artifact"}
+    - {provider: gcp, kind: dpa, reference: "Google Cloud DPA"}
+  dpia: "DPIA-2026-014"
+)");
+  INFO(diagnostics_text(r.diagnostics));
+  REQUIRE(r.ok());
+  REQUIRE(r.blueprint.metadata.agreements.size() == 2);
+  CHECK(r.blueprint.metadata.agreements[0] == bp::Agreement{"aws", "baa", "AWS BAA via AWS Artifact"});
+  CHECK(r.blueprint.metadata.agreements[1].kind == "dpa");
+  CHECK(r.blueprint.metadata.dpia == "DPIA-2026-014");
+  CHECK(r.blueprint.metadata.origin.at("agreements.1.reference") == SourceLoc{"t.yaml", 7, 45});
+
+  require_one(load("metadata:\n  name: x\n  agreements:\n    - {provider: aws, kind: nda, reference: r}\n"), "BP005", 6,
+              29, "invalid agreements.0.kind 'nda' in agreement #1 (expected one of: baa, dpa)",
+              "baa (a HIPAA business associate agreement) or dpa (a GDPR Art. 28 processing agreement)");
+  require_one(load("metadata:\n  name: x\n  agreements:\n    - {provider: aws, kind: baa, reference: \"\"}\n"), "BP005",
+              6, 45, "empty 'reference' in agreement #1",
+              "say where the signed agreement is, e.g. reference: \"AWS BAA via AWS Artifact, accepted 2026-02-10\"");
+  auto missing = load("metadata:\n  name: x\n  agreements:\n    - {kind: baa, reference: r}\n");
+  REQUIRE(missing.diagnostics.size() == 1);
+  CHECK(missing.diagnostics[0].message == "missing required field 'agreements.0.provider' in agreement #1");
+  CHECK(missing.blueprint.metadata.agreements.empty());
+}
+
+}  // namespace plinth::test::blueprint_loader

@@ -103,8 +103,8 @@ TEST_CASE("each blueprints/invalid/policy-*.yaml fails exactly its policies") {
         "SOC2-TLS-001 access.transport.default", "SOC2-TLS-002 access.transport.default",
         "SOC2-AUD-003 access.audit_logging.default"}},
       {"policy-gdpr-residency.yaml",
-       {"GDPR-RES-001 storage.tier.datasets", "GDPR-RES-002 aws.instance.aws-us", "GDPR-RET-001 storage.tier.datasets",
-        "GDPR-SEC-002 storage.tier.datasets"}},
+       {"GDPR-DPA-001 storage.tier.datasets", "GDPR-RES-001 storage.tier.datasets", "GDPR-RES-002 aws.instance.aws-us",
+        "GDPR-RET-001 storage.tier.datasets", "GDPR-SEC-002 storage.tier.datasets"}},
       {"policy-hipaa-gaps.yaml",
        {"HIPAA-AUD-002 access.audit_logging.default", "HIPAA-BAK-001 storage.tier.records",
         "HIPAA-INT-001 storage.tier.records", "HIPAA-TLS-001 storage.tier.records"}},
@@ -175,11 +175,15 @@ TEST_CASE("the corrected citations: each policy cites the controls the regulatio
       {"HIPAA-INT-001", {{"hipaa", {"164.312(c)(1)"}}}},
       {"GDPR-SEC-002", {{"gdpr", {"Art.32(1)(c)"}}}},
       {"GDPR-SEC-003", {{"gdpr", {"Art.32(1)(d)", "Art.32(1)(c)"}}}},
-      {"GDPR-REC-001", {{"gdpr", {"Art.30"}}}},
+      {"GDPR-REC-001", {{"gdpr", {"Art.30(1)(c)"}}}},
       {"GDPR-BRE-001", {{"gdpr", {"Art.33"}}}},
       // Issue 31: backups and logging evidence (c)(1), not (c)(2)'s checksums or signatures; a
       // year of logs is this pack's rule, not CC4.1's.
       {"SOC2-AUD-003", {{"soc2", {"CC7.2"}}}},
+      // Issue 31, item 13: contracts and the impact assessment the blueprint records.
+      {"HIPAA-BAA-001", {{"hipaa", {"164.308(b)(1)", "164.308(b)(3)", "164.314(a)(1)", "164.314(a)(2)(i)"}}}},
+      {"GDPR-DPA-001", {{"gdpr", {"Art.28(3)"}}}},
+      {"GDPR-DPIA-001", {{"gdpr", {"Art.35(1)", "Art.35(3)(b)"}}}},
   };
   for (const auto& [id, controls] : want) {
     INFO(id);

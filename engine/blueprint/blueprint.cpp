@@ -90,6 +90,27 @@ std::string rdma_stack(const Fabric& f, const std::string& os) {
   return rhel_family(os) ? "inbox" : "doca-ofed";
 }
 
+std::vector<LustreNid> lustre_nids(const std::string& export_) {
+  std::vector<LustreNid> out;
+  const size_t fs = export_.find(":/");
+  if (fs == std::string::npos) return out;
+  const std::string servers = export_.substr(0, fs);
+  size_t start = 0;
+  while (start <= servers.size()) {
+    size_t end = servers.find_first_of(",:", start);
+    if (end == std::string::npos) end = servers.size();
+    const std::string nid = servers.substr(start, end - start);
+    if (const size_t at = nid.find('@'); at != std::string::npos && at > 0 && at + 1 < nid.size()) {
+      LustreNid n{nid.substr(0, at), "", nid.substr(at + 1)};
+      n.lnd = n.net;
+      while (!n.lnd.empty() && n.lnd.back() >= '0' && n.lnd.back() <= '9') n.lnd.pop_back();
+      out.push_back(std::move(n));
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
 std::vector<EntityOrigin> entity_origins(const Blueprint& b) {
   std::vector<EntityOrigin> out;
   auto add = [&](const char* kind, const std::string& name, const Origin& o) { out.push_back({kind, name, &o}); };

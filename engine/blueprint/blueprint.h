@@ -437,6 +437,19 @@ std::string operating_system(const BurstPool& p);
 std::vector<std::string> candidate_types(const BurstPool& p, const std::string& fallback_setting);
 /// True for rhel-* and rocky-*.
 bool rhel_family(const std::string& os);
+/// One network identifier of a Lustre server in an export ("10.110.0.10@o2ib"):
+/// its address and its LNet network type and number.
+struct LustreNid {
+  std::string address;  ///< "10.110.0.10" (or a host name for tcp)
+  std::string lnd;      ///< "o2ib" (LNet over RDMA verbs: InfiniBand, RoCE) | "tcp" | ...
+  std::string net;      ///< the LNet network as written: "o2ib", "o2ib1", "tcp0"
+  bool operator==(const LustreNid&) const = default;
+};
+/// The MGS NIDs of a Lustre export "nid[,nid][:nid[,nid]]:/fsname" (',' separates
+/// the NIDs of one server, ':' its failover partners), in written order; empty
+/// when `export_` has no ":/".
+std::vector<LustreNid> lustre_nids(const std::string& export_);
+
 /// The host RDMA stack of fabric `f` on `os`: its rdma_stack, else doca-ofed
 /// on Ubuntu and inbox (rdma-core) on RHEL-family systems.
 std::string rdma_stack(const Fabric& f, const std::string& os);

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/hash.h"
+#include "engine/core/ipv4.h"
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
 
@@ -534,6 +535,20 @@ case "$kind" in
       lustre)
         fstype=lustre
         modinfo lustre >/dev/null 2>&1 || fail "the Lustre client for kernel $(uname -r) is not installed; add it to the image (Whamcloud's or your storage vendor's lustre-client packages) and run: $0 $*"
+        if [ -f /etc/plinth/lnet-rails ] && [ ! -f /etc/modprobe.d/plinth-lnet.conf ]; then
+          # o2ib is LNet over RDMA: the rail it runs on needs an IPv4 (IPoIB) address.
+          rails=$(grep -v '^#' /etc/plinth/lnet-rails || true)
+          [ -n "$rails" ] || rails=$(for d in /sys/class/infiniband/*/device/net/*; do [ -e "$d" ] && echo "${d##*/}"; done)
+          ifc=
+          for pat in $rails; do
+            for d in /sys/class/net/$pat; do
+              [ -e "$d" ] || continue
+              if ip -4 -o addr show dev "${d##*/}" | grep -q ' inet '; then ifc=${d##*/}; break 2; fi
+            done
+          done
+          [ -n "$ifc" ] || fail "LNet o2ib needs an RDMA rail with an IPv4 (IPoIB) address and no interface matching /etc/plinth/lnet-rails (or, with none listed, of an RDMA device) has one; give the rail its address on the fabric's IPoIB network and run: $0 $*"
+          echo "options lnet networks=\"o2ib0($ifc)\"" > /etc/modprobe.d/plinth-lnet.conf
+        fi
         case "$opts" in *skpath=*)
           keys=${opts#*skpath=}; keys=${keys%%,*}
           [ -d "$keys" ] || fail "encryption in transit needs the file system's shared keys (Lustre SSK) in $keys; place them and run: $0 $*" ;;
@@ -542,7 +557,7 @@ case "$kind" in
         fstype=wekafs
         command -v weka >/dev/null 2>&1 || fail "the WEKA client is not installed; install it from your WEKA cluster and run: $0 $*" ;;
     esac
-    grep -q "[[:space:]]$mnt[[:space:]]" /etc/fstab || echo "$src $mnt $fstype $opts 0 0" >> /etc/fstab
+    grep -q "[[:space:]]${mnt}[[:space:]]" /etc/fstab || echo "$src $mnt $fstype $opts 0 0" >> /etc/fstab
     mount "$mnt"
     ;;
   gpfs)
@@ -683,7 +698,54 @@ const bp::Vlan* default_route_vlan(const PoolView& v) {
   return v.vlans.empty() ? nullptr : v.vlans.front();
 }
 
-Result<std::string> network_config(const PoolView& v) {
+/// How LNet reaches the Lustre servers a pool mounts.
+struct Lnet {
+  std::string modprobe;            ///< the `options lnet` line ("" = LNet's default: tcp0 on the first interface)
+  /// o2ib over rails written as globs (or none written): plinth-mount picks the
+  /// first matching interface with an IPv4 address at mount time.
+  bool resolve = false;
+  std::vector<std::string> rails;  ///< the globs; empty: every RDMA device's network interface
+  bool ipoib = false;              ///< the InfiniBand rails need an IPv4 (IPoIB) address: DHCP on them
+};
+
+/// o2ib on the pool's RDMA rails when it has an RDMA fabric and a server has an
+/// o2ib NID (the first rail named outright, else the first rail matching a
+/// glob that has an address when the tier is mounted); else tcp on the VLAN
+/// whose subnet holds a server's tcp NID (tcp0(vlanID)); else LNet's default.
+Lnet lnet_for(const PoolView& v, const std::vector<Mount>& mounted) {
+  Lnet out;
+  std::vector<bp::LustreNid> nids;
+  for (const auto& m : mounted)
+    if (m.kind == "lustre")
+      for (auto& n : bp::lustre_nids(m.tier->remote)) nids.push_back(std::move(n));
+  auto has = [&](const char* lnd) {
+    return std::any_of(nids.begin(), nids.end(), [&](const bp::LustreNid& n) { return n.lnd == lnd; });
+  };
+  if (v.fabric && has("o2ib")) {
+    out.ipoib = v.fabric->kind == "infiniband";
+    for (const auto& r : v.rails)
+      if (r.find_first_of("*?[") == std::string::npos) {
+        out.modprobe = "options lnet networks=\"o2ib0(" + r + ")\"";
+        return out;
+      }
+    out.resolve = true;
+    out.rails = v.rails;  // globs, or none (RoCE without `interfaces.rdma`): every RDMA device's interface
+    return out;
+  }
+  for (const auto& n : nids) {
+    if (n.lnd != "tcp") continue;
+    auto ip = parse_ipv4(n.address);
+    if (!ip) continue;
+    for (const auto* vlan : v.vlans)
+      if (auto range = parse_cidr(vlan->cidr); range && range->contains(*ip)) {
+        out.modprobe = "options lnet networks=\"tcp0(vlan" + std::to_string(vlan->id) + ")\"";
+        return out;
+      }
+  }
+  return out;
+}
+
+Result<std::string> network_config(const PoolView& v, const Lnet& lnet) {
   if (v.burst || v.vlans.empty()) return std::string();
   int mtu = 0;
   for (const auto* vlan : v.vlans) mtu = std::max(mtu, vlan->mtu);
@@ -708,6 +770,13 @@ Result<std::string> network_config(const PoolView& v) {
   for (size_t i = 0; i < v.bond.size(); ++i)
     out += "  uplink" + std::to_string(i) + ":\n    match:\n      name: " + q(v.bond[i]) + "\n    mtu: " + m + "\n";
   const bool roce = v.fabric && v.fabric->kind == "roce-v2";
+  // IPoIB: LNet o2ib needs an IPv4 address on the InfiniBand rail, from the
+  // fabric's IPoIB network (a DHCP server there, docs/render.md).
+  if (lnet.ipoib)
+    for (size_t i = 0; i < v.rails.size(); ++i)
+      out += "  rail" + std::to_string(i) + ":  # IPoIB rail on fabric " + v.fabric->name +
+             " (Lustre over o2ib)\n    match:\n      name: " + q(v.rails[i]) +
+             "\n    dhcp4: true\n    dhcp4-overrides:\n      use-routes: false\n      use-dns: false\n";
   if (roce)
     for (size_t i = 0; i < v.rails.size(); ++i)
       out += "  rail" + std::to_string(i) + ":  # RoCE rail on fabric " + v.fabric->name +
@@ -746,6 +815,7 @@ struct Prepared {
   std::vector<Mount> mounted;
   Packages pk;
   std::string netcfg;
+  Lnet lnet;
   std::vector<const bp::StorageTier*> nvme;
   std::string dcgm_image;
   bool dcgm = false;
@@ -768,7 +838,11 @@ Result<Prepared> prepare(const bp::Blueprint& blueprint, const std::string& pool
   if (!mounted) return mounted.error();
   auto pk = packages(v, *mounted, dcgm, cat);
   if (!pk) return pk.error();
-  auto netcfg = network_config(v);
+  out.lnet = lnet_for(v, *mounted);
+  for (const auto& r : out.lnet.rails)
+    if (!all_of_chars(r, "._-*?[]"))
+      return Error::invalid("pool '" + v.name + "' names RDMA rail '" + r + "', which is not an interface name or glob");
+  auto netcfg = network_config(v, out.lnet);
   if (!netcfg) return netcfg.error();
   for (const auto& image : s.images)
     if (!all_of_chars(image, "._-/:@"))
@@ -905,18 +979,14 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   if (v.nvlsm)
     write_file(ud, "/etc/modules-load.d/plinth-nvlsm.conf", "0644",
                "# plinth: the NVLink Subnet Manager of fourth-generation NVSwitch talks to the switches through umad\nib_umad\n");
-  for (const auto& mnt : *mounted)
-    if (mnt.kind == "lustre" && mnt.tier->remote.find("@o2ib") != std::string::npos) {
-      std::string rail = "ib0";
-      for (const auto& r : v.rails)
-        if (r.find_first_of("*?[") == std::string::npos) {
-          rail = r;
-          break;
-        }
-      write_file(ud, "/etc/modprobe.d/plinth-lnet.conf", "0644",
-                 "# plinth: Lustre LNet over InfiniBand (o2ib) on the first RDMA rail\noptions lnet networks=\"o2ib0(" + rail + ")\"\n");
-      break;
-    }
+  if (!pr.lnet.modprobe.empty())
+    write_file(ud, "/etc/modprobe.d/plinth-lnet.conf", "0644",
+               "# plinth: the LNet network that reaches this pool's Lustre servers\n" + pr.lnet.modprobe + "\n");
+  else if (pr.lnet.resolve)
+    write_file(ud, "/etc/plinth/lnet-rails", "0644",
+               "# plinth: LNet o2ib on the first interface matching these RDMA rails that has an IPv4 address\n"
+               "# (none listed: any RDMA device's interface), chosen by plinth-mount before the first Lustre mount\n" +
+                   join(pr.lnet.rails, " ") + "\n");
   if (!nvme.empty()) write_file(ud, "/usr/local/sbin/plinth-nvme", "0755", kNvmeScript);
   if (!mounted->empty()) write_file(ud, "/usr/local/sbin/plinth-mount", "0755", kMountScript);
   if (mig) {
@@ -935,7 +1005,7 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   ud += "runcmd:\n";
   if (!v.os.rhel) {
     const std::vector<std::string> apt = {"env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"};
-    run(ud, {"sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y linux-headers-$(uname -r)"});
+    run(ud, {"sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y \"linux-headers-$(uname -r)\""});
     if (doca) {
       run(ud, {"sh", "-c",
                "install -d -m 0755 /etc/apt/keyrings && curl -fsSL " + std::string(kDocaRepoBase) +
@@ -965,13 +1035,13 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
     // installation guide, "Red Hat Enterprise Linux / Rocky Linux", and
     // yum-packaging-dkms-nvidia (the precompiled streams need neither).
     if (v.os.id.rfind("rhel-", 0) == 0) {
-      run(ud, {"sh", "-c", "subscription-manager repos --enable codeready-builder-for-rhel-" + v.os.release + "-$(arch)-rpms"});
+      run(ud, {"sh", "-c", "subscription-manager repos --enable \"codeready-builder-for-rhel-" + v.os.release + "-$(arch)-rpms\""});
       run(ud, {"dnf", "install", "-y", "https://dl.fedoraproject.org/pub/epel/epel-release-latest-" + v.os.release + ".noarch.rpm"});
     } else {
       run(ud, {"dnf", "config-manager", "--set-enabled", v.os.release == "8" ? "powertools" : "crb"});
       run(ud, {"dnf", "install", "-y", "epel-release"});
     }
-    run(ud, {"sh", "-c", "dnf install -y kernel-devel-$(uname -r) kernel-headers-$(uname -r) dnf-plugin-versionlock"});
+    run(ud, {"sh", "-c", "dnf install -y \"kernel-devel-$(uname -r)\" \"kernel-headers-$(uname -r)\" dnf-plugin-versionlock"});
     if (!pk->rdma.empty()) {
       auto cmd = dnf;
       cmd.insert(cmd.end(), pk->rdma.begin(), pk->rdma.end());

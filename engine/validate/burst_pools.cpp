@@ -53,7 +53,7 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
           "spot burst pool '" + p.name + "' checkpoints to nvme tier '" + t->name +
               "', node-local storage that is lost when the instance is reclaimed",
           "checkpoint to an object, nfs or parallel-fs tier");
-  check_mounts(p.storage, p.origin, bp::operating_system(p), addr, "burst pool '" + p.name + "'");
+  check_mounts(p.storage, p.origin, bp::operating_system(p), addr, "burst pool '" + p.name + "'", nullptr);
   const ProviderSchema* provider = schema_registry().provider(p.provider);
   if (!provider) return;  // the loader reported the unknown provider
   if (const SectionSpec* s = schema_registry().section("burst_pools", p.provider))

@@ -27,7 +27,7 @@ extern const RuleInfo BAL001, BAL002, BAL003, DRV006, DRV007, GPU001, GPU003, GP
 // burst_pools.cpp
 extern const RuleInfo BURST001, BURST002, BURST003, GPU002;
 // storage.cpp
-extern const RuleInfo STO001, STO003, STO004;
+extern const RuleInfo STO001, STO003, STO004, STO005, STO006;
 
 /// The driver the toolkit a stack installs needs, and which release that is.
 struct CudaNeed {
@@ -84,8 +84,10 @@ class Checker {
   void check_burst_pool(const bp::BurstPool& p);
 
   // storage.cpp
+  /// `fabric`: the pool's RDMA fabric (nullptr for burst pools and pools without one).
   void check_mounts(const std::vector<std::string>& storage, const bp::Origin& origin, const std::string& os,
-                    const std::string& addr, const std::string& who);
+                    const std::string& addr, const std::string& who, const bp::Fabric* fabric);
+  void check_lustre_nids();
   void check_nfs_use();
 
   template <typename T>

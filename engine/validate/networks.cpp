@@ -7,6 +7,7 @@
 #include <optional>
 #include <tuple>
 
+#include "engine/core/ipv4.h"
 #include "engine/validate/checker.h"
 
 namespace plinth::validate {
@@ -51,39 +52,7 @@ const RuleInfo NET009{
 
 namespace {
 
-// An IPv4 prefix as [first, last] addresses.
-struct Range {
-  uint32_t first = 0;
-  uint32_t last = 0;
-  bool host_bits = false;  ///< the written address is not the network address
-};
-
-std::optional<Range> parse_cidr(const std::string& text) {
-  size_t slash = text.find('/');
-  if (slash == std::string::npos) return std::nullopt;
-  uint32_t addr = 0;
-  int parts = 0;
-  size_t i = 0;
-  while (i < slash) {
-    size_t j = i;
-    unsigned v = 0;
-    while (j < slash && j - i < 4 && text[j] >= '0' && text[j] <= '9') v = v * 10 + static_cast<unsigned>(text[j++] - '0');
-    if (j == i || j - i > 3 || v > 255 || (j - i > 1 && text[i] == '0')) return std::nullopt;
-    addr = addr << 8 | v;
-    ++parts;
-    if (j == slash) break;
-    if (text[j] != '.' || parts == 4) return std::nullopt;
-    i = j + 1;
-  }
-  if (parts != 4) return std::nullopt;
-  std::string len = text.substr(slash + 1);
-  if (len.empty() || len.size() > 2 || !std::all_of(len.begin(), len.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  int bits = std::stoi(len);
-  if (bits > 32) return std::nullopt;
-  uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
-  return Range{addr & mask, (addr & mask) | ~mask, (addr & ~mask) != 0};
-}
+using Range = Ipv4Range;
 
 // "2:1" -> 2.0; nullopt when malformed (the loader reports that).
 std::optional<double> ratio(const std::string& text) {

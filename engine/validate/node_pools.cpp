@@ -268,7 +268,7 @@ void Checker::check_node_pool(const bp::NodePool& p) {
     for (const auto& t : p.storage) tier_training_nodes_[t] += p.count;
     if (!p.fabric.empty() && !fabric_training_pool_.count(p.fabric)) fabric_training_pool_[p.fabric] = &p;
   }
-  check_mounts(p.storage, p.origin, bp::operating_system(p), addr, who);
+  check_mounts(p.storage, p.origin, bp::operating_system(p), addr, who, fabric);
 }
 
 /// GPU003/004/005/008; true when the pool partitions its GPUs with MIG.

@@ -27,7 +27,7 @@ const std::vector<RuleInfo>& rules() {
         // burst_pools.cpp
         BURST001, BURST002, BURST003, GPU002,
         // storage.cpp
-        STO001, STO003, STO004,
+        STO001, STO003, STO004, STO005, STO006,
     };
     std::sort(v.begin(), v.end(), [](const RuleInfo& a, const RuleInfo& b) { return a.id < b.id; });
     return v;
@@ -49,6 +49,7 @@ Diagnostics Checker::run() {
   for (const auto& p : bp_.burst_pools) check_burst_pool(p);
   check_fabric_use();
   check_nfs_use();
+  check_lustre_nids();
   return std::move(out_);
 }
 

@@ -39,7 +39,7 @@ TEST_CASE("plinth render of the example cluster's train-a installs what an HGX H
   CHECK(ud.find("\"doca-ofed\"]") < ud.find("\"nvidia-kernel-open-550\""));
   CHECK(contains(ud, "  - path: /etc/modules-load.d/nvidia-peermem.conf\n"));
   // Its tiers are mounted: NVMe (LUKS), Lustre over o2ib; not the old empty mount.
-  CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-mount\", \"lustre\", \"shared\", \"10.110.0.10@o2ib:/shared\", \"/mnt/shared\", "));
+  CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-mount\", \"lustre\", \"shared\", \"10.210.0.10@o2ib,10.110.0.10@tcp:/shared\", \"/mnt/shared\", "));
   CHECK_FALSE(contains(ud, "\"mount\": \"\""));
   // The DCGM exporter and container toolkit are pinned (toolkit past the container-escape fixes).
   CHECK(contains(ud, "      Package: nvidia-container-toolkit nvidia-container-toolkit-base libnvidia-container1 libnvidia-container-tools\n"

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include <yaml-cpp/yaml.h>
 
@@ -274,8 +275,11 @@ TEST_CASE("only the named interfaces are bonded, RDMA rails stay apart, one defa
   CHECK(contains(nc, "  vlan100:  # ml-fabric 10.100.0.0/16 (training)\n"
                      "    id: 100\n    link: bond0\n    mtu: 9000\n    dhcp4: true\n"
                      "    dhcp4-overrides:\n      use-routes: false\n      use-dns: false\n"));
+  // The IB rails take an IPoIB address (DHCP) for Lustre over o2ib, without routes either.
+  CHECK(contains(nc, "  rail0:  # IPoIB rail on fabric ib (Lustre over o2ib)\n    match:\n      name: \"ib*\"\n"
+                     "    dhcp4: true\n    dhcp4-overrides:\n      use-routes: false\n      use-dns: false\n"));
   const std::regex routes("use-routes: false");
-  CHECK(std::distance(std::sregex_iterator(nc.begin(), nc.end(), routes), std::sregex_iterator()) == 2);
+  CHECK(std::distance(std::sregex_iterator(nc.begin(), nc.end(), routes), std::sregex_iterator()) == 3);
   // The VLANs' VRF: ml holds both data VLANs; the default-route VLAN stays in the main table.
   CHECK(contains(nc, "vrfs:\n  vrf-ml:\n    table: 1001\n    interfaces: [vlan100, vlan110]\n"));
   CHECK_FALSE(contains(nc, "vrf-mgmt"));
@@ -331,7 +335,26 @@ TEST_CASE("parallel-fs and NFS tiers are mounted with their transport encryption
   auto ud = render_ok(load(), "train").user_data;
   CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-mount\", \"lustre\", \"shared\", \"10.110.0.10@o2ib:/shared\", \"/mnt/shared\", "
                      "\"flock,_netdev,nofail\"]\n"));
-  CHECK(contains(ud, "      options lnet networks=\"o2ib0(ib0)\"\n"));
+  // Issue 31, item 1: rails written as a glob (ib*, the default) are not "ib0": plinth-mount picks
+  // the first matching interface with an IPv4 (IPoIB) address before the first Lustre mount.
+  CHECK_FALSE(contains(ud, "o2ib0(ib0)"));
+  CHECK_FALSE(contains(ud, "  - path: /etc/modprobe.d/plinth-lnet.conf\n"));
+  CHECK(contains(ud, "  - path: /etc/plinth/lnet-rails\n"));
+  CHECK(contains(ud, "plinth-mount before the first Lustre mount\n      ib*\n"));
+  // A rail named outright is LNet's interface, written once.
+  auto named = render_ok(load(with(kBlueprint, "interfaces: {bond: [eno1, eno2]}", "interfaces: {bond: [eno1, eno2], rdma: [ibp12s0, ibp75s0]}")),
+                         "train").user_data;
+  CHECK(contains(named, "      options lnet networks=\"o2ib0(ibp12s0)\"\n"));
+  CHECK_FALSE(contains(named, "  - path: /etc/plinth/lnet-rails\n"));
+  // A server with a tcp NID too: a pool without an RDMA fabric mounts over the VLAN holding that
+  // address (tcp0 on vlan110), never over o2ib.
+  auto both = with(kBlueprint, "export: \"10.110.0.10@o2ib:/shared\"", "export: \"10.210.0.10@o2ib,10.110.0.10@tcp:/shared\"");
+  auto tcp = render_ok(load(with(both, "    storage: [scratch]\n    bmc: {endpoints: \"https://bmc-i-{index}.example\"",
+                                 "    networks: [storage-net, mgmt]\n    storage: [scratch, shared]\n    bmc: {endpoints: \"https://bmc-i-{index}.example\"")),
+                       "infer").user_data;
+  CHECK(contains(tcp, "      options lnet networks=\"tcp0(vlan110)\"\n"));
+  CHECK_FALSE(contains(tcp, "  - path: /etc/plinth/lnet-rails\n"));
+  CHECK(contains(render_ok(load(both), "train").user_data, "  - path: /etc/plinth/lnet-rails\n"));
   CHECK(contains(ud, "\"fs\": \"lustre\",\n            \"kind\": \"parallel-fs\",\n            \"luks\": false,\n            \"mount\": \"/mnt/shared\""));
   // Lustre encrypted in transit: shared-key (SSK) keys named on the mount.
   auto ssk = render_ok(load(with(kBlueprint, "\n       classification: confidential, encryption: {at_rest: aes-256-xts}}",
@@ -429,7 +452,7 @@ TEST_CASE("RHEL and Rocky get dnf repositories, module streams and a version loc
   CHECK(contains(open, "\"nvidia-driver:550-open\""));
   // RHEL proper: CodeReady Builder through subscription-manager, EPEL from Fedora's release package.
   CHECK(contains(open, "  - [\"sh\", \"-c\", \"subscription-manager repos --enable "
-                       "codeready-builder-for-rhel-8-$(arch)-rpms\"]\n"));
+                       "\\\"codeready-builder-for-rhel-8-$(arch)-rpms\\\"\"]\n"));
   CHECK(contains(open, "  - [\"dnf\", \"install\", \"-y\", "
                        "\"https://dl.fedoraproject.org/pub/epel/epel-release-latest-8.noarch.rpm\"]\n"));
   // DOCA-OFED's repository is per RHEL minor release, which Plinth does not know.
@@ -674,3 +697,62 @@ TEST_CASE("every node runs plinth-probe from a timer, told its pool, stack and b
   CHECK_FALSE(contains(without, "prometheus-node-exporter"));
   CHECK(contains(without, "/usr/local/sbin/plinth-probe"));
 }
+
+namespace plinth::test::render_shellcheck {
+namespace {
+
+/// The shell a user-data document runs: each write_files entry whose content
+/// starts with "#!" (by its shebang), and each runcmd entry of the form
+/// [sh|bash, -c, SCRIPT]; named for the messages.
+std::vector<std::pair<std::string, std::string>> shell_scripts(const std::string& user_data) {
+  std::vector<std::pair<std::string, std::string>> out;
+  YAML::Node doc = YAML::Load(user_data);
+  for (const auto& f : doc["write_files"]) {
+    std::string content = f["content"].as<std::string>("");
+    if (content.rfind("#!", 0) == 0) out.emplace_back(f["path"].as<std::string>(), content);
+  }
+  int n = 0;
+  for (const auto& c : doc["runcmd"]) {
+    ++n;
+    if (!c.IsSequence() || c.size() < 3) continue;
+    std::string shell = c[0].as<std::string>();
+    if ((shell == "sh" || shell == "bash" || shell == "/bin/sh" || shell == "/bin/bash") && c[1].as<std::string>() == "-c")
+      out.emplace_back("runcmd #" + std::to_string(n), "#!/bin/" + std::string(shell.find("bash") != std::string::npos ? "bash" : "sh") +
+                                                          "\n" + c[2].as<std::string>() + "\n");
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("shellcheck finds nothing in the scripts of every rendered variant and every example pool", "[render][shellcheck]") {
+  // Issue 31: every shell script the render writes (plinth-mount, plinth-nvme, plinth-mig,
+  // plinth-probe, the sh -c steps of runcmd), per OS and variant.
+  std::vector<std::pair<std::string, std::string>> docs;
+  for (const auto& v : variants()) docs.emplace_back(v.name, render_ok(load(variant_text(v)), "train").user_data);
+  for (const auto& entry : std::filesystem::directory_iterator("blueprints/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    auto r = bp::load_files({entry.path().string()});
+    REQUIRE(r.ok());
+    for (const auto& pool : pool_names(r.blueprint))
+      docs.emplace_back(entry.path().string() + " pool " + pool, render_ok(r.blueprint, pool).user_data);
+  }
+  size_t checked = 0;
+  std::set<std::string> names;
+  for (const auto& [what, ud] : docs)
+    for (const auto& [name, script] : shell_scripts(ud)) {
+      INFO(what << ": " << name);
+      test::TempDir dir;
+      auto res = test::run_program({"shellcheck", "--severity=style", dir.write("script", script)});
+      INFO(res.out << res.err);
+      CHECK(res.exit_code == 0);
+      names.insert(name);
+      ++checked;
+    }
+  CHECK(checked >= 40);
+  for (const char* must : {"/usr/local/sbin/plinth-mount", "/usr/local/sbin/plinth-nvme", "/usr/local/sbin/plinth-mig",
+                           "/usr/local/sbin/plinth-probe"})
+    CHECK(names.count(must) == 1);
+}
+
+}  // namespace plinth::test::render_shellcheck

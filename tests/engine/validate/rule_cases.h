@@ -104,6 +104,10 @@ inline const std::vector<RuleCase>& rule_cases() {
      "blueprints/invalid/rule-sto003-no-export.yaml:27:20: error[STO003]: node pool 'train' lists nfs tier 'home', which has no export to mount (baremetal.node.train)"},
     {"blueprints/invalid/rule-sto004-nfs-tls-on-22-04.yaml", true,
      "blueprints/invalid/rule-sto004-nfs-tls-on-22-04.yaml:18:109: error[STO004]: tier 'home' asks for encryption in transit (tls1.3), but NFS RPC-with-TLS (xprtsec=tls) needs Linux 6.5 and ktls-utils, and node pool 'train' runs ubuntu-22.04 (storage.tier.home)"},
+    {"blueprints/invalid/rule-sto005-o2ib-without-rdma.yaml", true,
+     "blueprints/invalid/rule-sto005-o2ib-without-rdma.yaml:24:20: error[STO005]: node pool 'prep' mounts Lustre tier 'shared' over o2ib (10.210.0.10@o2ib:/shared) but has no RDMA fabric, so LNet cannot reach the server (baremetal.node.prep)"},
+    {"blueprints/invalid/rule-sto006-o2ib-nid-in-vlan.yaml", false,
+     "blueprints/invalid/rule-sto006-o2ib-nid-in-vlan.yaml:19:66: warning[STO006]: tier 'shared' names o2ib NID 10.110.0.10@o2ib, an address in VLAN 'storage-net' (10.110.0.0/16), an Ethernet network; an o2ib NID is the server's IPoIB address (storage.tier.shared)"},
   };
   return cases;
 }

@@ -525,7 +525,7 @@ class Aws(Cloud):
 class Gcp(Cloud):
     key, title, backend, region, instance_type = "gcp", "GCP Compute Engine", "gcs", "us-central1", "a3-highgpu-8g"
     pool_extra = ("    zones: [us-central1-a, us-central1-b]\n"
-                  "    image: projects/debian-cloud/global/images/family/debian-12\n")
+                  "    image: projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts\n")
     emulator_flags = ["--operation-ms", "0"]
     limits = {"PLINTH_GCP_REQUESTS_PER_SECOND": "0", "PLINTH_GCP_POLL_MS": "5"}
 
@@ -544,7 +544,7 @@ class Gcp(Cloud):
 
 class Azure(Cloud):
     key, title, backend, region, instance_type = "azure", "Azure", "azure-blob", "eastus", "Standard_ND96isr_H100_v5"
-    pool_extra = ('    resource_group: rg-burst\n    image: "microsoft-dsvm:ubuntu-hpc:2204:latest"\n'
+    pool_extra = ('    resource_group: rg-burst\n    image: "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:latest"\n'
                   '    ssh_public_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOPSKEYOPSKEYOPSKEYOPSKEYOPSKEYOPSKEY ops"\n')
     # ARM's own per-subscription buckets (200 writes at 10 a second) would make 1,000 VMs a matter of minutes.
     emulator_flags = ["--lro-delay-ms", "0", "--retry-after", "0", "--reads-bucket", UNLIMITED, "--writes-bucket",

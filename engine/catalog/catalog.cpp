@@ -472,6 +472,30 @@ struct CatalogParser {
       if (!cat.doca_version_.empty() && !is_version(cat.doca_version_, 0))
         r.fail(doca["version"], "the DOCA version must look like \"2.9.2\"");
     }
+    const YAML::Node images = root["cloud_images"];
+    if (!images || !images.IsSequence()) {
+      r.fail(images ? images : root, images ? "'cloud_images' must be a list" : "the file has no 'cloud_images'");
+    } else {
+      for (const auto& row : images) {
+        if (!r.keys(row, "a cloud image", {"provider", "match", "os", "cloud_init", "nvidia_driver", "source"})) continue;
+        CloudImage ci;
+        ci.provider = r.str(row, "provider", "a cloud image");
+        ci.match = r.str(row, "match", "a cloud image");
+        const std::string what = "cloud image '" + ci.match + "'";
+        ci.os = r.str(row, "os", what);
+        for (const char* key : {"cloud_init", "nvidia_driver"}) {
+          const YAML::Node b = row[key];
+          if (!b || !b.IsScalar() || (b.Scalar() != "true" && b.Scalar() != "false")) {
+            r.fail(b ? b : row, "'" + std::string(key) + "' of " + what + " must be true or false");
+            continue;
+          }
+          (std::string(key) == "cloud_init" ? ci.cloud_init : ci.nvidia_driver) = b.Scalar() == "true";
+        }
+        r.source(row, what, sources);
+        if (ci.match != ascii_lower(ci.match)) r.fail(row["match"], "'match' of " + what + " must be lower case");
+        cat.cloud_images_.push_back(std::move(ci));
+      }
+    }
     const YAML::Node dcgm = root["dcgm_exporter"];
     if (!dcgm || !r.keys(dcgm, "dcgm_exporter", {"image", "source"})) {
       if (!dcgm) r.fail(root, "the file has no 'dcgm_exporter'");
@@ -484,6 +508,13 @@ struct CatalogParser {
     }
   }
 };
+
+const CloudImage* Catalog::cloud_image(const std::string& provider, const std::string& image) const {
+  const std::string lower = ascii_lower(image);
+  for (const auto& ci : cloud_images_)
+    if (ci.provider == provider && lower.find(ci.match) != std::string::npos) return &ci;
+  return nullptr;
+}
 
 Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std::string>>& files) {
   Catalog cat;
@@ -507,7 +538,7 @@ Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std
           if (base == "gpus.yaml") keys.insert(keys.end(), {"architectures", "gpus"});
           else if (base == "cuda.yaml") keys.insert(keys.end(), {"toolkits", "minor_version_compat", "forward_compat"});
           else if (base == "software.yaml")
-            keys.insert(keys.end(), {"driver_branches", "fabric_manager", "container_toolkit", "dcgm_exporter", "doca"});
+            keys.insert(keys.end(), {"driver_branches", "fabric_manager", "container_toolkit", "dcgm_exporter", "doca", "cloud_images"});
           r.keys(root, "the file", keys);
           std::set<std::string> sources;
           std::string version = r.header(root, sources, cat.sources_[base]);

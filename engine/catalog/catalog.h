@@ -91,6 +91,16 @@ struct DriverBranch {
   bool operator==(const DriverBranch&) const = default;
 };
 
+/// What the render must know of a cloud boot image (software.yaml `cloud_images`).
+struct CloudImage {
+  std::string provider;  ///< gcp | azure
+  std::string match;     ///< a part of the image reference, lower case ("debian-cloud/")
+  std::string os;        ///< the OS family it boots: ubuntu | debian | rhel
+  bool cloud_init = false;     ///< cloud-init runs the user-data
+  bool nvidia_driver = false;  ///< an NVIDIA driver comes with the image
+  bool operator==(const CloudImage&) const = default;
+};
+
 /// Whether NVIDIA publishes a Fabric Manager of a driver's exact version.
 enum class FabricManager {
   None,       ///< no: not a data-center release the catalog knows (a desktop build, a typo, an old branch)
@@ -165,6 +175,9 @@ class Catalog {
   const std::string& dcgm_exporter_image() const { return dcgm_image_; }
   /// The NVIDIA DOCA-Host release whose doca-ofed Plinth installs for RDMA fabrics.
   const std::string& doca_version() const { return doca_version_; }
+  /// The first `cloud_images` row of `provider` whose match `image` contains, or nullptr.
+  const CloudImage* cloud_image(const std::string& provider, const std::string& image) const;
+  const std::vector<CloudImage>& cloud_images() const { return cloud_images_; }
   /// The kernel module flavours `gpu` runs: "both", "open" or "proprietary".
   std::string kernel_modules(const GpuModel& gpu) const;
 
@@ -198,6 +211,7 @@ class Catalog {
   std::vector<Advisory> advisories_;
   std::string dcgm_image_;
   std::string doca_version_;
+  std::vector<CloudImage> cloud_images_;
   std::map<std::string, std::map<std::string, std::string>> sources_;
 };
 

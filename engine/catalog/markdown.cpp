@@ -153,6 +153,15 @@ std::string catalog_markdown(const Catalog& cat) {
   out += "\nDCGM exporter run when a stack lists none of its own: `" + cat.dcgm_exporter_image() +
          "`.\n\nDOCA-OFED for RDMA fabrics: DOCA " + cat.doca_version() + ".\n";
 
+  out += "\n## Cloud images\n\n"
+         "What the render must know of a burst pool's `image` (the first row whose part the image reference contains):\n"
+         "the OS it boots, whether cloud-init runs the rendered user-data, whether an NVIDIA driver comes with it\n"
+         "(rules IMG002, IMG003). AMI ids say nothing, so AWS images are not checked.\n\n"
+         "| Provider | Image contains | OS | cloud-init | NVIDIA driver |\n|---|---|---|---|---|\n";
+  for (const auto& ci : cat.cloud_images())
+    out += "| " + ci.provider + " | `" + cell(ci.match) + "` | " + ci.os + " | " + yes(ci.cloud_init) + " | " +
+           yes(ci.nvidia_driver) + " |\n";
+
   // ---- sources ----------------------------------------------------------------------
   out += "\n## Sources\n";
   for (const auto& [file, sources] : cat.sources()) {

@@ -31,6 +31,26 @@ const RuleInfo BURST003{
     "limitations), so a training job across the pool's zones runs NCCL over the ordinary network.",
     "list one zone (or subnet) for a tightly coupled training pool, and several only for pools whose instances work "
     "on their own"};
+const RuleInfo IMG002{
+    "IMG002", Severity::Error, "boot image the rendered user-data does not run on",
+    "A burst pool's `image` is one the catalog knows (docs/catalog.md, cloud images) and either has no cloud-init to "
+    "read the user-data, or boots another OS than the one the pool is rendered for (`os`, default ubuntu-22.04). "
+    "Position: `image`.",
+    "Everything Plinth installs on a burst node (the pinned driver, CUDA, the container toolkit, mounts, the probe) is "
+    "in cloud-init user-data rendered for the pool's OS: Google's Debian images run their guest agent's startup "
+    "scripts, not cloud-init, so the node boots without any of it; an Ubuntu document on Debian, or a 24.04 one on "
+    "22.04, names packages and repositories that are not there.",
+    "boot an image with cloud-init of the pool's OS (GCP: projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts; "
+    "Azure: Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:latest), or set the pool's os: to the image's"};
+const RuleInfo IMG003{
+    "IMG003", Severity::Error, "boot image that brings its own NVIDIA driver",
+    "A burst pool's `image` is one the catalog knows to come with an NVIDIA driver (Azure HPC images, Google's Deep "
+    "Learning VM and Ubuntu accelerator images). Position: `image`.",
+    "The render installs the stack's pinned driver from NVIDIA's packages; over a driver the image installed from the "
+    "runfile, or from other packages, with Fabric Manager and DOCA already held at their versions, that leaves two "
+    "drivers fighting over the kernel modules, or a package install that fails, and not the pinned stack.",
+    "boot the plain OS image of the same release (Azure: Canonical's Ubuntu; GCP: ubuntu-os-cloud) and let the stack "
+    "install the driver it pins"};
 const RuleInfo GPU002{
     "GPU002", Severity::Error, "unknown cloud instance type",
     "A burst pool's `instance_type`, or a fallback type its provider setting lists (`instance_types`, "
@@ -41,6 +61,52 @@ const RuleInfo GPU002{
     "providers/NAME/instance_types.yaml, from the provider's documentation; a plugin in its handshake), so the GPU "
     "rules can check a burst pool like a node pool.",
     "use a type the provider lists (plinth providers --json, or docs/providers/NAME.md), or add it to the provider"};
+
+namespace {
+
+/// The Ubuntu release an image reference names ("ubuntu-2204-lts", "22_04-lts-gen2", "noble"), or "".
+std::string ubuntu_release(const std::string& image) {
+  const std::string s = ascii_lower(image);
+  for (const char* r : {"2204", "22_04", "22.04", "jammy"})
+    if (s.find(r) != std::string::npos) return "ubuntu-22.04";
+  for (const char* r : {"2404", "24_04", "24.04", "noble"})
+    if (s.find(r) != std::string::npos) return "ubuntu-24.04";
+  return "";
+}
+
+}  // namespace
+
+/// IMG002 / IMG003: the boot image against what the render puts on it.
+void Checker::check_image(const bp::BurstPool& p, const std::string& addr) {
+  auto it = p.settings.find("image");
+  if (it == p.settings.end() || !it->is_string()) return;
+  const std::string image = it->get<std::string>();
+  const catalog::CloudImage* ci = cat_.cloud_image(p.provider, image);
+  if (!ci) return;
+  const std::string os = bp::operating_system(p);
+  const SourceLoc& at = p.origin.at("image");
+  if (!ci->cloud_init) {
+    add(IMG002, at, addr,
+        "burst pool '" + p.name + "' boots " + image + ", a " + ci->os +
+            " image without cloud-init, so none of the rendered user-data (driver, CUDA, mounts) would run",
+        "boot an image with cloud-init of " + os + " (GCP: projects/ubuntu-os-cloud/global/images/family/ubuntu-" +
+            (os == "ubuntu-24.04" ? std::string("2404") : std::string("2204")) + "-lts)");
+  } else {
+    const std::string release = ci->os == "ubuntu" ? ubuntu_release(image) : "";
+    const bool other_family = os.rfind(ci->os + "-", 0) != 0;
+    if (other_family || (!release.empty() && release != os))
+      add(IMG002, at, addr,
+          "burst pool '" + p.name + "' is rendered for " + os + " but boots " + image + " (" +
+              (release.empty() ? ci->os : release) + ")",
+          "set os: " + (release.empty() ? ci->os + "-..." : release) + " on the pool, or boot a " + os + " image");
+  }
+  if (ci->nvidia_driver)
+    add(IMG003, at, addr,
+        "burst pool '" + p.name + "' boots " + image + ", which comes with its own NVIDIA driver; the stack's pinned "
+            "driver would be installed over it",
+        "boot the plain OS image of the same release (Azure: Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:"
+        "latest; GCP: projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts) and let the stack install its driver");
+}
 
 void Checker::check_burst_pool(const bp::BurstPool& p) {
   const std::string addr = burst_address(p);
@@ -54,6 +120,7 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
               "', node-local storage that is lost when the instance is reclaimed",
           "checkpoint to an object, nfs or parallel-fs tier");
   check_mounts(p.storage, p.origin, bp::operating_system(p), addr, "burst pool '" + p.name + "'", nullptr);
+  check_image(p, addr);
   const ProviderSchema* provider = schema_registry().provider(p.provider);
   if (!provider) return;  // the loader reported the unknown provider
   if (const SectionSpec* s = schema_registry().section("burst_pools", p.provider))

@@ -25,7 +25,7 @@ extern const RuleInfo CUDA003, CUDA004, CUDA006, DRV001, DRV002, DRV003, DRV004,
 extern const RuleInfo BAL001, BAL002, BAL003, DRV006, DRV007, GPU001, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009,
     NET007, NET008, STO002;
 // burst_pools.cpp
-extern const RuleInfo BURST001, BURST002, BURST003, GPU002;
+extern const RuleInfo BURST001, BURST002, BURST003, GPU002, IMG002, IMG003;
 // storage.cpp
 extern const RuleInfo STO001, STO003, STO004, STO005, STO006;
 
@@ -82,6 +82,7 @@ class Checker {
 
   // burst_pools.cpp
   void check_burst_pool(const bp::BurstPool& p);
+  void check_image(const bp::BurstPool& p, const std::string& addr);
 
   // storage.cpp
   /// `fabric`: the pool's RDMA fabric (nullptr for burst pools and pools without one).

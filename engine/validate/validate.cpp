@@ -25,7 +25,7 @@ const std::vector<RuleInfo>& rules() {
         BAL001, BAL002, BAL003, DRV006, DRV007, GPU001, GPU003, GPU004, GPU005,
         GPU006, GPU007, GPU008, GPU009, NET007, NET008, STO002,
         // burst_pools.cpp
-        BURST001, BURST002, BURST003, GPU002,
+        BURST001, BURST002, BURST003, GPU002, IMG002, IMG003,
         // storage.cpp
         STO001, STO003, STO004, STO005, STO006,
     };

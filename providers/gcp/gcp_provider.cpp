@@ -444,7 +444,7 @@ Result<Resource> GcpProvider::create(const Resource& desired, Call& call) {
   const Json& a = desired.attributes;
   if (str(a, "image").empty())
     return Error::invalid(desired.address + ": burst pool '" + desired.name +
-                          "' sets no image; add `image: projects/debian-cloud/global/images/family/debian-12` (the "
+                          "' sets no image; add `image: projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts` (the "
                           "boot disk image) to the pool (" +
                           desired.source.str() + ")");
   const StateBinding binding = binding_.get();

@@ -225,7 +225,7 @@ TEST_CASE("azure: one blueprint with bare-metal, AWS, GCP and Azure pools applie
             "    spot: true\n"
             "    stack: train\n"
             "    checkpointing: {interval_minutes: 30, target: ckpt}\n"
-            "    image: projects/debian-cloud/global/images/family/debian-12\n"
+            "    image: projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts\n"
             "    zones: [us-central1-a, us-central1-b]\n");
   bp += "node_pools:\n" + baremetal_pool({.count = 3,
                                            .extra = "    bios: {ProcTurboMode: Enabled, PowerProfile: MaxPerf}\n"

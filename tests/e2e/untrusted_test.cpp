@@ -304,7 +304,7 @@ TEST_CASE("under --untrusted a blueprint cannot send a cloud's token or secret e
   const std::string pool = "burst_pools:\n"
                            "  - {name: gpu, provider: gcp, region: us-central1, instance_type: a3-highgpu-8g, desired: 1,\n"
                            "     max: 4, spot: false, stack: train,\n"
-                           "     image: projects/debian-cloud/global/images/family/debian-12}\n"
+                           "     image: projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts}\n"
                            "stacks:\n"
                            "  train:\n"
                            "    driver: \"550.54.15\"\n"

@@ -88,7 +88,7 @@ Resource vm() {
                   {"region", "eastus"},
                   {"resource_group", "rg"},
                   {"spot", true},
-                  {"image", "microsoft-dsvm:ubuntu-hpc:2204:latest"},
+                  {"image", "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:latest"},
                   {"ssh_public_key", "ssh-ed25519 AAAA fuzz"}};
   r.computed = {{"id", "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/fuzz-0-x"},
                 {"name", "fuzz-0-x"},

@@ -128,7 +128,7 @@ Resource instance() {
                   {"zones", {"us-central1-a", "us-central1-b"}},
                   {"region", "us-central1"},
                   {"spot", true},
-                  {"image", "projects/debian-cloud/global/images/family/debian-12"},
+                  {"image", "projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts"},
                   {"boot_disk", {{"size_gb", 500}, {"type", "pd-ssd"}}},
                   {"labels", {{"team", "fuzz"}}}};
   r.computed = {{"id", "1234567890"}, {"name", "fuzz-1-abcdef01"}, {"zone", "us-central1-b"}};

@@ -105,7 +105,7 @@ BurstPool gcp_pool(int desired, std::string extra, bool spot) {
 
 BurstPool azure_pool(int desired, std::string extra) {
   BurstPool p = cloud_pool("azure", "eastus", "Standard_ND96isr_H100_v5", desired,
-                           "\"microsoft-dsvm:ubuntu-hpc:2204:latest\"", std::move(extra), true);
+                           "\"Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:latest\"", std::move(extra), true);
   p.resource_group = "rg-burst";
   p.ssh_public_key = "\"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOPSKEYOPSKEYOPSKEYOPSKEYOPSKEYOPSKEY ops\"";
   return p;

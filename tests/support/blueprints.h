@@ -15,7 +15,7 @@ inline constexpr const char* kPytorchImage =
     "nvcr.io/nvidia/pytorch@sha256:116f54c41d0405dbb10e7b04ebc31e262a5b8c85c1233fcf36eaee344d91ae58";
 /// The images aws_pool() and gcp_pool() boot.
 inline constexpr const char* kAwsImage = "ami-0abcdef1234567890";
-inline constexpr const char* kGcpImage = "projects/debian-cloud/global/images/family/debian-12";
+inline constexpr const char* kGcpImage = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts";
 /// The example lab blueprint, relative to the repository root.
 inline constexpr const char* kLabExample = "blueprints/examples/lab.yaml";
 

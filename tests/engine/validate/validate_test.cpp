@@ -147,7 +147,7 @@ TEST_CASE("the base blueprint and the three examples have no findings") {
 
 TEST_CASE("rules() lists every rule once, sorted, with a rationale") {
   const auto& rs = validate::rules();
-  REQUIRE(rs.size() == 46);
+  REQUIRE(rs.size() == 48);
   for (size_t i = 0; i < rs.size(); ++i) {
     CHECK_FALSE(rs[i].title.empty());
     CHECK_FALSE(rs[i].checks.empty());
@@ -880,4 +880,29 @@ TEST_CASE("the rules aggregate across 10,000 nodes in 500 pools") {
   CHECK(one(ds, "STO001").message == "NFS tier 'nfs' serves 10000 training nodes (more than 20)");
   CHECK(one(ds, "NET006").address == "net.fabric.ib");
   CHECK(with_code(ds, "NET004").empty());
+}
+
+TEST_CASE("IMG002 and IMG003: a burst pool's image runs the rendered user-data and leaves the driver to it") {
+  // Issue 31, item 5: the catalog knows what some cloud images are (docs/catalog.md, cloud images).
+  Doc doc;
+  doc.set(32, "provider: aws, region: us-east-1, instance_type: p5.48xlarge",
+          "provider: azure, region: eastus, resource_group: rg, image: \"Canonical:ubuntu-24_04-lts:server:latest\", "
+          "instance_type: Standard_ND96isr_H100_v5");
+  auto d = one(doc.check(), "IMG002");
+  CHECK(d.severity == Severity::Error);
+  CHECK(d.address == "azure.vm.aws-p5");
+  CHECK(d.message ==
+        "burst pool 'aws-p5' is rendered for ubuntu-22.04 but boots Canonical:ubuntu-24_04-lts:server:latest (ubuntu-24.04)");
+  CHECK(d.hint == "set os: ubuntu-24.04 on the pool, or boot a ubuntu-22.04 image");
+  // Rendered for the image's release, or the 22.04 image: nothing to say.
+  CHECK(Doc(doc).set(32, "resource_group: rg,", "resource_group: rg, os: ubuntu-24.04,").check().empty());
+  CHECK(Doc(doc).set(32, "ubuntu-24_04-lts:server", "0001-com-ubuntu-server-jammy:22_04-lts-gen2").check().empty());
+  // The HPC image brings its own driver.
+  auto hpc = Doc(doc).set(32, "Canonical:ubuntu-24_04-lts:server:latest", "microsoft-dsvm:ubuntu-hpc:2204:latest").check();
+  CHECK(one(hpc, "IMG003").message ==
+        "burst pool 'aws-p5' boots microsoft-dsvm:ubuntu-hpc:2204:latest, which comes with its own NVIDIA driver; the "
+        "stack's pinned driver would be installed over it");
+  CHECK(with_code(hpc, "IMG002").empty());
+  // Images the catalog does not know (an AMI id says nothing) are not judged.
+  CHECK(with_code(Doc().check(), "IMG002").empty());
 }

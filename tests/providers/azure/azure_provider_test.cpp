@@ -47,7 +47,7 @@ Resource full_pool_vm() {
                   {"region", "eastus"},
                   {"resource_group", "rg"},
                   {"spot", true},
-                  {"image", "microsoft-dsvm:ubuntu-hpc:2204:latest"},
+                  {"image", "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:latest"},
                   {"ssh_public_key", "ssh-ed25519 AAAA ops"},
                   {"admin_username", "ops"},
                   {"eviction_policy", "Delete"},

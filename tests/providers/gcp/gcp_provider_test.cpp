@@ -78,7 +78,7 @@ Resource pool_instance(json extra = json::object()) {
                   {"region", "us-central1"},
                   {"zone", ""},
                   {"spot", true},
-                  {"image", "projects/debian-cloud/global/images/family/debian-12"},
+                  {"image", "projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts"},
                   {"zones", {"us-central1-a", "us-central1-b"}},
                   {"boot_disk", {{"size_gb", 500}, {"type", "pd-ssd"}}},
                   {"network", "ml-vpc"},

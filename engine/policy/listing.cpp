@@ -43,7 +43,11 @@ std::string policies_markdown(const std::vector<PolicyInfo>& policies) {
       "framework applies when the blueprint's `metadata.compliance` lists that framework; the `ml`\n"
       "pack always applies. A failing **mandatory** policy makes `plan` exit 1 and `apply` refuse\n"
       "to change anything; a failing **advisory** policy is printed as a warning. How to write and\n"
-      "test policies, and how waivers work: [policy-authoring.md](policy-authoring.md).\n";
+      "test policies, and how waivers work: [policy-authoring.md](policy-authoring.md).\n\n"
+      "A policy sees the blueprint and the plan, not the running fleet or the paperwork: each\n"
+      "description says what it checks and ends with what it does not prove. A policy with nothing\n"
+      "to check says not applicable, which never makes a control pass (audit.md, \"Frameworks and\n"
+      "gaps\"); what the nodes report is evidence of its own (`plinth audit --verify`).\n";
   std::map<std::string, std::vector<const PolicyInfo*>> packs;
   std::vector<std::string> order;
   for (const auto& p : policies) {

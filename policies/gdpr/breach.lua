@@ -8,7 +8,7 @@ local RETENTION = setting("breach_log_retention_days", 365)
 policy {
   id = "GDPR-BRE-001",
   title = "Audit logs can establish what a personal data breach reached",
-  description = "When tiers hold pii or phi data, API server and storage audit logging are on and kept at least breach_log_retention_days (gdpr pack setting, 365 by default), so a breach can be assessed, notified and documented.",
+  description = "When tiers hold pii or phi data, API server and storage audit logging are on and kept at least breach_log_retention_days (gdpr pack setting, 365 by default), so a breach can be assessed, notified and documented. Does not prove that breaches are detected, assessed or notified within 72 hours (Art. 33(1)), only that the logs to assess one are kept.",
   severity = "high",
   enforcement = "mandatory",
   controls = { gdpr = { "Art.33" } },

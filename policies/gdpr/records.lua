@@ -5,7 +5,7 @@
 policy {
   id = "GDPR-REC-001",
   title = "Every storage tier declares the class of data it holds",
-  description = "Each storage tier sets classification (public, internal, confidential, pii or phi), so the record of processing can say where personal data is kept.",
+  description = "Each storage tier sets classification (public, internal, confidential, pii or phi), so the record of processing can say where personal data is kept. Does not prove a record of processing exists (Art. 30(1)); it shows the blueprint's part of one, where each class of data is kept.",
   severity = "medium",
   enforcement = "mandatory",
   controls = { gdpr = { "Art.30(1)(c)" } },

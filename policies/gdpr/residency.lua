@@ -95,7 +95,7 @@ end
 policy {
   id = "GDPR-RES-001",
   title = "Object tiers holding personal data are in the EU/EEA or under a lawful transfer basis",
-  description = "Every cloud object tier classified pii or phi is in an EU/EEA region, or declares a Chapter V transfer basis that holds for its region: an adequacy decision for the region's country (Art. 45) or standard contractual clauses / binding corporate rules with a reference (Art. 46).",
+  description = "Every cloud object tier classified pii or phi is in an EU/EEA region, or declares a Chapter V transfer basis that holds for its region: an adequacy decision for the region's country (Art. 45) or standard contractual clauses / binding corporate rules with a reference (Art. 46). Does not prove where data is actually replicated by the provider, or that a named transfer document is valid; data that stays in the EU/EEA is not applicable, not a pass.",
   severity = "critical",
   enforcement = "mandatory",
   controls = { gdpr = { "Art.44", "Art.45", "Art.46" } },
@@ -118,7 +118,7 @@ policy {
 policy {
   id = "GDPR-RES-002",
   title = "Burst pools that reach personal data run in the EU/EEA or under a lawful transfer basis",
-  description = "A burst pool that mounts or checkpoints to a tier classified pii or phi runs in an EU/EEA region of its cloud, or declares a transfer basis that holds for its region (Art. 45 adequacy, Art. 46 safeguards).",
+  description = "A burst pool that mounts or checkpoints to a tier classified pii or phi runs in an EU/EEA region of its cloud, or declares a transfer basis that holds for its region (Art. 45 adequacy, Art. 46 safeguards). Does not prove what the pool's jobs copy elsewhere; a pool in the EU/EEA is not applicable, not a pass.",
   severity = "critical",
   enforcement = "mandatory",
   controls = { gdpr = { "Art.44", "Art.45", "Art.46" } },
@@ -145,7 +145,7 @@ policy {
 policy {
   id = "GDPR-RES-003",
   title = "Copies of personal data stay in the EU/EEA or under a lawful transfer basis",
-  description = "Backups and lifecycle transitions whose source holds pii or phi data target an on-premises tier, a tier in an EU/EEA region, or one whose declared transfer basis holds for its region (Art. 45, Art. 46).",
+  description = "Backups and lifecycle transitions whose source holds pii or phi data target an on-premises tier, a tier in an EU/EEA region, or one whose declared transfer basis holds for its region (Art. 45, Art. 46). Does not prove copies made outside Plinth's backups and lifecycle rules; copies that stay in the EU/EEA or on premises are not applicable, not a pass.",
   severity = "critical",
   enforcement = "mandatory",
   controls = { gdpr = { "Art.44", "Art.46" } },

@@ -5,7 +5,7 @@
 policy {
   id = "GDPR-RET-001",
   title = "Object tiers holding personal data (pii, phi) expire it",
-  description = "Every object tier classified pii or phi has a lifecycle rule with expire_days > 0, or holds only backup copies (no lifecycle transition into it) of backups with retention_days > 0.",
+  description = "Every object tier classified pii or phi has a lifecycle rule with expire_days > 0, or holds only backup copies (no lifecycle transition into it) of backups with retention_days > 0. Does not prove the expiry fits the purpose (Art. 5(1)(e) asks for no longer than necessary), or that copies outside these tiers expire.",
   severity = "medium",
   enforcement = "advisory",
   controls = { gdpr = { "Art.5(1)(e)" } },

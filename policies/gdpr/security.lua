@@ -10,7 +10,7 @@ local TRANSPORT = setting("transport_baseline", "mandatory")
 policy {
   id = "GDPR-SEC-001",
   title = "Personal data is encrypted at rest and in transit",
-  description = "Tiers classified pii or phi are encrypted at rest with AES-256 (aes-256-xts, aes-256-gcm, luks2, sed), and access.transport requires TLS (1.2 or later) when personal data is stored.",
+  description = "Tiers classified pii or phi are encrypted at rest with AES-256 (aes-256-xts, aes-256-gcm, luks2, sed), and access.transport requires TLS (1.2 or later) when personal data is stored. Does not prove keys are managed well or that data is encrypted on the running system (plinth audit --verify observes dm-crypt on nodes).",
   severity = "high",
   enforcement = "mandatory",
   controls = { gdpr = { "Art.32(1)(a)", "Art.5(1)(f)" } },
@@ -40,7 +40,7 @@ policy {
 policy {
   id = "GDPR-TLS-001",
   title = "House baseline: personal data moves only over TLS 1.3",
-  description = "When tiers hold pii or phi data, access.transport.tls_min is \"1.3\". GDPR Art. 32 asks for encryption appropriate to the risk and names no protocol version; TLS 1.3 is this project's house baseline, above that. Enforcement is the gdpr pack setting transport_baseline.",
+  description = "When tiers hold pii or phi data, access.transport.tls_min is \"1.3\". GDPR Art. 32 asks for encryption appropriate to the risk and names no protocol version; TLS 1.3 is this project's house baseline, above that. Enforcement is the gdpr pack setting transport_baseline. Does not prove what clients negotiate; it checks the declared minimum.",
   severity = "medium",
   enforcement = TRANSPORT,
   controls = { gdpr = { "Art.32(1)(a)" } },
@@ -69,7 +69,7 @@ end
 policy {
   id = "GDPR-SEC-002",
   title = "Personal data can be restored: persistent tiers holding it are backed up",
-  description = "Every tier classified pii or phi that is not node-local NVMe scratch, nor itself a backup target, is the source of a backup that keeps copies (retention_days > 0), so availability and access can be restored after an incident.",
+  description = "Every tier classified pii or phi that is not node-local NVMe scratch, nor itself a backup target, is the source of a backup that keeps copies (retention_days > 0), so availability and access can be restored after an incident. Does not prove a restore works; GDPR-SEC-003 checks that one is tested.",
   severity = "high",
   enforcement = "mandatory",
   controls = { gdpr = { "Art.32(1)(c)" } },
@@ -95,7 +95,7 @@ policy {
 policy {
   id = "GDPR-SEC-003",
   title = "Restores of personal data are tested regularly",
-  description = "Every backup whose source holds pii or phi data is restore-tested at least every 365 days (dr_test_interval_days 1..365): a process for regularly testing the effectiveness of the measures.",
+  description = "Every backup whose source holds pii or phi data is restore-tested at least every 365 days (dr_test_interval_days 1..365): a process for regularly testing the effectiveness of the measures. Does not prove the tests are run or pass; it checks the declared interval.",
   severity = "medium",
   enforcement = "mandatory",
   controls = { gdpr = { "Art.32(1)(d)", "Art.32(1)(c)" } },

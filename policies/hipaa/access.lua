@@ -9,7 +9,7 @@ local anonymous = {
 policy {
   id = "HIPAA-ACC-001",
   title = "Access is granted only to identified subjects",
-  description = "Role subjects are group:NAME, user:NAME or serviceaccount:NAMESPACE/NAME, and never anonymous, all-authenticated or wildcard identities.",
+  description = "Role subjects are group:NAME, user:NAME or serviceaccount:NAMESPACE/NAME, and never anonymous, all-authenticated or wildcard identities. Does not prove identities are unique per person or that emergency access exists (164.312(a)(2)(i)-(ii)); it rules out anonymous and wildcard subjects.",
   severity = "critical",
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(a)(1)", "164.312(a)(2)(i)" }, soc2 = { "CC6.2" } },

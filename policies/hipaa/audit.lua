@@ -8,7 +8,7 @@ local RETENTION = setting("audit_log_retention_days", 2190)
 policy {
   id = "HIPAA-AUD-001",
   title = "Activity on systems holding PHI is audited",
-  description = "Both API server and storage audit logging are on (access.audit_logging.api_server and .storage).",
+  description = "Both API server and storage audit logging are on (access.audit_logging.api_server and .storage). Does not prove anyone reviews the logs (164.308(a)(1)(ii)(D)) or that they reach tamper-proof storage.",
   severity = "high",
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(b)" } },
@@ -30,7 +30,7 @@ policy {
 policy {
   id = "HIPAA-AUD-002",
   title = "Audit logs are kept long enough to review activity",
-  description = "access.audit_logging.retention_days is at least the hipaa pack setting audit_log_retention_days (2190, six years, by default). HIPAA sets no audit-log retention period; six years mirrors the documentation retention of 164.316(b)(2)(i) and is the house baseline.",
+  description = "access.audit_logging.retention_days is at least the hipaa pack setting audit_log_retention_days (2190, six years, by default). HIPAA sets no audit-log retention period; six years mirrors the documentation retention of 164.316(b)(2)(i) and is the house baseline. Does not prove the logs are reviewed; it checks how long they are kept.",
   severity = "high",
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(b)", "164.308(a)(1)(ii)(D)" } },

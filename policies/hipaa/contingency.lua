@@ -10,7 +10,7 @@ end
 policy {
   id = "HIPAA-BAK-001",
   title = "Persistent PHI tiers are backed up",
-  description = "Every tier classified phi is the source of a backup, unless it is node-local NVMe scratch or itself a backup target.",
+  description = "Every tier classified phi is the source of a backup, unless it is node-local NVMe scratch or itself a backup target. Does not prove the backups are exact or retrievable (164.308(a)(7)(ii)(A)); HIPAA-BAK-002 checks restore tests are planned.",
   severity = "high",
   enforcement = "mandatory",
   controls = { hipaa = { "164.308(a)(7)(i)", "164.308(a)(7)(ii)(A)" } },
@@ -38,7 +38,7 @@ policy {
 policy {
   id = "HIPAA-BAK-002",
   title = "PHI backups are restore-tested",
-  description = "Every backup whose source holds PHI has a disaster-recovery restore test at least every 365 days.",
+  description = "Every backup whose source holds PHI has a disaster-recovery restore test at least every 365 days. Does not prove the tests are run or pass, nor that a disaster recovery plan exists beyond the declared interval.",
   severity = "high",
   enforcement = "mandatory",
   controls = { hipaa = { "164.308(a)(7)(ii)(B)", "164.308(a)(7)(ii)(D)" } },

@@ -9,7 +9,7 @@
 policy {
   id = "HIPAA-INT-001",
   title = "PHI is protected against improper alteration or destruction",
-  description = "Every persistent PHI tier (not node-local NVMe, not itself a backup target) is the source of a backup that keeps copies (retention_days > 0), and storage audit logging records changes to stored data.",
+  description = "Every persistent PHI tier (not node-local NVMe, not itself a backup target) is the source of a backup that keeps copies (retention_days > 0), and storage audit logging records changes to stored data. Does not prove a mechanism to authenticate ePHI (checksums, signatures: 164.312(c)(2)).",
   severity = "high",
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(c)(1)" } },

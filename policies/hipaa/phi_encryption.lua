@@ -11,7 +11,7 @@ end
 policy {
   id = "HIPAA-ENC-001",
   title = "PHI is stored only on encrypted tiers",
-  description = "Every tier classified phi is encrypted at rest with aes-256-xts, aes-256-gcm, luks2 or sed.",
+  description = "Every tier classified phi is encrypted at rest with aes-256-xts, aes-256-gcm, luks2 or sed. Does not prove the keys are protected, or that data is encrypted on the running system (plinth audit --verify observes dm-crypt on nodes).",
   severity = "critical",
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(a)(2)(iv)", "164.312(a)(1)" } },
@@ -34,7 +34,7 @@ policy {
 policy {
   id = "HIPAA-ENC-002",
   title = "PHI is copied only into encrypted tiers",
-  description = "Backups and lifecycle transitions whose source tier holds PHI target a tier encrypted at rest with AES-256.",
+  description = "Backups and lifecycle transitions whose source tier holds PHI target a tier encrypted at rest with AES-256. Does not prove how copies outside Plinth's backups and lifecycle rules are stored.",
   severity = "critical",
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(a)(2)(iv)", "164.308(a)(7)(ii)(A)" } },

@@ -15,7 +15,7 @@ end
 policy {
   id = "HIPAA-TLS-001",
   title = "PHI is encrypted in transit",
-  description = "access.transport sets a minimum TLS version (1.2 or later), and every network tier (not node-local NVMe) holding PHI encrypts in transit (tls1.2 or tls1.3).",
+  description = "access.transport sets a minimum TLS version (1.2 or later), and every network tier (not node-local NVMe) holding PHI encrypts in transit (tls1.2 or tls1.3). Does not prove integrity controls on the wire (164.312(e)(2)(i)) beyond what TLS gives, or what clients negotiate.",
   severity = "critical",
   enforcement = "mandatory",
   controls = { hipaa = { "164.312(e)(1)", "164.312(e)(2)(ii)" } },
@@ -45,7 +45,7 @@ policy {
 policy {
   id = "HIPAA-TLS-002",
   title = "House baseline: PHI moves only over TLS 1.3 with mutual TLS",
-  description = "access.transport sets tls_min \"1.3\" and mtls true, and network PHI tiers use tls1.3. HIPAA asks for transmission security and names no protocol version; TLS 1.3 with mutual authentication is this project's house baseline, above that. Enforcement is the hipaa pack setting transport_baseline.",
+  description = "access.transport sets tls_min \"1.3\" and mtls true, and network PHI tiers use tls1.3. HIPAA asks for transmission security and names no protocol version; TLS 1.3 with mutual authentication is this project's house baseline, above that. Enforcement is the hipaa pack setting transport_baseline. Does not prove how certificates are issued or rotated.",
   severity = "high",
   enforcement = TRANSPORT,
   controls = { hipaa = { "164.312(e)(1)", "164.312(d)" } },

@@ -26,7 +26,7 @@ end
 policy {
   id = "ML-BAK-001",
   title = "Checkpoint tiers are backed up",
-  description = "Every tier that holds training checkpoints (a burst pool's checkpoint target, or a network tier a training pool mounts) is the source or the target of a backup.",
+  description = "Every tier that holds training checkpoints (a burst pool's checkpoint target, or a network tier a training pool mounts) is the source or the target of a backup. Does not prove a checkpoint can be restored into a running job.",
   severity = "medium",
   enforcement = "advisory",
   controls = { soc2 = { "A1.2" }, hipaa = { "164.308(a)(7)(ii)(A)" } },
@@ -51,7 +51,7 @@ policy {
 policy {
   id = "ML-BAK-002",
   title = "Checkpoint backups are restore-tested at least every 90 days",
-  description = "A backup whose source is a checkpoint tier has dr_test_interval_days between 1 and 90.",
+  description = "A backup whose source is a checkpoint tier has dr_test_interval_days between 1 and 90. Does not prove the tests are run or pass; it checks the declared interval.",
   severity = "medium",
   enforcement = "advisory",
   controls = { soc2 = { "A1.3" }, hipaa = { "164.308(a)(7)(ii)(D)" } },
@@ -76,7 +76,7 @@ policy {
 policy {
   id = "ML-SPOT-001",
   title = "Spot burst pools checkpoint at least hourly",
-  description = "A burst pool with spot: true sets checkpointing with a target tier and interval_minutes between 1 and 60, so a reclaimed instance loses at most an hour.",
+  description = "A burst pool with spot: true sets checkpointing with a target tier and interval_minutes between 1 and 60, so a reclaimed instance loses at most an hour. Does not prove the jobs write checkpoints; it checks the pool's declared interval and target.",
   severity = "medium",
   enforcement = "advisory",
   controls = { soc2 = { "A1.2" } },

@@ -4,7 +4,7 @@
 policy {
   id = "ML-IMG-001",
   title = "Container images are pinned by digest",
-  description = "Every image of every stack ends in @sha256: followed by 64 hex digits; tags such as :latest can change under you.",
+  description = "Every image of every stack ends in @sha256: followed by 64 hex digits; tags such as :latest can change under you. Does not prove the images are free of vulnerabilities or come from a trusted registry.",
   severity = "high",
   enforcement = "mandatory",
   controls = { soc2 = { "CC8.1", "CC7.1" } },

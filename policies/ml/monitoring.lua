@@ -4,7 +4,7 @@
 policy {
   id = "ML-MON-001",
   title = "GPU nodes are monitored with DCGM and Prometheus",
-  description = "A blueprint with node or burst pools enables monitoring.dcgm and monitoring.prometheus.",
+  description = "A blueprint with node or burst pools enables monitoring.dcgm and monitoring.prometheus. Does not prove alerts exist or are acted on (plinth verify reports what the nodes' exporters show).",
   severity = "medium",
   enforcement = "advisory",
   controls = { soc2 = { "CC7.2", "A1.1" } },

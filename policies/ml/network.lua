@@ -6,7 +6,7 @@
 policy {
   id = "ML-NET-001",
   title = "ML traffic is on a dedicated VLAN and VRF",
-  description = "Every training or inference node pool joins a VLAN whose purpose is its role (training or inference) and whose VRF is not shared with a management VLAN: network segmentation (SOC 2 CC6.1, point of focus 'Considers network segmentation') and a routing boundary between ML and management traffic (CC6.6, 'Implements boundary protection systems').",
+  description = "Every training or inference node pool joins a VLAN whose purpose is its role (training or inference) and whose VRF is not shared with a management VLAN: network segmentation (SOC 2 CC6.1, point of focus 'Considers network segmentation') and a routing boundary between ML and management traffic (CC6.6, 'Implements boundary protection systems'). Does not prove the switches enforce the separation; it checks the declared VLANs and VRFs.",
   severity = "medium",
   enforcement = "advisory",
   controls = { soc2 = { "CC6.1", "CC6.6" }, gdpr = { "Art.32(1)(b)" } },

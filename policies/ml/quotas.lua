@@ -13,7 +13,7 @@ end
 policy {
   id = "ML-QUOTA-001",
   title = "Every namespace has a GPU quota",
-  description = "Each access.namespaces entry sets quota.gpus, so no tenant can take every GPU and starve the others (capacity management, A1.1).",
+  description = "Each access.namespaces entry sets quota.gpus, so no tenant can take every GPU and starve the others (capacity management, A1.1). Does not prove the quota is enforced on a cluster (ML-QUOTA-003 checks the applied ResourceQuota).",
   severity = "medium",
   enforcement = "advisory",
   controls = { soc2 = { "A1.1" } },
@@ -33,7 +33,7 @@ policy {
 policy {
   id = "ML-QUOTA-002",
   title = "GPU quotas fit the GPUs the blueprint provides",
-  description = "The sum of namespace GPU quotas is at most the GPUs of all node pools plus burst pools at their max size, with each instance type's GPU count from the catalog (ctx.catalog).",
+  description = "The sum of namespace GPU quotas is at most the GPUs of all node pools plus burst pools at their max size, with each instance type's GPU count from the catalog (ctx.catalog). Does not prove the capacity is there; burst pools count at their max.",
   severity = "low",
   enforcement = "advisory",
   controls = { soc2 = { "A1.1" } },
@@ -64,7 +64,7 @@ policy {
 policy {
   id = "ML-QUOTA-003",
   title = "Namespaces created on a cluster have a GPU quota",
-  description = "Every namespace the blueprint applies to a Kubernetes cluster (clusters:) gets a ResourceQuota with requests.nvidia.com/gpu (quota.gpus); without one a single tenant can schedule every GPU of the cluster. Checked on the planned kubernetes.namespace resources, so a plan that breaks it sends no request (A1.1).",
+  description = "Every namespace the blueprint applies to a Kubernetes cluster (clusters:) gets a ResourceQuota with requests.nvidia.com/gpu (quota.gpus); without one a single tenant can schedule every GPU of the cluster. Checked on the planned kubernetes.namespace resources, so a plan that breaks it sends no request (A1.1). Does not prove workloads cannot bypass the quota through other namespaces.",
   severity = "high",
   enforcement = "mandatory",
   controls = { soc2 = { "A1.1" } },

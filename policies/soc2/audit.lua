@@ -8,7 +8,7 @@ local function audit(ctx) return ctx.blueprint.access.audit_logging end
 policy {
   id = "SOC2-AUD-001",
   title = "API server audit logging is on",
-  description = "access.audit_logging.api_server is true, so every API call is recorded.",
+  description = "access.audit_logging.api_server is true, so every API call is recorded. Does not prove the events are monitored or evaluated (CC7.2, CC7.3 ask for both).",
   severity = "high",
   enforcement = "mandatory",
   controls = { soc2 = { "CC7.2", "CC7.3" }, hipaa = { "164.312(b)" } },
@@ -25,7 +25,7 @@ policy {
 policy {
   id = "SOC2-AUD-002",
   title = "Storage access audit logging is on",
-  description = "access.audit_logging.storage is true, so reads and writes of stored data are recorded.",
+  description = "access.audit_logging.storage is true, so reads and writes of stored data are recorded. Does not prove the events are monitored or evaluated.",
   severity = "high",
   enforcement = "mandatory",
   controls = { soc2 = { "CC7.2" }, hipaa = { "164.312(b)" } },
@@ -42,7 +42,7 @@ policy {
 policy {
   id = "SOC2-AUD-003",
   title = "Audit logs are kept for at least 365 days (this pack's rule)",
-  description = "access.audit_logging.retention_days is 365 or more. SOC 2 names no retention period; a Type II examination covers a period (commonly 6 to 12 months) from which the auditor samples the evidence of CC7.2's monitoring, so this pack keeps a year of logs. A house rule, not the text of a criterion.",
+  description = "access.audit_logging.retention_days is 365 or more. SOC 2 names no retention period; a Type II examination covers a period (commonly 6 to 12 months) from which the auditor samples the evidence of CC7.2's monitoring, so this pack keeps a year of logs. A house rule, not the text of a criterion. Does not prove the logs are reviewed.",
   severity = "medium",
   enforcement = "mandatory",
   controls = { soc2 = { "CC7.2" } },

@@ -3,7 +3,7 @@
 policy {
   id = "SOC2-BAK-001",
   title = "Backups are retained and restore-tested at least yearly",
-  description = "Every backup keeps copies (retention_days > 0) and has a disaster-recovery restore test at least every 365 days (dr_test_interval_days 1..365).",
+  description = "Every backup keeps copies (retention_days > 0) and has a disaster-recovery restore test at least every 365 days (dr_test_interval_days 1..365). Does not prove the tests are run or pass; a blueprint without backups is not applicable, not a pass.",
   severity = "medium",
   enforcement = "mandatory",
   controls = { soc2 = { "A1.2", "A1.3" } },

@@ -12,7 +12,7 @@ end
 policy {
   id = "SOC2-ENC-001",
   title = "Storage tiers encrypt data at rest with AES-256, LUKS2 or SED",
-  description = "Every storage tier sets encryption.at_rest to aes-256-xts, aes-256-gcm, luks2 or sed.",
+  description = "Every storage tier sets encryption.at_rest to aes-256-xts, aes-256-gcm, luks2 or sed. Does not prove the keys are managed, or that data is encrypted on the running system (plinth audit --verify observes dm-crypt on nodes).",
   severity = "high",
   enforcement = "mandatory",
   controls = { soc2 = { "CC6.1" }, hipaa = { "164.312(a)(2)(iv)" }, gdpr = { "Art.32(1)(a)" } },
@@ -34,7 +34,7 @@ policy {
 policy {
   id = "SOC2-ENC-002",
   title = "Backup targets encrypt data at rest",
-  description = "Every backup copies into a tier that is encrypted at rest with a strong cipher, so a copy is protected like its source.",
+  description = "Every backup copies into a tier that is encrypted at rest with a strong cipher, so a copy is protected like its source. Does not prove copies outside Plinth's backups are encrypted; a blueprint without backups is not applicable, not a pass.",
   severity = "high",
   enforcement = "mandatory",
   controls = { soc2 = { "CC6.1", "A1.2" }, hipaa = { "164.308(a)(7)(ii)(A)", "164.312(a)(2)(iv)" } },

@@ -16,7 +16,7 @@ end
 policy {
   id = "SOC2-RBAC-001",
   title = "Roles grant no wildcard verbs or resources",
-  description = "No role lists '*' among its verbs or resources; grant the verbs and resources the job needs.",
+  description = "No role lists '*' among its verbs or resources; grant the verbs and resources the job needs. Does not prove the grants are reviewed or still needed (CC6.2, CC6.3 ask for that too).",
   severity = "high",
   enforcement = "mandatory",
   controls = { soc2 = { "CC6.1", "CC6.3" }, hipaa = { "164.308(a)(4)(ii)(B)" } },
@@ -43,7 +43,7 @@ local escalating = { escalate = true, bind = true, impersonate = true }
 policy {
   id = "SOC2-RBAC-002",
   title = "No cluster-admin or privilege-escalating roles for groups",
-  description = "Groups never hold cluster-admin, nor a role with the escalate, bind or impersonate verbs; grant those to named break-glass users only.",
+  description = "Groups never hold cluster-admin, nor a role with the escalate, bind or impersonate verbs; grant those to named break-glass users only. Does not prove who is in the groups bound to other roles.",
   severity = "critical",
   enforcement = "mandatory",
   controls = { soc2 = { "CC6.1", "CC6.3" }, hipaa = { "164.312(a)(1)" } },
@@ -73,7 +73,7 @@ policy {
 policy {
   id = "SOC2-RBAC-003",
   title = "One service account per workload",
-  description = "A service account name is declared in one namespace only; roles bind service accounts that exist (serviceaccount:NAMESPACE/NAME) and only in their own namespace, so no token is shared across workloads.",
+  description = "A service account name is declared in one namespace only; roles bind service accounts that exist (serviceaccount:NAMESPACE/NAME) and only in their own namespace, so no token is shared across workloads. Does not prove each workload runs under its own account; it checks what the blueprint binds.",
   severity = "high",
   enforcement = "mandatory",
   controls = { soc2 = { "CC6.1", "CC6.2" }, hipaa = { "164.312(a)(2)(i)" } },

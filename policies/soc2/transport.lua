@@ -11,7 +11,7 @@ local TRANSPORT = setting("transport_baseline", "mandatory")
 policy {
   id = "SOC2-TLS-001",
   title = "House baseline: transport encryption requires TLS 1.3 or later",
-  description = "access.transport.tls_min is \"1.3\"; older protocol versions are refused. CC6.7 requires protected transmission; TLS 1.3 is the house baseline above it (enforcement: soc2 pack setting transport_baseline).",
+  description = "access.transport.tls_min is \"1.3\"; older protocol versions are refused. CC6.7 requires protected transmission; TLS 1.3 is the house baseline above it (enforcement: soc2 pack setting transport_baseline). Does not prove what clients negotiate; it checks the declared minimum.",
   severity = "high",
   enforcement = TRANSPORT,
   controls = { soc2 = { "CC6.7" }, hipaa = { "164.312(e)(1)" }, gdpr = { "Art.32(1)(a)" } },
@@ -30,7 +30,7 @@ policy {
 policy {
   id = "SOC2-TLS-002",
   title = "House baseline: services authenticate each other with mutual TLS",
-  description = "access.transport.mtls is true, so service-to-service traffic is authenticated on both ends. Stronger than CC6.6/CC6.7 require; mutual TLS is the house baseline (enforcement: soc2 pack setting transport_baseline).",
+  description = "access.transport.mtls is true, so service-to-service traffic is authenticated on both ends. Stronger than CC6.6/CC6.7 require; mutual TLS is the house baseline (enforcement: soc2 pack setting transport_baseline). Does not prove how certificates are issued or rotated.",
   severity = "high",
   enforcement = TRANSPORT,
   controls = { soc2 = { "CC6.6", "CC6.7" }, hipaa = { "164.312(d)" } },

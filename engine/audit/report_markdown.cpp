@@ -44,6 +44,22 @@ std::string provenance_line(const Report& r) {
 
 constexpr size_t kMaxRows = 200;  // keeps the comment far below GitHub's limit
 
+/// The verdicts with `outcome` folded into <details> (at most kMaxRows rows):
+/// "<count><summary>", then Policy | Resource | `what` (the verdict's message).
+std::string folded(const Report& r, policy::Outcome outcome, const std::string& summary, const std::string& what) {
+  std::string rows;
+  size_t n = 0;
+  for (const auto& v : r.verdicts) {
+    if (v.outcome != outcome || n++ >= kMaxRows) continue;
+    rows += "| `" + v.policy + "` | `" + cell(v.address.empty() ? "(blueprint)" : v.address) + "` | " + cell(v.message) +
+            " |\n";
+  }
+  if (rows.empty()) return "";
+  return "<details><summary>" + std::to_string(n) + summary + "</summary>\n\n| Policy | Resource | " + what +
+         " |\n|---|---|---|\n" + rows + (n > kMaxRows ? "\n…and " + std::to_string(n - kMaxRows) + " more.\n" : "") +
+         "\n</details>\n\n";
+}
+
 }  // namespace
 
 std::string to_markdown(const Report& r) {
@@ -149,31 +165,8 @@ std::string to_markdown(const Report& r) {
     if (!r.observed->findings.empty()) md += "\n";
   }
 
-  std::string passes;
-  rows = 0;
-  for (const auto& v : r.verdicts) {
-    if (v.outcome != policy::Outcome::Pass) continue;
-    if (rows++ >= kMaxRows) continue;
-    passes += "| `" + v.policy + "` | `" + cell(v.address.empty() ? "(blueprint)" : v.address) + "` | " +
-              cell(v.message) + " |\n";
-  }
-  if (!passes.empty())
-    md += "<details><summary>" + std::to_string(c["pass"]) +
-          " passing check(s)</summary>\n\n| Policy | Resource | Evidence |\n|---|---|---|\n" + passes +
-          (rows > kMaxRows ? "\n…and " + std::to_string(rows - kMaxRows) + " more.\n" : "") + "\n</details>\n\n";
-
-  std::string na;
-  rows = 0;
-  for (const auto& v : r.verdicts) {
-    if (v.outcome != policy::Outcome::NotApplicable) continue;
-    if (rows++ >= kMaxRows) continue;
-    na += "| `" + v.policy + "` | `" + cell(v.address.empty() ? "(blueprint)" : v.address) + "` | " + cell(v.message) +
-          " |\n";
-  }
-  if (!na.empty())
-    md += "<details><summary>" + std::to_string(c["not_applicable"]) +
-          " not applicable</summary>\n\n| Policy | Resource | Why |\n|---|---|---|\n" + na +
-          (rows > kMaxRows ? "\n…and " + std::to_string(rows - kMaxRows) + " more.\n" : "") + "\n</details>\n\n";
+  md += folded(r, policy::Outcome::Pass, " passing check(s)", "Evidence");
+  md += folded(r, policy::Outcome::NotApplicable, " not applicable", "Why");
 
   md += "<sub>" + provenance_line(r) + "</sub>\n";
   return md;

@@ -15,6 +15,9 @@
 
 namespace plinth::validate {
 
+/// An InfiniBand or RoCE fabric (node_pools.cpp); false for none or ethernet.
+bool rdma_kind(const bp::Fabric* f);
+
 // stacks.cpp
 extern const RuleInfo CUDA001, CUDA002, CUDA005, CUDA007, DRV005, IMG001;
 // networks.cpp

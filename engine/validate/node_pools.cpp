@@ -198,11 +198,11 @@ std::optional<Estimate> estimate(const bp::NodePool& p) {
   return e;
 }
 
-bool rdma_kind(const bp::Fabric* f) { return f && (f->kind == "infiniband" || f->kind == "roce-v2"); }
-
 bool glob(const std::string& name) { return name.find_first_of("*?[") != std::string::npos; }
 
 }  // namespace
+
+bool rdma_kind(const bp::Fabric* f) { return f && (f->kind == "infiniband" || f->kind == "roce-v2"); }
 
 void Checker::check_node_pool(const bp::NodePool& p) {
   const std::string addr = node_address(p);

@@ -65,8 +65,7 @@ void Checker::check_mounts(const std::vector<std::string>& storage, const bp::Or
       const bool o2ib_only = !nids.empty() && std::all_of(nids.begin(), nids.end(), [](const bp::LustreNid& n) {
         return n.lnd == "o2ib";
       });
-      const bool rdma = fabric && (fabric->kind == "infiniband" || fabric->kind == "roce-v2");
-      if (o2ib_only && !rdma)
+      if (o2ib_only && !rdma_kind(fabric))
         add(STO005, origin.at("storage." + std::to_string(i)), addr,
             who + " mounts Lustre tier '" + t->name + "' over o2ib (" + t->remote + ") but has no RDMA fabric" +
                 (fabric ? " (fabric '" + fabric->name + "' is " + fabric->kind + ")" : std::string()) +

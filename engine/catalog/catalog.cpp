@@ -472,6 +472,15 @@ struct CatalogParser {
       if (!cat.doca_version_.empty() && !is_version(cat.doca_version_, 0))
         r.fail(doca["version"], "the DOCA version must look like \"2.9.2\"");
     }
+    const YAML::Node efa = root["efa_installer"];
+    if (!efa || !r.keys(efa, "efa_installer", {"version", "source"})) {
+      if (!efa) r.fail(root, "the file has no 'efa_installer'");
+    } else {
+      cat.efa_installer_version_ = r.str(efa, "version", "efa_installer");
+      r.source(efa, "efa_installer", sources);
+      if (!cat.efa_installer_version_.empty() && !is_version(cat.efa_installer_version_, 0))
+        r.fail(efa["version"], "the EFA installer version must look like \"1.47.0\"");
+    }
     const YAML::Node images = root["cloud_images"];
     if (!images || !images.IsSequence()) {
       r.fail(images ? images : root, images ? "'cloud_images' must be a list" : "the file has no 'cloud_images'");
@@ -538,7 +547,7 @@ Result<Catalog> Catalog::load_texts(const std::vector<std::pair<std::string, std
           if (base == "gpus.yaml") keys.insert(keys.end(), {"architectures", "gpus"});
           else if (base == "cuda.yaml") keys.insert(keys.end(), {"toolkits", "minor_version_compat", "forward_compat"});
           else if (base == "software.yaml")
-            keys.insert(keys.end(), {"driver_branches", "fabric_manager", "container_toolkit", "dcgm_exporter", "doca", "cloud_images"});
+            keys.insert(keys.end(), {"driver_branches", "fabric_manager", "container_toolkit", "dcgm_exporter", "doca", "efa_installer", "cloud_images"});
           r.keys(root, "the file", keys);
           std::set<std::string> sources;
           std::string version = r.header(root, sources, cat.sources_[base]);

@@ -175,6 +175,8 @@ class Catalog {
   const std::string& dcgm_exporter_image() const { return dcgm_image_; }
   /// The NVIDIA DOCA-Host release whose doca-ofed Plinth installs for RDMA fabrics.
   const std::string& doca_version() const { return doca_version_; }
+  /// The AWS EFA installer release burst instances with EFA interfaces run (with aws-ofi-nccl).
+  const std::string& efa_installer_version() const { return efa_installer_version_; }
   /// The first `cloud_images` row of `provider` whose match `image` contains, or nullptr.
   const CloudImage* cloud_image(const std::string& provider, const std::string& image) const;
   const std::vector<CloudImage>& cloud_images() const { return cloud_images_; }
@@ -211,6 +213,7 @@ class Catalog {
   std::vector<Advisory> advisories_;
   std::string dcgm_image_;
   std::string doca_version_;
+  std::string efa_installer_version_;
   std::vector<CloudImage> cloud_images_;
   std::map<std::string, std::map<std::string, std::string>> sources_;
 };

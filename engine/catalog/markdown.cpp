@@ -132,7 +132,9 @@ std::string catalog_markdown(const Catalog& cat) {
   // ---- software -------------------------------------------------------------------
   out += "\n## NVIDIA software\n\n"
          "Data-center driver branches, as NVIDIA designates them (end of life as NVIDIA states it; a new feature\n"
-         "branch is short-lived and gets no updates), with the first and newest data-center release seen:\n\n"
+         "branch is short-lived and gets no updates), with the first and newest data-center release seen. A stack\n"
+         "on a branch whose end of life is before the catalog's month (version " + cat.version().substr(0, 7) +
+         "), or on a branch\nbefore R580 not listed here, gets a warning (DRV008):\n\n"
          "| Branch | Designation | End of life | First release | Newest release seen |\n"
          "|---|---|---|---|---|\n";
   for (const auto& b : cat.driver_branches()) {
@@ -151,7 +153,9 @@ std::string catalog_markdown(const Catalog& cat) {
   for (const auto& a : cat.all_container_toolkit_advisories())
     out += "| " + a.id + " | " + a.fixed_in + " | " + cell(a.summary) + " |\n";
   out += "\nDCGM exporter run when a stack lists none of its own: `" + cat.dcgm_exporter_image() +
-         "`.\n\nDOCA-OFED for RDMA fabrics: DOCA " + cat.doca_version() + ".\n";
+         "`.\n\nDOCA-OFED for RDMA fabrics: DOCA " + cat.doca_version() + ".\n\n"
+         "AWS burst instances with EFA interfaces: the EFA installer " + cat.efa_installer_version() +
+         " (EFA kernel module, libfabric, Open MPI and the aws-ofi-nccl plugin NCCL uses over EFA).\n";
 
   out += "\n## Cloud images\n\n"
          "What the render must know of a burst pool's `image` (the first row whose part the image reference contains):\n"

@@ -83,6 +83,7 @@ struct PoolView {
   std::string rdma_stack;                      ///< doca-ofed | inbox ("" without an RDMA fabric)
   std::vector<std::string> bond;               ///< interface names / globs bonded into bond0
   std::vector<std::string> rails;              ///< RDMA rail interfaces (never bonded)
+  int efa_interfaces = 0;                      ///< burst instances with EFA: the EFA software and aws-ofi-nccl
 };
 
 std::string q(std::string_view s) {
@@ -221,6 +222,8 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
       v.gpu_name = v.gpu ? v.gpu->name : t->gpu;
       v.gpus_per_node = t->gpu_count;
       v.fabric_manager = t->fabric_manager;
+      const auto efa = t->facts.find("efa_interfaces");
+      if (efa != t->facts.end() && efa->is_number_integer()) v.efa_interfaces = efa->get<int>();
     }
     v.identity = {{"kind", "burst_pool"}, {"region", bpool->region}, {"zone", bpool->zone},
                   {"instance_type", bpool->instance_type}, {"spot", bpool->spot}};
@@ -810,6 +813,17 @@ Result<std::string> network_config(const PoolView& v, const Lnet& lnet) {
 }
 
 /// Everything a pool's cloud-init is written from.
+/// The shell steps that install the AWS EFA installer `version` after checking its GPG signature
+/// (AWS EC2 User Guide, "Install the EFA software" and "Verify the EFA installer using a GPG signature").
+std::string efa_install(const std::string& version) {
+  return "set -e; v=" + version +
+         "; base=https://efa-installer.amazonaws.com; d=$(mktemp -d); cd \"$d\"; export GNUPGHOME=\"$d/gnupg\"; "
+         "mkdir -m 0700 \"$GNUPGHOME\"; curl -fsSLO \"$base/aws-efa-installer-$v.tar.gz\"; "
+         "curl -fsSLO \"$base/aws-efa-installer-$v.tar.gz.sig\"; curl -fsSL \"$base/aws-efa-installer.key\" | gpg --batch "
+         "--import; gpg --batch --verify \"aws-efa-installer-$v.tar.gz.sig\" \"aws-efa-installer-$v.tar.gz\"; "
+         "tar -xf \"aws-efa-installer-$v.tar.gz\"; cd aws-efa-installer; ./efa_installer.sh -y; cd /; rm -rf \"$d\"";
+}
+
 struct Prepared {
   PoolView v;
   std::vector<Mount> mounted;
@@ -1059,6 +1073,10 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
     lock.insert(lock.end(), pk->locks.begin(), pk->locks.end());
     run(ud, lock);
   }
+  // EFA: the installer AWS documents, checked against its signature, brings the
+  // EFA kernel module, libfabric and the aws-ofi-nccl plugin; without them NCCL
+  // between instances runs over TCP sockets on the ENA interface.
+  if (v.efa_interfaces > 0) run(ud, {"sh", "-c", efa_install(cat.efa_installer_version())});
   if (pk->cuda_compat) {
     auto parts = split_dots(pk->cuda);
     const std::string compat = "/usr/local/cuda-" + parts[0] + "." + parts[1] + "/compat";

@@ -34,7 +34,9 @@ struct CloudInit {
 ///    compatibility and needs it, cuDNN, the NVIDIA Container Toolkit (the
 ///    stack's pin or the catalog default), Docker (Podman with CDI on RHEL);
 ///  - for node pools on an InfiniBand / RoCE fabric the RDMA stack
-///    (DOCA-OFED with nvidia-peermem, or the distribution's rdma-core);
+///    (DOCA-OFED with nvidia-peermem, or the distribution's rdma-core); for
+///    burst pools on instance types with EFA interfaces the AWS EFA installer
+///    (signature checked), with libfabric and the aws-ofi-nccl plugin;
 ///  - LUKS2 or plain XFS for the pool's NVMe tiers, and mounts for its NFS,
 ///    Lustre, GPFS, WEKA and BeeGFS tiers (with their transport encryption
 ///    where the file system has one);

@@ -19,7 +19,7 @@ namespace plinth::validate {
 bool rdma_kind(const bp::Fabric* f);
 
 // stacks.cpp
-extern const RuleInfo CUDA001, CUDA002, CUDA005, CUDA007, DRV005, IMG001;
+extern const RuleInfo CUDA001, CUDA002, CUDA005, CUDA007, DRV005, DRV008, IMG001;
 // networks.cpp
 extern const RuleInfo NET001, NET002, NET003, NET004, NET005, NET006, NET009;
 // platform.cpp: what runs on a GPU
@@ -60,6 +60,7 @@ class Checker {
   std::optional<CudaNeed> cuda_need(const bp::Stack& s) const;
   std::string forward_branches(int major) const;
   void check_stack(const bp::Stack& s);
+  void check_driver_support(const bp::Stack& s);  // DRV008
 
   // networks.cpp
   void check_vlans();

@@ -51,6 +51,17 @@ const RuleInfo DRV005{
     "NVIDIA security bulletins: CVE-2024-0132/0133 (fixed in 1.16.2), CVE-2025-23359 (1.17.4), CVE-2025-23266 and "
     "CVE-2025-23267 (1.17.8) let a crafted image escape to the host or tamper with it.",
     "pin the fixed release the hint names or newer, or leave container_toolkit out for Plinth's default"};
+const RuleInfo DRV008{
+    "DRV008", Severity::Warning, "driver branch past NVIDIA's end of support",
+    "A stack's `driver` is on a data-center branch whose end of life, as NVIDIA states it (software.yaml "
+    "`driver_branches`), is before the catalog's month (its version, 2026.12.x: December 2026), or on a branch below "
+    "R580 that NVIDIA does not list at all. The catalog's month, not the clock, is the reference, so one Plinth gives "
+    "one verdict on a blueprint in every run; a newer catalog moves it. Position: `driver`.",
+    "NVIDIA Data Center Drivers, 'Supported Drivers and CUDA Toolkit Versions' (v580, R615 and R620 editions): "
+    "branches past end of life get no more security or bug-fix releases; the v580 edition calls every branch it does "
+    "not list (R575, R565, R560, R550, R525, ...) end of life.",
+    "pin a release of a supported branch (the hint names them; docs/catalog.md lists their releases), checking "
+    "that the GPUs and the CUDA toolkit still run on it"};
 const RuleInfo IMG001{
     "IMG001", Severity::Warning, "container image not pinned by digest",
     "A stack image is not `name@sha256:<64 lower-case hex>`. Position: that entry of `images`.",
@@ -59,6 +70,12 @@ const RuleInfo IMG001{
     "reference the image by digest (`docker buildx imagetools inspect NAME` prints it)"};
 
 namespace {
+
+/// "2026-12" from a catalog version "2026.12.6"; "" when it is not one.
+std::string catalog_month(const std::string& version) {
+  if (version.size() < 7 || version[4] != '.') return "";
+  return version.substr(0, 4) + "-" + version.substr(5, 2);
+}
 
 bool pinned_by_digest(const std::string& image) {
   size_t at = image.rfind("@sha256:");
@@ -137,6 +154,7 @@ void Checker::check_stack(const bp::Stack& s) {
     add(CUDA002, s.origin.at("cuda"), "", "unknown CUDA version '" + s.cuda + "' in stack '" + s.name + "'",
         "use a released toolkit from docs/catalog.md, e.g. " + nearby_versions(s.cuda, cat_.cuda_versions()));
   }
+  check_driver_support(s);
   for (size_t i = 0; i < s.images.size(); ++i) {
     if (pinned_by_digest(s.images[i])) continue;
     add(IMG001, s.origin.at("images." + std::to_string(i)), "",
@@ -158,6 +176,36 @@ void Checker::check_stack(const bp::Stack& s) {
               cat_.container_toolkit_default() + ")");
     }
   }
+}
+
+void Checker::check_driver_support(const bp::Stack& s) {
+  const std::string month = catalog_month(cat_.version());
+  const std::string branch = s.driver.substr(0, s.driver.find('.'));
+  if (month.empty() || branch.empty() || !std::all_of(branch.begin(), branch.end(), ::isdigit)) return;
+  const catalog::DriverBranch* row = cat_.driver_branch(branch);
+  std::string why;
+  if (row && !row->end_of_life.empty() && row->end_of_life < month) {
+    const std::string kind = row->kind == "ltsb" ? "long-term support branch" : row->kind == "production"
+                                                                                   ? "production branch"
+                                                                                   : "new feature branch";
+    why = "R" + branch + " (" + kind + "), which reached end of life in " + row->end_of_life + ",";
+  } else if (!row && branch.size() == 3 && branch < "580") {
+    why = "R" + branch + ", a branch NVIDIA's data-center support matrix does not list (it calls every such branch "
+          "before R580 end of life),";
+  } else {
+    return;
+  }
+  std::vector<std::string> supported;
+  for (const auto& b : cat_.driver_branches()) {
+    if (b.latest.empty() || (!b.end_of_life.empty() && b.end_of_life < month)) continue;
+    supported.push_back("R" + b.branch + " (" + (b.kind == "ltsb" ? "LTSB" : b.kind) +
+                        (b.end_of_life.empty() ? "" : ", to " + b.end_of_life) + "; newest " + b.latest + ")");
+  }
+  add(DRV008, s.origin.at("driver"), "",
+      "driver " + s.driver + " in stack '" + s.name + "' is on " + why +
+          " and gets no more security fixes",
+      supported.empty() ? "pin a release of a branch NVIDIA still supports"
+                        : "pin a release of a supported branch: " + join(supported, ", "));
 }
 
 }  // namespace plinth::validate

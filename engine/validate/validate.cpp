@@ -16,7 +16,7 @@ const std::vector<RuleInfo>& rules() {
   static const std::vector<RuleInfo> all = [] {
     std::vector<RuleInfo> v = {
         // stacks.cpp
-        CUDA001, CUDA002, CUDA005, CUDA007, DRV005, IMG001,
+        CUDA001, CUDA002, CUDA005, CUDA007, DRV005, DRV008, IMG001,
         // networks.cpp
         NET001, NET002, NET003, NET004, NET005, NET006, NET009,
         // platform.cpp

@@ -127,7 +127,7 @@ TEST_CASE("plinth version names the version, the commit and the catalog and poli
   auto r = run_plinth({"version"}, dir.path());
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("plinth 0.1.0\n", 0) == 0);
-  CHECK(contains(r.out, "\n  catalog:  2026.12.6 (built in)\n"));
+  CHECK(contains(r.out, "\n  catalog:  2026.12.7 (built in)\n"));
   CHECK(contains(r.out, "\n  policies: 2026.12.1 (built in: gdpr "));
   CHECK(contains(r.out, ", soc2 "));
   CHECK(run_plinth({"--version"}, dir.path()).out == r.out);
@@ -135,7 +135,7 @@ TEST_CASE("plinth version names the version, the commit and the catalog and poli
   auto j = nlohmann::json::parse(run_plinth({"version", "--json"}, dir.path()).out, nullptr, false);
   REQUIRE_FALSE(j.is_discarded());
   CHECK(j["version"] == "0.1.0");
-  CHECK(j["catalog"]["version"] == "2026.12.6");
+  CHECK(j["catalog"]["version"] == "2026.12.7");
   CHECK(j["policies"]["packs"].contains("hipaa"));
   CHECK(j["policies"]["packs"]["hipaa"]["digest"].get<std::string>().size() == 12);
   // The commit is the source tree's HEAD (when this test runs in a git checkout).

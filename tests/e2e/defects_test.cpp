@@ -149,7 +149,8 @@ TEST_CASE("counts beyond the limit fail validate with the limit named", "[e2e][d
 TEST_CASE("audit of an invalid blueprint still writes its report, with the errors as findings, and exits 1",
           "[e2e][defects][reports]") {
   TempDir dir;
-  dir.write("bp.yaml", gpu_pool_with_bmc("{endpoints: \"http://bmc-{index}.ex\", credentials: env:BMC}"));
+  // On a supported driver branch, so that the BMC error is the only finding (no DRV008).
+  dir.write("bp.yaml", repinned(gpu_pool_with_bmc("{endpoints: \"http://bmc-{index}.ex\", credentials: env:BMC}"), "580.126.20"));
   auto sarif = run_plinth({"audit", "bp.yaml", "--format", "sarif", "--output", "x.sarif"}, dir.path());
   CHECK(sarif.exit_code == 1);
   auto j = nlohmann::json::parse(slurp(dir.path() + "/x.sarif"), nullptr, false);
@@ -247,7 +248,7 @@ x-pool: &pool          # an extension field: ignored, a home for anchors
   stack: train
   bmc: {endpoints: "https://bmc-{index}.a.example", credentials: env:BMC}
 stacks:
-  train: {driver: "550.54.15", cuda: "12.4"}
+  train: {driver: "580.126.20", cuda: "12.4"}
 node_pools:
   - <<: *pool
     name: a
@@ -284,7 +285,7 @@ TEST_CASE("control characters and ANSI escapes from a blueprint are escaped in e
   TempDir dir;
   // A double-quoted YAML string may hold any character: ESC, BEL, a C1 CSI.
   dir.write("bp.yaml", "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: esc}\n"
-                       "stacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\n"
+                       "stacks:\n  train: {driver: \"580.126.20\", cuda: \"12.4\"}\n"
                        "node_pools:\n  - {name: p, count: 1, role: \"\\e[31mred\\a\\u009b2J\", stack: train,\n"
                        "     hardware: {gpu: L40S, gpus_per_node: 4}}\n"
                        "\x1b[2Jbroken: 1\n");
@@ -299,7 +300,7 @@ TEST_CASE("control characters and ANSI escapes from a blueprint are escaped in e
     CHECK(contains(r.err, " 9 | \\x1b[2Jbroken: 1\n"));  // the source excerpt, escaped
   }
   dir.write("bp.yaml", "apiVersion: plinth/v1\nkind: Blueprint\nmetadata: {name: esc}\n"
-                       "stacks:\n  train: {driver: \"550.54.15\", cuda: \"12.4\"}\n"
+                       "stacks:\n  train: {driver: \"580.126.20\", cuda: \"12.4\"}\n"
                        "node_pools:\n  - {name: p, count: 1, role: \"\\e[31mred\\a\\u009b2J\", stack: train,\n"
                        "     hardware: {gpu: L40S, gpus_per_node: 4}}\n");
   auto r = run_plinth({"validate", "bp.yaml"}, dir.path());

@@ -114,18 +114,18 @@ TEST_CASE("a replace forced by the rendered user-data says which blueprint chang
   TempDir dir;
   const std::string cluster = read_file("blueprints/examples/cluster.yaml").value();
   const std::string state =
-      write_fixed_state_of(dir, dir.write("before.yaml", replace_once(cluster, "driver: \"550.54.15\"", "driver: \"550.54.14\"")));
+      write_fixed_state_of(dir, dir.write("before.yaml", replace_once(cluster, "driver: \"580.126.20\"", "driver: \"580.95.05\"")));
   auto r = run_plinth({"plan", "blueprints/examples/cluster.yaml", "--state", state, "--refresh=false", "-lock=false"});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("-/+ baremetal.node.train-a[0..31]  32 to replace, forced by: user_data_hash\n"
-                   "      # because plinth.stack.train: driver \"550.54.14\" -> \"550.54.15\"\n") != std::string::npos);
+                   "      # because plinth.stack.train: driver \"580.95.05\" -> \"580.126.20\"\n") != std::string::npos);
   auto j = nlohmann::json::parse(
       run_plinth({"plan", "blueprints/examples/cluster.yaml", "--state", state, "--refresh=false", "-lock=false", "--json"}).out);
   bool said = false;
   for (const auto& c : j["resource_changes"])
     if (c["address"] == "baremetal.node.train-a[0]")
-      said = c["reasons"] == nlohmann::json::array({"plinth.stack.train: driver \"550.54.14\" -> \"550.54.15\""});
+      said = c["reasons"] == nlohmann::json::array({"plinth.stack.train: driver \"580.95.05\" -> \"580.126.20\""});
   CHECK(said);
 }
 

@@ -196,9 +196,9 @@ TEST_CASE("plan views: the HTML view of the example cluster and of 10,000 nodes 
   doc.serial = 1;
   dir.write("plinth.state.json", state::to_json_text(doc));
   std::string text = slurp(bp);
-  const std::string pin = "driver: \"550.54.15\"";
+  const std::string pin = "driver: \"580.126.20\"";
   REQUIRE(text.find(pin) != std::string::npos);
-  dir.write("cluster.yaml", text.replace(text.find(pin), pin.size(), "driver: \"550.90.07\""));
+  dir.write("cluster.yaml", text.replace(text.find(pin), pin.size(), "driver: \"580.159.03\""));
   auto changed = run_plinth({"plan", "cluster.yaml", "--refresh=false", "--format", "html"}, dir.path());
   INFO(changed.err);
   REQUIRE(changed.exit_code == 0);

@@ -13,8 +13,8 @@ TEST_CASE("plinth render prints a pool's cloud-config", "[e2e][render]") {
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("#cloud-config\n", 0) == 0);
-  CHECK(contains(r.out, "      Pin: version 550.54.15-*\n"));
-  CHECK(contains(r.out, "\"nvidia-kernel-open-550\", \"cuda-drivers-550\""));
+  CHECK(contains(r.out, "      Pin: version 580.126.20-*\n"));
+  CHECK(contains(r.out, "\"nvidia-open-580\", \"nvidia-fabricmanager-580\""));  // R560 and later: the open modules' meta-package
   CHECK(contains(r.out, "\"/usr/local/sbin/plinth-nvme\", \"hot\", \"luks\", \"/etc/plinth/keys/hot.key\", \"/mnt/hot\""));
 }
 
@@ -27,8 +27,8 @@ TEST_CASE("plinth render of the example cluster's train-a installs what an HGX H
   const std::string& ud = r.out;
   // The pinned driver, with the open kernel modules the stack chose.
   CHECK(contains(ud, "      Package: cuda-drivers cuda-drivers-* nvidia-* libnvidia-* libxnvctrl* xserver-xorg-video-nvidia-*\n"
-                     "      Pin: version 550.54.15-*\n"));
-  CHECK(contains(ud, "\"nvidia-kernel-open-550\", \"cuda-drivers-550\", \"nvidia-fabricmanager-550\", \"libnvidia-nscq-550\"]"));
+                     "      Pin: version 580.126.20-*\n"));
+  CHECK(contains(ud, "\"nvidia-open-580\", \"nvidia-fabricmanager-580\", \"libnvidia-nscq-580\"]"));
   // Fabric Manager of exactly the driver's version (the pin above covers nvidia-*), enabled for the boot after install.
   CHECK(contains(ud, "  - [\"systemctl\", \"enable\", \"nvidia-fabricmanager.service\"]\n"));
   CHECK(contains(ud, "power_state:\n  mode: reboot\n"));
@@ -63,6 +63,27 @@ TEST_CASE("plinth render of the example cluster's train-a installs what an HGX H
   auto schema = plinth::test::run_program({"cloud-init", "schema", "--config-file", dir.write("user-data", ud)});
   INFO(schema.out << schema.err);
   CHECK(schema.exit_code == 0);
+}
+
+// Issue 31, item 6: a p5 burst pool trains across instances over EFA, not TCP sockets.
+TEST_CASE("plinth render of an EFA burst pool, from the user's directory, installs the signed EFA installer with aws-ofi-nccl",
+          "[e2e][render][habits]") {
+  TempDir dir;
+  dir.write("cluster.yaml", slurp(source_dir() + "/blueprints/examples/cluster.yaml"));
+  auto r = run_plinth({"render", "cluster.yaml", "--pool", "aws-p5"}, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const size_t efa = r.out.find("curl -fsSLO \\\"$base/aws-efa-installer-$v.tar.gz.sig\\\"");
+  REQUIRE(efa != std::string::npos);
+  CHECK(contains(r.out, "v=1.47.0; base=https://efa-installer.amazonaws.com;"));
+  CHECK(r.out.find("gpg --batch --verify", efa) < r.out.find("./efa_installer.sh -y;", efa));
+  CHECK(r.out.find("\"nvidia-open-580\"") < efa);
+  // The GCP and Azure pools of the same blueprint have no EFA.
+  for (const char* pool : {"gcp-a3", "azure-nd"}) {
+    auto other = run_plinth({"render", "cluster.yaml", "--pool", pool}, dir.path());
+    REQUIRE(other.exit_code == 0);
+    CHECK_FALSE(contains(other.out, "efa-installer"));
+  }
 }
 
 TEST_CASE("plinth render --network-config prints the VLANs and --output writes a file", "[e2e][render]") {

@@ -131,7 +131,7 @@ TEST_CASE("GPU models are found by name, alias and the product name nvidia-smi r
   CHECK(h100->mig_memory_slices == 8);
   CHECK(h100->min_cuda == "11.8");
   CHECK(cat.gpu("B200")->min_cuda == "12.8");
-  CHECK(cat.version() == "2026.12.6");
+  CHECK(cat.version() == "2026.12.7");
   // MIG's own minimum drivers (MIG User Guide, Deployment Considerations).
   CHECK(cat.gpu("H200-141GB")->mig_min_driver == "550.90.07");
   CHECK(h100->mig_min_driver == "525.85.12");

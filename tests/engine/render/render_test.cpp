@@ -331,6 +331,29 @@ TEST_CASE("RDMA pools get DOCA-OFED before the driver and load nvidia-peermem", 
   CHECK_FALSE(contains(render_ok(load(), "infer").user_data, "doca"));
 }
 
+TEST_CASE("burst instances with EFA get the signed EFA installer and aws-ofi-nccl after the driver", "[render][efa]") {
+  auto ud = render_ok(load(), "aws-p5").user_data;  // p5.48xlarge: 32 EFA interfaces
+  const std::string step =
+      "  - [\"sh\", \"-c\", \"set -e; v=1.47.0; base=https://efa-installer.amazonaws.com; d=$(mktemp -d); cd \\\"$d\\\"; ";
+  const size_t efa = ud.find(step);
+  REQUIRE(efa != std::string::npos);
+  // The tarball is unpacked only after its signature checks out against AWS's key.
+  const size_t verify = ud.find("gpg --batch --verify \\\"aws-efa-installer-$v.tar.gz.sig\\\" \\\"aws-efa-installer-$v.tar.gz\\\"", efa);
+  CHECK(verify != std::string::npos);
+  CHECK(verify < ud.find("tar -xf", efa));
+  CHECK(ud.find("./efa_installer.sh -y;", efa) != std::string::npos);
+  CHECK(ud.find("--skip-plugin") == std::string::npos);  // the plugin NCCL needs is installed
+  // After the driver and CUDA (the kernel module builds against the headers installed first).
+  CHECK(ud.find("\"cuda-drivers-550\"") < efa);
+  // Instance types without EFA, and node pools, get none.
+  auto g5 = render_ok(load(with(kBlueprint, "instance_type: p5.48xlarge", "instance_type: g5.2xlarge")), "aws-p5").user_data;
+  CHECK_FALSE(contains(g5, "efa-installer"));
+  CHECK_FALSE(contains(render_ok(load(), "train").user_data, "efa-installer"));
+  // RHEL runs the same installer.
+  auto rhel = render_ok(load(with(kBlueprint, "spot: true, stack: train,", "spot: true, stack: train, os: rhel-9,")), "aws-p5").user_data;
+  CHECK(contains(rhel, "./efa_installer.sh -y;"));
+}
+
 TEST_CASE("parallel-fs and NFS tiers are mounted with their transport encryption", "[render][storage]") {
   auto ud = render_ok(load(), "train").user_data;
   CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-mount\", \"lustre\", \"shared\", \"10.110.0.10@o2ib:/shared\", \"/mnt/shared\", "

@@ -12,6 +12,8 @@ struct RuleCase {
   std::string file;   ///< relative to the repository root
   bool error;         ///< false: warnings only, `plinth validate` exits 0
   std::string line;   ///< the exact first diagnostic line
+  /// Other rules the file cannot avoid: DRV008, where the rule needs a driver of a branch past its end of life.
+  std::vector<std::string> also = {};
 };
 
 inline const std::vector<RuleCase>& rule_cases() {
@@ -29,7 +31,7 @@ inline const std::vector<RuleCase>& rule_cases() {
     {"blueprints/invalid/rule-burst003-placement-group-over-zones.yaml", false,
      "blueprints/invalid/rule-burst003-placement-group-over-zones.yaml:25:22: warning[BURST003]: burst pool 'aws-p5' sets placement_group: true and lists 2 zones (us-east-1a, us-east-1b): its instances spread over them and fall back to them, but a cluster placement group lives in one Availability Zone, so each zone gets its own group and NCCL (EFA) traffic between them leaves the low-latency network (aws.instance.aws-p5)"},
     {"blueprints/invalid/rule-cuda001-driver-too-old.yaml", true,
-     "blueprints/invalid/rule-cuda001-driver-too-old.yaml:7:13: error[CUDA001]: driver 450.80.02 in stack 'train' is older than 550.54.15, the minimum for CUDA 12.4 (cuda-toolkit-12-4 installs the newest release, 12.4.1), and older than 525, the minimum for CUDA 12.x through minor-version compatibility"},
+     "blueprints/invalid/rule-cuda001-driver-too-old.yaml:7:13: error[CUDA001]: driver 450.80.02 in stack 'train' is older than 550.54.15, the minimum for CUDA 12.4 (cuda-toolkit-12-4 installs the newest release, 12.4.1), and older than 525, the minimum for CUDA 12.x through minor-version compatibility", {"DRV008"}},
     {"blueprints/invalid/rule-cuda002-unknown-cuda.yaml", true,
      "blueprints/invalid/rule-cuda002-unknown-cuda.yaml:8:11: error[CUDA002]: unknown CUDA version '12.7' in stack 'train'"},
     {"blueprints/invalid/rule-cuda003-gpu-needs-newer-cuda.yaml", true,
@@ -37,17 +39,17 @@ inline const std::vector<RuleCase>& rule_cases() {
     {"blueprints/invalid/rule-cuda004-burst-gpu-needs-newer-cuda.yaml", true,
      "blueprints/invalid/rule-cuda004-burst-gpu-needs-newer-cuda.yaml:28:69: error[CUDA004]: burst pool 'aws-p5' (p5.48xlarge) runs H100-80GB (Hopper, compute capability 9.0), which needs CUDA 11.8 or newer, but stack 'train' pins CUDA 11.4 (aws.instance.aws-p5)"},
     {"blueprints/invalid/rule-cuda005-minor-version-compat.yaml", false,
-     "blueprints/invalid/rule-cuda005-minor-version-compat.yaml:7:13: warning[CUDA005]: driver 535.104.05 in stack 'train' runs CUDA 12.4 (cuda-toolkit-12-4 installs the newest release, 12.4.1) only through CUDA minor-version compatibility (12.x on >= 525): PTX built for the newer toolkit fails to JIT-compile and APIs newer than the driver return cudaErrorCallRequiresNewerDriver"},
+     "blueprints/invalid/rule-cuda005-minor-version-compat.yaml:7:13: warning[CUDA005]: driver 580.126.20 in stack 'train' runs CUDA 13.2 (cuda-toolkit-13-2 installs the newest release, 13.2.2) only through CUDA minor-version compatibility (13.x on >= 580): PTX built for the newer toolkit fails to JIT-compile and APIs newer than the driver return cudaErrorCallRequiresNewerDriver"},
     {"blueprints/invalid/rule-cuda006-dropped-architecture.yaml", true,
      "blueprints/invalid/rule-cuda006-dropped-architecture.yaml:22:21: error[CUDA006]: node pool 'train' runs V100-32GB (Volta), which CUDA 13.0 and later no longer support, but stack 'train' installs CUDA 13.0.2 (baremetal.node.train)"},
     {"blueprints/invalid/rule-cuda007-forward-compat-branch.yaml", true,
-     "blueprints/invalid/rule-cuda007-forward-compat-branch.yaml:10:18: error[CUDA007]: stack 'train' asks for CUDA forward compatibility, but driver 545.23.08 is not on a branch that runs CUDA 12.x through cuda-compat"},
+     "blueprints/invalid/rule-cuda007-forward-compat-branch.yaml:10:18: error[CUDA007]: stack 'train' asks for CUDA forward compatibility, but driver 580.126.20 is not on a branch that runs CUDA 13.x through cuda-compat"},
     {"blueprints/invalid/rule-drv001-driver-branch-too-new.yaml", true,
      "blueprints/invalid/rule-drv001-driver-branch-too-new.yaml:7:13: error[DRV001]: node pool 'train' runs V100-32GB (Volta), whose last supported driver branch is R580, but stack 'train' pins driver 590.44.01 (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv002-driver-below-gpu-minimum.yaml", true,
-     "blueprints/invalid/rule-drv002-driver-below-gpu-minimum.yaml:7:13: error[DRV002]: node pool 'train' runs B200, which needs driver 570.133.20 or newer, but stack 'train' pins 570.124.06 (baremetal.node.train)"},
+     "blueprints/invalid/rule-drv002-driver-below-gpu-minimum.yaml:7:13: error[DRV002]: node pool 'train' runs B200, which needs driver 570.133.20 or newer, but stack 'train' pins 570.124.06 (baremetal.node.train)", {"DRV008"}},
     {"blueprints/invalid/rule-drv003-no-fabric-manager.yaml", true,
-     "blueprints/invalid/rule-drv003-no-fabric-manager.yaml:7:13: error[DRV003]: node pool 'train' runs H100-80GB on NVSwitch, which needs NVIDIA Fabric Manager of exactly the driver's version, but no Fabric Manager 550.78 is published (stack 'train': not a data-center release of R550 the catalog knows) (baremetal.node.train)"},
+     "blueprints/invalid/rule-drv003-no-fabric-manager.yaml:7:13: error[DRV003]: node pool 'train' runs H100-80GB on NVSwitch, which needs NVIDIA Fabric Manager of exactly the driver's version, but no Fabric Manager 580.76.05 is published (stack 'train': not a data-center release of R580 the catalog knows) (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv004-kernel-modules.yaml", true,
      "blueprints/invalid/rule-drv004-kernel-modules.yaml:10:21: error[DRV004]: node pool 'train' runs B200 (Blackwell), which runs only the open NVIDIA kernel modules, but stack 'train' sets kernel_modules: proprietary (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv005-container-toolkit-cve.yaml", true,
@@ -61,9 +63,11 @@ inline const std::vector<RuleCase>& rule_cases() {
     {"blueprints/invalid/rule-gpu004-unknown-mig-profile.yaml", true,
      "blueprints/invalid/rule-gpu004-unknown-mig-profile.yaml:27:20: error[GPU004]: MIG profile '3g.20gb' of node pool 'train' does not exist on H100-80GB (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv006-mig-driver.yaml", true,
-     "blueprints/invalid/rule-drv006-mig-driver.yaml:7:13: error[DRV006]: node pool 'train' partitions H200-141GB with MIG, which needs driver 550.90.07 or newer (NVIDIA MIG User Guide), but stack 'train' pins 550.54.15 (baremetal.node.train)"},
+     "blueprints/invalid/rule-drv006-mig-driver.yaml:7:13: error[DRV006]: node pool 'train' partitions B300 with MIG, which needs driver 580.82.07 or newer (NVIDIA MIG User Guide), but stack 'train' pins 580.65.06 (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv007-secure-boot-dkms.yaml", false,
      "blueprints/invalid/rule-drv007-secure-boot-dkms.yaml:26:11: warning[DRV007]: node pool 'train' enables Secure Boot (SecureBoot: Enabled), but its NVIDIA kernel modules and DOCA-OFED's are built by DKMS on the node and signed with a key the firmware does not know, so they do not load after the reboot (baremetal.node.train)"},
+    {"blueprints/invalid/rule-drv008-driver-end-of-life.yaml", false,
+     "blueprints/invalid/rule-drv008-driver-end-of-life.yaml:7:13: warning[DRV008]: driver 550.54.15 in stack 'train' is on R550 (production branch), which reached end of life in 2025-08, and gets no more security fixes"},
     {"blueprints/invalid/rule-gpu005-mig-too-many.yaml", true,
      "blueprints/invalid/rule-gpu005-mig-too-many.yaml:27:42: error[GPU005]: MIG layout 3 x 3g.40gb of node pool 'train' does not fit H100-80GB: 3 x 3g.40gb exceeds the 2 instance(s) of 3g.40gb that H100-80GB allows (baremetal.node.train)"},
     {"blueprints/invalid/rule-gpu006-model-too-large.yaml", true,

@@ -186,7 +186,7 @@ TEST_CASE(
   // DCGM exporter.
   CHECK(contains(f.ok({"get", "clusterpolicy"}), "cluster-policy"));
   json cp = f.get({"get", "clusterpolicy", "cluster-policy"});
-  CHECK(cp["spec"]["driver"]["version"] == "560.35.05");
+  CHECK(cp["spec"]["driver"]["version"] == "595.58.03");
   CHECK(cp["spec"]["mig"]["strategy"] == "single");
   CHECK(cp["spec"]["dcgmExporter"]["enabled"] == true);
   CHECK(cp["spec"]["migManager"]["config"]["name"] == "plinth-mig-parted-config");
@@ -428,7 +428,7 @@ TEST_CASE(
                                     "references unknown node pool 'nope'"));
   CHECK(contains(r.out + r.err, file + l2 + ":5: error[BP005]: cluster 'lab2' is a second cluster"));
 
-  // Every node pool by default: train-a (550.54.15) and infer-mig (560.35.05)
+  // Every node pool by default: train-a (580.126.20) and infer-mig (595.58.03)
   // pin different drivers.
   dir.write("cluster.yaml", example + "clusters:\n  - {name: all}\n");
   RunResult two = run_plinth({"validate", dir.path() + "/cluster.yaml"}, dir.path(), {{"HOME", dir.path()}});
@@ -437,7 +437,7 @@ TEST_CASE(
   CHECK(contains(two.out + two.err,
                  "error[BP005]: cluster 'all' runs node pools that pin different drivers: "
                  "'train-a' "
-                 "550.54.15 (stack train) and 'infer-mig' 560.35.05 (stack infer)"));
+                 "580.126.20 (stack train) and 'infer-mig' 595.58.03 (stack infer)"));
 }
 
 TEST_CASE("plan fails, with a hint, when the GPU Operator's namespace is missing or the kubeconfig user runs an exec "

@@ -197,6 +197,14 @@ struct Interfaces {
   bool operator==(const Interfaces&) const = default;
 };
 
+/// The IMEX domain of a multi-node NVLink pool (`imex:`, GB200/GB300 NVL racks):
+/// the IPv4 addresses of the compute trays whose IMEX daemons share GPU memory
+/// over NVLink, written to /etc/nvidia-imex/nodes_config.cfg on every node.
+struct Imex {
+  std::vector<std::string> nodes;
+  bool operator==(const Imex&) const = default;
+};
+
 /// How a node pool's reprovisioning rolls (`rollout:`): at most this many of
 /// its nodes down at once during replaces and disruptive updates.
 struct Rollout {
@@ -233,6 +241,7 @@ struct NodePool {
   /// checked against its schema; positions are in origin.fields.
   nlohmann::json settings = nlohmann::json::object();
   std::optional<Interfaces> interfaces;
+  std::optional<Imex> imex;
   /// Operating system: ubuntu-22.04 | ubuntu-24.04 | rhel-8 | rhel-9 | rocky-8 | rocky-9
   /// ("" = from the boot image's name, else ubuntu-22.04).
   std::string os;

@@ -123,6 +123,7 @@ Json node_pool(const NodePool& p) {
                           {"precision", p.largest_model->precision},
                           {"training", p.largest_model->training}};
   if (p.interfaces) j["interfaces"] = {{"bond", strings(p.interfaces->bond)}, {"rdma", strings(p.interfaces->rdma)}};
+  if (p.imex) j["imex"] = {{"nodes", strings(p.imex->nodes)}};
   put(j, "os", p.os);
   if (p.rollout) {
     j["rollout"] = {{"max_unavailable", p.rollout->percent ? Json(std::to_string(p.rollout->max_unavailable) + "%")

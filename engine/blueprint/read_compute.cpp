@@ -6,6 +6,7 @@
 
 #include "engine/blueprint/loader_internal.h"
 #include "engine/core/duration.h"
+#include "engine/core/ipv4.h"
 
 namespace plinth::bp::detail {
 namespace {
@@ -13,10 +14,11 @@ namespace {
 // Allowed keys per section, in the order docs/blueprint.md lists them.
 const Keys kNodePoolKeys{"name",  "provider", "count", "role",     "hardware", "largest_model_gb",
                          "stack", "fabric",   "boot",  "bios",     "networks", "storage",
-                         "bmc",   "mig",      "largest_model", "interfaces", "os", "rollout"};
+                         "bmc",   "mig",      "largest_model", "interfaces", "imex", "os", "rollout"};
 const Keys kRolloutKeys{"max_unavailable", "drain_timeout"};
 const Keys kModelKeys{"params_b", "precision", "training"};
 const Keys kInterfacesKeys{"bond", "rdma"};
+const Keys kImexKeys{"nodes"};
 const Keys kHardwareKeys{"gpu", "gpus_per_node", "cpu_cores", "memory_gb", "rdma_nics"};
 const Keys kBootKeys{"method", "image"};
 const Keys kBmcKeys{"endpoints", "credentials", "ca_bundle"};
@@ -153,6 +155,22 @@ void Loader::load_node_pools(const Obj& top) {
           ifs->invalid(*ifs->get("bond"), "interface '" + b + "' of " + o.label() + " is both bonded and an RDMA rail",
                        "RDMA rails keep their own interfaces; list it under one of bond or rdma");
       p.interfaces = x;
+    }
+    if (auto im = o.sub("imex", kImexKeys)) {
+      Imex x;
+      if (im->str_list("nodes", x.nodes, true)) {
+        std::vector<std::string> seen;
+        for (const auto& a : x.nodes) {
+          if (!parse_ipv4(a))
+            im->invalid(*im->get("nodes"), "IMEX node '" + a + "' in " + o.label() + " is not an IPv4 address",
+                        "list the compute trays' IPv4 addresses on the network their IMEX daemons use, e.g. 10.100.1.11");
+          else if (std::find(seen.begin(), seen.end(), a) != seen.end())
+            im->invalid(*im->get("nodes"), "IMEX node " + a + " is listed twice in " + o.label(),
+                        "list each compute tray once");
+          seen.push_back(a);
+        }
+      }
+      p.imex = x;
     }
     o.enumeration("os", p.os, kOperatingSystems);
     if (auto r = o.sub("rollout", kRolloutKeys)) {

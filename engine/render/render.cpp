@@ -84,6 +84,7 @@ struct PoolView {
   std::vector<std::string> bond;               ///< interface names / globs bonded into bond0
   std::vector<std::string> rails;              ///< RDMA rail interfaces (never bonded)
   int efa_interfaces = 0;                      ///< burst instances with EFA: the EFA software and aws-ofi-nccl
+  std::vector<std::string> imex_nodes;         ///< multi-node NVLink (GB200/GB300): the IMEX domain's compute trays
 };
 
 std::string q(std::string_view s) {
@@ -196,6 +197,7 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
       v.bond = p->interfaces->bond;
       v.rails = p->interfaces->rdma;
     }
+    if (p->imex && v.gpu && v.gpu->fabric_manager == "switch-tray") v.imex_nodes = p->imex->nodes;
     nlohmann::json mig_json = {{"profile", p->mig.profile}, {"instances", p->mig.instances}};
     if (!v.mig.empty()) {
       nlohmann::json per_gpu = nlohmann::json::object();
@@ -399,11 +401,17 @@ Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, 
                                                        : std::vector<std::string>{"nvidia-kernel-open-" + branch, "cuda-drivers-" + branch};
     else
       a.driver = {"cuda-drivers-" + branch};
+    // From R580 Fabric Manager, NSCQ and IMEX drop the branch from their names (the pin
+    // below holds them at the driver's version): NVIDIA/gpu-driver-container, ubuntu22.04
+    // install.sh, fabricmanager_install / nscq_install / imex_install.
+    const bool unversioned = compare_versions(branch, "580") >= 0;
+    const std::string suffix = unversioned ? "" : "-" + branch;
     if (v.fabric_manager) {
-      a.driver.push_back("nvidia-fabricmanager-" + branch);
-      if (dcgm) a.driver.push_back("libnvidia-nscq-" + branch);
+      a.driver.push_back("nvidia-fabricmanager" + suffix);
+      if (dcgm) a.driver.push_back("libnvidia-nscq" + suffix);
     }
     if (v.nvlsm) a.driver.push_back("nvlsm");
+    if (!v.imex_nodes.empty()) a.driver.push_back("nvidia-imex" + suffix);
     a.rest = {toolkit_pkg};
     if (a.cuda_compat) a.rest.push_back("cuda-compat-" + cuda[0] + "-" + cuda[1]);
     pin(a.preferences, "plinth: NVIDIA container toolkit " + a.toolkit,
@@ -413,14 +421,19 @@ Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, 
     pin(a.preferences, "plinth: " + where + " pins CUDA " + s.cuda + " (installs " + a.cuda + ")", toolkit_pkg, a.cuda + "-*");
   } else {
     // RHEL / Rocky: the module stream picks the flavour (<branch>-open or <branch>-dkms);
-    // cuda-drivers-<branch> and nvidia-fabricmanager-<branch> are pinned to the driver.
+    // cuda-drivers-<branch> and the NVSwitch packages are pinned to the driver. Before R580
+    // Fabric Manager, NSCQ and IMEX carry the branch in their names; from R580 none does
+    // (NVIDIA/gpu-driver-container, rhel9 install.sh).
     a.module_stream = "nvidia-driver:" + branch + (v.kernel_modules == "open" ? "-open" : "-dkms");
     a.driver = {"cuda-drivers-" + branch + "-" + s.driver};
+    const bool unversioned = compare_versions(branch, "580") >= 0;
+    const std::string infix = unversioned ? "-" : "-" + branch + "-";
     if (v.fabric_manager) {
-      a.driver.push_back("nvidia-fabricmanager-" + branch + "-" + s.driver);
-      if (dcgm) a.driver.push_back("libnvidia-nscq-" + branch + "-" + s.driver);
+      a.driver.push_back("nvidia-fabricmanager" + infix + s.driver);
+      if (dcgm) a.driver.push_back("libnvidia-nscq" + infix + s.driver);
     }
     if (v.nvlsm) a.driver.push_back("nvlsm");
+    if (!v.imex_nodes.empty()) a.driver.push_back("nvidia-imex" + infix + s.driver);
     a.rest = {toolkit_pkg + "-" + a.cuda};
     if (a.cuda_compat) a.rest.push_back("cuda-compat-" + cuda[0] + "-" + cuda[1]);
     a.locks = {"*nvidia*" + s.driver + "*", "cuda-drivers*" + s.driver + "*", toolkit_pkg + "-" + a.cuda + "*"};
@@ -902,6 +915,7 @@ Result<Prepared> prepare(const bp::Blueprint& blueprint, const std::string& pool
                    {"cudnn", s.cudnn},       {"container_toolkit", pk->toolkit}, {"frameworks", s.frameworks},
                    {"images", s.images}};
   node["nvswitch"] = {{"fabric_manager", v.fabric_manager}, {"nvlink_subnet_manager", v.nvlsm}};
+  if (!v.imex_nodes.empty()) node["imex"] = {{"nodes", v.imex_nodes}};
   if (v.fabric)
     node["rdma"] = {{"fabric", v.fabric->name}, {"kind", v.fabric->kind}, {"stack", v.rdma_stack},
                     {"peermem", doca}, {"interfaces", v.rails}};
@@ -993,6 +1007,8 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   if (v.nvlsm)
     write_file(ud, "/etc/modules-load.d/plinth-nvlsm.conf", "0644",
                "# plinth: the NVLink Subnet Manager of fourth-generation NVSwitch talks to the switches through umad\nib_umad\n");
+  // IMEX reads one address per line, every compute tray of the NVLink domain (this one too).
+  if (!v.imex_nodes.empty()) write_file(ud, "/etc/nvidia-imex/nodes_config.cfg", "0644", join(v.imex_nodes, "\n") + "\n");
   if (!pr.lnet.modprobe.empty())
     write_file(ud, "/etc/modprobe.d/plinth-lnet.conf", "0644",
                "# plinth: the LNet network that reaches this pool's Lustre servers\n" + pr.lnet.modprobe + "\n");
@@ -1083,6 +1099,7 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
     run(ud, {"sh", "-c", "echo " + compat + " > /etc/ld.so.conf.d/000-plinth-cuda-compat.conf && ldconfig"});
   }
   if (v.fabric_manager) run(ud, {"systemctl", "enable", "nvidia-fabricmanager.service"});
+  if (!v.imex_nodes.empty()) run(ud, {"systemctl", "enable", "nvidia-imex.service"});
   for (const auto* t : nvme) {
     const bool luks = luks_tier(*t);
     run(ud, {"/usr/local/sbin/plinth-nvme", t->name, luks ? "luks" : "plain", luks ? "/etc/plinth/keys/" + t->name + ".key" : "-",

@@ -25,7 +25,7 @@ extern const RuleInfo NET001, NET002, NET003, NET004, NET005, NET006, NET009;
 // platform.cpp: what runs on a GPU
 extern const RuleInfo CUDA003, CUDA004, CUDA006, DRV001, DRV002, DRV003, DRV004, GPU010;
 // node_pools.cpp
-extern const RuleInfo BAL001, BAL002, BAL003, DRV006, DRV007, GPU001, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009,
+extern const RuleInfo BAL001, BAL002, BAL003, DRV006, DRV007, GPU001, IMEX001, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009,
     NET007, NET008, STO002;
 // burst_pools.cpp
 extern const RuleInfo BURST001, BURST002, BURST003, GPU002, IMG002, IMG003;
@@ -79,6 +79,7 @@ class Checker {
   void check_model_memory(const bp::NodePool& p, const catalog::GpuModel& gpu, double node_gb, const bp::Fabric* fabric,
                           const std::string& addr);
   void check_ecc_nvlink(const bp::NodePool& p, const catalog::GpuModel& gpu, const std::string& addr);
+  void check_imex(const bp::NodePool& p, const catalog::GpuModel& gpu, const std::string& addr, const std::string& who);
   /// DRV007: Secure Boot with DKMS-built modules.
   void check_secure_boot(const bp::NodePool& p, const bp::Fabric* fabric, const std::string& addr, const std::string& who);
   void check_balance(const bp::NodePool& p, const catalog::GpuModel& gpu, const bp::Fabric* fabric, bool multi_node_training,

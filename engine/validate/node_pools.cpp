@@ -65,6 +65,17 @@ const RuleInfo DRV006{
     "NVIDIA MIG User Guide, Deployment Considerations: 'MIG functionality is provided as part of the NVIDIA GPU "
     "driver. The minimum driver versions are listed below' (per GPU).",
     "pin the driver the hint names or newer, or set mig: {profile: none}"};
+const RuleInfo IMEX001{
+    "IMEX001", Severity::Error, "multi-node NVLink pool without a matching IMEX domain",
+    "A node pool of compute trays whose NVLink domain spans the rack (gpus.yaml `fabric_manager: switch-tray`: "
+    "GB200, GB300) has no `imex: {nodes: [...]}`, lists fewer IMEX nodes than it has nodes, or more GPUs than one "
+    "NVL72 domain holds (72); or a pool of any other GPU sets `imex`. Position: `hardware.gpu`, or `imex`.",
+    "NVIDIA IMEX guide: on GB200/GB300 NVL systems the IMEX daemon of every compute tray, listed in "
+    "/etc/nvidia-imex/nodes_config.cfg, imports and exports GPU memory between the trays of an NVLink domain; without "
+    "it CUDA cannot map another tray's memory and multi-node NVLink jobs fail. One NVL72 rack is one domain of 72 GPUs "
+    "(18 trays of 4).",
+    "list the IPv4 addresses of the rack's compute trays under imex.nodes (one pool per rack), or remove imex from a "
+    "pool whose GPUs are not in a multi-node NVLink domain"};
 const RuleInfo DRV007{
     "DRV007", Severity::Warning, "Secure Boot on nodes whose kernel modules DKMS builds",
     "A node pool sets a Secure Boot BIOS attribute (`bios`: `SecureBoot`, `SecureBootEnable`, ... set to `Enabled`, "
@@ -241,6 +252,7 @@ void Checker::check_node_pool(const bp::NodePool& p) {
           "give each node at least as much host memory as GPU memory (" + num(node_gb) + " GB); twice is common");
     check_ecc_nvlink(p, *gpu, addr);
     check_balance(p, *gpu, fabric, multi_node_training, addr);
+    check_imex(p, *gpu, addr, who);
   }
   if (multi_node_training && !rdma_kind(fabric))
     add(NET007, p.origin.at("fabric"), addr,
@@ -376,6 +388,35 @@ void Checker::check_secure_boot(const bp::NodePool& p, const bp::Fabric* fabric,
         "enrol the DKMS signing key (mokutil --import) on every node before the first reboot, boot an image with "
         "signed precompiled NVIDIA modules, or set " + key + ": Disabled");
     return;
+  }
+}
+
+void Checker::check_imex(const bp::NodePool& p, const catalog::GpuModel& gpu, const std::string& addr,
+                         const std::string& who) {
+  constexpr int kDomainGpus = 72;  // an NVL72 rack: 18 compute trays of 4 GPUs
+  const bool multi_node_nvlink = gpu.fabric_manager == "switch-tray";
+  if (!multi_node_nvlink) {
+    if (p.imex)
+      add(IMEX001, p.origin.at("imex"), addr,
+          who + " sets imex, but " + gpu.name + " GPUs share no NVLink domain across nodes",
+          "remove imex; IMEX runs on GB200/GB300 compute trays");
+    return;
+  }
+  if (!p.imex) {
+    add(IMEX001, p.origin.at("hardware.gpu"), addr,
+        who + " runs " + gpu.name + " compute trays, whose GPUs reach the other trays of their NVLink domain only "
+              "through IMEX, but sets no imex.nodes",
+        "list the rack's compute tray addresses: imex: {nodes: [10.100.1.11, 10.100.1.12, ...]} (one pool per rack)");
+  } else if (static_cast<int>(p.imex->nodes.size()) < p.count) {
+    add(IMEX001, p.origin.at("imex"), addr,
+        who + " has " + std::to_string(p.count) + " nodes but lists " + std::to_string(p.imex->nodes.size()) +
+            " IMEX node(s), so some trays are outside the domain",
+        "list every compute tray of the pool under imex.nodes");
+  } else if (static_cast<int>(p.imex->nodes.size()) * p.hardware.gpus_per_node > kDomainGpus) {
+    add(IMEX001, p.origin.at("imex"), addr,
+        who + " lists " + std::to_string(p.imex->nodes.size()) + " IMEX nodes of " +
+            std::to_string(p.hardware.gpus_per_node) + " GPUs, more than the 72 GPUs of one NVL72 NVLink domain",
+        "make one node pool, with its own imex.nodes, per rack");
   }
 }
 

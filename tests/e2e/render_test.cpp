@@ -14,7 +14,7 @@ TEST_CASE("plinth render prints a pool's cloud-config", "[e2e][render]") {
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("#cloud-config\n", 0) == 0);
   CHECK(contains(r.out, "      Pin: version 580.126.20-*\n"));
-  CHECK(contains(r.out, "\"nvidia-open-580\", \"nvidia-fabricmanager-580\""));  // R560 and later: the open modules' meta-package
+  CHECK(contains(r.out, "\"nvidia-open-580\", \"nvidia-fabricmanager\""));  // the open modules' meta-package (R560+); R580 drops the branch from FM's name
   CHECK(contains(r.out, "\"/usr/local/sbin/plinth-nvme\", \"hot\", \"luks\", \"/etc/plinth/keys/hot.key\", \"/mnt/hot\""));
 }
 
@@ -28,7 +28,7 @@ TEST_CASE("plinth render of the example cluster's train-a installs what an HGX H
   // The pinned driver, with the open kernel modules the stack chose.
   CHECK(contains(ud, "      Package: cuda-drivers cuda-drivers-* nvidia-* libnvidia-* libxnvctrl* xserver-xorg-video-nvidia-*\n"
                      "      Pin: version 580.126.20-*\n"));
-  CHECK(contains(ud, "\"nvidia-open-580\", \"nvidia-fabricmanager-580\", \"libnvidia-nscq-580\"]"));
+  CHECK(contains(ud, "\"nvidia-open-580\", \"nvidia-fabricmanager\", \"libnvidia-nscq\"]"));
   // Fabric Manager of exactly the driver's version (the pin above covers nvidia-*), enabled for the boot after install.
   CHECK(contains(ud, "  - [\"systemctl\", \"enable\", \"nvidia-fabricmanager.service\"]\n"));
   CHECK(contains(ud, "power_state:\n  mode: reboot\n"));
@@ -84,6 +84,32 @@ TEST_CASE("plinth render of an EFA burst pool, from the user's directory, instal
     REQUIRE(other.exit_code == 0);
     CHECK_FALSE(contains(other.out, "efa-installer"));
   }
+}
+
+// Issue 31, item 2: a GB200 NVL72 rack's trays get IMEX, or validate says what is missing.
+TEST_CASE("a GB200 rack pool, from the user's directory: validate asks for imex.nodes, render installs and starts IMEX",
+          "[e2e][render][habits]") {
+  TempDir dir;
+  std::string text = slurp(source_dir() + "/blueprints/invalid/rule-imex001-gb200-without-imex.yaml");
+  dir.write("rack.yaml", text);
+  auto missing = run_plinth({"validate", "rack.yaml"}, dir.path());
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "rack.yaml:22:21: error[IMEX001]: node pool 'rack-a' runs GB200 compute trays"));
+  std::string trays;
+  for (int i = 11; i <= 28; ++i) trays += std::string(i > 11 ? ", " : "") + "10.100.1." + std::to_string(i);
+  dir.write("rack.yaml", text + "    imex: {nodes: [" + trays + "]}\n");
+  auto ok = run_plinth({"validate", "rack.yaml", "--no-policies"}, dir.path());
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+  auto r = run_plinth({"render", "rack.yaml", "--pool", "rack-a"}, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "  - path: /etc/nvidia-imex/nodes_config.cfg\n"));
+  CHECK(contains(r.out, "      10.100.1.11\n      10.100.1.12\n"));
+  CHECK(contains(r.out, "      10.100.1.28\n"));
+  CHECK(contains(r.out, "\"nvidia-imex\"]"));  // R580: the package drops the branch from its name
+  CHECK(contains(r.out, "  - [\"systemctl\", \"enable\", \"nvidia-imex.service\"]\n"));
+  CHECK(contains(r.out, "/sbsa/"));  // Grace: the sbsa repositories
 }
 
 TEST_CASE("plinth render --network-config prints the VLANs and --output writes a file", "[e2e][render]") {

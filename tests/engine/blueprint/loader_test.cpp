@@ -556,6 +556,13 @@ TEST_CASE("the GPU-domain fields reject what cannot work", "[blueprint][loader]"
         "'mig.profiles.3g.40gb' in node pool 'a' must be a count of instances per GPU, not \"0\"");
   CHECK(msg(load(pool + "    os: debian-12\n")) ==
         "invalid os 'debian-12' in node pool 'a' (expected one of: ubuntu-22.04, ubuntu-24.04, rhel-8, rhel-9, rocky-8, rocky-9)");
+  CHECK(msg(load(pool + "    imex: {nodes: [10.100.1.11, \"10.100.1.12; reboot\"]}\n")) ==
+        "IMEX node '10.100.1.12; reboot' in node pool 'a' is not an IPv4 address");
+  CHECK(msg(load(pool + "    imex: {nodes: [10.100.1.11, 10.100.1.11]}\n")) == "IMEX node 10.100.1.11 is listed twice in node pool 'a'");
+  auto ok = load(pool + "    imex: {nodes: [10.100.1.11, 10.100.1.12]}\n");
+  REQUIRE(ok.ok());
+  REQUIRE(ok.blueprint.node_pools[0].imex);
+  CHECK(ok.blueprint.node_pools[0].imex->nodes == std::vector<std::string>{"10.100.1.11", "10.100.1.12"});
 }
 
 TEST_CASE("YAML merge keys merge the named maps under the map's own keys", "[blueprint][loader][merge]") {

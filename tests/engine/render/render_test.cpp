@@ -216,6 +216,47 @@ TEST_CASE("NVSwitch nodes install and enable the Fabric Manager of exactly the d
   CHECK_FALSE(contains(g6e, "\"enable\", \"nvidia-fabricmanager"));
 }
 
+TEST_CASE("from R580 Fabric Manager and NSCQ drop the branch from their names, on Ubuntu and RHEL", "[render][nvswitch]") {
+  const std::string r580 = with(kBlueprint, "driver: \"550.54.15\"", "driver: \"580.126.20\"");
+  auto ud = render_ok(load(r580), "train").user_data;
+  CHECK(contains(apt_line(ud, 1), "\"nvidia-open-580\", \"nvidia-fabricmanager\", \"libnvidia-nscq\"]"));
+  CHECK(contains(ud, "      Pin: version 580.126.20-*\n"));  // nvidia-* and libnvidia-* hold them at the driver's version
+  CHECK_FALSE(contains(ud, "nvidia-fabricmanager-580"));
+  auto rhel_train = render_ok(load(with(with(r580, "oversubscription: \"1:1\"}", "oversubscription: \"1:1\", rdma_stack: inbox}"),
+                                        "    storage: [hot, scratch, shared]\n", "    storage: [hot, scratch, shared]\n    os: rhel-9\n")),
+                              "train").user_data;
+  CHECK(contains(rhel_train, "\"nvidia-fabricmanager-580.126.20\", \"libnvidia-nscq-580.126.20\""));
+  // Before R580 the branch stays in the name.
+  CHECK(contains(apt_line(render_ok(load(), "train").user_data, 1), "\"nvidia-fabricmanager-550\", \"libnvidia-nscq-550\"]"));
+}
+
+TEST_CASE("GB200 compute trays run IMEX with the domain's tray addresses", "[render][imex]") {
+  const std::string gb200 =
+      with(with(with(kBlueprint, "driver: \"550.54.15\"\n    cuda: \"12.4\"", "driver: \"580.126.20\"\n    cuda: \"12.8\""),
+                "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96", "{gpu: GB200, gpus_per_node: 4, cpu_cores: 96"),
+           "    interfaces: {bond: [eno1, eno2]}\n",
+           "    interfaces: {bond: [eno1, eno2]}\n    imex: {nodes: [10.100.1.11, 10.100.1.12, 10.100.1.13, 10.100.1.14]}\n");
+  auto ud = render_ok(load(gb200), "train").user_data;
+  CHECK(contains(ud, "  - path: /etc/nvidia-imex/nodes_config.cfg\n"));
+  CHECK(contains(ud, "      10.100.1.11\n      10.100.1.12\n      10.100.1.13\n      10.100.1.14\n"));
+  CHECK(contains(apt_line(ud, 1), "\"nvidia-imex\"]"));
+  CHECK(contains(ud, "  - [\"systemctl\", \"enable\", \"nvidia-imex.service\"]\n"));
+  CHECK_FALSE(contains(apt_line(ud, 1), "fabricmanager"));  // the rack's switch trays run it
+  CHECK_FALSE(contains(ud, "\"enable\", \"nvidia-fabricmanager.service\""));
+  CHECK(contains(ud, "\"imex\": {\n"));             // node.json says so
+  // R570 names the package by branch; RHEL by version.
+  auto r570 = render_ok(load(with(gb200, "driver: \"580.126.20\"", "driver: \"570.133.20\"")), "train").user_data;
+  CHECK(contains(apt_line(r570, 1), "\"nvidia-imex-570\"]"));
+  auto rhel = render_ok(load(with(with(gb200, "oversubscription: \"1:1\"}", "oversubscription: \"1:1\", rdma_stack: inbox}"),
+                                  "    interfaces: {bond: [eno1, eno2]}\n", "    interfaces: {bond: [eno1, eno2]}\n    os: rhel-9\n")),
+                        "train").user_data;
+  CHECK(contains(rhel, "\"nvidia-imex-580.126.20\""));
+  // Without imex the pool renders no IMEX (rule IMEX001 refuses such a GB200 pool); H100 pools never get it.
+  auto h100 = render_ok(load(), "train").user_data;
+  CHECK_FALSE(contains(h100, "nodes_config.cfg"));
+  CHECK_FALSE(contains(h100, "\"nvidia-imex.service\"]"));
+}
+
 TEST_CASE("HGX B200 adds the NVLink Subnet Manager and ib_umad of fourth-generation NVSwitch", "[render][nvswitch]") {
   std::string text = with(with(kBlueprint, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 1536}",
                                "{gpu: B200, gpus_per_node: 8, cpu_cores: 112, memory_gb: 2048}"),

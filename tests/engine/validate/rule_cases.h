@@ -80,6 +80,8 @@ inline const std::vector<RuleCase>& rule_cases() {
      "blueprints/invalid/rule-gpu009-host-memory.yaml:22:76: warning[GPU009]: node pool 'train' has 512 GB of host memory, less than its 640 GB of GPU memory (baremetal.node.train)"},
     {"blueprints/invalid/rule-gpu010-bf16-on-volta.yaml", true,
      "blueprints/invalid/rule-gpu010-bf16-on-volta.yaml:23:21: error[GPU010]: node pool 'train' declares bf16 but runs V100-32GB (Volta), which has no BF16 arithmetic (baremetal.node.train)"},
+    {"blueprints/invalid/rule-imex001-gb200-without-imex.yaml", true,
+     "blueprints/invalid/rule-imex001-gb200-without-imex.yaml:22:21: error[IMEX001]: node pool 'rack-a' runs GB200 compute trays, whose GPUs reach the other trays of their NVLink domain only through IMEX, but sets no imex.nodes (baremetal.node.rack-a)"},
     {"blueprints/invalid/rule-img001-image-not-pinned.yaml", false,
      "blueprints/invalid/rule-img001-image-not-pinned.yaml:9:14: warning[IMG001]: image 'registry.example/ml/train:2024.06' in stack 'train' is not pinned by digest"},
     {"blueprints/invalid/rule-img002-image-without-cloud-init.yaml", true,

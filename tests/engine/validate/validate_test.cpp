@@ -154,7 +154,7 @@ TEST_CASE("the base blueprint and the three examples have no findings") {
 
 TEST_CASE("rules() lists every rule once, sorted, with a rationale") {
   const auto& rs = validate::rules();
-  REQUIRE(rs.size() == 49);
+  REQUIRE(rs.size() == 50);
   for (size_t i = 0; i < rs.size(); ++i) {
     CHECK_FALSE(rs[i].title.empty());
     CHECK_FALSE(rs[i].checks.empty());
@@ -317,6 +317,36 @@ TEST_CASE("DRV008: a driver branch past NVIDIA's end of life, as of the catalog'
   CHECK(one(Doc().set(6, "580.126.20", "545.23.08").check(), "DRV008").message ==
         "driver 545.23.08 in stack 'train' is on R545, a branch NVIDIA's data-center support matrix does not list (it "
         "calls every such branch before R580 end of life), and gets no more security fixes");
+}
+
+TEST_CASE("IMEX001: GB200 compute trays need their IMEX domain, and only they take one") {
+  Doc gb;
+  gb.set(7, "\"12.4\"", "\"12.8\"").set(24, "H100-80GB, gpus_per_node: 8", "GB200, gpus_per_node: 4");
+  check_diag(one(gb.check(), "IMEX001"), Severity::Error, gb.at(24, "GB200"), "baremetal.node.train-a",
+             "node pool 'train-a' runs GB200 compute trays, whose GPUs reach the other trays of their NVLink domain only "
+             "through IMEX, but sets no imex.nodes",
+             "list the rack's compute tray addresses: imex: {nodes: [10.100.1.11, 10.100.1.12, ...]} (one pool per rack)");
+  // Every tray listed: clean.
+  Doc ok = gb;
+  ok.insert(30, "    imex: {nodes: [10.100.1.11, 10.100.1.12, 10.100.1.13, 10.100.1.14]}");
+  CHECK(ok.check().empty());
+  // Fewer addresses than nodes.
+  Doc few = gb;
+  few.insert(30, "    imex: {nodes: [10.100.1.11, 10.100.1.12]}");
+  auto d = one(few.check(), "IMEX001");
+  CHECK(d.loc == few.after(31, "    imex: "));
+  CHECK(d.message == "node pool 'train-a' has 4 nodes but lists 2 IMEX node(s), so some trays are outside the domain");
+  // More than one NVL72 rack: 19 trays of 4 GPUs.
+  std::string many;
+  for (int i = 1; i <= 19; ++i) many += std::string(i > 1 ? ", " : "") + "10.100.1." + std::to_string(i);
+  Doc big = gb;
+  big.insert(30, "    imex: {nodes: [" + many + "]}");
+  CHECK(one(big.check(), "IMEX001").message ==
+        "node pool 'train-a' lists 19 IMEX nodes of 4 GPUs, more than the 72 GPUs of one NVL72 NVLink domain");
+  // An H100 pool does not take one.
+  Doc h100;
+  h100.insert(30, "    imex: {nodes: [10.100.1.11, 10.100.1.12, 10.100.1.13, 10.100.1.14]}");
+  CHECK(one(h100.check(), "IMEX001").message == "node pool 'train-a' sets imex, but H100-80GB GPUs share no NVLink domain across nodes");
 }
 
 TEST_CASE("DRV007: Secure Boot with modules DKMS builds is a warning, whatever the attribute's spelling") {

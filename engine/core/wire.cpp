@@ -91,6 +91,10 @@ void from_json(const Json& j, SourceLoc& loc) {
     loc.file = wire::str_or(j, "file", "");
     loc.line = static_cast<int>(wire::integer_or(j, "line", 0));
     loc.column = static_cast<int>(wire::integer_or(j, "column", 0));
+    // What str() cannot write, it does not keep either: a position without a
+    // file, a column without a line, anything below 1 means unknown.
+    if (loc.file.empty() || loc.line <= 0) loc.line = loc.column = 0;
+    if (loc.column < 0) loc.column = 0;
     return;
   }
   if (!j.is_string()) throw WireError("a source location is neither \"file:line:column\" nor an object");
@@ -104,7 +108,11 @@ void from_json(const Json& j, SourceLoc& loc) {
     int n = 0;
     std::string tail = s.substr(c + 1);
     auto [p, ec] = std::from_chars(tail.data(), tail.data() + tail.size(), n);
-    if (tail.empty() || ec != std::errc() || p != tail.data() + tail.size()) break;
+    // Only a positive decimal is a line or column ("x.yaml:25:-7" is a file named
+    // "x.yaml:25:-7"), so that str() writes back exactly what was read.
+    if (tail.empty() || tail.front() < '0' || tail.front() > '9' || ec != std::errc() ||
+        p != tail.data() + tail.size() || n <= 0)
+      break;
     nums[1] = nums[0];
     nums[0] = n;
     ++found;

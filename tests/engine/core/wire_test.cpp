@@ -34,3 +34,22 @@ TEST_CASE("JSON from outside: nesting deeper than 256 levels or denser than real
   resources += "]";
   CHECK_FALSE(json_shape_problem(resources));
 }
+
+TEST_CASE("a source location reads back exactly what str() writes, and only positive numbers are positions") {
+  auto read = [](const Json& j) { return j.get<SourceLoc>(); };
+  CHECK(read("a.yaml:25:7") == SourceLoc{"a.yaml", 25, 7});
+  CHECK(read("a.yaml:25") == SourceLoc{"a.yaml", 25, 0});
+  CHECK(read("C:/x.yaml:3:1") == SourceLoc{"C:/x.yaml", 3, 1});
+  // The fuzzer's plan file (tests/fuzz/regressions/fuzz_planfile/negative-source-column.plan): "-7" was read
+  // as column -7, which str() leaves out, so the plan changed when written back.
+  for (const char* text : {"a.yaml:25:-7", "a.yaml:0", "a.yaml:+3", "a.yaml:0:5"}) {
+    INFO(text);
+    const SourceLoc loc = read(text);
+    CHECK(loc.str() == text);
+    CHECK(read(loc.str()) == loc);
+  }
+  // The 0.1 object form: what str() cannot write is unknown.
+  CHECK(read(Json{{"file", "a.yaml"}, {"line", -1}, {"column", 4}}) == SourceLoc{"a.yaml", 0, 0});
+  CHECK(read(Json{{"file", ""}, {"line", 3}, {"column", 4}}) == SourceLoc{});
+  CHECK(read(Json{{"file", "a.yaml"}, {"line", 3}, {"column", -4}}) == SourceLoc{"a.yaml", 3, 0});
+}

@@ -273,6 +273,9 @@ struct BurstPool {
   int desired = 0;
   int max = 0;
   bool spot = false;
+  /// false: each job fits one instance, so the instance type's cross-instance
+  /// GPU network is not needed (rule BURST004 stays quiet).
+  bool multi_node = true;
   std::string stack;
   std::optional<Checkpointing> checkpointing;
   std::vector<std::string> networks;

@@ -169,6 +169,7 @@ Json burst_pool(const BurstPool& p) {
   j["desired"] = p.desired;
   j["max"] = p.max;
   j["spot"] = p.spot;
+  j["multi_node"] = p.multi_node;
   put(j, "stack", p.stack);
   if (p.checkpointing) {
     Json c = Json::object();

@@ -24,7 +24,8 @@ const Keys kBootKeys{"method", "image"};
 const Keys kBmcKeys{"endpoints", "credentials", "ca_bundle"};
 const Keys kMigKeys{"profile", "instances", "layout", "profiles"};
 const Keys kBurstPoolKeys{"name",    "provider", "region",        "zone",     "instance_type", "desired", "max",
-                          "spot",    "stack",    "checkpointing", "networks", "storage",       "os",      "transfer"};
+                          "spot",    "stack",    "checkpointing", "networks", "storage",       "os",      "transfer",
+                          "multi_node"};
 const Keys kCheckpointingKeys{"interval_minutes", "target"};
 
 // Allowed values of enumerated fields.
@@ -332,6 +333,7 @@ void Loader::load_burst_pools(const Obj& top) {
                     o.label(),
                 "lower desired or raise max");
     o.boolean("spot", p.spot);
+    o.boolean("multi_node", p.multi_node);
     o.str("stack", p.stack, true);
     if (auto ck = o.sub("checkpointing", kCheckpointingKeys)) {
       Checkpointing cp;

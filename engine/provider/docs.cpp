@@ -73,8 +73,8 @@ std::string instance_types_markdown(const ProviderSchema& schema) {
   for (const auto& t : schema.instance_types)
     for (const auto& [k, v] : t.facts.items())
       if (std::find(facts.begin(), facts.end(), k) == facts.end()) facts.push_back(k);
-  std::string out = "\n| instance type | GPUs | vCPUs | memory | NVSwitch | Fabric Manager |";
-  std::string rule = "\n|---|---|---|---|---|---|";
+  std::string out = "\n| instance type | GPUs | vCPUs | memory | NVSwitch | Fabric Manager | GPU network |";
+  std::string rule = "\n|---|---|---|---|---|---|---|";
   for (const auto& f : facts) {
     out += " `" + f + "` |";
     rule += "---|";
@@ -84,7 +84,8 @@ std::string instance_types_markdown(const ProviderSchema& schema) {
   for (const auto& t : schema.instance_types) {
     out += "| `" + t.name + "` | " + std::to_string(t.gpu_count) + " x " + t.gpu + " | " + std::to_string(t.vcpus) +
            " | " + std::to_string(t.memory_gb) + " | " + (t.nvswitch ? "yes" : "no") + " | " +
-           (t.fabric_manager ? "yes" : "no") + " |";
+           (t.fabric_manager ? "yes" : "no") + " | " +
+           (t.gpu_network.empty() ? std::string("-") : t.gpu_network + " x " + std::to_string(t.gpu_nics)) + " |";
     for (const auto& f : facts) out += " " + (t.facts.contains(f) ? t.facts.at(f).dump() : std::string("-")) + " |";
     out += "\n";
     for (const auto& src : t.sources)

@@ -210,6 +210,12 @@ Status check_schema(const ProviderSchema& s) {
       if (t.gpu_count < 1) return bad(what + " must have a gpu_count of at least 1");
       if (t.vcpus < 0 || t.memory_gb < 0) return bad(what + " has a negative vcpus or memory_gb");
       if (t.fabric_manager && !t.nvswitch) return bad(what + " runs Fabric Manager but has no NVSwitch");
+      if (!t.gpu_network.empty() && t.gpu_network != "efa" && t.gpu_network != "infiniband" &&
+          t.gpu_network != "gpudirect-tcpx" && t.gpu_network != "gpudirect-tcpxo" && t.gpu_network != "gpudirect-rdma")
+        return bad(what + " has gpu_network '" + t.gpu_network +
+                   "' (expected efa, infiniband, gpudirect-tcpx, gpudirect-tcpxo or gpudirect-rdma)");
+      if (t.gpu_nics < 0 || (t.gpu_network.empty() != (t.gpu_nics == 0)))
+        return bad(what + " must give gpu_nics (at least 1) with a gpu_network, and neither without");
       if (!t.facts.is_object()) return bad(what + ": 'facts' must be an object");
       for (const auto& [k, v] : t.facts.items())
         if (!type || !type->find(k))
@@ -346,6 +352,10 @@ void from_json(const Json& j, SectionSpec& s) {
 void to_json(Json& j, const InstanceType& t) {
   j = {{"name", t.name},       {"gpu", t.gpu},         {"gpu_count", t.gpu_count},           {"vcpus", t.vcpus},
        {"memory_gb", t.memory_gb}, {"nvswitch", t.nvswitch}, {"fabric_manager", t.fabric_manager}};
+  if (!t.gpu_network.empty()) {
+    j["gpu_network"] = t.gpu_network;
+    j["gpu_nics"] = t.gpu_nics;
+  }
   if (!t.facts.empty()) j["facts"] = t.facts;
   if (!t.sources.empty()) j["sources"] = t.sources;
 }
@@ -358,6 +368,8 @@ void from_json(const Json& j, InstanceType& t) {
   t.memory_gb = j.value("memory_gb", 0);
   t.nvswitch = j.value("nvswitch", false);
   t.fabric_manager = j.value("fabric_manager", false);
+  t.gpu_network = j.value("gpu_network", "");
+  t.gpu_nics = j.value("gpu_nics", 0);
   t.facts = j.value("facts", Json::object());
   t.sources = j.value("sources", std::vector<std::string>{});
 }

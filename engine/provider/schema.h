@@ -186,6 +186,12 @@ struct InstanceType {
   int memory_gb = 0;    ///< as the provider documents it (GiB or GB)
   bool nvswitch = false;        ///< the GPUs are joined by NVSwitch
   bool fabric_manager = false;  ///< the instance itself must run NVIDIA Fabric Manager
+  /// How its GPUs reach other instances' for NCCL: "efa" (AWS Elastic Fabric
+  /// Adapter), "infiniband" (Azure ND), "gpudirect-tcpx" / "gpudirect-tcpxo" /
+  /// "gpudirect-rdma" (Google A3 High / A3 Mega / A3 Ultra and A4); "" when
+  /// only the ordinary network joins them.
+  std::string gpu_network;
+  int gpu_nics = 0;  ///< the network interfaces that fabric needs (0 when gpu_network is "")
   /// Facts of the provider's own that a burst instance carries: each key K
   /// (one of the burst resource type's attributes) becomes the attribute
   /// K = {TYPE: value} over the types the pool may launch ("efa_interfaces"

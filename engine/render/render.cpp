@@ -83,7 +83,7 @@ struct PoolView {
   std::string rdma_stack;                      ///< doca-ofed | inbox ("" without an RDMA fabric)
   std::vector<std::string> bond;               ///< interface names / globs bonded into bond0
   std::vector<std::string> rails;              ///< RDMA rail interfaces (never bonded)
-  int efa_interfaces = 0;                      ///< burst instances with EFA: the EFA software and aws-ofi-nccl
+  std::string gpu_network;                     ///< burst pools: the instance type's (efa, infiniband, gpudirect-...)
   std::vector<std::string> imex_nodes;         ///< multi-node NVLink (GB200/GB300): the IMEX domain's compute trays
 };
 
@@ -224,8 +224,7 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
       v.gpu_name = v.gpu ? v.gpu->name : t->gpu;
       v.gpus_per_node = t->gpu_count;
       v.fabric_manager = t->fabric_manager;
-      const auto efa = t->facts.find("efa_interfaces");
-      if (efa != t->facts.end() && efa->is_number_integer()) v.efa_interfaces = efa->get<int>();
+      v.gpu_network = t->gpu_network;
     }
     v.identity = {{"kind", "burst_pool"}, {"region", bpool->region}, {"zone", bpool->zone},
                   {"instance_type", bpool->instance_type}, {"spot", bpool->spot}};
@@ -245,6 +244,10 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
     return Error::invalid("pool name '" + name + "' cannot be used in file names; use letters, digits, '.', '_' and '-'");
 
   v.os = make_os(os);
+  // Azure ND: InfiniBand between VMs, whose drivers Canonical's images lack (the
+  // HPC images bring them, and their own driver: IMG003). DOCA-OFED and
+  // nvidia-peermem for GPUDirect RDMA; RHEL's rdma-core, as for node pools.
+  if (v.burst && v.gpu_network == "infiniband") v.rdma_stack = v.os.rhel ? "inbox" : "doca-ofed";
   if (v.gpu && v.gpu->form_factor == "superchip") v.arch = "sbsa";
   v.nvlsm = v.fabric_manager && v.gpu && v.gpu->architecture == "Blackwell";
 
@@ -386,7 +389,7 @@ Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, 
     a.cuda_compat = need && compare_versions(s.driver, *need) < 0;
   }
 
-  if (v.fabric) {
+  if (!v.rdma_stack.empty()) {
     if (v.rdma_stack == "doca-ofed") a.rdma = {"doca-ofed"};
     else if (v.os.rhel) a.rdma = {"rdma-core", "libibverbs-utils", "infiniband-diags", "perftest"};
     else a.rdma = {"rdma-core", "ibverbs-providers", "ibverbs-utils", "infiniband-diags", "perftest"};
@@ -919,6 +922,9 @@ Result<Prepared> prepare(const bp::Blueprint& blueprint, const std::string& pool
   if (v.fabric)
     node["rdma"] = {{"fabric", v.fabric->name}, {"kind", v.fabric->kind}, {"stack", v.rdma_stack},
                     {"peermem", doca}, {"interfaces", v.rails}};
+  else if (!v.rdma_stack.empty())  // a burst instance type's own InfiniBand
+    node["rdma"] = {{"fabric", ""}, {"kind", v.gpu_network}, {"stack", v.rdma_stack}, {"peermem", doca},
+                    {"interfaces", nlohmann::json::array()}};
   node["networks"] = nlohmann::json::array();
   for (const auto* vlan : v.vlans)
     node["networks"].push_back({{"name", vlan->name}, {"vlan", vlan->id}, {"cidr", vlan->cidr}, {"mtu", vlan->mtu}, {"vrf", vlan->vrf}});
@@ -1092,7 +1098,7 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   // EFA: the installer AWS documents, checked against its signature, brings the
   // EFA kernel module, libfabric and the aws-ofi-nccl plugin; without them NCCL
   // between instances runs over TCP sockets on the ENA interface.
-  if (v.efa_interfaces > 0) run(ud, {"sh", "-c", efa_install(cat.efa_installer_version())});
+  if (v.gpu_network == "efa") run(ud, {"sh", "-c", efa_install(cat.efa_installer_version())});
   if (pk->cuda_compat) {
     auto parts = split_dots(pk->cuda);
     const std::string compat = "/usr/local/cuda-" + parts[0] + "." + parts[1] + "/compat";

@@ -31,6 +31,19 @@ const RuleInfo BURST003{
     "limitations), so a training job across the pool's zones runs NCCL over the ordinary network.",
     "list one zone (or subnet) for a tightly coupled training pool, and several only for pools whose instances work "
     "on their own"};
+const RuleInfo BURST004{
+    "BURST004", Severity::Warning, "multi-node burst pool on a GPU network Plinth does not set up",
+    "A burst pool that may run more than one instance (`max` above 1, and not `multi_node: false`) may launch an "
+    "instance type whose GPUs reach other instances' only through GPUDirect-TCPX, -TCPXO or RDMA on extra NICs "
+    "(`gpu_network` gpudirect-*: Google A3 High, A3 Mega, A3 Ultra, A4; docs/providers/gcp.md). Plinth attaches the "
+    "instance's one NIC and installs none of Google's NCCL plugins for them, so NCCL between instances runs over TCP "
+    "on that NIC. EFA (AWS) and InfiniBand (Azure ND) pools get their fabric's software from the render and are not "
+    "flagged. Position: `instance_type` (or the fallback setting).",
+    "Google Cloud, 'GPU network bandwidth': a3-highgpu-8g gives its GPUs 4 NICs (GPUDirect-TCPX, 1,000 Gbps), "
+    "a3-megagpu-8g 8 (GPUDirect-TCPXO, 1,800 Gbps), A3 Ultra and A4 8 RDMA NICs (3,200 Gbps), each on its own VPC "
+    "network with Google's NCCL plugin; a job across instances without them is held to the general NIC.",
+    "run jobs that span instances on a pool whose fabric Plinth sets up (AWS EFA types, Azure ND), or set "
+    "multi_node: false on a pool whose jobs each fit one instance"};
 const RuleInfo IMG002{
     "IMG002", Severity::Error, "boot image the rendered user-data does not run on",
     "A burst pool's `image` is one the catalog knows (docs/catalog.md, cloud images) and either has no cloud-init to "
@@ -148,6 +161,7 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
   const std::string fallbacks = spec ? spec->fallback_types : "";
   const std::vector<std::string> candidates = bp::candidate_types(p, fallbacks);
   const auto* stack = find(stacks_, p.stack);
+  bool fabric_warned = false;  // BURST004 once per pool, for the first type that needs it
   for (const auto& name : candidates) {
     const SourceLoc& at = p.origin.at(name == candidates.front() ? "instance_type" : fallbacks);
     const InstanceType* type = provider->instance_type(name);
@@ -174,6 +188,16 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
       continue;
     }
     const std::string who = "burst pool '" + p.name + "' (" + name + ")";
+    if (!fabric_warned && p.max > 1 && p.multi_node && type->gpu_network.rfind("gpudirect-", 0) == 0) {
+      fabric_warned = true;
+      add(BURST004, at, addr,
+          who + " may run " + std::to_string(p.max) + " instances, whose GPUs reach each other through " +
+              type->gpu_network + " on " + std::to_string(type->gpu_nics) +
+              " extra NICs, which Plinth does not attach or set up: NCCL between instances runs over TCP on the "
+              "instance's one NIC",
+          "run jobs that span instances on an AWS EFA or Azure ND pool, or set multi_node: false if each job fits one "
+          "instance");
+    }
     if (stack) {
       check_cuda_supports(*gpu, *stack, CUDA004, at, addr, who);
       check_platform(*stack, *gpu, type->fabric_manager, stack->precision, at, addr, who);

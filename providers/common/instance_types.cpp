@@ -42,8 +42,8 @@ struct Reader {
 // A function, not a global: schemas are built during static initialisation
 // (a test program registers the built-in providers from one).
 const std::vector<std::string>& row_keys() {
-  static const std::vector<std::string> keys = {"name",     "gpu",           "gpu_count", "vcpus", "memory_gb",
-                                                "nvswitch", "fabric_manager", "facts",     "source"};
+  static const std::vector<std::string> keys = {"name",        "gpu",      "gpu_count", "vcpus", "memory_gb", "nvswitch",
+                                                "fabric_manager", "gpu_network", "gpu_nics", "facts", "source"};
   return keys;
 }
 
@@ -90,6 +90,8 @@ Result<std::vector<InstanceType>> read_instance_types(const std::string& file, s
         r.get(row, "memory_gb", t.memory_gb, what, true);
         r.get(row, "nvswitch", t.nvswitch, what, false);
         r.get(row, "fabric_manager", t.fabric_manager, what, false);
+        r.get(row, "gpu_network", t.gpu_network, what, false);
+        r.get(row, "gpu_nics", t.gpu_nics, what, false);
         if (const YAML::Node f = row["facts"]) {
           if (!f.IsMap()) r.fail(f, "'facts' of " + what + " must be a mapping of integers");
           else

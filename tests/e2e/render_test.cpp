@@ -84,6 +84,12 @@ TEST_CASE("plinth render of an EFA burst pool, from the user's directory, instal
     REQUIRE(other.exit_code == 0);
     CHECK_FALSE(contains(other.out, "efa-installer"));
   }
+  // The Azure ND pool gets its InfiniBand stack instead, the GCP A3 pool (multi_node: false) nothing.
+  auto nd = run_plinth({"render", "cluster.yaml", "--pool", "azure-nd"}, dir.path());
+  CHECK(contains(nd.out, "\"--no-install-recommends\", \"doca-ofed\"]"));
+  CHECK(contains(nd.out, "      nvidia-peermem\n"));
+  auto a3 = run_plinth({"render", "cluster.yaml", "--pool", "gcp-a3"}, dir.path());
+  CHECK_FALSE(contains(a3.out, "doca-ofed"));
 }
 
 // Issue 31, item 2: a GB200 NVL72 rack's trays get IMEX, or validate says what is missing.

@@ -395,6 +395,26 @@ TEST_CASE("burst instances with EFA get the signed EFA installer and aws-ofi-ncc
   CHECK(contains(rhel, "./efa_installer.sh -y;"));
 }
 
+TEST_CASE("Azure ND burst pools get the InfiniBand stack: DOCA-OFED with nvidia-peermem, rdma-core on RHEL", "[render][rdma]") {
+  const std::string nd = with(kBlueprint, "  - {name: aws-p5, provider: aws, region: us-east-1, instance_type: p5.48xlarge,",
+                              "  - {name: aws-p5, provider: azure, region: eastus, resource_group: rg, instance_type: Standard_ND96isr_H100_v5,");
+  auto ud = render_ok(load(nd), "aws-p5").user_data;
+  CHECK(contains(apt_line(ud, 0), "\"--no-install-recommends\", \"doca-ofed\"]"));
+  CHECK(ud.find("\"doca-ofed\"]") < ud.find("\"nvidia-fabricmanager-550\""));  // before the driver, for peermem
+  CHECK(contains(ud, "      nvidia-peermem\n"));
+  CHECK(contains(ud, "\"kind\": \"infiniband\""));  // node.json
+  CHECK_FALSE(contains(ud, "efa-installer"));
+  auto rhel = render_ok(load(with(nd, "spot: true, stack: train,", "spot: true, stack: train, os: rhel-9,")), "aws-p5").user_data;
+  CHECK(contains(rhel, "\"dnf\", \"install\", \"-y\", \"rdma-core\", \"libibverbs-utils\""));
+  CHECK_FALSE(contains(rhel, "doca"));
+  // Google's A3 types need GPUDirect-TCPX, which Plinth does not set up (BURST004): nothing RDMA is rendered.
+  auto a3 = render_ok(load(with(kBlueprint, "  - {name: aws-p5, provider: aws, region: us-east-1, instance_type: p5.48xlarge,",
+                                "  - {name: aws-p5, provider: gcp, region: us-central1, instance_type: a3-highgpu-8g,")),
+                      "aws-p5").user_data;
+  CHECK_FALSE(contains(a3, "doca"));
+  CHECK_FALSE(contains(a3, "efa-installer"));
+}
+
 TEST_CASE("parallel-fs and NFS tiers are mounted with their transport encryption", "[render][storage]") {
   auto ud = render_ok(load(), "train").user_data;
   CHECK(contains(ud, "  - [\"/usr/local/sbin/plinth-mount\", \"lustre\", \"shared\", \"10.110.0.10@o2ib:/shared\", \"/mnt/shared\", "

@@ -30,6 +30,8 @@ inline const std::vector<RuleCase>& rule_cases() {
      "blueprints/invalid/rule-burst002-spot-checkpoint-nvme.yaml:29:78: error[BURST002]: spot burst pool 'aws-p5' checkpoints to nvme tier 'hot', node-local storage that is lost when the instance is reclaimed (aws.instance.aws-p5)"},
     {"blueprints/invalid/rule-burst003-placement-group-over-zones.yaml", false,
      "blueprints/invalid/rule-burst003-placement-group-over-zones.yaml:25:22: warning[BURST003]: burst pool 'aws-p5' sets placement_group: true and lists 2 zones (us-east-1a, us-east-1b): its instances spread over them and fall back to them, but a cluster placement group lives in one Availability Zone, so each zone gets its own group and NCCL (EFA) traffic between them leaves the low-latency network (aws.instance.aws-p5)"},
+    {"blueprints/invalid/rule-burst004-multi-node-without-gpu-network.yaml", false,
+     "blueprints/invalid/rule-burst004-multi-node-without-gpu-network.yaml:28:92: warning[BURST004]: burst pool 'gcp-a3' (a3-megagpu-8g) may run 4 instances, whose GPUs reach each other through gpudirect-tcpxo on 8 extra NICs, which Plinth does not attach or set up: NCCL between instances runs over TCP on the instance's one NIC (gcp.instance.gcp-a3)"},
     {"blueprints/invalid/rule-cuda001-driver-too-old.yaml", true,
      "blueprints/invalid/rule-cuda001-driver-too-old.yaml:7:13: error[CUDA001]: driver 450.80.02 in stack 'train' is older than 550.54.15, the minimum for CUDA 12.4 (cuda-toolkit-12-4 installs the newest release, 12.4.1), and older than 525, the minimum for CUDA 12.x through minor-version compatibility", {"DRV008"}},
     {"blueprints/invalid/rule-cuda002-unknown-cuda.yaml", true,

@@ -154,7 +154,7 @@ TEST_CASE("the base blueprint and the three examples have no findings") {
 
 TEST_CASE("rules() lists every rule once, sorted, with a rationale") {
   const auto& rs = validate::rules();
-  REQUIRE(rs.size() == 50);
+  REQUIRE(rs.size() == 51);
   for (size_t i = 0; i < rs.size(); ++i) {
     CHECK_FALSE(rs[i].title.empty());
     CHECK_FALSE(rs[i].checks.empty());
@@ -456,6 +456,30 @@ TEST_CASE("CUDA003: node pool GPU newer than the stack's CUDA") {
   Doc ampere = doc;
   ampere.set(24, "H100-80GB", "A100-80GB");
   CHECK(with_code(ampere.check(), "CUDA003").empty());
+}
+
+TEST_CASE("BURST004: a pool that trains across instances on a GPU network Plinth does not set up") {
+  const std::string aws = "  - {name: aws-p5, provider: aws, region: us-east-1, instance_type: p5.48xlarge, desired: 0, max: 2, spot: true,";
+  Doc gcp;
+  gcp.set(32, aws, "  - {name: gcp-a3, provider: gcp, region: us-central1, instance_type: a3-highgpu-8g, desired: 0, max: 4, spot: true,");
+  check_diag(one(gcp.check(), "BURST004"), Severity::Warning, gcp.at(32, "a3-highgpu-8g"), "gcp.instance.gcp-a3",
+             "burst pool 'gcp-a3' (a3-highgpu-8g) may run 4 instances, whose GPUs reach each other through gpudirect-tcpx "
+             "on 4 extra NICs, which Plinth does not attach or set up: NCCL between instances runs over TCP on the "
+             "instance's one NIC",
+             "run jobs that span instances on an AWS EFA or Azure ND pool, or set multi_node: false if each job fits one "
+             "instance");
+  // One instance at most, or one job per instance: nothing to say.
+  CHECK(with_code(Doc(gcp).set(32, "max: 4", "max: 1").check(), "BURST004").empty());
+  CHECK(with_code(Doc(gcp).set(32, "max: 4,", "max: 4, multi_node: false,").check(), "BURST004").empty());
+  // A fallback type that needs it is flagged too, at its setting.
+  Doc fallback = gcp;
+  fallback.set(32, "instance_type: a3-highgpu-8g,", "instance_type: a2-highgpu-8g, machine_types: [a2-highgpu-8g, a3-megagpu-8g],");
+  CHECK(one(fallback.check(), "BURST004").message.find("(a3-megagpu-8g) may run 4 instances") != std::string::npos);
+  // EFA (AWS) and InfiniBand (Azure ND): the render sets them up.
+  CHECK(with_code(Doc().check(), "BURST004").empty());
+  CHECK(with_code(Doc().set(32, aws, "  - {name: nd, provider: azure, region: eastus, resource_group: rg, instance_type: "
+                                     "Standard_ND96isr_H100_v5, desired: 0, max: 4, spot: true,").check(),
+                  "BURST004").empty());
 }
 
 TEST_CASE("CUDA004: burst instance type's GPU newer than the stack's CUDA") {

@@ -181,7 +181,9 @@ void Checker::check_stack(const bp::Stack& s) {
 void Checker::check_driver_support(const bp::Stack& s) {
   const std::string month = catalog_month(cat_.version());
   const std::string branch = s.driver.substr(0, s.driver.find('.'));
-  if (month.empty() || branch.empty() || !std::all_of(branch.begin(), branch.end(), ::isdigit)) return;
+  if (month.empty() || branch.empty() ||
+      !std::all_of(branch.begin(), branch.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return;
   const catalog::DriverBranch* row = cat_.driver_branch(branch);
   std::string why;
   if (row && !row->end_of_life.empty() && row->end_of_life < month) {

@@ -463,24 +463,20 @@ struct CatalogParser {
           r.fail(ct["default"], "the default container toolkit " + cat.toolkit_default_ + " is affected by " + a.id +
                                     " (fixed in " + a.fixed_in + "); default to a fixed release");
     }
-    const YAML::Node doca = root["doca"];
-    if (!doca || !r.keys(doca, "doca", {"version", "source"})) {
-      if (!doca) r.fail(root, "the file has no 'doca'");
-    } else {
-      cat.doca_version_ = r.str(doca, "version", "doca");
-      r.source(doca, "doca", sources);
-      if (!cat.doca_version_.empty() && !is_version(cat.doca_version_, 0))
-        r.fail(doca["version"], "the DOCA version must look like \"2.9.2\"");
-    }
-    const YAML::Node efa = root["efa_installer"];
-    if (!efa || !r.keys(efa, "efa_installer", {"version", "source"})) {
-      if (!efa) r.fail(root, "the file has no 'efa_installer'");
-    } else {
-      cat.efa_installer_version_ = r.str(efa, "version", "efa_installer");
-      r.source(efa, "efa_installer", sources);
-      if (!cat.efa_installer_version_.empty() && !is_version(cat.efa_installer_version_, 0))
-        r.fail(efa["version"], "the EFA installer version must look like \"1.47.0\"");
-    }
+    // A release the render installs: {version: "X.Y.Z", source: ID}.
+    auto release = [&](const char* key, const char* what, const char* example, std::string& out) {
+      const YAML::Node n = root[key];
+      if (!n || !r.keys(n, key, {"version", "source"})) {
+        if (!n) r.fail(root, std::string("the file has no '") + key + "'");
+        return;
+      }
+      out = r.str(n, "version", key);
+      r.source(n, key, sources);
+      if (!out.empty() && !is_version(out, 0))
+        r.fail(n["version"], std::string("the ") + what + " version must look like \"" + example + "\"");
+    };
+    release("doca", "DOCA", "2.9.2", cat.doca_version_);
+    release("efa_installer", "EFA installer", "1.47.0", cat.efa_installer_version_);
     const YAML::Node images = root["cloud_images"];
     if (!images || !images.IsSequence()) {
       r.fail(images ? images : root, images ? "'cloud_images' must be a list" : "the file has no 'cloud_images'");

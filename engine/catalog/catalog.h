@@ -69,6 +69,8 @@ struct GpuModel {
   std::vector<std::string> mig_profile_names() const;
   /// True when a node with `gpus_per_node` of these GPUs has an NVSwitch fabric.
   bool has_nvswitch(int gpus_per_node) const { return nvswitch_min_gpus > 0 && gpus_per_node >= nvswitch_min_gpus; }
+  /// Compute trays of a rack-wide NVLink domain (GB200/GB300 NVL): they run IMEX, the switch trays Fabric Manager.
+  bool runs_imex() const { return fabric_manager == "switch-tray"; }
   bool operator==(const GpuModel&) const = default;
 };
 

@@ -197,7 +197,7 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
       v.bond = p->interfaces->bond;
       v.rails = p->interfaces->rdma;
     }
-    if (p->imex && v.gpu && v.gpu->fabric_manager == "switch-tray") v.imex_nodes = p->imex->nodes;
+    if (p->imex && v.gpu && v.gpu->runs_imex()) v.imex_nodes = p->imex->nodes;
     nlohmann::json mig_json = {{"profile", p->mig.profile}, {"instances", p->mig.instances}};
     if (!v.mig.empty()) {
       nlohmann::json per_gpu = nlohmann::json::object();
@@ -389,6 +389,11 @@ Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, 
     a.cuda_compat = need && compare_versions(s.driver, *need) < 0;
   }
 
+  // Before R580 Fabric Manager, NSCQ and IMEX carry the branch in their names; from R580 none
+  // does (NVIDIA/gpu-driver-container, ubuntu22.04 and rhel9 install.sh: fabricmanager_install,
+  // nscq_install, imex_install).
+  const bool unversioned = compare_versions(branch, "580") >= 0;
+
   if (!v.rdma_stack.empty()) {
     if (v.rdma_stack == "doca-ofed") a.rdma = {"doca-ofed"};
     else if (v.os.rhel) a.rdma = {"rdma-core", "libibverbs-utils", "infiniband-diags", "perftest"};
@@ -404,10 +409,7 @@ Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, 
                                                        : std::vector<std::string>{"nvidia-kernel-open-" + branch, "cuda-drivers-" + branch};
     else
       a.driver = {"cuda-drivers-" + branch};
-    // From R580 Fabric Manager, NSCQ and IMEX drop the branch from their names (the pin
-    // below holds them at the driver's version): NVIDIA/gpu-driver-container, ubuntu22.04
-    // install.sh, fabricmanager_install / nscq_install / imex_install.
-    const bool unversioned = compare_versions(branch, "580") >= 0;
+    // The pin below holds the unversioned names at the driver's version.
     const std::string suffix = unversioned ? "" : "-" + branch;
     if (v.fabric_manager) {
       a.driver.push_back("nvidia-fabricmanager" + suffix);
@@ -424,12 +426,9 @@ Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, 
     pin(a.preferences, "plinth: " + where + " pins CUDA " + s.cuda + " (installs " + a.cuda + ")", toolkit_pkg, a.cuda + "-*");
   } else {
     // RHEL / Rocky: the module stream picks the flavour (<branch>-open or <branch>-dkms);
-    // cuda-drivers-<branch> and the NVSwitch packages are pinned to the driver. Before R580
-    // Fabric Manager, NSCQ and IMEX carry the branch in their names; from R580 none does
-    // (NVIDIA/gpu-driver-container, rhel9 install.sh).
+    // cuda-drivers-<branch> and the NVSwitch packages are pinned to the driver.
     a.module_stream = "nvidia-driver:" + branch + (v.kernel_modules == "open" ? "-open" : "-dkms");
     a.driver = {"cuda-drivers-" + branch + "-" + s.driver};
-    const bool unversioned = compare_versions(branch, "580") >= 0;
     const std::string infix = unversioned ? "-" : "-" + branch + "-";
     if (v.fabric_manager) {
       a.driver.push_back("nvidia-fabricmanager" + infix + s.driver);

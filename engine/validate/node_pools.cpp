@@ -394,8 +394,7 @@ void Checker::check_secure_boot(const bp::NodePool& p, const bp::Fabric* fabric,
 void Checker::check_imex(const bp::NodePool& p, const catalog::GpuModel& gpu, const std::string& addr,
                          const std::string& who) {
   constexpr int kDomainGpus = 72;  // an NVL72 rack: 18 compute trays of 4 GPUs
-  const bool multi_node_nvlink = gpu.fabric_manager == "switch-tray";
-  if (!multi_node_nvlink) {
+  if (!gpu.runs_imex()) {
     if (p.imex)
       add(IMEX001, p.origin.at("imex"), addr,
           who + " sets imex, but " + gpu.name + " GPUs share no NVLink domain across nodes",
@@ -415,7 +414,8 @@ void Checker::check_imex(const bp::NodePool& p, const catalog::GpuModel& gpu, co
   } else if (static_cast<int>(p.imex->nodes.size()) * p.hardware.gpus_per_node > kDomainGpus) {
     add(IMEX001, p.origin.at("imex"), addr,
         who + " lists " + std::to_string(p.imex->nodes.size()) + " IMEX nodes of " +
-            std::to_string(p.hardware.gpus_per_node) + " GPUs, more than the 72 GPUs of one NVL72 NVLink domain",
+            std::to_string(p.hardware.gpus_per_node) + " GPUs, more than the " + std::to_string(kDomainGpus) +
+            " GPUs of one NVL72 NVLink domain",
         "make one node pool, with its own imex.nodes, per rack");
   }
 }

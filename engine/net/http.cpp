@@ -33,6 +33,12 @@ std::string Response::header(std::string_view name) const {
   return it == headers.end() ? "" : it->second;
 }
 
+bool is_metadata_host(std::string_view host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return host == "169.254.169.254" || host == "169.254.170.2" || host == "169.254.170.23" || host == "fd00:ec2::254" ||
+         host == "fd00:ec2::23";
+}
+
 bool is_loopback_host(std::string_view host) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   std::string h(host);
@@ -397,7 +403,8 @@ Result<Response> Client::perform(const Request& req) {
   // a server's answer (a next link, an operation URL) is held to it too.
   std::string scheme = req.url.substr(0, req.url.find("://"));
   for (char& ch : scheme) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (scheme != "https" && !(scheme == "http" && is_loopback_host(*host)))
+  if (scheme != "https" && !(scheme == "http" && (is_loopback_host(*host) ||
+                                                  (req.metadata_service && is_metadata_host(*host)))))
     return Error::invalid(req.method + " " + req.url + ": refusing " +
                           (scheme == "http" ? "plain http to host '" + *host +
                                                   "': credentials and data would travel in clear; use https"

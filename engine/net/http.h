@@ -35,6 +35,12 @@ struct Request {
   /// When set, a request in flight is aborted within ~50 ms of it turning
   /// true (Cancelled); a request is not started once it is true.
   const std::atomic<bool>* cancel = nullptr;
+  /// Allows plain http to the link-local addresses of the clouds' metadata
+  /// and container-credential services (169.254.169.254, 169.254.170.2,
+  /// 169.254.170.23, fd00:ec2::254, fd00:ec2::23), which serve nothing else.
+  /// Set only by code that reaches such a service at an address the
+  /// operator's environment names (the AWS credential chain).
+  bool metadata_service = false;
 };
 
 /// What the server answered (any status: mapping statuses to errors is
@@ -74,6 +80,10 @@ std::string percent_encode(std::string_view text);
 
 /// True for localhost, 127.0.0.0/8 and ::1 (with or without brackets).
 bool is_loopback_host(std::string_view host);
+
+/// True for the link-local addresses of the clouds' metadata services
+/// (Request::metadata_service), with or without brackets.
+bool is_metadata_host(std::string_view host);
 
 /// The Retry-After value (delta seconds or an HTTP date) in milliseconds from
 /// now; 0 when absent, unparsable or in the past.

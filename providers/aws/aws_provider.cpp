@@ -87,8 +87,6 @@ const ProviderSchema& AwsProvider::schema() const { return aws::schema(); }
 Status AwsProvider::configure(const ProviderConfig& config) {
   const char* home_env = std::getenv("HOME");
   const std::string home = home_env ? home_env : "";
-  auto creds = find_credentials(config, home);
-  if (!creds) return creds.error();
   auto rates = parse_rates(config.values.value("request_rates", Json::object()));
   if (!rates) return rates.error();
   options_.region = config.str("region");
@@ -98,9 +96,14 @@ Status AwsProvider::configure(const ProviderConfig& config) {
   options_.wait = config.has("wait") ? config.flag("wait") : true;
   options_.page_size = cloud::clamp_int(config, "page_size", 200, 5, 1000);
   http_ = std::make_unique<net::Client>(cloud::http_options(config));
+  auto creds = find_credentials(config, {home, http_.get(), options_.region});
+  if (!creds) return creds.error();
+  // Fetched now, so a refused token or an unreachable metadata service stops the run before
+  // anything is planned or changed (PLAN001), not at its first request.
+  if (auto first = (*creds)->get(Deadline::after(std::chrono::seconds(30))); !first) return first.error();
   ClientSettings cs;
   cs.endpoint = options_.endpoint;
-  cs.credentials = creds->credentials;
+  cs.credentials = *creds;
   cs.rates = std::move(*rates);
   ec2_ = std::make_unique<Ec2Client>(*http_, client_model(), std::move(cs), &stopped_);
   return {};

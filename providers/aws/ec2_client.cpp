@@ -1,58 +1,14 @@
 #include "providers/aws/ec2_client.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 namespace plinth::aws {
 
 namespace {
-
-std::string trim(std::string s) {
-  auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!s.empty() && blank(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && blank(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
-/// The key = value pairs of section `section` of an INI file (AWS's shared
-/// files); empty when the file or the section is missing.
-std::map<std::string, std::string> ini_section(const std::string& path, const std::string& section) {
-  std::map<std::string, std::string> out;
-  std::ifstream in(path);
-  if (!in) return out;
-  std::string line, current;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    line = trim(line);
-    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
-    if (line.front() == '[' && line.back() == ']') {
-      current = trim(line.substr(1, line.size() - 2));
-      inside = current == section;
-      continue;
-    }
-    if (!inside) continue;
-    auto eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    out[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
-  }
-  return out;
-}
-
-std::string or_default(const std::string& v, const std::string& fallback) { return v.empty() ? fallback : v; }
-
-std::string credentials_path(const ProviderConfig& c, const std::string& home) {
-  return or_default(c.str("shared_credentials_file"), home + "/.aws/credentials");
-}
-std::string config_path(const ProviderConfig& c, const std::string& home) {
-  return or_default(c.str("config_file"), home + "/.aws/config");
-}
-std::string profile_of(const ProviderConfig& c) { return or_default(c.str("profile"), "default"); }
 
 bool non_mutating(const std::string& action) {
   return action.rfind("Describe", 0) == 0 || action.rfind("Get", 0) == 0 || action.rfind("List", 0) == 0;
@@ -74,46 +30,12 @@ Error::Kind kind_of(const std::string& code, long status) {
   if (code == "AuthFailure" || code == "UnauthorizedOperation" || code == "SignatureDoesNotMatch" ||
       code == "MissingAuthenticationToken" || code == "RequestExpired" || code == "InvalidClientTokenId")
     return Error::Kind::Fatal;
+  // Temporary credentials that ran out: fetched again (Ec2Client::once) and sent again.
+  if (code == "ExpiredToken") return Error::Kind::Retryable;
   return Error::Kind::Invalid;
 }
 
 }  // namespace
-
-Result<FoundCredentials> find_credentials(const ProviderConfig& c, const std::string& home) {
-  FoundCredentials out;
-  const std::string key = c.str("access_key_id"), secret = c.str("secret_access_key");
-  if (!key.empty() || !secret.empty()) {
-    if (key.empty() || secret.empty())
-      return Error::invalid(std::string("AWS credentials are incomplete: ") +
-                            (key.empty() ? "a secret access key is set but no access key id"
-                                         : "an access key id is set but no secret access key") +
-                            "; set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the aws options "
-                            "access_key_id and secret_access_key)");
-    out.credentials = {key, secret, c.str("session_token")};
-    out.origin = c.origins.count("access_key_id") ? c.origins.at("access_key_id") : "options";
-    return out;
-  }
-  const std::string profile = profile_of(c);
-  for (const auto& [path, section] : {std::pair{credentials_path(c, home), profile},
-                                      std::pair{config_path(c, home),
-                                                profile == "default" ? profile : "profile " + profile}}) {
-    auto s = ini_section(path, section);
-    if (s.count("aws_access_key_id") && s.count("aws_secret_access_key")) {
-      out.credentials = {s["aws_access_key_id"], s["aws_secret_access_key"], s["aws_session_token"]};
-      out.origin = path + " [" + section + "]";
-      return out;
-    }
-  }
-  return Error::invalid("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN "
-                        "for temporary ones), or add aws_access_key_id and aws_secret_access_key to profile '" +
-                        profile + "' of " + credentials_path(c, home) + " (AWS_PROFILE chooses the profile)");
-}
-
-std::string config_file_region(const ProviderConfig& c, const std::string& home) {
-  const std::string profile = profile_of(c);
-  auto s = ini_section(config_path(c, home), profile == "default" ? profile : "profile " + profile);
-  return s.count("region") ? s["region"] : "";
-}
 
 std::string endpoint_for(const std::string& endpoint_option, const std::string& region) {
   if (!endpoint_option.empty()) {
@@ -180,7 +102,9 @@ std::variant<ec2::Json, ApiFailure> Ec2Client::once(const std::string& action, c
   SigningParams sp;
   sp.region = region;
   sp.service = "ec2";
-  auto signed_req = sign(req, settings_.credentials, sp);
+  auto creds = settings_.credentials->get(call.deadline());
+  if (!creds) return ApiFailure{"", creds.error()};
+  auto signed_req = sign(req, *creds, sp);
   if (!signed_req) return ApiFailure{"", signed_req.error()};
 
   net::Request r;
@@ -215,6 +139,7 @@ std::variant<ec2::Json, ApiFailure> Ec2Client::once(const std::string& action, c
     message = "HTTP " + std::to_string(resp->status) + " without an EC2 error answer";
   }
   Error e{kind_of(code, resp->status), code + ": " + message + where, 0};
+  if (code == "ExpiredToken") settings_.credentials->expired();
   if (e.kind == Error::Kind::Throttled) e.retry_after_ms = net::parse_retry_after_ms(resp->header("Retry-After"));
   if (err && !err->request_id.empty()) e.message += " [request id " + err->request_id + "]";
   return ApiFailure{code, e};

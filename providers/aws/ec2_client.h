@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -13,27 +14,11 @@
 #include "engine/net/http.h"
 #include "engine/provider/call.h"
 #include "engine/provider/options.h"
+#include "providers/aws/credentials.h"
 #include "providers/aws/ec2_protocol.h"
 #include "providers/aws/sigv4.h"
 
 namespace plinth::aws {
-
-/// Where the credentials came from, for messages (never the values).
-struct FoundCredentials {
-  Credentials credentials;
-  std::string origin;  ///< "environment", "option", "shared credentials file ~/.aws/credentials [default]"
-};
-
-/// The credentials of `config` the way the SDKs look for them: the
-/// access_key_id / secret_access_key / session_token options (which the
-/// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN variables
-/// set), then the profile (option profile, AWS_PROFILE, default "default")
-/// of the shared credentials file, then of the config file. `home` is $HOME.
-/// The error says where it looked and what to set.
-Result<FoundCredentials> find_credentials(const ProviderConfig& config, const std::string& home);
-
-/// The region of the config file's profile (`region = ...`), or "".
-std::string config_file_region(const ProviderConfig& config, const std::string& home);
 
 /// The endpoint for `region`: the endpoint option (AWS_ENDPOINT_URL_EC2,
 /// then AWS_ENDPOINT_URL) when set, else https://ec2.REGION.amazonaws.com.
@@ -57,7 +42,7 @@ Result<std::map<std::string, Rate>> parse_rates(const Json& option);
 
 struct ClientSettings {
   std::string endpoint;  ///< the endpoint option ("" = regional endpoints)
-  Credentials credentials;
+  std::shared_ptr<CredentialSource> credentials;  ///< fetched and refreshed as requests need them
   std::map<std::string, Rate> rates;
 };
 

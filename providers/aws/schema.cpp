@@ -97,6 +97,27 @@ ProviderSchema build_schema() {
       {"shared_credentials_file", T::String, "", {"AWS_SHARED_CREDENTIALS_FILE"},
        "Shared credentials file; empty: ~/.aws/credentials."},
       {"config_file", T::String, "", {"AWS_CONFIG_FILE"}, "Shared config file; empty: ~/.aws/config."},
+      {"web_identity_token_file", T::String, "", {"AWS_WEB_IDENTITY_TOKEN_FILE"},
+       "File holding an OIDC token (a CI system's, a pod's) exchanged for role_arn's credentials with STS "
+       "AssumeRoleWithWebIdentity; read again at each refresh."},
+      {"role_arn", T::String, "", {"AWS_ROLE_ARN"}, "Role the web identity token assumes."},
+      {"role_session_name", T::String, "", {"AWS_ROLE_SESSION_NAME"},
+       "Session name of assumed roles; empty: plinth-<unix time>."},
+      {"sts_endpoint", T::String, "", {"AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"},
+       "STS endpoint URL; empty: https://sts.REGION.amazonaws.com."},
+      {"container_credentials_relative_uri", T::String, "", {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"},
+       "Path of the container credentials endpoint at http://169.254.170.2 (ECS tasks)."},
+      {"container_credentials_full_uri", T::String, "", {"AWS_CONTAINER_CREDENTIALS_FULL_URI"},
+       "URL of the container credentials endpoint (EKS Pod Identity); plain http only to loopback or the "
+       "link-local credential addresses."},
+      {"container_authorization_token", T::String, "", {"AWS_CONTAINER_AUTHORIZATION_TOKEN"},
+       "Authorization header for the container credentials endpoint.", true},
+      {"container_authorization_token_file", T::String, "", {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"},
+       "File holding the container endpoint's authorization token; read again at each refresh."},
+      {"metadata_endpoint", T::String, "", {"AWS_EC2_METADATA_SERVICE_ENDPOINT"},
+       "Instance metadata service (IMDSv2), the chain's last source; empty: http://169.254.169.254."},
+      {"metadata_disabled", T::Bool, "false", {"AWS_EC2_METADATA_DISABLED"},
+       "Do not ask the instance metadata service for credentials."},
       {"endpoint", T::String, "", {"AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL"},
        "EC2 endpoint URL; empty: https://ec2.REGION.amazonaws.com."},
       {"ca_bundle", T::String, "", {"AWS_CA_BUNDLE"}, "CA bundle (PEM) to verify the endpoint; empty: the system store."},
@@ -110,7 +131,10 @@ ProviderSchema build_schema() {
        "action name (RunInstances=...). Defaults: AWS's documented EC2 request-rate buckets."},
   };
   // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
-  operator_only(p.options, {"profile", "shared_credentials_file", "config_file", "endpoint", "ca_bundle"});
+  operator_only(p.options, {"profile", "shared_credentials_file", "config_file", "endpoint", "ca_bundle",
+                            "web_identity_token_file", "role_arn", "sts_endpoint", "container_credentials_relative_uri",
+                            "container_credentials_full_uri", "container_authorization_token_file",
+                            "metadata_endpoint", "metadata_disabled"});
   p.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(20), std::chrono::minutes(10),
                           std::chrono::minutes(15)};
   return p;

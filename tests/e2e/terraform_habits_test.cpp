@@ -638,7 +638,8 @@ TEST_CASE("plan refuses a provider it cannot use (no credentials), with a hint, 
   TempDir dir;
   dir.write("bp.yaml", burst_blueprint({aws_pool(2)}));
   const std::map<std::string, std::string> env = {
-      {"HOME", dir.path()}, {"AWS_ACCESS_KEY_ID", ""}, {"AWS_SECRET_ACCESS_KEY", ""}, {"AWS_PROFILE", ""}};
+      {"HOME", dir.path()},           {"AWS_ACCESS_KEY_ID", ""},           {"AWS_SECRET_ACCESS_KEY", ""},
+      {"AWS_PROFILE", ""},            {"AWS_EC2_METADATA_DISABLED", "true"}};
   auto r = run_plinth({"plan", "bp.yaml", "--detailed-exitcode", "-out", "release.plan"}, dir.path(), env);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);

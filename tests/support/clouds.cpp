@@ -150,6 +150,7 @@ std::map<std::string, std::string> aws_env(const EmulatorProcess& ec2, const std
           {"AWS_PROFILE", ""},
           {"AWS_REGION", "us-east-1"},
           {"AWS_ENDPOINT_URL_EC2", ec2.base()},
+          {"AWS_EC2_METADATA_DISABLED", "true"},  // no instance profile of the machine running the tests
           {"AWS_CA_BUNDLE", ec2.ca()},
           {"PLINTH_AWS_POLL_MS", "5"}};
 }

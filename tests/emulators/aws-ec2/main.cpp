@@ -17,6 +17,7 @@
 
 #include "providers/aws/ec2_protocol.h"
 #include "providers/aws/sigv4.h"
+#include "tests/emulators/aws-ec2/identity.h"
 #include "tests/emulators/aws-ec2/options.h"
 #include "tests/emulators/aws-ec2/service.h"
 #include "tests/emulators/common/connection.h"
@@ -53,6 +54,8 @@ struct Record {
   std::string code;           ///< the EC2 error code, "" on success
   std::string fault;          ///< "", drop, lose-response, throttle, 500, 503
   bool control = false;
+  std::string access_key;  ///< the access key id of a verified signature
+  std::string issued;      ///< the access key id of credentials this request was given (STS, IMDS, container)
 };
 
 class RequestLog {
@@ -71,6 +74,8 @@ class RequestLog {
                  {"code", r.code.empty() ? Json(nullptr) : Json(r.code)},
                  {"fault", r.fault.empty() ? Json(nullptr) : Json(r.fault)},
                  {"control", r.control},
+                 {"access_key", r.access_key.empty() ? Json(nullptr) : Json(r.access_key)},
+                 {"issued", r.issued.empty() ? Json(nullptr) : Json(r.issued)},
                  {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(took).count()}};
     std::lock_guard<std::mutex> lock(mu_);
     out_ << line.dump() << '\n';
@@ -198,6 +203,7 @@ struct Emulator {
   ec2::Model model;
   std::unique_ptr<ae::Region> region;
   std::unique_ptr<Throttle> throttle;
+  std::unique_ptr<ae::Identity> identity;
   Faults faults;
   RequestLog log;
   Counters counters;
@@ -277,23 +283,12 @@ struct Emulator {
       return reply_error(res, rec, {503, "Unavailable", "The server is overloaded and can't handle the request."});
     }
 
+    if (ae::Identity::is_sts_action(rec.action)) return handle_sts(req, res, rec, raw_path, raw_query, params);
+
     // SigV4, on every request.
-    sigv4::HttpRequest hr;
-    hr.method = req.method;
-    hr.path = raw_path;
-    hr.query = raw_query;
-    hr.body = req.body;
-    for (const auto& [k, v] : req.headers) hr.headers.emplace_back(k, v);
-    sigv4::VerifyParams vp;
-    vp.region = options.region;
-    vp.service = "ec2";
-    vp.now = std::chrono::system_clock::now();
-    vp.max_skew = std::chrono::seconds(options.max_skew_s);
-    auto lookup = [this](const std::string& id) -> std::optional<sigv4::Credentials> {
-      if (id != options.access_key) return std::nullopt;
-      return sigv4::Credentials{options.access_key, options.secret_key, options.session_token};
-    };
-    sigv4::VerifyResult v = sigv4::verify(hr, lookup, vp);
+    bool expired = false;
+    sigv4::VerifyResult v = verify(req, raw_path, raw_query, "ec2", expired);
+    rec.access_key = v.access_key_id;
     if (!v.ok()) {
       using F = sigv4::VerifyFailure;
       switch (v.failure) {
@@ -322,6 +317,8 @@ struct Emulator {
       }
     }
 
+    if (expired)
+      return reply_error(res, rec, {400, "ExpiredToken", "The security token included in the request is expired"});
     if (rec.action.empty())
       return reply_error(res, rec, {400, "MissingAction", "The request must contain the parameter Action"});
     if (!throttle->take(rec.action)) {
@@ -372,6 +369,83 @@ struct Emulator {
     reply_xml(res, 200, *body);
   }
 
+  /// The request's SigV4 signature for `service`, with the long-term key or credentials it issued;
+  /// `expired` says whether those have expired.
+  sigv4::VerifyResult verify(const httplib::Request& req, const std::string& raw_path, const std::string& raw_query,
+                             const std::string& service, bool& expired) {
+    sigv4::HttpRequest hr;
+    hr.method = req.method;
+    hr.path = raw_path;
+    hr.query = raw_query;
+    hr.body = req.body;
+    for (const auto& [k, v] : req.headers) hr.headers.emplace_back(k, v);
+    sigv4::VerifyParams vp;
+    vp.region = options.region;
+    vp.service = service;
+    vp.now = std::chrono::system_clock::now();
+    vp.max_skew = std::chrono::seconds(options.max_skew_s);
+    auto lookup = [this, &expired](const std::string& id) { return credentials_of(id, expired); };
+    return sigv4::verify(hr, lookup, vp);
+  }
+
+  /// The credentials of an access key id: the long-term key, or temporary ones it issued.
+  std::optional<sigv4::Credentials> credentials_of(const std::string& id, bool& expired) {
+    if (id == options.access_key) return sigv4::Credentials{options.access_key, options.secret_key, options.session_token};
+    return identity->lookup(id, expired);
+  }
+
+  /// STS on the same endpoint: AssumeRoleWithWebIdentity unsigned, the others SigV4 for service sts.
+  void handle_sts(const httplib::Request& req, httplib::Response& res, Record& rec, const std::string& raw_path,
+                  const std::string& raw_query, const std::map<std::string, std::string>& params) {
+    std::string caller;
+    if (req.has_header("Authorization") || params.count("X-Amz-Signature")) {
+      bool expired = false;
+      sigv4::VerifyResult v = verify(req, raw_path, raw_query, "sts", expired);
+      rec.access_key = v.access_key_id;
+      if (!v.ok() || expired) {
+        rec.status = expired ? 400 : 403;
+        rec.code = expired ? "ExpiredTokenException" : "SignatureDoesNotMatch";
+        res.status = *rec.status;
+        res.set_content("<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><Error><Type>Sender</Type>"
+                        "<Code>" + rec.code + "</Code><Message>" + (expired ? "The security token included in the request is expired" : v.message) +
+                        "</Message></Error><RequestId>" + request_id() + "</RequestId></ErrorResponse>",
+                        "text/xml");
+        return;
+      }
+      caller = v.access_key_id;
+    }
+    ae::IdentityAnswer a = identity->sts(rec.action, params, caller, options.access_key);
+    rec.status = a.status;
+    rec.code = a.code;
+    rec.issued = a.issued;
+    res.status = a.status;
+    res.set_content(a.body, a.content_type);
+  }
+
+  /// The plain-HTTP metadata listener: IMDSv2 and container credentials.
+  void serve_metadata(const httplib::Request& req, httplib::Response& res) {
+    auto start = std::chrono::steady_clock::now();
+    Record rec;
+    rec.method = req.method;
+    rec.path = req.path;
+    std::map<std::string, std::string> headers;
+    for (const auto& [k, v] : req.headers) {
+      std::string lower = k;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      headers[lower] = v;
+    }
+    ae::IdentityAnswer a = identity->metadata(req.method, req.path, headers);
+    rec.action = req.path == "/latest/api/token" ? "IMDS token"
+                 : req.path.rfind("/latest/", 0) == 0 ? "IMDS credentials"
+                                                      : "container credentials";
+    rec.status = a.status;
+    rec.code = a.code;
+    rec.issued = a.issued;
+    res.status = a.status;
+    res.set_content(a.body, a.content_type);
+    log.write(rec, std::chrono::steady_clock::now() - start);
+  }
+
   // ---- /__emulator/ ----------------------------------------------------------------
 
   static void reply_json(httplib::Response& res, int status, const Json& body) {
@@ -401,6 +475,8 @@ struct Emulator {
         return reply_json(res, 200, {{"instances", all}});
       }
       if (req.method == "GET" && p == "/__emulator/counters") return reply_json(res, 200, counters.get());
+      if (req.method == "GET" && p == "/__emulator/identity")
+        return reply_json(res, 200, {{"issued", identity->issued_counts()}});
       if (req.method == "POST" && p == "/__emulator/counters/reset") {
         counters.reset();
         return reply_json(res, 200, counters.get());
@@ -477,7 +553,7 @@ struct Emulator {
     }
     reply_json(res, 404,
                {{"error", "no control endpoint " + req.method + " " + p +
-                              "; see docs/emulators.md (state, instances, counters, capacity, reclaim, clock, "
+                              "; see docs/emulators.md (state, instances, counters, identity, capacity, reclaim, clock, "
                               "throttle, faults)"}});
   }
 };
@@ -521,6 +597,16 @@ int main(int argc, char** argv) {
     }
   em.region = std::make_unique<ae::Region>(o);
   em.throttle = std::make_unique<Throttle>(o.throttle);
+  {
+    ae::IdentityOptions io;
+    io.account_id = o.account_id;
+    io.web_identity_tokens = {o.web_identity_tokens.begin(), o.web_identity_tokens.end()};
+    io.credential_ttl_s = o.credential_ttl_s;
+    io.instance_role = o.instance_role;
+    io.container_token = o.container_token;
+    io.seed = o.seed;
+    em.identity = std::make_unique<ae::Identity>(io);
+  }
   em.faults.rng.seed(o.seed * 7919u + 1);
   em.faults.latency_min_ms = o.latency_min_ms;
   em.faults.latency_max_ms = o.latency_max_ms;
@@ -594,12 +680,33 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::thread worker([&svr] { svr->listen_after_bind(); });
+  // IMDS and container credentials are plain HTTP, as the real ones are: a listener of their own.
+  httplib::Server meta;
+  std::thread meta_worker;
+  int meta_port = 0;
+  if (o.metadata_port) {
+    auto mh = [&em](const httplib::Request& req, httplib::Response& res) { em.serve_metadata(req, res); };
+    meta.Get(".*", mh);
+    meta.Put(".*", mh);
+    meta.Post(".*", mh);
+    meta_port = plinth::emulator::bind_server(meta, o.host, *o.metadata_port);
+    if (meta_port <= 0) {
+      std::cerr << "aws-ec2-emulator: cannot listen on " << o.host << ":" << *o.metadata_port
+                << " for --metadata-port (in use? pick another, or 0 for a free one)\n";
+      svr->stop();
+      worker.join();
+      return 1;
+    }
+    meta_worker = std::thread([&meta] { meta.listen_after_bind(); });
+    while (!meta.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   // Say "ready" only once the server runs: a stop() before that would be lost
   // and leave the listener running after SIGTERM (as in gcp-emulator).
   while (!svr->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::string base = (o.http ? "http://" : "https://") + url_host(o.host) + ":" + std::to_string(port);
   std::cout << "listening " << base << " region=" << o.region << " zones=";
   for (size_t i = 0; i < o.zones.size(); ++i) std::cout << (i ? "," : "") << o.zones[i];
+  if (o.metadata_port) std::cout << "\nmetadata http://" << url_host(o.host) << ":" << meta_port;
   std::cout << "\nready" << std::endl;
 
   int sig = 0;
@@ -611,6 +718,10 @@ int main(int argc, char** argv) {
   g_stop_cv.notify_all();
   svr->stop();
   worker.join();
+  if (meta_worker.joinable()) {
+    meta.stop();
+    meta_worker.join();
+  }
   std::cerr << "aws-ec2-emulator: stopped by signal " << sig << "\n";
   return 0;
 }

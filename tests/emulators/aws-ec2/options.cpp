@@ -43,6 +43,13 @@ Endpoint and identity
   --access-key ID             the accepted access key id (default AKIDEXAMPLE)
   --secret-key S              its secret (default the AWS SigV4 suite's example secret)
   --session-token T           require this X-Amz-Security-Token (temporary credentials)
+  --web-identity-token T      an OIDC token STS AssumeRoleWithWebIdentity accepts (repeatable)
+  --credential-ttl S          seconds the credentials STS, IMDS and the container endpoint issue
+                              live (1-43200, default 3600); EC2 answers ExpiredToken after
+  --metadata-port N           serve IMDSv2 and container credentials over plain HTTP on N
+                              (0: a free port, printed as "metadata http://HOST:PORT")
+  --instance-role NAME        the role IMDS lists (default plinth-node)
+  --container-token T         the Authorization the container credentials endpoint wants
   --max-clock-skew S          seconds a request's X-Amz-Date may be off (default 300, AWS's 5 minutes)
   --model FILE                botocore EC2 model (default tests/data/third_party/aws-ec2/botocore-model/service-2.json)
 
@@ -129,6 +136,20 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       err = args.str_flag(o.secret_key);
     } else if (flag == "--session-token") {
       err = args.str_flag(o.session_token);
+    } else if (flag == "--web-identity-token") {
+      std::string t;
+      err = args.str_flag(t);
+      if (err.empty()) o.web_identity_tokens.push_back(t);
+    } else if (flag == "--credential-ttl") {
+      err = args.int_flag(o.credential_ttl_s, 1, 43200);
+    } else if (flag == "--instance-role") {
+      err = args.str_flag(o.instance_role);
+    } else if (flag == "--container-token") {
+      err = args.str_flag(o.container_token);
+    } else if (flag == "--metadata-port") {
+      int port = 0;
+      err = args.int_flag(port, 0, 65535);
+      if (err.empty()) o.metadata_port = port;
     } else if (flag == "--max-clock-skew") {
       err = args.int_flag(o.max_skew_s, 0, 86400 * 7);
     } else if (flag == "--model") {

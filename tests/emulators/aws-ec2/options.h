@@ -37,6 +37,12 @@ struct Options {
   std::string secret_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
   std::string session_token;
   int max_skew_s = 300;
+  // Identity services (identity.h)
+  std::vector<std::string> web_identity_tokens;  ///< OIDC tokens STS accepts
+  int credential_ttl_s = 3600;                   ///< lifetime of the credentials it issues
+  std::string instance_role = "plinth-node";
+  std::string container_token;
+  std::optional<int> metadata_port;  ///< the plain-HTTP IMDS / container listener; nullopt: none
   std::string model;  ///< botocore service-2.json
 
   // The world

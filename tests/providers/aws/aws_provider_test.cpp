@@ -63,40 +63,6 @@ Result<ProviderConfig> config(const std::vector<std::string>& env) {
 }
 }  // namespace
 
-TEST_CASE("aws: credentials come from the environment, else the profile of the shared files, as the SDKs do") {
-  test::TempDir home;
-  auto env_only = config({"AWS_ACCESS_KEY_ID=AKID1", "AWS_SECRET_ACCESS_KEY=s1", "AWS_SESSION_TOKEN=t1"});
-  REQUIRE(env_only.ok());
-  auto c = aws::find_credentials(*env_only, home.path());
-  REQUIRE(c.ok());
-  CHECK(c->credentials.access_key_id == "AKID1");
-  CHECK(c->credentials.session_token == "t1");
-
-  home.write(".aws/credentials", "[default]\naws_access_key_id = AKIDDEF\naws_secret_access_key = sdef\n"
-                                 "[ml]\naws_access_key_id=AKIDML\naws_secret_access_key=sml\n");
-  home.write(".aws/config", "[profile ml]\nregion = eu-west-1\n[profile cfg]\naws_access_key_id=AKIDCFG\n"
-                            "aws_secret_access_key=scfg\n");
-  auto def = aws::find_credentials(*config({}), home.path());
-  REQUIRE(def.ok());
-  CHECK(def->credentials.access_key_id == "AKIDDEF");
-  auto ml = config({"AWS_PROFILE=ml"});
-  auto m = aws::find_credentials(*ml, home.path());
-  REQUIRE(m.ok());
-  CHECK(m->credentials.access_key_id == "AKIDML");
-  CHECK(aws::config_file_region(*ml, home.path()) == "eu-west-1");
-  auto cfg = aws::find_credentials(*config({"AWS_PROFILE=cfg"}), home.path());
-  REQUIRE(cfg.ok());
-  CHECK(cfg->credentials.access_key_id == "AKIDCFG");
-
-  auto none = aws::find_credentials(*config({"AWS_PROFILE=nobody"}), home.path());
-  REQUIRE_FALSE(none.ok());
-  CHECK(none.error().message.find("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") == 0);
-  CHECK(none.error().message.find("profile 'nobody' of " + home.path() + "/.aws/credentials") != std::string::npos);
-  auto half = aws::find_credentials(*config({"AWS_ACCESS_KEY_ID=AKID1"}), home.path());
-  REQUIRE_FALSE(half.ok());
-  CHECK(half.error().message.find("no secret access key") != std::string::npos);
-}
-
 TEST_CASE("aws: the endpoint is AWS_ENDPOINT_URL_EC2, then AWS_ENDPOINT_URL, else the regional one") {
   auto both = config({"AWS_ENDPOINT_URL=https://all.example", "AWS_ENDPOINT_URL_EC2=https://ec2.example/"});
   REQUIRE(both.ok());

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -134,7 +135,18 @@ Result<std::map<std::string, Rate>> parse_rates(const Json& option) {
 Result<std::string> token_request_body(const ArmSettings& s, const std::string& token_url, long long now_s) {
   std::string body = "grant_type=client_credentials&client_id=" + net::percent_encode(s.client_id) +
                      "&scope=" + net::percent_encode(trim_slash(s.audience) + "/.default");
-  if (!s.client_certificate_pem.empty()) {
+  if (!s.federated_token_file.empty()) {
+    // Read for each token: the CI system or the kubelet rewrites it before it expires.
+    std::ifstream in(s.federated_token_file);
+    if (!in) return Error::invalid("cannot read the federated token file " + s.federated_token_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string assertion = ss.str();
+    while (!assertion.empty() && std::isspace(static_cast<unsigned char>(assertion.back()))) assertion.pop_back();
+    if (assertion.empty()) return Error::invalid("the federated token file " + s.federated_token_file + " is empty");
+    body += "&client_assertion_type=" + net::percent_encode("urn:ietf:params:oauth:client-assertion-type:jwt-bearer") +
+            "&client_assertion=" + net::percent_encode(assertion);
+  } else if (!s.client_certificate_pem.empty()) {
     auto jwt = client_assertion(s.client_certificate_pem, s.client_id, token_url, now_s);
     if (!jwt) return jwt.error();
     body += "&client_assertion_type=" + net::percent_encode("urn:ietf:params:oauth:client-assertion-type:jwt-bearer") +
@@ -229,24 +241,51 @@ std::string ArmClient::url_of(const std::string& path, const std::string& api_ve
   return url;
 }
 
+Status ArmClient::first_token() {
+  Call call(Deadline::after(std::chrono::seconds(30)));
+  auto t = token(call);
+  if (auto* f = std::get_if<ArmFailure>(&t)) return f->error;
+  return {};
+}
+
 std::variant<std::string, ArmFailure> ArmClient::token(Call& call) {
   std::lock_guard<std::mutex> lock(token_mu_);
   if (token_refused_) return *token_refused_;  // one token request per credential, not one per resource
   if (!token_.empty() && std::chrono::steady_clock::now() < token_refresh_) return token_;
-  const std::string url = settings_.authority_host + "/" + settings_.tenant_id + "/oauth2/v2.0/token";
-  const std::string where = " (Microsoft Entra token for client " + settings_.client_id + " in tenant " +
-                            settings_.tenant_id + " at " + settings_.authority_host + ")";
+  const bool managed = settings_.managed_identity;
+  const bool app_service = managed && !settings_.identity_endpoint.empty();
+  const std::string resource = trim_slash(settings_.audience);
+  const std::string client = settings_.client_id.empty() ? "" : "&client_id=" + net::percent_encode(settings_.client_id);
+  const std::string url =
+      !managed      ? settings_.authority_host + "/" + settings_.tenant_id + "/oauth2/v2.0/token"
+      : app_service ? settings_.identity_endpoint + "?api-version=2019-08-01&resource=" + net::percent_encode(resource) + client
+                    : trim_slash(settings_.imds_endpoint) + "/metadata/identity/oauth2/token?api-version=2018-02-01&resource=" +
+                          net::percent_encode(resource) + client;
+  const std::string where =
+      !managed ? " (Microsoft Entra token for client " + settings_.client_id + " in tenant " + settings_.tenant_id +
+                     (settings_.federated_token_file.empty() ? "" : " with the federated token " + settings_.federated_token_file) +
+                     " at " + settings_.authority_host + ")"
+               : " (managed identity token from " + (app_service ? settings_.identity_endpoint : trim_slash(settings_.imds_endpoint)) +
+                     (settings_.client_id.empty() ? "" : " for client " + settings_.client_id) + ")";
   for (;;) {
-    auto body = token_request_body(settings_, url,
-                                   std::chrono::duration_cast<std::chrono::seconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count());
-    if (!body) return ArmFailure{"", 0, body.error()};
     net::Request r;
-    r.method = "POST";
-    r.url = url;
-    r.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
-    r.body = *body;
+    if (managed) {
+      r.method = "GET";
+      r.url = url;
+      r.metadata_service = true;
+      if (app_service) r.headers = {{"X-IDENTITY-HEADER", settings_.identity_header}};
+      else r.headers = {{"Metadata", "true"}};
+    } else {
+      auto body = token_request_body(settings_, url,
+                                     std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count());
+      if (!body) return ArmFailure{"", 0, body.error()};
+      r.method = "POST";
+      r.url = url;
+      r.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Accept", "application/json"}};
+      r.body = *body;
+    }
     r.deadline = call.deadline();
     r.cancel = cancel_;
     const auto sent = std::chrono::steady_clock::now();
@@ -262,10 +301,17 @@ std::variant<std::string, ArmFailure> ArmClient::token(Call& call) {
       Json j = parse_json_or_discard(resp->body);
       if (status == 200 && j.is_object() && !str(j, "access_token").empty()) {
         token_ = str(j, "access_token");
-        long long life = j.contains("expires_in") && j["expires_in"].is_number() ? j["expires_in"].get<long long>()
-                         : j.contains("expires_in") && j["expires_in"].is_string()
-                             ? std::atoll(j["expires_in"].get<std::string>().c_str())
-                             : 3599;
+        auto seconds = [&](const char* k) -> long long {
+          if (!j.contains(k)) return -1;
+          if (j[k].is_number()) return j[k].get<long long>();
+          return j[k].is_string() ? std::atoll(j[k].get<std::string>().c_str()) : -1;
+        };
+        // Entra and IMDS say expires_in; App Service only expires_on (seconds since the epoch).
+        long long life = seconds("expires_in");
+        if (life < 0 && seconds("expires_on") > 0)
+          life = seconds("expires_on") - std::chrono::duration_cast<std::chrono::seconds>(
+                                             std::chrono::system_clock::now().time_since_epoch()).count();
+        if (life <= 0) life = 3599;
         // Renew five minutes early (or halfway through a short life).
         long long early = std::min<long long>(300, life / 2);
         token_refresh_ = sent + std::chrono::seconds(life - early);
@@ -274,15 +320,27 @@ std::variant<std::string, ArmFailure> ArmClient::token(Call& call) {
       }
       code = str(j, "error");
       std::string text = first_line(str(j, "error_description"));
+      if (code.empty() && !str(j, "message").empty()) {  // App Service: {"statusCode", "message"}
+        code = "HTTP" + std::to_string(status);
+        text = first_line(str(j, "message"));
+      }
       if (code.empty()) {
         code = "HTTP" + std::to_string(status);
         text = "HTTP " + std::to_string(status) + " without an Entra error answer";
       }
       e = Error{status >= 500 ? Error::Kind::Retryable : status == 429 ? Error::Kind::Throttled : Error::Kind::Fatal,
-                "Microsoft Entra refused the token request: " + code + ": " + text + where, 0};
+                std::string(managed ? "the managed identity endpoint refused the token request: "
+                                    : "Microsoft Entra refused the token request: ") +
+                    code + ": " + text + where,
+                0};
       if (e.kind == Error::Kind::Throttled) e.retry_after_ms = net::parse_retry_after_ms(resp->header("Retry-After"));
       if (e.kind == Error::Kind::Fatal)
-        e.message += "; check AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or the client certificate)";
+        e.message += managed ? "; check that the machine has a managed identity with access to the subscription "
+                               "(and AZURE_CLIENT_ID for a user-assigned one)"
+                     : !settings_.federated_token_file.empty()
+                         ? "; check AZURE_TENANT_ID, AZURE_CLIENT_ID and the federated credential of the app (its "
+                           "issuer and subject must match the token's)"
+                         : "; check AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or the client certificate)";
     }
     if (e.retryable() && call.retry(e)) continue;
     ArmFailure failure{code, status, e};

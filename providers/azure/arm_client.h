@@ -39,6 +39,12 @@ struct ArmSettings {
   std::string client_id;
   std::string client_secret;
   std::string client_certificate_pem;  ///< certificate + private key (PEM), instead of the secret
+  std::string federated_token_file;    ///< workload identity: its OIDC token is the client assertion
+  /// Managed identity (no service principal credential): App Service's endpoint and header, else IMDS
+  /// at imds_endpoint; client_id, when set, picks a user-assigned identity.
+  bool managed_identity = false;
+  std::string identity_endpoint, identity_header;
+  std::string imds_endpoint = "http://169.254.169.254";
   std::string endpoint = "https://management.azure.com";
   std::string audience = "https://management.azure.com/";
   std::map<std::string, Rate> rates;  ///< by bucket: reads, writes, deletes
@@ -105,6 +111,9 @@ class ArmClient {
   std::variant<std::string, ArmFailure> token(Call& call);
 
   const ArmSettings& settings() const { return settings_; }
+
+  /// Gets a token now (the provider checks a managed identity at configure); the error says what to set.
+  Status first_token();
 
  private:
   struct Bucket {

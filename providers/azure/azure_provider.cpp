@@ -199,16 +199,28 @@ Status AzureProvider::configure(const ProviderConfig& config) {
   s.client_id = config.str("client_id");
   s.client_secret = config.str("client_secret");
   const std::string cert = config.str("client_certificate_path");
+  s.federated_token_file = config.str("federated_token_file");
+  // azure-identity's order: a service principal's secret or certificate, workload identity (a federated
+  // token), then the managed identity of the machine.
+  const bool principal = !s.client_secret.empty() || !cert.empty() || !s.federated_token_file.empty();
+  s.managed_identity = !principal && config.flag("managed_identity");
   std::vector<std::string> lacking;
-  if (s.tenant_id.empty()) lacking.push_back(missing("tenant_id", "AZURE_TENANT_ID"));
-  if (s.client_id.empty()) lacking.push_back(missing("client_id", "AZURE_CLIENT_ID"));
-  if (s.client_secret.empty() && cert.empty())
-    lacking.push_back(missing("client_secret", "AZURE_CLIENT_SECRET") + " or " +
-                      missing("client_certificate_path", "AZURE_CLIENT_CERTIFICATE_PATH"));
+  if (!s.managed_identity) {
+    if (s.tenant_id.empty()) lacking.push_back(missing("tenant_id", "AZURE_TENANT_ID"));
+    if (s.client_id.empty()) lacking.push_back(missing("client_id", "AZURE_CLIENT_ID"));
+    if (!principal)
+      lacking.push_back(missing("client_secret", "AZURE_CLIENT_SECRET") + ", " +
+                        missing("client_certificate_path", "AZURE_CLIENT_CERTIFICATE_PATH") + " or " +
+                        missing("federated_token_file", "AZURE_FEDERATED_TOKEN_FILE"));
+  }
   if (config.str("subscription_id").empty()) lacking.push_back(missing("subscription_id", "AZURE_SUBSCRIPTION_ID"));
   if (!lacking.empty())
     return Error::invalid("Azure credentials are incomplete: set " + join(lacking, ", ") +
-                          " (a service principal: az ad sp create-for-rbac prints them)");
+                          " (a service principal: az ad sp create-for-rbac prints them; workload identity: "
+                          "AZURE_FEDERATED_TOKEN_FILE with the app's tenant and client ids)");
+  s.identity_endpoint = config.str("identity_endpoint");
+  s.identity_header = config.str("identity_header");
+  if (!config.str("imds_endpoint").empty()) s.imds_endpoint = config.str("imds_endpoint");
   if (!cert.empty() && s.client_secret.empty()) {
     std::ifstream in(cert);
     if (!in) return Error::invalid("option client_certificate_path: cannot read " + cert);
@@ -229,7 +241,17 @@ Status AzureProvider::configure(const ProviderConfig& config) {
   s.max_poll_ms = cloud::clamp_int(config, "max_poll_ms", 60000, 0, 3600000);
   location_ = config.str("location");
   http_ = std::make_unique<net::Client>(cloud::http_options(config));
+  const bool managed = s.managed_identity;
   arm_ = std::make_unique<ArmClient>(*http_, std::move(s), &stopped_);
+  // Nothing else was set: the managed identity is asked now, so a machine without one stops the run
+  // before anything is planned (PLAN001), with what to set.
+  if (managed)
+    if (auto st = arm_->first_token(); !st)
+      return Error{st.error().kind,
+                   "no Azure credentials: set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or "
+                   "AZURE_CLIENT_CERTIFICATE_PATH, or AZURE_FEDERATED_TOKEN_FILE for workload identity), or run where "
+                   "a managed identity is; " + st.error().message,
+                   0};
   return {};
 }
 

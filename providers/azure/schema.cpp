@@ -87,6 +87,17 @@ ProviderSchema build_schema() {
       {"client_secret", T::String, "", {"AZURE_CLIENT_SECRET"}, "Client secret of the service principal.", true},
       {"client_certificate_path", T::String, "", {"AZURE_CLIENT_CERTIFICATE_PATH"},
        "PEM file with the client certificate and its private key (instead of a secret)."},
+      {"federated_token_file", T::String, "", {"AZURE_FEDERATED_TOKEN_FILE"},
+       "File holding an OIDC token (a CI system's, a pod's) sent as the client assertion of client_id (workload "
+       "identity federation); read again for each token."},
+      {"managed_identity", T::Bool, "true", {},
+       "Without a secret, certificate or federated token, get tokens from the managed identity endpoint "
+       "(identity_endpoint, else IMDS); client_id, when set, picks a user-assigned identity."},
+      {"identity_endpoint", T::String, "", {"IDENTITY_ENDPOINT"},
+       "Managed identity endpoint of App Service, Functions and Container Apps (with identity_header)."},
+      {"identity_header", T::String, "", {"IDENTITY_HEADER"}, "X-IDENTITY-HEADER of identity_endpoint.", true},
+      {"imds_endpoint", T::String, "", {"AZURE_POD_IDENTITY_AUTHORITY_HOST"},
+       "Instance Metadata Service for managed identity tokens; empty: http://169.254.169.254."},
       {"subscription_id", T::String, "", {"AZURE_SUBSCRIPTION_ID"}, "Subscription the VMs are created in."},
       {"authority_host", T::String, "https://login.microsoftonline.com", {"AZURE_AUTHORITY_HOST"},
        "Microsoft Entra authority (sovereign clouds: https://login.microsoftonline.us, ...)."},
@@ -108,7 +119,9 @@ ProviderSchema build_schema() {
        "headers of each answer lower a bucket when ARM has fewer tokens left."},
   };
   // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
-  operator_only(p.options, {"client_certificate_path", "authority_host", "resource_manager_endpoint", "resource_manager_audience", "ca_bundle"});
+  operator_only(p.options, {"client_certificate_path", "authority_host", "resource_manager_endpoint",
+                            "resource_manager_audience", "ca_bundle", "federated_token_file", "managed_identity",
+                            "identity_endpoint", "imds_endpoint"});
   p.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(30), std::chrono::minutes(10),
                           std::chrono::minutes(20)};
   return p;

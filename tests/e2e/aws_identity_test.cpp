@@ -23,24 +23,6 @@ namespace {
 const std::string kOidcToken = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvOmV4YW1wbGUvZmxlZXQifQ.c2lnbmF0dXJl";
 const std::string kRole = "arn:aws:iam::123456789012:role/plinth-ci";
 
-/// The emulator's "metadata http://HOST:PORT" line.
-std::string metadata_base(const Ec2Emulator& ec2) {
-  for (const auto& line : ec2.lines())
-    if (line.rfind("metadata ", 0) == 0) return line.substr(9);
-  FAIL("the emulator printed no metadata line (started without --metadata-port?)");
-  return "";
-}
-
-/// The request log's lines.
-std::vector<Json> log_of(const Ec2Emulator& ec2) {
-  std::ifstream in(ec2.log_path());
-  std::vector<Json> out;
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(Json::parse(line));
-  return out;
-}
-
 /// What the log shows: the keys each exchange issued (by action) and the keys EC2's calls were signed with.
 struct Seen {
   std::map<std::string, std::vector<std::string>> issued;  ///< by action
@@ -51,7 +33,7 @@ struct Seen {
 
 Seen seen(const Ec2Emulator& ec2) {
   Seen s;
-  for (const auto& l : log_of(ec2)) {
+  for (const auto& l : ec2.log_lines()) {
     if (l.value("control", false)) continue;
     const std::string action = l["action"].is_string() ? l["action"].get<std::string>() : "";
     if (l["issued"].is_string()) s.issued[action].push_back(l["issued"]);
@@ -128,7 +110,7 @@ TEST_CASE("aws identity: credentials that expire during an apply are fetched aga
   ws.applied(burst_blueprint({aws_pool(4)}));
   ws.applied(burst_blueprint({aws_pool(4, "", false)}));  // on demand: replaces all four
   Seen s = seen(ec2);
-  INFO(log_of(ec2).size());
+  INFO(ec2.log_lines().size());
   CHECK(s.issued["AssumeRoleWithWebIdentity"].size() >= 2);
   CHECK(s.expired == 0);  // never sent after they expired
   const auto& issued = s.issued["AssumeRoleWithWebIdentity"];
@@ -173,7 +155,7 @@ TEST_CASE("aws identity: a profile whose credential_process prints them, and a r
     REQUIRE(s.issued["AssumeRole"].size() == 1);
     CHECK(s.ec2_keys == std::set<std::string>{s.issued["AssumeRole"][0]});
     bool signed_by_helper = false;
-    for (const auto& l : log_of(ec2))
+    for (const auto& l : ec2.log_lines())
       if (l["action"] == "AssumeRole")
         signed_by_helper = l["access_key"] == s.issued["AssumeRoleWithWebIdentity"].at(0);
     CHECK(signed_by_helper);
@@ -184,13 +166,13 @@ TEST_CASE("aws identity: on a runner with an instance profile (IMDSv2) or a cont
           "[e2e][aws][habits][identity]") {
   Ec2Emulator ec2({"--metadata-port", "0", "--container-token", "ecs-auth-token"});
   TempDir home;
-  const std::string meta = metadata_base(ec2);
+  const std::string meta = ec2.metadata_base();
 
   SECTION("IMDSv2: a session token first, then the role's credentials") {
     Workspace ws(&ec2, "4");
   keyless(ws, ec2, home, {{"AWS_EC2_METADATA_DISABLED", ""}, {"AWS_EC2_METADATA_SERVICE_ENDPOINT", meta}});
     ws.applied(burst_blueprint({aws_pool(2)}));
-    auto log = log_of(ec2);
+    auto log = ec2.log_lines();
     REQUIRE(log.size() > 3);
     CHECK(log[0]["action"] == "IMDS token");
     CHECK(log[0]["method"] == "PUT");

@@ -127,6 +127,21 @@ Json AzureEmulator::vms() { return control("GET", "/__emulator/vms"); }
 
 Json AzureEmulator::nics() { return control("GET", "/__emulator/state")["networkInterfaces"]; }
 
+std::vector<Json> CloudEmulator::log_lines() const {
+  std::vector<Json> out;
+  std::istringstream in(log());
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(Json::parse(line));
+  return out;
+}
+
+std::string CloudEmulator::metadata_base() const {
+  for (const auto& line : lines())
+    if (line.rfind("metadata ", 0) == 0) return line.substr(9);
+  FAIL("the emulator printed no metadata line (started without --metadata-port?)");
+  return "";
+}
+
 std::vector<Json> AzureEmulator::arm_log() {
   std::vector<Json> out;
   std::istringstream in(log());
@@ -170,6 +185,10 @@ std::map<std::string, std::string> azure_env(const EmulatorProcess& az) {
           {"AZURE_CLIENT_ID", kAzureClient},
           {"AZURE_CLIENT_SECRET", kAzureClientSecret},
           {"AZURE_CLIENT_CERTIFICATE_PATH", ""},
+          {"AZURE_FEDERATED_TOKEN_FILE", ""},
+          {"IDENTITY_ENDPOINT", ""},
+          {"IDENTITY_HEADER", ""},
+          {"AZURE_POD_IDENTITY_AUTHORITY_HOST", ""},
           {"AZURE_SUBSCRIPTION_ID", kAzureSubscription},
           {"AZURE_AUTHORITY_HOST", az.base()},
           {"AZURE_RESOURCE_MANAGER_ENDPOINT", az.base()},

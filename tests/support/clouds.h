@@ -35,6 +35,11 @@ class CloudEmulator : public EmulatorProcess {
   /// 200 (the test fails otherwise). Its JSON.
   Json control(const std::string& method, const std::string& path, const Json& body = nullptr);
   net::Client& http() { return http_; }
+  /// The request log, one JSON object per line.
+  std::vector<Json> log_lines() const;
+  /// http://HOST:PORT of the plain-HTTP metadata listener (the `metadata` line it printed with
+  /// --metadata-port); fails the test when there is none.
+  std::string metadata_base() const;
 
  private:
   net::Client http_;

@@ -573,6 +573,7 @@ Response Arm::handle(const Request& r) {
       out.fault = "lose";
     }
   }
+  if (who.ok) out.token_id = who.token_id;
   return out;
 }
 

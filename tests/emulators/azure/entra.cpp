@@ -94,7 +94,7 @@ Entra::Entra(const Options& options, std::shared_ptr<const KeyPair> signing_key,
       rng_(options.seed * 7919u + 17u) {
   for (size_t i = 0; i < options.apps.size(); ++i) {
     const AppRegistration& a = options.apps[i];
-    App app{a.client_id, a.secret, new_guid(rng_), "", a.reader};
+    App app{a.client_id, a.secret, new_guid(rng_), "", a.reader, a.federated};
     if (i == 0 && a.certificate && client_cert_) app.thumbprint = client_cert_->thumbprint();
     apps_.push_back(app);
   }
@@ -357,6 +357,7 @@ Response Entra::token(const Request& r, const std::string& tenant) {
   std::string secret = field("client_secret");
   std::string assertion = field("client_assertion");
   bool certificate = false;
+  std::string proof = "secret";
   if (!secret.empty()) {
     if (app->secret.empty() || secret != app->secret)
       return error(r, 401, "invalid_client", 7000215,
@@ -364,10 +365,16 @@ Response Entra::token(const Request& r, const std::string& tenant) {
                    "value, not the client secret ID, for a secret added to app '" +
                        app->client_id + "'.");
   } else if (!assertion.empty()) {
+    auto jwt = jwt_decode(assertion);
+    const bool federated = jwt && !jwt->header.contains("x5t") &&
+                           jwt->claims.value("aud", json()).dump().find("api://AzureADTokenExchange") != std::string::npos;
     int code = 0, status = 401;
-    std::string err = check_assertion(r, *app, tenant, field("client_assertion_type"), assertion, code, status);
+    std::string err = federated && field("client_assertion_type") == kAssertionType
+                          ? check_federated(*app, assertion, code)
+                          : check_assertion(r, *app, tenant, field("client_assertion_type"), assertion, code, status);
     if (!err.empty()) return error(r, status, status == 401 ? "invalid_client" : "invalid_request", code, err);
-    certificate = true;
+    certificate = !federated;
+    proof = federated ? "federated" : "certificate";
   } else {
     return error(r, 401, "invalid_client", 7000216,
                  "'client_assertion', 'client_secret' or 'request' is required for the 'client_credentials' grant "
@@ -392,7 +399,8 @@ Response Entra::token(const Request& r, const std::string& tenant) {
   if (resource.back() != '/' && resource.find("://") != std::string::npos &&
       resource.find('/', resource.find("://") + 3) == std::string::npos)
     resource += '/';
-  std::string access_token = mint(*app, resource, lifetime_s_, certificate);
+  std::string uti;
+  std::string access_token = mint(*app, resource, lifetime_s_, certificate, &uti);
   json body = {{"token_type", "Bearer"},
                {"expires_in", lifetime_s_},
                {"ext_expires_in", lifetime_s_},
@@ -401,10 +409,63 @@ Response Entra::token(const Request& r, const std::string& tenant) {
   out.set_header("Cache-Control", "no-store, no-cache");
   out.set_header("Pragma", "no-cache");
   if (!r.header("client-request-id").empty()) out.set_header("client-request-id", r.header("client-request-id"));
+  out.credential = proof;
+  out.token_id = uti;
   return out;
 }
 
-std::string Entra::mint(const App& app, const std::string& resource, int lifetime_s, bool certificate) {
+std::string Entra::check_federated(const App& app, const std::string& assertion, int& code) {
+  auto jwt = jwt_decode(assertion);
+  const std::string iss = jwt->claims.value("iss", ""), sub = jwt->claims.value("sub", "");
+  bool known = false;
+  for (const auto& [issuer, subject] : app.federated) known = known || (issuer == iss && subject == sub);
+  if (!known) {
+    code = 70021;
+    return "No matching federated identity record found for presented assertion. Assertion Issuer: '" + iss +
+           "'. Assertion Subject: '" + sub + "'. Assertion Audience: 'api://AzureADTokenExchange'. "
+           "https://docs.microsoft.com/en-us/azure/active-directory/develop/workload-identity-federation";
+  }
+  const long long now = epoch(SysClock::now()), exp = jwt->claims.value("exp", 0LL);
+  if (exp == 0 || now > exp) {
+    code = 700024;
+    return "Client assertion is not within its valid time range. Current time: " +
+           entra_time(SysClock::time_point(std::chrono::seconds(now))) + ", expiry time of assertion " +
+           entra_time(SysClock::time_point(std::chrono::seconds(exp))) + ".";
+  }
+  return "";
+}
+
+Response Entra::managed_identity(const std::string& client_id, const std::string& resource, bool app_service) {
+  const App* app = find_app(client_id.empty() ? apps_.front().client_id : client_id);
+  if (!app)
+    return json_response(400, {{"error", "invalid_request"},
+                               {"error_description", "Identity not found"}});
+  if (resource.empty() || !known_resource(resource))
+    return json_response(400, {{"error", "invalid_resource"},
+                               {"error_description", "AADSTS500011: The resource principal named " + resource +
+                                                         " was not found in the tenant."}});
+  std::string uti;
+  const std::string token = mint(*app, resource, lifetime_s_, false, &uti);
+  const long long expires_on = epoch(SysClock::now()) + lifetime_s_;
+  // IMDS answers numbers as strings; App Service's 2019-08-01 API has expires_on as a number... also a string.
+  json body = {{"access_token", token},
+               {"expires_on", std::to_string(expires_on)},
+               {"resource", resource},
+               {"token_type", "Bearer"},
+               {"client_id", app->client_id}};
+  if (!app_service) {
+    body["expires_in"] = std::to_string(lifetime_s_);
+    body["ext_expires_in"] = std::to_string(lifetime_s_);
+    body["not_before"] = std::to_string(epoch(SysClock::now()) - 300);
+  }
+  Response out = json_response(200, body);
+  out.credential = "managed-identity";
+  out.token_id = uti;
+  return out;
+}
+
+std::string Entra::mint(const App& app, const std::string& resource, int lifetime_s, bool certificate,
+                        std::string* uti_out) {
   auto now = SysClock::now();
   std::string uti, aio;
   {
@@ -413,6 +474,7 @@ std::string Entra::mint(const App& app, const std::string& resource, int lifetim
     aio = base64url_encode(new_guid(rng_));
     ++tokens_issued_;
   }
+  if (uti_out) *uti_out = uti;
   std::string kid = base64url_encode(signing_->thumbprint());
   std::string iss = "https://sts.windows.net/" + tenant_ + "/";
   json header = {{"typ", "JWT"}, {"alg", "RS256"}, {"x5t", kid}, {"kid", kid}};
@@ -485,6 +547,7 @@ TokenCheck Entra::check(const std::string& authorization) const {
   c.tenant = jwt->claims.value("tid", "");
   c.app_id = jwt->claims.value("appid", "");
   c.object_id = jwt->claims.value("oid", "");
+  c.token_id = jwt->claims.value("uti", "");
   const App* app = find_app(c.app_id);
   c.reader = app && app->reader;
   return c;

@@ -27,6 +27,7 @@ struct TokenCheck {
   std::string app_id;
   std::string object_id;
   bool reader = false;
+  std::string token_id;  ///< the token's uti
 };
 
 class Entra {
@@ -52,6 +53,10 @@ class Entra {
   /// nullopt when the app is unknown. For /__emulator/token.
   std::optional<std::string> issue(const std::string& client_id, const std::string& resource, int lifetime_s);
 
+  /// A managed identity token (IMDS, App Service): for `client_id` ("" = --client-id), `resource`, the
+  /// configured lifetime. The answer in the endpoint's JSON shape, with the uti in token_id.
+  Response managed_identity(const std::string& client_id, const std::string& resource, bool app_service);
+
   /// The emulator's own https://127.0.0.1:PORT, for instance discovery
   /// answers (MSAL drops the port from the endpoint it asks about).
   void set_self_base(const std::string& base) { self_base_ = base; }
@@ -67,6 +72,7 @@ class Entra {
     std::string object_id;
     std::string thumbprint;  ///< raw SHA-1 of the registered certificate ("" for none)
     bool reader = false;
+    std::vector<std::pair<std::string, std::string>> federated;  ///< (issuer, subject)
   };
 
   Response openid_configuration(const Request& r, const std::string& tenant);
@@ -78,7 +84,11 @@ class Entra {
   /// "" when the client assertion proves `app`, else the AADSTS error text (with its code in `code`).
   std::string check_assertion(const Request& r, const App& app, const std::string& tenant,
                               const std::string& assertion_type, const std::string& assertion, int& code, int& status);
-  std::string mint(const App& app, const std::string& resource, int lifetime_s, bool certificate);
+  /// "" when `assertion` is an OIDC token of one of the app's federated credentials, else the AADSTS text.
+  std::string check_federated(const App& app, const std::string& assertion, int& code);
+  /// A signed access token; its uti goes to `uti` when given.
+  std::string mint(const App& app, const std::string& resource, int lifetime_s, bool certificate,
+                   std::string* uti_out = nullptr);
   const App* find_app(const std::string& client_id) const;
   bool known_resource(const std::string& resource) const;
 

@@ -38,6 +38,8 @@ struct Response {
   std::string operation;  ///< service-level operation for the log, e.g. Microsoft.Compute/virtualMachines/write
   std::string fault;      ///< injected fault: drop, lose, 429, 500, 503 ("" for none)
   bool close = false;     ///< close the connection without sending this answer (drop / lose)
+  std::string credential;  ///< Entra: how the client proved itself (secret, certificate, federated, managed-identity)
+  std::string token_id;    ///< the uti of the token issued (Entra) or presented (Resource Manager)
 
   void set_header(const std::string& name, const std::string& value);
 };

@@ -115,8 +115,56 @@ struct Emulator {
                      {"operation", out.operation.empty() ? az::json(nullptr) : az::json(out.operation)},
                      {"status", out.close ? az::json(nullptr) : az::json(out.status)},
                      {"fault", out.fault.empty() ? az::json(nullptr) : az::json(out.fault)},
+                     {"credential", out.credential.empty() ? az::json(nullptr) : az::json(out.credential)},
+                     {"token_id", out.token_id.empty() ? az::json(nullptr) : az::json(out.token_id)},
                      {"ms", ms}};
     log.write(line);
+  }
+
+  /// The plain-HTTP managed identity listener: IMDS (Metadata: true) and App Service (X-IDENTITY-HEADER).
+  void serve_metadata(const httplib::Request& req, httplib::Response& res) {
+    auto start = std::chrono::steady_clock::now();
+    const std::string resource = req.get_param_value("resource"), client_id = az::lower(req.get_param_value("client_id"));
+    az::Response out;
+    std::string service;
+    if (req.path == "/metadata/identity/oauth2/token") {
+      service = "imds";
+      if (req.get_header_value("Metadata") != "true")
+        out = az::json_response(400, {{"error", "invalid_request"},
+                                      {"error_description", "Required metadata header not specified"}});
+      else if (req.get_param_value("api-version").empty())
+        out = az::json_response(400, {{"error", "invalid_request"},
+                                      {"error_description", "Required query variable 'api-version' is missing"}});
+      else
+        out = entra->managed_identity(client_id, resource, false);
+      out.operation = "IMDS/identity/oauth2/token";
+    } else if (req.path == "/msi/token") {
+      service = "app-service";
+      if (options.identity_header.empty() || req.get_header_value("X-IDENTITY-HEADER") != options.identity_header)
+        out = az::json_response(401, {{"statusCode", 401}, {"message", "Unauthorized: the X-IDENTITY-HEADER is wrong"}});
+      else
+        out = entra->managed_identity(client_id, resource, true);
+      out.operation = "AppService/msi/token";
+    } else {
+      service = "metadata";
+      out = az::json_response(404, {{"error", "not_found"}, {"error_description", "no such path " + req.path}});
+      out.operation = "Metadata/unknown";
+    }
+    res.status = out.status;
+    res.set_content(out.body, out.content_type.c_str());
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    log.write({{"time", az::iso_millis(std::chrono::system_clock::now())},
+               {"service", service},
+               {"method", req.method},
+               {"path", req.path},
+               {"query", ""},
+               {"apiVersion", req.has_param("api-version") ? az::json(req.get_param_value("api-version")) : az::json(nullptr)},
+               {"operation", out.operation},
+               {"status", out.status},
+               {"fault", nullptr},
+               {"credential", out.credential.empty() ? az::json(nullptr) : az::json(out.credential)},
+               {"token_id", out.token_id.empty() ? az::json(nullptr) : az::json(out.token_id)},
+               {"ms", ms}});
   }
 };
 
@@ -222,12 +270,27 @@ int main(int argc, char** argv) {
   }
 
   std::thread worker([&] { svr->listen_after_bind(); });
+  httplib::Server meta;
+  std::thread meta_worker;
+  int meta_port = 0;
+  if (o.metadata_port) {
+    meta.Get(".*", [&em](const httplib::Request& req, httplib::Response& res) { em.serve_metadata(req, res); });
+    meta_port = plinth::emulator::bind_server(meta, o.host, *o.metadata_port);
+    if (meta_port <= 0) {
+      svr->stop();
+      worker.join();
+      return fail("cannot listen on " + o.host + ":" + std::to_string(*o.metadata_port) + " (--metadata-port)");
+    }
+    meta_worker = std::thread([&meta] { meta.listen_after_bind(); });
+    while (!meta.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   // Say "ready" only once the server runs: a stop() before that would be lost
   // and leave the listener running after SIGTERM (as in gcp-emulator).
   while (!svr->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::cout << "listening " << em.self_base << " tenant=" << o.tenant << " subscription=" << o.subscriptions.front()
             << " client-id=" << o.apps.front().client_id;
   if (proxy) std::cout << " proxy=http://" << url_host(o.host) << ":" << proxy_port;
+  if (o.metadata_port) std::cout << "\nmetadata http://" << url_host(o.host) << ":" << meta_port;
   std::cout << "\nready" << std::endl;
 
   int sig = 0;
@@ -240,6 +303,10 @@ int main(int argc, char** argv) {
   if (proxy) proxy->stop();
   svr->stop();
   worker.join();
+  if (meta_worker.joinable()) {
+    meta.stop();
+    meta_worker.join();
+  }
   std::cerr << "azure-emulator: stopped by signal " << sig << "\n";
   return 0;
 }

@@ -79,6 +79,14 @@ Microsoft Entra
   --resource URI               another accepted token audience (default management.azure.com and
                                management.core.windows.net)
   --token-lifetime S           access token lifetime in seconds (default 3599)
+  --federated-credential ISSUER,SUBJECT  a federated identity credential of --client-id
+                               (repeatable): OIDC tokens with that iss and sub, aud
+                               api://AzureADTokenExchange, are accepted as its client assertion
+  --metadata-port P            serve managed identity tokens over plain HTTP on P (0: a free port,
+                               printed as "metadata http://HOST:PORT"): IMDS
+                               /metadata/identity/oauth2/token and App Service /msi/token,
+                               for --client-id
+  --identity-header H          the X-IDENTITY-HEADER the App Service endpoint wants
 Resource Manager
   --subscription ID            a subscription of the tenant (repeatable; default 5f3c2a1b-9d8e-4f7a-8b6c-0d1e2f3a4b5c)
   --locations L1,L2,...        regions, each with zones 1-3 (default eastus,westus2,westus3,southcentralus)
@@ -164,6 +172,20 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       std::string resource;
       err = args.str_flag(resource);
       o.resources.push_back(resource);
+    } else if (flag == "--federated-credential") {
+      const bool given = args.need();
+      const auto comma = value.find(',');
+      if (!given || comma == std::string::npos || comma == 0 || comma + 1 == value.size())
+        err = "--federated-credential needs ISSUER,SUBJECT, e.g. "
+              "https://token.actions.githubusercontent.com,repo:example/fleet:ref:refs/heads/main";
+      else
+        primary.federated.emplace_back(value.substr(0, comma), value.substr(comma + 1));
+    } else if (flag == "--metadata-port") {
+      int p = 0;
+      err = args.int_flag(p, 0, 65535);
+      o.metadata_port = p;
+    } else if (flag == "--identity-header") {
+      err = args.str_flag(o.identity_header);
     } else if (flag == "--token-lifetime") {
       err = args.int_flag(o.token_lifetime_s, 1, 86400 * 7);
     } else if (flag == "--subscription") {

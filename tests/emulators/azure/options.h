@@ -13,6 +13,9 @@ struct AppRegistration {
   std::string secret;        ///< "" when the app authenticates only with a certificate
   bool reader = false;       ///< Reader role: writes and deletes answer 403 AuthorizationFailed
   bool certificate = false;  ///< --client-certificate: a generated certificate is registered too
+  /// Federated identity credentials (--federated-credential): (issuer, subject) pairs whose OIDC
+  /// tokens the app may present as client assertions (workload identity).
+  std::vector<std::pair<std::string, std::string>> federated;
 };
 
 /// A VM size the emulator knows: vCPUs, quota family, accelerated networking.
@@ -48,6 +51,8 @@ struct Options {
   std::vector<AppRegistration> apps;  ///< [0] is --client-id/--client-secret
   std::vector<std::string> resources = {"https://management.azure.com/", "https://management.core.windows.net/"};
   int token_lifetime_s = 3599;
+  std::optional<int> metadata_port;  ///< --metadata-port: plain-HTTP managed identity endpoints
+  std::string identity_header;       ///< --identity-header: what the App Service endpoint wants
 
   // Resource Manager
   std::vector<std::string> subscriptions;  ///< default: one, kDefaultSubscription

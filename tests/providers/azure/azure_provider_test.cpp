@@ -252,15 +252,17 @@ TEST_CASE("azure: credentials come from AZURE_* variables, a missing one is name
   azure::AzureProvider p;
   CHECK(p.configure(*c).ok());
 
-  auto lacking = parse_provider_config(azure::schema(), {"AZURE_CLIENT_ID=c", "AZURE_SUBSCRIPTION_ID=s"}, {}, {});
+  auto lacking = parse_provider_config(azure::schema(), {"AZURE_CLIENT_ID=c", "AZURE_SUBSCRIPTION_ID=s",
+                                                        "PLINTH_AZURE_MANAGED_IDENTITY=false"}, {}, {});
   REQUIRE(lacking.ok());
   azure::AzureProvider q;
   auto st = q.configure(*lacking);
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().message ==
         "Azure credentials are incomplete: set option tenant_id (AZURE_TENANT_ID), option client_secret "
-        "(AZURE_CLIENT_SECRET) or option client_certificate_path (AZURE_CLIENT_CERTIFICATE_PATH) (a service "
-        "principal: az ad sp create-for-rbac prints them)");
+        "(AZURE_CLIENT_SECRET), option client_certificate_path (AZURE_CLIENT_CERTIFICATE_PATH) or option "
+        "federated_token_file (AZURE_FEDERATED_TOKEN_FILE) (a service principal: az ad sp create-for-rbac prints "
+        "them; workload identity: AZURE_FEDERATED_TOKEN_FILE with the app's tenant and client ids)");
 
   CHECK_FALSE(parse_provider_config(azure::schema(), {}, {{"client_secret", "x", "blueprint (bp.yaml:3:5)"}}, {}).ok());
 }

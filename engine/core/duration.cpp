@@ -1,6 +1,8 @@
 #include "engine/core/duration.h"
 
+#include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <string>
 
 namespace plinth {
@@ -52,6 +54,21 @@ std::string format_duration(milliseconds d) {
   part(1000, "s");
   part(1, "ms");
   return out;
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_utc_time(const std::string& text) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end) return std::nullopt;
+  if (*end == '.')
+    while (std::isdigit(static_cast<unsigned char>(*++end))) {
+    }
+  const std::string zone = end;
+  if (zone != "Z" && zone != "z" && zone != "+00:00") return std::nullopt;
+  const time_t t = timegm(&tm);
+  if (t == static_cast<time_t>(-1)) return std::nullopt;
+  // system_clock counts nanoseconds and ends in 2262: a later time means "does not expire soon".
+  return std::chrono::system_clock::from_time_t(std::min<time_t>(t, 7258118400));  // 2200-01-01
 }
 
 }  // namespace plinth

@@ -1,15 +1,7 @@
 #include "providers/aws/credentials.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -18,10 +10,10 @@
 #include <set>
 #include <sstream>
 
+#include "engine/core/duration.h"
 #include "engine/core/files.h"
+#include "engine/core/helper_process.h"
 #include "engine/core/wire.h"
-
-extern char** environ;
 
 namespace plinth::aws {
 
@@ -99,22 +91,6 @@ Profile load_profile(const ProviderConfig& c, const std::string& home, const std
   return p;
 }
 
-/// "2026-12-06T10:00:00Z" (or with fractional seconds / +00:00) as a time.
-std::optional<SysClock::time_point> parse_iso8601(const std::string& text) {
-  std::tm tm{};
-  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!end) return std::nullopt;
-  if (*end == '.')
-    while (std::isdigit(static_cast<unsigned char>(*++end))) {
-    }
-  const std::string zone = end;
-  if (zone != "Z" && zone != "+00:00" && zone != "") return std::nullopt;
-  const time_t t = timegm(&tm);
-  if (t == static_cast<time_t>(-1)) return std::nullopt;
-  // system_clock counts nanoseconds and ends in 2262: a later time means "does not expire soon".
-  return SysClock::from_time_t(std::min<time_t>(t, 7258118400));  // 2200-01-01
-}
-
 Deadline shorter(const Deadline& d, std::chrono::milliseconds most) {
   if (!d.unlimited() && d.remaining() <= most) return d;
   return Deadline::after(most);
@@ -187,7 +163,7 @@ Result<Issued> sts_call(net::Client& http, const std::string& endpoint, const st
   Issued out;
   out.credentials = {creds.child_value("AccessKeyId"), creds.child_value("SecretAccessKey"),
                      creds.child_value("SessionToken")};
-  out.expiration = parse_iso8601(creds.child_value("Expiration"));
+  out.expiration = parse_utc_time(creds.child_value("Expiration"));
   if (out.credentials.access_key_id.empty() || out.credentials.secret_access_key.empty() ||
       out.credentials.session_token.empty() || !out.expiration)
     return Error::fatal(where + ": the answer holds no Credentials with AccessKeyId, SecretAccessKey, SessionToken "
@@ -206,93 +182,12 @@ Result<Issued> issued_from_json(const std::string& text, const std::string& toke
   if (out.credentials.access_key_id.empty() || out.credentials.secret_access_key.empty())
     return Error::fatal(where + ": the answer has no AccessKeyId or no SecretAccessKey");
   if (!s("Expiration").empty()) {
-    out.expiration = parse_iso8601(s("Expiration"));
+    out.expiration = parse_utc_time(s("Expiration"));
     if (!out.expiration)
       return Error::fatal(where + ": Expiration '" + s("Expiration") + "' is not an ISO 8601 time such as "
                                   "2026-12-06T10:00:00Z");
   }
   return out;
-}
-
-/// Runs `argv` without a shell and returns its stdout; stderr's first line
-/// goes into the error when it fails. Killed when `deadline` passes.
-Result<std::string> run_process(const std::vector<std::string>& argv, const Deadline& deadline,
-                                const std::string& what) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
-    return Error::fatal(what + ": cannot create pipes: " + std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  // A process group of its own, so a helper that does not finish in time is stopped with its children.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  ::close(out[1]);
-  ::close(err[1]);
-  if (rc != 0) {
-    ::close(out[0]);
-    ::close(err[0]);
-    return Error::fatal(what + ": cannot start '" + argv[0] + "': " + std::strerror(rc));
-  }
-  std::string stdout_text, stderr_text;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  int open_fds = 2;
-  bool timed_out = false;
-  while (open_fds > 0) {
-    int wait_ms = 1000;
-    if (!deadline.unlimited()) {
-      const auto left = deadline.remaining().count();
-      if (left <= 0) {
-        timed_out = true;
-        break;
-      }
-      wait_ms = static_cast<int>(std::min<long long>(left, 1000));
-    }
-    if (::poll(fds, 2, wait_ms) < 0 && errno != EINTR) break;
-    for (auto& f : fds) {
-      if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buf[4096];
-      const ssize_t n = ::read(f.fd, buf, sizeof buf);
-      if (n > 0) {
-        std::string& into = f.fd == out[0] ? stdout_text : stderr_text;
-        if (into.size() < (1u << 20)) into.append(buf, static_cast<size_t>(n));
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        ::close(f.fd);
-        f.fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
-  if (timed_out) ::kill(-pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) return Error{Error::Kind::DeadlineExceeded, what + ": '" + argv[0] + "' did not finish in time", 0};
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string line = stderr_text.substr(0, stderr_text.find('\n'));
-    for (char& ch : line)
-      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
-    if (line.size() > 300) line = line.substr(0, 300) + "...";
-    return Error::fatal(what + ": '" + argv[0] + "' " +
-                        (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                                           : std::string("was killed by a signal")) +
-                        (line.empty() ? "" : ": " + line));
-  }
-  return stdout_text;
 }
 
 std::string session_name(const ProviderConfig& c, const std::string& from_profile) {
@@ -346,7 +241,7 @@ CredentialSource::Fetch process(const std::string& command, const std::string& w
     auto argv = split_command(command);
     if (!argv) return Error::invalid(where + ": credential_process: " + argv.error().message);
     if (argv->empty()) return Error::invalid(where + ": credential_process is empty");
-    auto out = run_process(*argv, shorter(d, std::chrono::minutes(1)), "credential_process of " + where);
+    auto out = run_helper(*argv, {}, shorter(d, std::chrono::minutes(1)), "credential_process of " + where);
     if (!out) return out.error();
     Json j = parse_json_or_discard(*out);
     if (!j.is_object() || j.value("Version", 0) != 1)

@@ -148,10 +148,53 @@ Result<ClusterAccess> load_kubeconfig(const std::string& paths, const std::strin
     return Error::invalid("kubeconfig " + where + ": context '" + a.context + "' names user '" + a.user +
                           "', which it does not define");
   const Entry& u = us->second;
-  if (u.body["exec"] || u.body["auth-provider"])
-    return Error::invalid("kubeconfig " + u.file + ": user '" + a.user +
-                          "' uses an exec or auth-provider plugin, which plinth does not run; use a context whose "
-                          "user has a client certificate or a token");
+  if (u.body["auth-provider"])
+    return Error::invalid("kubeconfig " + u.file + ": user '" + a.user + "' uses an auth-provider plugin (" +
+                          scalar(u.body["auth-provider"], "name") +
+                          "), which Kubernetes removed in 1.26; use its exec plugin instead (e.g. "
+                          "gke-gcloud-auth-plugin, kubelogin)");
+  if (const YAML::Node exec = u.body["exec"]) {
+    auto bad = [&](const std::string& what) {
+      return Error::invalid("kubeconfig " + u.file + ": user '" + a.user + "': exec " + what);
+    };
+    if (!exec.IsMap()) return bad("is not a map");
+    ExecPlugin p;
+    p.api_version = scalar(exec, "apiVersion");
+    p.command = scalar(exec, "command");
+    p.interactive_mode = scalar(exec, "interactiveMode");
+    p.install_hint = scalar(exec, "installHint");
+    p.provide_cluster_info = scalar(exec, "provideClusterInfo") == "true";
+    if (p.command.empty()) return bad("has no command");
+    if (p.api_version != "client.authentication.k8s.io/v1" && p.api_version != "client.authentication.k8s.io/v1beta1")
+      return bad("apiVersion '" + p.api_version +
+                 "' is not client.authentication.k8s.io/v1 or v1beta1 (v1alpha1 was removed in Kubernetes 1.24)");
+    if (p.api_version == "client.authentication.k8s.io/v1" && p.interactive_mode.empty())
+      return bad("has no interactiveMode, which client.authentication.k8s.io/v1 requires (Never, IfAvailable, Always)");
+    if (!p.interactive_mode.empty() && p.interactive_mode != "Never" && p.interactive_mode != "IfAvailable" &&
+        p.interactive_mode != "Always")
+      return bad("interactiveMode '" + p.interactive_mode + "' is not Never, IfAvailable or Always");
+    if (p.interactive_mode == "Always")
+      return bad("command '" + p.command +
+                 "' has interactiveMode Always: it needs a terminal, and plinth runs plugins without one (as in CI); "
+                 "use a plugin mode that needs none (e.g. kubelogin's azurecli, workloadidentity or msi login)");
+    // kubectl: a relative command with a '/' is relative to the kubeconfig's directory; a bare name is on PATH.
+    if (p.command.find('/') != std::string::npos && fs::path(p.command).is_relative())
+      p.command = (fs::path(u.dir) / p.command).lexically_normal().string();
+    // kubectl writes `args: null` and `env: null` for none.
+    if (const YAML::Node args = exec["args"]; args && !args.IsNull()) {
+      if (!args.IsSequence()) return bad("args is not a list");
+      for (const auto& arg : args) p.args.push_back(arg.IsScalar() ? arg.Scalar() : "");
+    }
+    if (const YAML::Node env = exec["env"]; env && !env.IsNull()) {
+      if (!env.IsSequence()) return bad("env is not a list");
+      for (const auto& e : env) {
+        if (scalar(e, "name").empty()) return bad("env has an entry without a name");
+        p.env.emplace_back(scalar(e, "name"), scalar(e, "value"));
+      }
+    }
+    a.exec = std::move(p);
+    return a;
+  }
   auto cert = data_or_file(u, "client-certificate", "user '" + a.user + "'");
   if (!cert) return cert.error();
   auto key = data_or_file(u, "client-key", "user '" + a.user + "'");

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/core/strings.h"
+#include "providers/kubernetes/exec_credential.h"
 #include "engine/core/wire.h"
 
 namespace plinth::kubernetes {
@@ -456,16 +457,50 @@ Result<KubernetesProvider::Conn*> KubernetesProvider::connect(const Resource& r)
   if (!access) return Error::invalid(access.error().message);
   auto conn = std::make_unique<Conn>();
   conn->access = std::move(*access);
-  net::ClientOptions o;
-  o.ca_pem = conn->access.ca_pem;
-  o.client_cert_pem = conn->access.client_cert_pem;
-  o.client_key_pem = conn->access.client_key_pem;
-  o.timeout_ms = timeout_ms_;
-  o.connect_timeout_ms = connect_timeout_ms_;
-  conn->http = std::make_unique<net::Client>(o);
+  conn->http = make_client(conn->access, conn->access.client_cert_pem, conn->access.client_key_pem);
+  conn->token = conn->access.token;
   Conn* out = conn.get();
   conns_[context] = std::move(conn);
   return out;
+}
+
+std::shared_ptr<net::Client> KubernetesProvider::make_client(const ClusterAccess& a, const std::string& cert,
+                                                             const std::string& key) const {
+  net::ClientOptions o;
+  o.ca_pem = a.ca_pem;
+  o.client_cert_pem = cert;
+  o.client_key_pem = key;
+  o.timeout_ms = timeout_ms_;
+  o.connect_timeout_ms = connect_timeout_ms_;
+  return std::make_shared<net::Client>(o);
+}
+
+Result<std::pair<std::shared_ptr<net::Client>, std::string>> KubernetesProvider::credential(Conn& c,
+                                                                                           const Deadline& deadline,
+                                                                                           const std::string* refused) {
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.access.exec) return std::pair{c.http, c.token};
+  if (c.refused) return *c.refused;
+  const auto now = std::chrono::system_clock::now();
+  const bool again = refused && *refused == c.token;  // else another request already ran it again
+  if (c.fetched && !again && now < c.refresh_at) return std::pair{c.http, c.token};
+  auto got = run_exec_plugin(c.access, deadline.unlimited() || deadline.remaining() > std::chrono::minutes(1)
+                                           ? Deadline::after(std::chrono::minutes(1))
+                                           : deadline);
+  if (!got) {
+    if (got.error().kind == Error::Kind::Fatal || got.error().kind == Error::Kind::Invalid) c.refused = got.error();
+    return got.error();
+  }
+  c.token = got->token;
+  if (!got->client_cert_pem.empty()) c.http = make_client(c.access, got->client_cert_pem, got->client_key_pem);
+  c.fetched = true;
+  c.refresh_at = std::chrono::system_clock::time_point::max();
+  if (got->expiration) {
+    const auto window = std::min<std::chrono::system_clock::duration>(std::chrono::minutes(1),
+                                                                      (*got->expiration - now) / 4);
+    c.refresh_at = *got->expiration - window;
+  }
+  return std::pair{c.http, c.token};
 }
 
 Result<net::Response> KubernetesProvider::exchange(Conn& c, const std::string& method, const std::string& path,
@@ -477,12 +512,20 @@ Result<net::Response> KubernetesProvider::exchange(Conn& c, const std::string& m
   req.headers["Accept"] = "application/json";
   req.headers["User-Agent"] = std::string("plinth/") + PLINTH_VERSION;
   if (!content_type.empty()) req.headers["Content-Type"] = content_type;
-  if (!c.access.token.empty()) req.headers["Authorization"] = "Bearer " + c.access.token;
   req.body = body;
   req.deadline = call.deadline();
   req.cancel = &stopped_;
+  bool reran = false;  // an exec plugin's credential the server refused is asked for once more
   for (;;) {
-    auto r = c.http->send(req);
+    auto cred = credential(c, call.deadline());
+    if (!cred) return cred.error();
+    if (!cred->second.empty()) req.headers["Authorization"] = "Bearer " + cred->second;
+    auto r = cred->first->send(req);
+    if (r && r->status == 401 && c.access.exec && !reran) {
+      reran = true;
+      if (auto again = credential(c, call.deadline(), &cred->second); !again) return again.error();
+      continue;
+    }
     std::optional<Error> failed;
     if (!r)
       failed = r.error();
@@ -946,14 +989,22 @@ Diagnostics KubernetesProvider::preflight(const std::vector<Resource>& changes, 
       if (!unusable.insert(context).second) continue;  // said once per context
       out.push_back({"K8S001", Severity::Error, r.address + ": apply cannot use the kubeconfig: " + conn.error().message,
                      r.source, r.address,
-                     "give plinth a kubeconfig whose user has a client certificate or a token (an exec plugin such as "
-                     "aws eks get-token or gke-gcloud-auth-plugin is not run): e.g. a service account's token from "
-                     "kubectl create token; --provider-option kubernetes.kubeconfig=FILE and "
+                     "give plinth a kubeconfig whose user has a client certificate, a token or an exec plugin that "
+                     "needs no terminal (aws eks get-token, gke-gcloud-auth-plugin, kubelogin); "
+                     "--provider-option kubernetes.kubeconfig=FILE and "
                      "kubernetes.context=NAME choose it (docs/providers/kubernetes.md)"});
       continue;
     }
     if (r.type != "kubernetes.cluster" || !checked.insert(context).second) continue;
     auto c = call.fork();
+    // An exec plugin that is missing, fails or is refused: the kubeconfig cannot be used.
+    if (auto cred = credential(**conn, c->deadline()); !cred) {
+      out.push_back({"K8S001", Severity::Error, r.address + ": apply cannot use the kubeconfig: " + cred.error().message,
+                     r.source, r.address,
+                     "install the plugin or fix its configuration; it must run without a terminal "
+                     "(docs/providers/kubernetes.md)"});
+      continue;
+    }
     auto answer = exchange(**conn, "GET", "/api/v1/namespaces/" + operator_ns_, "", "", *c);
     const std::string where = "cluster " + (context.empty() ? std::string("(current-context)") : "'" + context + "'");
     if (!answer) {

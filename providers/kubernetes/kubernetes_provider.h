@@ -3,7 +3,9 @@
 // Operator's ClusterPolicy, written by server-side apply
 // (docs/providers/kubernetes.md).
 #include <atomic>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -99,9 +101,21 @@ class KubernetesProvider : public Provider {
  private:
   struct Conn {
     ClusterAccess access;
-    std::unique_ptr<net::Client> http;
+    std::mutex mu;  ///< guards what follows: an exec plugin's credential changes during a run
+    std::shared_ptr<net::Client> http;
+    std::string token;
+    bool fetched = false;  ///< the exec plugin ran and its credential is held
+    std::chrono::system_clock::time_point refresh_at = std::chrono::system_clock::time_point::max();
+    std::optional<Error> refused;  ///< the plugin failed: said again, not run again, for the run
   };
+  /// The client and bearer token to send with now: for an exec user, the plugin's credential, run
+  /// again when less than a quarter of its life (at most a minute) is left, or when the server
+  /// refused `refused` (a token sent) and no other request has run the plugin since.
+  Result<std::pair<std::shared_ptr<net::Client>, std::string>> credential(Conn& c, const Deadline& deadline,
+                                                                          const std::string* refused = nullptr);
   Result<Conn*> connect(const Resource& r);
+  std::shared_ptr<net::Client> make_client(const ClusterAccess& access, const std::string& cert,
+                                           const std::string& key) const;
   /// One request, sent again only when `retry` and call.retry() allows (429,
   /// 5xx, transport errors); any final status is a Response.
   Result<net::Response> exchange(Conn& c, const std::string& method, const std::string& path, const std::string& body,

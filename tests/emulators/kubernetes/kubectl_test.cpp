@@ -427,6 +427,27 @@ TEST_CASE("wrong credentials get the API server's 401, restricted users its 403"
   CHECK(bob["status"]["userInfo"]["groups"] == json::array({"dev", "system:authenticated"}));
 }
 
+TEST_CASE("kubectl with an exec credential plugin: the token it prints is the one the server sees") {
+  Cluster k({"--token", "exec-issued-token=ci-exec-bot"});
+  plinth::test::TempDir plugin;
+  // What aws eks get-token and gke-gcloud-auth-plugin print: an ExecCredential on stdout.
+  plugin.write("plugin.sh", "#!/bin/sh\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > \"$(dirname \"$0\")/info.json\"\n"
+                            "echo '{\"apiVersion\": \"client.authentication.k8s.io/v1\", \"kind\": \"ExecCredential\", "
+                            "\"status\": {\"token\": \"exec-issued-token\", \"expirationTimestamp\": "
+                            "\"2099-01-01T00:00:00Z\"}}'\n");
+  REQUIRE(plinth::test::run_program({"/bin/chmod", "+x", plugin.path() + "/plugin.sh"}).exit_code == 0);
+  const std::string cluster =
+      k.ok({"config", "view", "-o", "jsonpath={.contexts[?(@.name==\"admin\")].context.cluster}"});
+  k.ok({"config", "set-credentials", "exec-user", "--exec-command=" + plugin.path() + "/plugin.sh",
+        "--exec-api-version=client.authentication.k8s.io/v1", "--exec-interactive-mode=Never"});
+  k.ok({"config", "set-context", "exec", "--cluster=" + cluster, "--user=exec-user"});
+  json who = json::parse(k.ok({"--context", "exec", "auth", "whoami", "-o", "json"}));
+  CHECK(who["status"]["userInfo"]["username"] == "ci-exec-bot");
+  json info = json::parse(plinth::test::slurp(plugin.path() + "/info.json"));
+  CHECK(info["apiVersion"] == "client.authentication.k8s.io/v1");
+  CHECK(info["spec"]["interactive"] == false);
+}
+
 TEST_CASE("the kubeconfig holds the CA, one client-certificate user and one token user per flag") {
   Cluster k({"--cert-user", "ops,platform,gpu-admins"});
   YAML::Node cfg = YAML::LoadFile(k.kubeconfig());

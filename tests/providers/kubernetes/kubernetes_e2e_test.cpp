@@ -37,8 +37,9 @@ std::string replaced(std::string text, const std::string &from, const std::strin
 /// source tree holding the example cluster blueprint.
 class Fixture {
  public:
-  explicit Fixture(std::string context = "admin", bool gpu_operator = true)
-      : kube_(KUBE_EMULATOR_BINARY, {"--token", "s3cret=alice", "--node", "infer-mig-0", "--node", "infer-mig-1"}),
+  explicit Fixture(std::string context = "admin", bool gpu_operator = true, std::vector<std::string> flags = {})
+      : kube_(KUBE_EMULATOR_BINARY, with(flags, {"--token", "s3cret=alice", "--node", "infer-mig-0", "--node",
+                                                 "infer-mig-1"})),
         context_(std::move(context)) {
     kubeconfig_ = kube_.dir() + "/tls/kubeconfig";
     // The GPU Operator is installed: its namespace exists.
@@ -100,8 +101,16 @@ class Fixture {
   }
   const std::string &kubeconfig() const { return kubeconfig_; }
   std::string dir() const { return bp_.path(); }
+  /// The name of the cluster the admin context uses.
+  std::string cluster() const {
+    return ok({"config", "view", "-o", "jsonpath={.contexts[?(@.name==\"admin\")].context.cluster}"});
+  }
 
  private:
+  static std::vector<std::string> with(std::vector<std::string> extra, std::vector<std::string> base) {
+    base.insert(base.end(), extra.begin(), extra.end());
+    return base;
+  }
   EmulatorProcess kube_;
   std::string context_;
   std::string kubeconfig_;
@@ -459,11 +468,11 @@ TEST_CASE("plan fails, with a hint, when the GPU Operator's namespace is missing
     CHECK(contains(apply.err, "error[K8S002]"));
     CHECK(f.ok({"get", "ns", "-l", "app.kubernetes.io/managed-by=plinth", "-o", "name"}).empty());
   }
-  SECTION("an exec user, as EKS and GKE kubeconfigs have") {
+  SECTION("an exec user whose plugin is not installed, or needs a terminal") {
     Fixture f;
-    const std::string cluster = f.ok({"config", "view", "-o", "jsonpath={.contexts[?(@.name==\"admin\")].context.cluster}"});
+    const std::string cluster = f.cluster();
     REQUIRE_FALSE(cluster.empty());
-    f.ok({"config", "set-credentials", "eks-user", "--exec-command=aws",
+    f.ok({"config", "set-credentials", "eks-user", "--exec-command=plinth-test-no-such-plugin",
           "--exec-api-version=client.authentication.k8s.io/v1beta1", "--exec-arg=eks", "--exec-arg=get-token"});
     f.ok({"config", "set-context", "eks", "--cluster=" + cluster, "--user=eks-user"});
     f.use_context("eks");
@@ -472,9 +481,71 @@ TEST_CASE("plan fails, with a hint, when the GPU Operator's namespace is missing
     INFO(plan.out << plan.err);
     CHECK(plan.exit_code == 1);
     CHECK(contains(plan.err, "error[K8S001]: kubernetes.cluster.lab: apply cannot use the kubeconfig: "));
-    CHECK(contains(plan.err, "uses an exec or auth-provider plugin, which plinth does not run"));
-    CHECK(contains(plan.err, "hint: give plinth a kubeconfig whose user has a client certificate or a token"));
+    CHECK(contains(plan.err, "user 'eks-user': exec plugin 'plinth-test-no-such-plugin': cannot start "
+                             "'plinth-test-no-such-plugin': not found"));
     CHECK(f.requests_since(before).empty());  // nothing reached the cluster
+
+    f.ok({"config", "set-credentials", "eks-user", "--exec-interactive-mode=Always",
+          "--exec-api-version=client.authentication.k8s.io/v1"});
+    RunResult interactive = f.plan();
+    CHECK(interactive.exit_code == 1);
+    CHECK(contains(interactive.err, "has interactiveMode Always: it needs a terminal"));
+  }
+}
+
+TEST_CASE("an exec plugin's token: run without a terminal, run again on 401 and before it expires") {
+  // The plugin prints the tokens of tokens.txt in turn (the last one again once they run out), each living
+  // EXPIRES_IN seconds, and records what kubectl's protocol tells it.
+  TempDir plugin;
+  plugin.write("get-token.sh", R"sh(#!/bin/sh
+set -e
+dir=$(dirname "$0")
+n=$(($(cat "$dir/runs" 2>/dev/null || echo 0) + 1))
+echo "$n" > "$dir/runs"
+printf '%s\n' "$KUBERNETES_EXEC_INFO" > "$dir/exec-info.json"
+token=$(sed -n "${n}p" "$dir/tokens.txt"); [ -n "$token" ] || token=$(tail -n 1 "$dir/tokens.txt")
+expires=$(date -u -d "+${EXPIRES_IN} seconds" +%Y-%m-%dT%H:%M:%SZ)
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"%s"}}\n' "$token" "$expires"
+)sh");
+  REQUIRE(run_program({"/bin/chmod", "+x", plugin.path() + "/get-token.sh"}).exit_code == 0);
+  auto runs = [&] { return std::stoi(slurp(plugin.path() + "/runs")); };
+  auto use_plugin = [&](Fixture& f, const std::string& expires_in) {
+    f.ok({"config", "set-credentials", "ci-exec", "--exec-command=" + plugin.path() + "/get-token.sh",
+          "--exec-api-version=client.authentication.k8s.io/v1", "--exec-interactive-mode=Never",
+          "--exec-env=EXPIRES_IN=" + expires_in});
+    f.ok({"config", "set-context", "ci", "--cluster=" + f.cluster(), "--user=ci-exec"});
+    f.use_context("ci");
+  };
+
+  SECTION("a token the server refuses is asked for again, once") {
+    Fixture f("admin", true, {"--token", "exec-token-1=ci-bot"});
+    use_plugin(f, "3600");
+    // After kubectl's own calls (the dispatcher asks the server's /version, running the plugin too).
+    plugin.write("tokens.txt", "revoked-token\nexec-token-1\n");
+    plugin.write("runs", "0\n");
+    const size_t before = f.mark();
+    require_ok(f.apply());
+    CHECK(runs() == 2);
+    auto requests = f.requests_since(before);
+    REQUIRE_FALSE(requests.empty());
+    CHECK(requests.front()["status"] == 401);
+    for (size_t i = 1; i < requests.size(); ++i) CHECK(requests[i]["user"] == "ci-bot");
+    json info = json::parse(slurp(plugin.path() + "/exec-info.json"));
+    CHECK(info["apiVersion"] == "client.authentication.k8s.io/v1");
+    CHECK(info["kind"] == "ExecCredential");
+    CHECK(info["spec"]["interactive"] == false);
+    CHECK(f.get({"get", "ns", "team-nlp"})["metadata"]["name"] == "team-nlp");
+  }
+  SECTION("a token that lives 2 s is replaced before it expires, through a slow apply") {
+    Fixture f("admin", true, {"--token", "exec-token-1=ci-bot", "--token", "exec-token-2=ci-bot-2", "--latency-ms",
+                              "150"});
+    use_plugin(f, "2");
+    plugin.write("tokens.txt", "exec-token-1\nexec-token-2\n");
+    plugin.write("runs", "0\n");
+    const size_t before = f.mark();
+    require_ok(f.apply());
+    CHECK(runs() >= 2);
+    for (const auto& r : f.requests_since(before)) CHECK(r["status"] != 401);
   }
 }
 

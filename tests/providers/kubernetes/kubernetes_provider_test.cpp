@@ -109,3 +109,36 @@ users: [{name: u2, user: {exec: {command: aws}}}]
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find("no kubeconfig found at " + dir.path() + "/nope.yaml") == 0);
 }
+
+TEST_CASE("kubeconfig: an exec user is read as kubectl reads it, and what it cannot run is refused") {
+  test::TempDir dir;
+  auto config = [&](const std::string& user) {
+    return dir.write("k.yaml", "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                               "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                               "clusters: [{name: k, cluster: {server: \"https://10.0.0.1:6443\"}}]\n"
+                               "users: [{name: u, user: " + user + "}]\n");
+  };
+  auto eks = load_kubeconfig(config("{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: aws, "
+                                    "args: [eks, get-token, --cluster-name, gpu], env: [{name: AWS_PROFILE, value: ci}], "
+                                    "installHint: 'install the AWS CLI'}}"), "");
+  REQUIRE(eks.ok());
+  REQUIRE(eks->exec);
+  CHECK(eks->exec->command == "aws");  // a bare name is looked up on PATH
+  CHECK(eks->exec->args == std::vector<std::string>{"eks", "get-token", "--cluster-name", "gpu"});
+  CHECK(eks->exec->env == std::vector<std::pair<std::string, std::string>>{{"AWS_PROFILE", "ci"}});
+  auto relative = load_kubeconfig(config("{exec: {apiVersion: client.authentication.k8s.io/v1, command: "
+                                         "./bin/get-token, interactiveMode: Never, args: null, env: null}}"), "");
+  REQUIRE(relative.ok());
+  CHECK(relative->exec->command == dir.path() + "/bin/get-token");  // relative to the kubeconfig, as kubectl does
+  for (const auto& [user, words] : std::vector<std::pair<std::string, std::string>>{
+           {"{exec: {apiVersion: client.authentication.k8s.io/v1, command: x}}", "has no interactiveMode"},
+           {"{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}", "v1alpha1 was removed"},
+           {"{exec: {apiVersion: client.authentication.k8s.io/v1, command: x, interactiveMode: Always}}",
+            "needs a terminal"},
+           {"{auth-provider: {name: gcp}}", "auth-provider plugin (gcp), which Kubernetes removed in 1.26"}}) {
+    auto r = load_kubeconfig(config(user), "");
+    INFO(user);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find(words) != std::string::npos);
+  }
+}

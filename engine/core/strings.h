@@ -21,6 +21,9 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 /// `s` with ASCII letters in lower case (HTTP header names, cloud enums).
 std::string ascii_lower(std::string_view s);
 
+/// `s` without leading and trailing ASCII white space.
+std::string trim(std::string_view s);
+
 /// Joins with `sep`.
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 

@@ -36,7 +36,7 @@ std::string Response::header(std::string_view name) const {
 bool is_metadata_host(std::string_view host) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   return host == "169.254.169.254" || host == "169.254.170.2" || host == "169.254.170.23" || host == "fd00:ec2::254" ||
-         host == "fd00:ec2::23";
+         host == "fd00:ec2::23" || host == "metadata.google.internal";
 }
 
 bool is_loopback_host(std::string_view host) {

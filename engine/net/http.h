@@ -37,7 +37,7 @@ struct Request {
   const std::atomic<bool>* cancel = nullptr;
   /// Allows plain http to the link-local addresses of the clouds' metadata
   /// and container-credential services (169.254.169.254, 169.254.170.2,
-  /// 169.254.170.23, fd00:ec2::254, fd00:ec2::23), which serve nothing else.
+  /// 169.254.170.23, fd00:ec2::254, fd00:ec2::23, metadata.google.internal), which serve nothing else.
   /// Set only by code that reaches such a service at an address the
   /// operator's environment names (the AWS credential chain).
   bool metadata_service = false;

@@ -70,13 +70,6 @@ std::vector<std::string> process_environment() {
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 /// `text` as a value of `spec`'s type, or an error naming the option.
 Result<Json> typed(const std::string& provider, const OptionSpec& spec, const std::string& text,
                    const std::string& origin) {

@@ -13,6 +13,7 @@
 #include "engine/core/duration.h"
 #include "engine/core/files.h"
 #include "engine/core/helper_process.h"
+#include "engine/core/strings.h"
 #include "engine/core/wire.h"
 
 namespace plinth::aws {
@@ -21,14 +22,6 @@ namespace {
 
 using SysClock = std::chrono::system_clock;
 using Section = std::map<std::string, std::string>;
-
-std::string trim(std::string s) {
-  auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!s.empty() && blank(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && blank(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
 
 /// The key = value pairs of section `section` of an INI file (AWS's shared
 /// files); empty when the file or the section is missing.

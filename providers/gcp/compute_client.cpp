@@ -37,28 +37,6 @@ std::string detail_note(const std::string& code, const Json& details) {
 
 }  // namespace
 
-Result<CredentialSource> find_credentials(const ProviderConfig& c) {
-  CredentialSource out;
-  if (const std::string token = c.str("access_token"); !token.empty()) {
-    out.access_token = token;
-    out.who = "the access token of " +
-              (c.origins.count("access_token") ? c.origins.at("access_token") : std::string("option access_token"));
-    return out;
-  }
-  const std::string path = c.str("credentials");
-  if (path.empty())
-    return Error::invalid(
-        "no GCP credentials: set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file (the JSON that "
-        "`gcloud iam service-accounts keys create` writes), or GOOGLE_OAUTH_ACCESS_TOKEN to an access token (CI with "
-        "workload identity federation); docs/providers/gcp.md");
-  auto key = load_service_account_key(path);
-  if (!key) return key.error();
-  out.token_uri = c.str("token_uri").empty() ? key->token_uri : c.str("token_uri");
-  out.who = "service account " + key->client_email + " (key " + path + ")";
-  out.key = std::move(*key);
-  return out;
-}
-
 Error::Kind kind_of_http(long status, const std::string& reason) {
   if (status == 429 || rate_limited(reason)) return Error::Kind::Throttled;
   if (reason == "resourceNotReady") return Error::Kind::Retryable;  // an operation is still running on it
@@ -122,7 +100,7 @@ std::chrono::milliseconds ComputeClient::take() {
 
 Result<std::string> ComputeClient::token(Call& call, const std::string& stale) {
   const CredentialSource& cs = settings_.credentials;
-  if (!cs.key) return cs.access_token;  // a fixed token: nothing to refresh
+  if (!cs.refreshable()) return cs.access_token;  // a fixed token: nothing to refresh
   std::lock_guard<std::mutex> lock(token_mu_);
   if (token_refused_) return *token_refused_;
   const auto now = std::chrono::system_clock::now();
@@ -134,19 +112,7 @@ Result<std::string> ComputeClient::token(Call& call, const std::string& stale) {
     if (!token_->expires_within(margin, now)) return token_->access_token;
   }
   for (;;) {
-    auto assertion = make_assertion(*cs.key, cs.scopes, std::chrono::system_clock::now());
-    if (!assertion) return assertion.error();
-    net::Request r;
-    r.method = "POST";
-    r.url = cs.token_uri;
-    r.headers["Content-Type"] = "application/x-www-form-urlencoded";
-    r.body = token_request_body(*assertion);
-    r.deadline = call.deadline();
-    r.cancel = cancel_;
-    auto resp = http_.send(r);
-    Result<AccessToken> t =
-        resp ? parse_token_response(resp->status, resp->body, cs.token_uri, cs.who, std::chrono::system_clock::now())
-             : Result<AccessToken>(resp.error());
+    Result<AccessToken> t = fetch_token(cs, http_, call.deadline(), cancel_);
     if (t) {
       token_ = *t;
       call.progress();
@@ -156,6 +122,13 @@ Result<std::string> ComputeClient::token(Call& call, const std::string& stale) {
     if (t.error().kind == Error::Kind::Fatal) token_refused_ = t.error();
     return t.error();
   }
+}
+
+Status ComputeClient::first_token() {
+  Call call(Deadline::after(std::chrono::seconds(30)));
+  auto t = token(call, "");
+  if (!t) return t.error();
+  return {};
 }
 
 std::variant<Json, ApiFailure> ComputeClient::send(const std::string& method, const std::string& path,
@@ -198,7 +171,7 @@ std::variant<Json, ApiFailure> ComputeClient::send(const std::string& method, co
     std::string reason, message = str(e, "message");
     if (e.contains("errors") && e["errors"].is_array() && !e["errors"].empty()) reason = str(e["errors"][0], "reason");
     if (message.empty()) message = "HTTP " + std::to_string(resp->status) + " without a Google error answer";
-    if (resp->status == 401 && !refreshed && settings_.credentials.key) {
+    if (resp->status == 401 && !refreshed && settings_.credentials.refreshable()) {
       // The token expired or was revoked: one fresh token, then the call again.
       refreshed = true;
       auto fresh = token(call, *tok);
@@ -207,8 +180,8 @@ std::variant<Json, ApiFailure> ComputeClient::send(const std::string& method, co
     }
     if (resp->status == 401)
       message += where + "; " + settings_.credentials.who +
-                 (settings_.credentials.key
-                      ? " got a fresh token and it was refused too: check the account and its key"
+                 (settings_.credentials.refreshable()
+                      ? " got a fresh token and it was refused too: check the account and its access"
                       : " was refused (expired or revoked?): set GOOGLE_OAUTH_ACCESS_TOKEN to a fresh token (`gcloud "
                         "auth print-access-token`), or use GOOGLE_APPLICATION_CREDENTIALS");
     ApiFailure f;

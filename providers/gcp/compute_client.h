@@ -19,29 +19,13 @@
 #include "engine/net/http.h"
 #include "engine/provider/call.h"
 #include "engine/provider/options.h"
+#include "providers/gcp/adc.h"
 #include "providers/gcp/oauth_token.h"
 #include "providers/gcp/service_account.h"
 
 namespace plinth::gcp {
 
 using Json = nlohmann::json;
-
-/// Where access tokens come from. Exactly one of `key` and `access_token`.
-struct CredentialSource {
-  std::optional<ServiceAccountKey> key;  ///< GOOGLE_APPLICATION_CREDENTIALS' key file
-  std::string token_uri;                 ///< where the key's assertions go (option token_uri, else the key's)
-  std::string access_token;              ///< a fixed token (GOOGLE_OAUTH_ACCESS_TOKEN); secret
-  std::vector<std::string> scopes = {kCloudPlatformScope};
-  /// "service account x@p.iam.gserviceaccount.com (key /path/key.json)" or
-  /// "the access token of GOOGLE_OAUTH_ACCESS_TOKEN": for messages, never a secret.
-  std::string who;
-};
-
-/// The credentials of `config`: option access_token (GOOGLE_OAUTH_ACCESS_TOKEN)
-/// when set, else the service-account key file of option credentials
-/// (GOOGLE_APPLICATION_CREDENTIALS). The error says what was looked at and
-/// what to set; it never quotes a key or token.
-Result<CredentialSource> find_credentials(const ProviderConfig& config);
 
 /// A Compute API error answer or operation error (or a transport failure,
 /// with empty code and reason).
@@ -102,6 +86,8 @@ class ComputeClient {
 
   const std::string& project() const { return settings_.project; }
   const std::string& root() const { return settings_.root; }
+  /// Gets an access token now (the provider asks the metadata server at configure).
+  Status first_token();
 
  private:
   /// The cached token, or a new one from the token endpoint when there is

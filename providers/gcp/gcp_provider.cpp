@@ -167,12 +167,15 @@ Json insert_body(const Resource& desired, const InsertTarget& t) {
 const ProviderSchema& GcpProvider::schema() const { return gcp::schema(); }
 
 Status GcpProvider::configure(const ProviderConfig& config) {
-  auto creds = find_credentials(config);
+  const char* home = std::getenv("HOME");
+  auto creds = find_credentials(config, home ? home : "");
   if (!creds) return creds.error();
   options_.project = config.str("project");
   if (options_.project.empty() && creds->key) options_.project = creds->key->project_id;
   if (options_.project.empty())
-    return Error::invalid("no GCP project: set GOOGLE_CLOUD_PROJECT (or the gcp option project)");
+    return Error::invalid("no GCP project: set GOOGLE_CLOUD_PROJECT (or the gcp option project); only a "
+                          "service-account key names its project");
+  const bool metadata = creds->kind == CredentialSource::Kind::Metadata;
   options_.endpoint = normalize_root(config.str("endpoint"));
   options_.poll_ms = cloud::clamp_int(config, "poll_ms", 1000, 1, 600000);
   options_.wait = config.has("wait") ? config.flag("wait") : true;
@@ -187,6 +190,10 @@ Status GcpProvider::configure(const ProviderConfig& config) {
   cs.poll_ms = options_.poll_ms;
   cs.max_poll_ms = std::min(10000, options_.poll_ms * 10);
   compute_ = std::make_unique<ComputeClient>(*http_, std::move(cs), &stopped_);
+  // Nothing else was set: the metadata server is asked now, so a machine without one stops the run
+  // before anything is planned (PLAN001), with what to set.
+  if (metadata)
+    if (auto st = compute_->first_token(); !st) return st.error();
   std::random_device rd;
   run_id_ = std::to_string(rd()) + "-" + std::to_string(rd());
   return {};

@@ -81,7 +81,12 @@ ProviderSchema build_schema() {
        T::String,
        "",
        {"GOOGLE_APPLICATION_CREDENTIALS"},
-       "Service-account key file (JSON) to get access tokens with."},
+       "Credentials file (JSON): a service-account key, an external_account (workload identity federation) or an "
+       "authorized_user; empty: gcloud's application default credentials, else the metadata server."},
+      {"metadata", T::Bool, "true", {},
+       "Without a credentials file or access token, get tokens from the metadata server (GCE, GKE)."},
+      {"metadata_host", T::String, "", {"GCE_METADATA_HOST"},
+       "Metadata server host[:port]; empty: metadata.google.internal."},
       {"access_token",
        T::String,
        "",
@@ -121,7 +126,7 @@ ProviderSchema build_schema() {
       {"request_burst", T::Int, "50", {}, "Calls the client-side bucket lets through at once."},
   };
   // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
-  operator_only(p.options, {"credentials", "token_uri", "endpoint", "ca_bundle"});
+  operator_only(p.options, {"credentials", "token_uri", "endpoint", "ca_bundle", "metadata", "metadata_host"});
   p.deadlines =
       Deadlines{std::chrono::minutes(2), std::chrono::minutes(20), std::chrono::minutes(10), std::chrono::minutes(15)};
   return p;

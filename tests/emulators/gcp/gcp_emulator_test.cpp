@@ -490,10 +490,8 @@ TEST_CASE("google-api-python-client: lost insert answers, throttling and 503s, r
   CHECK(lost_lines == 3);
 }
 
-TEST_CASE("gcloud: activates the service account, creates a GPU VM from an image family, lists, describes, deletes") {
-  // docs/emulators.md, "gcloud": the settings as written there.
-  Emulator em({"--operation-ms", "50"});
-  test::TempDir home;
+/// gcloud with the settings docs/emulators.md ("gcloud") gives, its config in `home`; must succeed.
+std::string run_gcloud(const Emulator& em, const test::TempDir& home, std::vector<std::string> args) {
   const std::map<std::string, std::string> env = {
       {"CLOUDSDK_CONFIG", home.path() + "/gcloud"},
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", em.base() + "/compute/v1/"},
@@ -503,13 +501,63 @@ TEST_CASE("gcloud: activates the service account, creates a GPU VM from an image
       {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"},
       {"CLOUDSDK_CORE_DISABLE_USAGE_REPORTING", "1"},
       {"CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK", "1"}};
-  auto gcloud = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), "gcloud");
-    auto r = test::run_program(args, home.path(), env);
-    INFO("gcloud " << args[1] << " " << args[2] << ":\n" << r.out << r.err << "\nemulator stderr:\n" << em.stderr_text());
-    REQUIRE(r.exit_code == 0);
-    return r.out;
-  };
+  args.insert(args.begin(), "gcloud");
+  auto r = test::run_program(args, home.path(), env);
+  INFO("gcloud " << args[1] << " " << args[2] << ":\n" << r.out << r.err << "\nemulator stderr:\n" << em.stderr_text());
+  REQUIRE(r.exit_code == 0);
+  return r.out;
+}
+
+TEST_CASE("gcloud: an external_account file (STS, IAM Credentials impersonation), the metadata server") {
+  // gcloud's bundled google-auth (Debian's python3-google-auth predates workload identity federation).
+  Emulator em({"--operation-ms", "50", "--subject-token", "oidc-from-ci", "--metadata-port", "0"});
+  test::TempDir home;
+  home.write("oidc-token", "oidc-from-ci\n");
+  const std::string audience =
+      "//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/ci/providers/github";
+  home.write("wif.json", json{{"type", "external_account"},
+                              {"audience", audience},
+                              {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                              {"token_url", em.base() + "/v1/token"},
+                              {"service_account_impersonation_url",
+                               em.base() + "/v1/projects/-/serviceAccounts/plinth-emulator@" + std::string(kProject) +
+                                   ".iam.gserviceaccount.com:generateAccessToken"},
+                              {"credential_source", {{"file", home.path() + "/oidc-token"}}}}
+                             .dump());
+  auto gcloud = [&](std::vector<std::string> args) { return run_gcloud(em, home, std::move(args)); };
+  gcloud({"auth", "login", "--cred-file=" + home.path() + "/wif.json"});
+  CHECK(gcloud({"compute", "instances", "list", "--format=value(name)"}).empty());
+  std::map<std::string, std::string> principal;  // by api
+  std::istringstream log(em.log());
+  for (std::string line; std::getline(log, line);) {
+    json l = json::parse(line);
+    if (l["status"] == 200 && l["principal"].is_string()) principal[l["api"]] = l["principal"];
+  }
+  CHECK(principal["sts.token"] == "principal:" + audience);
+  CHECK(principal["iamcredentials.generateAccessToken"] == "plinth-emulator@" + std::string(kProject) +
+                                                                ".iam.gserviceaccount.com");
+  CHECK(principal["compute.instances.aggregatedList"] == principal["iamcredentials.generateAccessToken"]);
+
+  // The metadata server as google-auth's compute_engine credentials ask it (Metadata-Flavor: Google).
+  std::string meta;
+  for (const auto& l : em.lines())
+    if (l.rfind("metadata ", 0) == 0) meta = l.substr(9);
+  REQUIRE_FALSE(meta.empty());
+  auto token = test::run_program({"/usr/bin/curl", "-s", "-H", "Metadata-Flavor: Google",
+                                  meta + "/computeMetadata/v1/instance/service-accounts/default/token"});
+  json t = json::parse(token.out);
+  CHECK(t["token_type"] == "Bearer");
+  CHECK(t["expires_in"].get<int>() > 0);
+  auto bare = test::run_program({"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                 meta + "/computeMetadata/v1/instance/service-accounts/default/token"});
+  CHECK(bare.out == "403");
+}
+
+TEST_CASE("gcloud: activates the service account, creates a GPU VM from an image family, lists, describes, deletes") {
+  // docs/emulators.md, "gcloud": the settings as written there.
+  Emulator em({"--operation-ms", "50"});
+  test::TempDir home;
+  auto gcloud = [&](std::vector<std::string> args) { return run_gcloud(em, home, std::move(args)); };
   gcloud({"auth", "activate-service-account", "--key-file=" + em.key_file()});
   gcloud({"compute", "instances", "create", "gc-1", "--zone=us-central1-a", "--machine-type=a3-highgpu-8g",
           "--maintenance-policy=TERMINATE", "--image-project=debian-cloud", "--image-family=debian-12",

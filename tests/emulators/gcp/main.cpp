@@ -53,7 +53,7 @@ class RequestLog {
     if (!out_.is_open()) return;
     json query = json::object();
     for (const auto& [k, v] : req.params)
-      if (k != "access_token" && req.path != "/token") query[k] = v;
+      if (k != "access_token" && req.path != "/token" && req.path != "/v1/token") query[k] = v;
     bool answered = r.action == ge::Reply::Action::Answer;
     json line = {{"time", plinth::emulator::utc_now_ms()},
                  {"method", req.method},
@@ -64,6 +64,7 @@ class RequestLog {
                  {"project", r.project.empty() ? json(nullptr) : json(r.project)},
                  {"zone", r.zone.empty() ? json(nullptr) : json(r.zone)},
                  {"fault", r.fault.empty() ? json(nullptr) : json(r.fault)},
+                 {"principal", r.principal.empty() ? json(nullptr) : json(r.principal)},
                  {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(took).count()}};
     std::lock_guard<std::mutex> lock(mu_);
     out_ << line.dump() << '\n';
@@ -271,12 +272,61 @@ int main(int argc, char** argv) {
     std::cerr << "gcp-emulator: no --key-dir or --tls-dir: the service-account key file is not written\n";
   }
 
+  for (const auto& t : o.subject_tokens) tokens.trust_subject_token(t);
+  if (!o.refresh_token.empty())
+    tokens.trust_refresh_token("764086051850-6qr4p6gpi6hn506pt8ejuq83di341hur.apps.googleusercontent.com",
+                               "d-FL95Q19q7MQmFpd7hHD0Ty", o.refresh_token);
+
   std::thread worker([&] { svr->listen_after_bind(); });
+  // The GCE metadata server: plain HTTP, Metadata-Flavor: Google both ways.
+  httplib::Server meta;
+  std::thread meta_worker;
+  int meta_port = 0;
+  if (o.metadata_port) {
+    meta.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
+      auto start = std::chrono::steady_clock::now();
+      ge::Reply r;
+      r.api = "metadata";
+      res.set_header("Metadata-Flavor", "Google");
+      if (req.get_header_value("Metadata-Flavor") != "Google" && req.path != "/") {
+        r.status = 403;
+        r.body = "Missing required header \"Metadata-Flavor\": \"Google\"";
+      } else if (req.path == "/computeMetadata/v1/instance/service-accounts/default/token") {
+        json t = tokens.metadata_token(email);
+        r.principal = ge::TokenAuthority::principal_of(t);
+        t.erase("_principal");
+        r.body = t.dump();
+        r.api = "metadata.token";
+      } else if (req.path == "/computeMetadata/v1/instance/service-accounts/default/email") {
+        r.body = email;
+      } else if (req.path == "/computeMetadata/v1/project/project-id") {
+        r.body = o.project;
+      } else if (req.path == "/") {
+        r.body = "computeMetadata/\n";
+      } else {
+        r.status = 404;
+        r.body = "Not Found";
+      }
+      res.status = r.status;
+      res.set_content(r.body, r.body.rfind("{", 0) == 0 ? "application/json" : "application/text");
+      log.write(req, r, std::chrono::steady_clock::now() - start);
+    });
+    meta_port = plinth::emulator::bind_server(meta, o.host, *o.metadata_port);
+    if (meta_port <= 0) {
+      std::cerr << "gcp-emulator: cannot listen on " << o.host << ":" << *o.metadata_port << " for --metadata-port\n";
+      svr->stop();
+      worker.join();
+      return 1;
+    }
+    meta_worker = std::thread([&meta] { meta.listen_after_bind(); });
+    while (!meta.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   // Say "ready" only once the server runs: a stop() before that would be lost
   // and leave the listener running after SIGTERM.
   while (!svr->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::cout << "listening " << base << " token_uri=" << token_uri << " compute=" << base << "/compute/v1/"
             << " project=" << o.project << " key=" << (key_file.empty() ? "-" : key_file) << "\n";
+  if (o.metadata_port) std::cout << "metadata http://" << url_host(o.host) << ":" << meta_port << "\n";
   std::cout << "ready" << std::endl;
 
   int sig = 0;
@@ -289,6 +339,10 @@ int main(int argc, char** argv) {
   compute.shutdown();
   svr->stop();
   worker.join();
+  if (meta_worker.joinable()) {
+    meta.stop();
+    meta_worker.join();
+  }
   std::cerr << "gcp-emulator: stopped by signal " << sig << "\n";
   return 0;
 }

@@ -1,8 +1,11 @@
 #include "tests/emulators/gcp/oauth.h"
 
+#include "providers/gcp/service_account.h"
+
 #include <openssl/rand.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -88,6 +91,22 @@ std::pair<int, json> TokenAuthority::exchange(const std::string& body) {
   auto grant = form.find("grant_type");
   if (grant == form.end() || grant->second.empty())
     return oauth_error(400, "invalid_request", "Required parameter is missing: grant_type");
+  if (grant->second == "refresh_token") {
+    auto field = [&](const char* k) {
+      auto it = form.find(k);
+      return it == form.end() ? std::string() : it->second;
+    };
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refresh_token_.empty() || field("client_id") != user_client_id_ || field("client_secret") != user_client_secret_)
+      return oauth_error(401, "invalid_client", "The OAuth client was not found.");
+    if (field("refresh_token") != refresh_token_)
+      return oauth_error(400, "invalid_grant", "Token has been expired or revoked.");
+    Caller user;
+    user.email = "user:ml-platform@example.com";
+    user.project_access = true;
+    user.scopes = {gcp::kCloudPlatformScope};
+    return {200, issue(user)};
+  }
   if (grant->second != gcp::kJwtBearerGrantType)
     return oauth_error(400, "unsupported_grant_type", "Invalid grant_type: " + grant->second);
   auto assertion = form.find("assertion");
@@ -134,9 +153,94 @@ std::pair<int, json> TokenAuthority::exchange(const std::string& body) {
   if (caller.scopes.empty())
     return oauth_error(400, "invalid_scope", "Invalid OAuth scope or ID token audience provided.");
 
+  return {200, issue(caller)};
+}
+
+json TokenAuthority::issue(const Caller& caller) {
+  // Called with mu_ held.
   std::string token = random_token();
-  tokens_[token] = {caller, now + std::chrono::seconds(lifetime_s_)};
-  return {200, json{{"access_token", token}, {"expires_in", lifetime_s_}, {"token_type", "Bearer"}}};
+  tokens_[token] = {caller, std::chrono::system_clock::now() + std::chrono::seconds(lifetime_s_)};
+  return json{{"access_token", token}, {"expires_in", lifetime_s_}, {"token_type", "Bearer"}, {"_principal", caller.email}};
+}
+
+std::string TokenAuthority::principal_of(const json& answer) {
+  return answer.is_object() && answer.contains("_principal") ? answer["_principal"].get<std::string>() : "";
+}
+
+void TokenAuthority::trust_subject_token(const std::string& token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  subject_tokens_.insert(token);
+}
+
+void TokenAuthority::trust_refresh_token(const std::string& client_id, const std::string& client_secret,
+                                         const std::string& refresh_token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  user_client_id_ = client_id;
+  user_client_secret_ = client_secret;
+  refresh_token_ = refresh_token;
+}
+
+std::pair<int, json> TokenAuthority::sts_exchange(const std::string& body) {
+  auto form = parse_form(body);
+  auto field = [&](const char* k) {
+    auto it = form.find(k);
+    return it == form.end() ? std::string() : it->second;
+  };
+  // Google's STS answers errors as {"error", "error_description"}.
+  if (field("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange")
+    return oauth_error(400, "unsupported_grant_type", "Unsupported grant type: '" + field("grant_type") + "'.");
+  for (const char* k : {"audience", "subject_token", "subject_token_type", "requested_token_type"})
+    if (field(k).empty()) return oauth_error(400, "invalid_request", std::string("Missing required parameter: ") + k);
+  if (field("requested_token_type") != "urn:ietf:params:oauth:token-type:access_token")
+    return oauth_error(400, "invalid_request", "Invalid requested_token_type.");
+  const std::string audience = field("audience");
+  if (audience.rfind("//iam.googleapis.com/", 0) != 0 || audience.find("/workloadIdentityPools/") == std::string::npos)
+    return oauth_error(400, "invalid_target", "The target service indicated by the \"audience\" parameters is invalid.");
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string subject = field("subject_token");  // google-auth sends a token file as it is, newline included
+  while (!subject.empty() && std::isspace(static_cast<unsigned char>(subject.back()))) subject.pop_back();
+  if (!subject_tokens_.count(subject))
+    return oauth_error(400, "invalid_grant", "The ID Token's signature could not be verified with the JWKS of the "
+                                             "workload identity pool provider.");
+  Caller federated;
+  federated.email = "principal:" + audience;
+  federated.project_access = true;
+  federated.scopes = {gcp::kCloudPlatformScope};
+  json out = issue(federated);
+  out["issued_token_type"] = "urn:ietf:params:oauth:token-type:access_token";
+  return {200, out};
+}
+
+std::pair<int, json> TokenAuthority::generate_access_token(const std::string& token, const std::string& email) {
+  auto google_error = [](int status, const std::string& reason, const std::string& message) {
+    return std::pair<int, json>{status, json{{"error", {{"code", status}, {"message", message}, {"status", reason}}}}};
+  };
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tokens_.find(token);
+  if (token.empty() || it == tokens_.end() || it->second.expiry <= std::chrono::system_clock::now())
+    return google_error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.");
+  if (!accounts_.count(email))
+    return google_error(404, "NOT_FOUND", "Not found; Gaia id not found for email " + email);
+  Caller sa;
+  sa.email = email;
+  sa.project_access = accounts_[email].project_access;
+  sa.scopes = {gcp::kCloudPlatformScope};
+  json issued = issue(sa);
+  const time_t expires = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()) + lifetime_s_;
+  std::tm tm{};
+  gmtime_r(&expires, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return {200, json{{"accessToken", issued["access_token"]}, {"expireTime", buf}, {"_principal", email}}};
+}
+
+json TokenAuthority::metadata_token(const std::string& email) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Caller sa;
+  sa.email = email;
+  sa.project_access = accounts_.count(email) ? accounts_[email].project_access : true;
+  sa.scopes = {gcp::kCloudPlatformScope};
+  return issue(sa);
 }
 
 TokenAuthority::Check TokenAuthority::check(const std::string& token, Caller& out) const {

@@ -40,6 +40,20 @@ class TokenAuthority {
   /// Checks a bearer token ("" when the request had none).
   Check check(const std::string& token, Caller& out) const;
 
+  /// Workload identity federation: Security Token Service's token exchange (POST /v1/token, form body)
+  /// of a subject token from `subject_tokens`; the federated principal may call Compute and impersonate.
+  void trust_subject_token(const std::string& token);
+  std::pair<int, nlohmann::json> sts_exchange(const std::string& body);
+  /// IAM Credentials generateAccessToken for `email`, asked with bearer `token`: {"accessToken", "expireTime"}.
+  std::pair<int, nlohmann::json> generate_access_token(const std::string& token, const std::string& email);
+  /// The authorized_user refresh token the refresh_token grant accepts.
+  void trust_refresh_token(const std::string& client_id, const std::string& client_secret,
+                           const std::string& refresh_token);
+  /// A token for `email` as the metadata server gives it: {"access_token", "expires_in", "token_type"}.
+  nlohmann::json metadata_token(const std::string& email);
+  /// Who the last token answer was issued to, for the request log ("" when none).
+  static std::string principal_of(const nlohmann::json& answer);
+
   /// Makes every token issued so far expired; returns how many were live.
   int expire_all();
   void set_lifetime(int seconds);
@@ -63,6 +77,10 @@ class TokenAuthority {
   std::string token_uri_;
   std::map<std::string, Account> accounts_;
   std::map<std::string, Token> tokens_;
+  std::set<std::string> subject_tokens_;
+  std::string user_client_id_, user_client_secret_, refresh_token_;
+  /// A new token for `caller`: the token answer with the principal under "_principal" (removed before sending).
+  nlohmann::json issue(const Caller& caller);
 };
 
 /// Writes a key file in Google's layout for `signer` to `path` (mode 0600).

@@ -46,6 +46,13 @@ HTTPS for tests. See docs/emulators.md for the full description.
                              and service-account-noperm.json (an account without access to the project)
   --authorize-key FILE       also trust this service-account key file's key (repeatable)
   --token-lifetime-s N       access token lifetime, the token answer's expires_in (default 3600)
+  --subject-token T          an OIDC token Security Token Service (POST /v1/token) exchanges
+                             (repeatable): workload identity federation
+  --refresh-token R          a user refresh token POST /token's refresh_token grant accepts
+                             (client 764086051850-6qr4p6gpi6hn506pt8ejuq83di341hur.apps.googleusercontent.com)
+  --metadata-port N          serve the GCE metadata server over plain HTTP on N (0: a free port,
+                             printed as "metadata http://HOST:PORT"): the default service
+                             account's token and the project id
   --operation-ms N           how long insert/delete/stop/start operations take (default 1000; 0 = done at once)
   --wait-timeout-ms N        zoneOperations.wait gives up after N ms (default 120000, as GCP)
   --capacity [ZONE/]TYPE=N   instances of machine type TYPE that fit in ZONE (all zones without ZONE/);
@@ -116,6 +123,16 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       std::string f;
       err = args.str_flag(f);
       o.authorize_keys.push_back(f);
+    } else if (flag == "--subject-token") {
+      std::string t;
+      err = args.str_flag(t);
+      o.subject_tokens.push_back(t);
+    } else if (flag == "--refresh-token") {
+      err = args.str_flag(o.refresh_token);
+    } else if (flag == "--metadata-port") {
+      int p = 0;
+      err = args.int_flag(p, 0, 65535);
+      o.metadata_port = p;
     } else if (flag == "--token-lifetime-s") {
       err = args.int_flag(o.token_lifetime_s, 1, 86400);
     } else if (flag == "--operation-ms") {

@@ -22,6 +22,10 @@ struct Options {
   bool extra_keys = false;                  ///< two more RSA keys to generate: off by default to start faster
   std::vector<std::string> authorize_keys;  ///< extra key files whose public keys are trusted
   int token_lifetime_s = 3600;
+  // Application Default Credentials' other sources (oauth.h)
+  std::vector<std::string> subject_tokens;  ///< OIDC tokens its STS (/v1/token) accepts
+  std::string refresh_token;                ///< the authorized_user refresh token its /token accepts ("" = none)
+  std::optional<int> metadata_port;         ///< the plain-HTTP metadata server
   int operation_ms = 1000;       ///< insert/delete/stop/start: PENDING -> RUNNING at half, DONE at the end
   int wait_timeout_ms = 120000;  ///< zoneOperations.wait returns after this even if not DONE (GCP: 2 minutes)
   /// "ZONE/TYPE" or "TYPE" (every zone) -> instances that fit.

@@ -85,7 +85,8 @@ Service::Service(const Options& o, Compute& compute, TokenAuthority& tokens)
 
 Reply Service::handle(const HttpRequest& req) {
   Reply r;
-  if (req.path == "/token") {
+  if (req.path == "/token" || req.path == "/v1/token" ||
+      (req.path.rfind("/v1/projects/-/serviceAccounts/", 0) == 0 && req.path.ends_with(":generateAccessToken"))) {
     r = token(req);
   } else if (req.path.rfind("/__emulator/", 0) == 0 || req.path == "/__emulator") {
     return control(req);  // neither counted nor subject to faults
@@ -105,9 +106,29 @@ Reply Service::token(const HttpRequest& req) {
     r.api = "oauth2.token";
     return r;
   }
-  auto [status, body] = tokens_.exchange(req.body);
+  std::pair<int, json> answer;
+  std::string api = "oauth2.token";
+  if (req.path == "/v1/token") {
+    api = "sts.token";
+    answer = tokens_.sts_exchange(req.body);
+  } else if (req.path != "/token") {
+    api = "iamcredentials.generateAccessToken";
+    const std::string prefix = "/v1/projects/-/serviceAccounts/";
+    const std::string email =
+        req.path.substr(prefix.size(), req.path.size() - prefix.size() - std::string(":generateAccessToken").size());
+    std::string bearer;
+    if (auto h = req.headers.find("authorization"); h != req.headers.end() && h->second.rfind("Bearer ", 0) == 0)
+      bearer = h->second.substr(7);
+    answer = tokens_.generate_access_token(bearer, email);
+  } else {
+    answer = tokens_.exchange(req.body);
+  }
+  auto& [status, body] = answer;
+  const std::string principal = TokenAuthority::principal_of(body);
+  if (body.is_object()) body.erase("_principal");
   Reply r = json_reply(status, body);
-  r.api = "oauth2.token";
+  r.api = api;
+  r.principal = principal;
   r.headers.push_back({"Cache-Control", "no-cache, no-store, max-age=0, must-revalidate"});
   std::lock_guard<std::mutex> lock(mu_);
   if (faults_.latency_max_ms > 0)
@@ -126,7 +147,9 @@ Reply Service::compute(const HttpRequest& req) {
   }
   std::string project = seg.size() > 1 ? seg[1] : "";
   std::string zone = seg.size() > 3 && seg[2] == "zones" ? seg[3] : "";
+  Caller caller;  // once the bearer token checks out
   auto tag = [&](Reply x) {
+    x.principal = caller.email;
     x.api = api;
     x.project = project;
     x.zone = zone;
@@ -178,7 +201,6 @@ Reply Service::compute(const HttpRequest& req) {
   } else if (auto q = req.query.find("access_token"); q != req.query.end()) {
     token = q->second;
   }
-  Caller caller;
   auto check = tokens_.check(token, caller);
   if (check != TokenAuthority::Check::Ok) {
     Reply u = tag(unauthenticated(check == TokenAuthority::Check::Missing));

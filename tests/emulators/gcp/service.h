@@ -37,6 +37,7 @@ struct Reply {
   std::string api;  ///< compute.instances.insert, oauth2.token, emulator.state, ...
   std::string project, zone;
   std::string fault;  ///< "", 500, 503, 429, drop, lose
+  std::string principal;  ///< who a token was issued to (token endpoints) or who called (Compute)
 };
 
 /// The fault knobs that can change at run time (POST /__emulator/faults).

@@ -206,21 +206,36 @@ TEST_CASE("gcp: requestIds are UUIDs, the same for the same parts and different 
 
 TEST_CASE(
     "gcp: credentials are an access token when one is set, else the key file, with a message saying what to set") {
-  auto none = config({});
+  test::TempDir home;
+  auto none = config({"PLINTH_GCP_METADATA=false"});
   REQUIRE(none.ok());
-  auto missing = gcp::find_credentials(*none);
+  auto missing = gcp::find_credentials(*none, home.path());
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find("set GOOGLE_APPLICATION_CREDENTIALS") != std::string::npos);
+  CHECK(missing.error().message.find(home.path() + "/.config/gcloud/application_default_credentials.json") !=
+        std::string::npos);
+  // With the metadata server on (the default), it is the last resort.
+  auto metadata = gcp::find_credentials(*config({}), home.path());
+  REQUIRE(metadata.ok());
+  CHECK(metadata->who == "the metadata server at metadata.google.internal");
+  // gcloud's well-known file comes before it.
+  home.write(".config/gcloud/application_default_credentials.json",
+             R"({"type": "authorized_user", "client_id": "764086051850.apps.googleusercontent.com",
+                 "client_secret": "d-FL95Q19q7MQmFpd7hHD0Ty", "refresh_token": "1//0gRefresh"})");
+  auto user = gcp::find_credentials(*config({}), home.path());
+  REQUIRE(user.ok());
+  CHECK(user->kind == gcp::CredentialSource::Kind::AuthorizedUser);
+  CHECK(user->who.find("d-FL95") == std::string::npos);
 
   auto tok = config({"GOOGLE_OAUTH_ACCESS_TOKEN=ya29.secret", "GOOGLE_APPLICATION_CREDENTIALS=/nonexistent.json"});
   REQUIRE(tok.ok());
-  auto t = gcp::find_credentials(*tok);
+  auto t = gcp::find_credentials(*tok, home.path());
   REQUIRE(t.ok());
   CHECK(t->access_token == "ya29.secret");
   CHECK(t->who.find("ya29") == std::string::npos);
   CHECK(t->who == "the access token of environment GOOGLE_OAUTH_ACCESS_TOKEN");
 
-  auto bad = gcp::find_credentials(*config({"GOOGLE_APPLICATION_CREDENTIALS=/nonexistent.json"}));
+  auto bad = gcp::find_credentials(*config({"GOOGLE_APPLICATION_CREDENTIALS=/nonexistent.json"}), home.path());
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.find("/nonexistent.json") != std::string::npos);
   // The access token is a secret option: refused in a blueprint, never printed.
@@ -279,7 +294,7 @@ TEST_CASE("gcp: operation errors: capacity and quota are Conflict with GCP's cod
 TEST_CASE("gcp: the Compute client caches its token and, after a 401, fetches one new token and sends again") {
   test::EmulatorProcess em(GCP_EMULATOR_BINARY, {"--operation-ms", "0"});
   ProviderConfig c = *config({"GOOGLE_APPLICATION_CREDENTIALS=" + em.dir() + "/tls/service-account.json"});
-  auto creds = gcp::find_credentials(c);
+  auto creds = gcp::find_credentials(c, "/nonexistent-home");
   REQUIRE(creds.ok());
   net::Client http(net::ClientOptions{em.ca()});
   gcp::ClientSettings cs;

@@ -1,0 +1,159 @@
+// GCP burst pools applied with Application Default Credentials other than a
+// key: workload identity federation (an external_account file whose subject
+// token comes from a file or a URL, exchanged at STS, with or without a
+// service account impersonated through IAM Credentials), gcloud's
+// authorized_user, and the metadata server. gcp-emulator's request log shows
+// the exchanges and who each Compute call came from (docs/providers/gcp.md,
+// "Credentials"). Run with the installed binary from a directory of its own.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "tests/support/blueprints.h"
+#include "tests/support/clouds.h"
+#include "tests/support/run.h"
+#include "tests/support/workspace.h"
+
+namespace plinth::test::e2e_gcp_identity {
+
+namespace {
+
+const std::string kSubject = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvOmV4YW1wbGUvZmxlZXQifQ.c2ln";
+const std::string kAudience =
+    "//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/ci/providers/github";
+const std::string kAccount = "plinth-emulator@plinth-test.iam.gserviceaccount.com";
+
+/// The APIs the log shows, and the principals Compute calls came from.
+struct Seen {
+  std::map<std::string, int> calls;  ///< by api
+  std::set<std::string> compute_principals;
+};
+
+Seen seen(const GceEmulator& gce) {
+  Seen s;
+  for (const auto& l : gce.log_lines()) {
+    const std::string api = l.value("api", "");
+    if (l["status"] == 200) ++s.calls[api];
+    if (api.rfind("compute.", 0) == 0 && l["principal"].is_string())
+      s.compute_principals.insert(l["principal"].get<std::string>());
+  }
+  return s;
+}
+
+/// `ws`'s environment with no key file: GOOGLE_APPLICATION_CREDENTIALS is `credentials`.
+void keyless(Workspace& ws, const GceEmulator& gce, const TempDir& home, const std::string& credentials) {
+  ws.env = gcp_env(gce);
+  ws.env["GOOGLE_APPLICATION_CREDENTIALS"] = credentials;
+  ws.env["GOOGLE_CLOUD_PROJECT"] = "plinth-test";
+  ws.env["HOME"] = home.path();
+  ws.env["CLOUDSDK_CONFIG"] = "";
+}
+
+}  // namespace
+
+TEST_CASE("gcp identity: an external_account file (workload identity federation) applies a pool with no key",
+          "[e2e][gcp][habits][identity]") {
+  GceEmulator gce({"--subject-token", kSubject});
+  TempDir home;
+  home.write("oidc-token", kSubject + "\n");
+  Workspace ws(&gce, "8");
+
+  SECTION("file-sourced subject token, a service account impersonated") {
+    home.write("wif.json", Json{{"type", "external_account"},
+                                {"audience", kAudience},
+                                {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                                {"token_url", gce.base() + "/v1/token"},
+                                {"service_account_impersonation_url",
+                                 gce.base() + "/v1/projects/-/serviceAccounts/" + kAccount + ":generateAccessToken"},
+                                {"credential_source", {{"file", home.path() + "/oidc-token"}}}}
+                               .dump());
+    keyless(ws, gce, home, home.path() + "/wif.json");
+    auto r = ws.applied(burst_blueprint({gcp_pool(2)}));
+    CHECK(gce.active().size() == 2);
+    Seen s = seen(gce);
+    CHECK(s.calls["sts.token"] == 1);
+    CHECK(s.calls["iamcredentials.generateAccessToken"] == 1);
+    CHECK(s.calls["oauth2.token"] == 0);  // no key was used
+    CHECK(s.compute_principals == std::set<std::string>{kAccount});
+    CHECK_FALSE(contains(r.out + r.err, kSubject));
+  }
+  SECTION("a subject token in a JSON file (format json), the federated principal itself") {
+    home.write("wif.json", Json{{"type", "external_account"},
+                                {"audience", kAudience},
+                                {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                                {"token_url", gce.base() + "/v1/token"},
+                                {"credential_source", {{"file", home.path() + "/oidc.json"},
+                                                       {"format", {{"type", "json"},
+                                                                   {"subject_token_field_name", "value"}}}}}}
+                               .dump());
+    home.write("oidc.json", Json{{"count", 1}, {"value", kSubject}}.dump());
+    keyless(ws, gce, home, home.path() + "/wif.json");
+    ws.applied(burst_blueprint({gcp_pool(1)}));
+    Seen s = seen(gce);
+    CHECK(s.calls["sts.token"] == 1);
+    CHECK(s.calls["iamcredentials.generateAccessToken"] == 0);
+    CHECK(s.compute_principals == std::set<std::string>{"principal:" + kAudience});
+  }
+  SECTION("a subject token STS does not trust is refused once, and nothing is made") {
+    home.write("oidc-token", "eyJhbGciOiJSUzI1NiJ9.forged.c2ln");
+    home.write("wif.json", Json{{"type", "external_account"},
+                                {"audience", kAudience},
+                                {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                                {"token_url", gce.base() + "/v1/token"},
+                                {"credential_source", {{"file", home.path() + "/oidc-token"}}}}
+                               .dump());
+    keyless(ws, gce, home, home.path() + "/wif.json");
+    auto r = ws.apply(burst_blueprint({gcp_pool(3)}));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.out + r.err, "invalid_grant"));
+    CHECK(contains(r.out + r.err, "workload identity federation " + kAudience));
+    CHECK(gce.active().empty());
+    CHECK(gce.log_lines().size() <= 2);  // one token exchange for the run, not one per instance
+  }
+}
+
+TEST_CASE("gcp identity: gcloud's authorized_user and the metadata server", "[e2e][gcp][habits][identity]") {
+  SECTION("gcloud auth application-default login's file, found where gcloud writes it") {
+    GceEmulator gce({"--refresh-token", "1//0gPlinthRefresh"});
+    TempDir home;
+    home.write(".config/gcloud/application_default_credentials.json",
+               Json{{"type", "authorized_user"},
+                    {"client_id", "764086051850-6qr4p6gpi6hn506pt8ejuq83di341hur.apps.googleusercontent.com"},
+                    {"client_secret", "d-FL95Q19q7MQmFpd7hHD0Ty"},
+                    {"refresh_token", "1//0gPlinthRefresh"},
+                    {"token_uri", gce.base() + "/token"}}
+                   .dump());
+    Workspace ws(&gce, "8");
+    keyless(ws, gce, home, "");
+    ws.applied(burst_blueprint({gcp_pool(1)}));
+    Seen s = seen(gce);
+    CHECK(s.calls["oauth2.token"] == 1);
+    CHECK(s.compute_principals == std::set<std::string>{"user:ml-platform@example.com"});
+  }
+  SECTION("the metadata server (GCE_METADATA_HOST), the last resort") {
+    GceEmulator gce({"--metadata-port", "0"});
+    TempDir home;
+    Workspace ws(&gce, "8");
+    keyless(ws, gce, home, "");
+    ws.env["GCE_METADATA_HOST"] = gce.metadata_base().substr(7);
+    ws.applied(burst_blueprint({gcp_pool(1)}));
+    Seen s = seen(gce);
+    CHECK(s.calls["metadata.token"] == 1);
+    CHECK(s.compute_principals == std::set<std::string>{kAccount});
+  }
+  SECTION("nothing at all: PLAN001 says what to set") {
+    GceEmulator gce;
+    TempDir home;
+    Workspace ws(&gce, "8");
+    keyless(ws, gce, home, "");
+    ws.env["GCE_METADATA_HOST"] = "127.0.0.1:9";
+    auto r = ws.plan(burst_blueprint({gcp_pool(1)}));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, "error[PLAN001]: provider gcp cannot be used"));
+    CHECK(contains(r.err, "no GCP credentials: set GOOGLE_APPLICATION_CREDENTIALS"));
+    CHECK(contains(r.err, "the metadata server at 127.0.0.1:9 gave none either"));
+  }
+}
+
+}  // namespace plinth::test::e2e_gcp_identity

@@ -519,7 +519,9 @@ Result<net::Response> KubernetesProvider::exchange(Conn& c, const std::string& m
   for (;;) {
     auto cred = credential(c, call.deadline());
     if (!cred) return cred.error();
+    // A plugin may switch from a token to a client certificate between two of its runs.
     if (!cred->second.empty()) req.headers["Authorization"] = "Bearer " + cred->second;
+    else req.headers.erase("Authorization");
     auto r = cred->first->send(req);
     if (r && r->status == 401 && c.access.exec && !reran) {
       reran = true;

@@ -62,6 +62,12 @@ bool is_loopback_host(std::string_view host) {
   return octets == 4 && first == 127;
 }
 
+std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string out;
+  for (const auto& [k, v] : fields) out += (out.empty() ? "" : "&") + k + "=" + percent_encode(v);
+  return out;
+}
+
 std::string percent_encode(std::string_view text) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;

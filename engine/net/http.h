@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+#include <utility>
 
 #include "engine/core/deadline.h"
 #include "engine/core/result.h"
@@ -77,6 +79,10 @@ struct ClientOptions {
 /// (ALPHA / DIGIT / "-" / "." / "_" / "~"): safe in a query value and in an
 /// application/x-www-form-urlencoded body.
 std::string percent_encode(std::string_view text);
+
+/// An application/x-www-form-urlencoded body of `fields`, in order:
+/// k1=v1&k2=v2 with each value percent_encode()d (keys are taken as given).
+std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields);
 
 /// True for localhost, 127.0.0.0/8 and ::1 (with or without brackets).
 bool is_loopback_host(std::string_view host);

@@ -15,6 +15,7 @@
 #include "engine/core/helper_process.h"
 #include "engine/core/strings.h"
 #include "engine/core/wire.h"
+#include "providers/common/json_fields.h"
 
 namespace plinth::aws {
 
@@ -87,12 +88,6 @@ Profile load_profile(const ProviderConfig& c, const std::string& home, const std
 Deadline shorter(const Deadline& d, std::chrono::milliseconds most) {
   if (!d.unlimited() && d.remaining() <= most) return d;
   return Deadline::after(most);
-}
-
-std::string form(const std::vector<std::pair<std::string, std::string>>& fields) {
-  std::string out;
-  for (const auto& [k, v] : fields) out += (out.empty() ? "" : "&") + k + "=" + net::percent_encode(v);
-  return out;
 }
 
 /// Error kind of an STS error code and status.
@@ -169,15 +164,14 @@ Result<Issued> sts_call(net::Client& http, const std::string& endpoint, const st
 Result<Issued> issued_from_json(const std::string& text, const std::string& token_key, const std::string& where) {
   Json j = parse_json_or_discard(text);
   if (!j.is_object()) return Error::fatal(where + ": the answer is not a JSON object");
-  auto s = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
   Issued out;
-  out.credentials = {s("AccessKeyId"), s("SecretAccessKey"), s(token_key.c_str())};
+  out.credentials = {cloud::str(j, "AccessKeyId"), cloud::str(j, "SecretAccessKey"), cloud::str(j, token_key.c_str())};
   if (out.credentials.access_key_id.empty() || out.credentials.secret_access_key.empty())
     return Error::fatal(where + ": the answer has no AccessKeyId or no SecretAccessKey");
-  if (!s("Expiration").empty()) {
-    out.expiration = parse_utc_time(s("Expiration"));
+  if (!cloud::str(j, "Expiration").empty()) {
+    out.expiration = parse_utc_time(cloud::str(j, "Expiration"));
     if (!out.expiration)
-      return Error::fatal(where + ": Expiration '" + s("Expiration") + "' is not an ISO 8601 time such as "
+      return Error::fatal(where + ": Expiration '" + cloud::str(j, "Expiration") + "' is not an ISO 8601 time such as "
                                   "2026-12-06T10:00:00Z");
   }
   return out;
@@ -200,7 +194,7 @@ CredentialSource::Fetch web_identity(const ProviderConfig& c, const ChainContext
     // Read again at each fetch: the CI system or the kubelet rotates the token in place.
     auto token = read_file(token_file);
     if (!token) return Error::fatal("cannot read the web identity token file " + token_file + ": " + token.error().message);
-    const std::string body = form({{"Action", "AssumeRoleWithWebIdentity"},
+    const std::string body = net::form_encode({{"Action", "AssumeRoleWithWebIdentity"},
                                    {"Version", "2011-06-15"},
                                    {"RoleArn", role_arn},
                                    {"RoleSessionName", session},
@@ -221,7 +215,7 @@ CredentialSource::Fetch assume_role(const ProviderConfig& c, const ChainContext&
                                                              {"RoleSessionName", session_name(c, p.get("role_session_name"))}};
   if (!p.get("external_id").empty()) fields.emplace_back("ExternalId", p.get("external_id"));
   if (!p.get("duration_seconds").empty()) fields.emplace_back("DurationSeconds", p.get("duration_seconds"));
-  const std::string body = form(fields);
+  const std::string body = net::form_encode(fields);
   return [=](const Deadline& d) -> Result<Issued> {
     auto base = source->get(d);
     if (!base) return base.error();

@@ -6,20 +6,11 @@
 #include "engine/core/files.h"
 #include "engine/core/strings.h"
 #include "engine/core/wire.h"
+#include "providers/common/json_fields.h"
 
 namespace plinth::gcp {
 
 namespace {
-
-std::string text_of(const Json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
-std::string form(const std::vector<std::pair<std::string, std::string>>& fields) {
-  std::string out;
-  for (const auto& [k, v] : fields) out += (out.empty() ? "" : "&") + k + "=" + net::percent_encode(v);
-  return out;
-}
 
 /// A credentials file of any ADC type.
 Result<CredentialSource> from_file(const ProviderConfig& c, const std::string& path, const std::string& how) {
@@ -27,11 +18,11 @@ Result<CredentialSource> from_file(const ProviderConfig& c, const std::string& p
   if (!text) return Error::invalid(how + " " + path + ": " + text.error().message);
   Json j = parse_json_or_discard(*text);
   if (!j.is_object()) return Error::invalid(how + " " + path + " is not a JSON object");
-  const std::string type = text_of(j, "type");
+  const std::string type = cloud::str(j, "type");
   CredentialSource s;
   if (type == "authorized_user") {
-    AuthorizedUser u{text_of(j, "client_id"), text_of(j, "client_secret"), text_of(j, "refresh_token")};
-    if (!text_of(j, "token_uri").empty()) u.token_uri = text_of(j, "token_uri");
+    AuthorizedUser u{cloud::str(j, "client_id"), cloud::str(j, "client_secret"), cloud::str(j, "refresh_token")};
+    if (!cloud::str(j, "token_uri").empty()) u.token_uri = cloud::str(j, "token_uri");
     if (u.client_id.empty() || u.client_secret.empty() || u.refresh_token.empty())
       return Error::invalid(how + " " + path + ": an authorized_user file needs client_id, client_secret and "
                                                "refresh_token; run gcloud auth application-default login again");
@@ -42,20 +33,20 @@ Result<CredentialSource> from_file(const ProviderConfig& c, const std::string& p
   }
   if (type == "external_account") {
     ExternalAccount e;
-    e.audience = text_of(j, "audience");
-    e.subject_token_type = text_of(j, "subject_token_type");
-    if (!text_of(j, "token_url").empty()) e.token_url = text_of(j, "token_url");
-    e.impersonation_url = text_of(j, "service_account_impersonation_url");
+    e.audience = cloud::str(j, "audience");
+    e.subject_token_type = cloud::str(j, "subject_token_type");
+    if (!cloud::str(j, "token_url").empty()) e.token_url = cloud::str(j, "token_url");
+    e.impersonation_url = cloud::str(j, "service_account_impersonation_url");
     const Json src = j.value("credential_source", Json::object());
     if (!src.is_object()) return Error::invalid(how + " " + path + ": credential_source is not an object");
-    e.file = text_of(src, "file");
-    e.url = text_of(src, "url");
+    e.file = cloud::str(src, "file");
+    e.url = cloud::str(src, "url");
     if (src.contains("headers") && src["headers"].is_object())
       for (const auto& [k, v] : src["headers"].items())
         if (v.is_string()) e.headers.emplace_back(k, v.get<std::string>());
     const Json format = src.value("format", Json::object());
-    if (format.is_object() && text_of(format, "type") == "json") {
-      e.json_field = text_of(format, "subject_token_field_name");
+    if (format.is_object() && cloud::str(format, "type") == "json") {
+      e.json_field = cloud::str(format, "subject_token_field_name");
       if (e.json_field.empty())
         return Error::invalid(how + " " + path + ": credential_source.format of type json needs "
                                                  "subject_token_field_name");
@@ -104,10 +95,10 @@ Result<std::string> subject_token(const ExternalAccount& e, net::Client& http, c
   }
   if (!e.json_field.empty()) {
     Json j = parse_json_or_discard(raw);
-    if (!j.is_object() || text_of(j, e.json_field.c_str()).empty())
+    if (cloud::str(j, e.json_field.c_str()).empty())
       return Error::fatal("the subject token source " + (e.file.empty() ? e.url : e.file) + " has no string field '" +
                           e.json_field + "'");
-    return text_of(j, e.json_field.c_str());
+    return cloud::str(j, e.json_field.c_str());
   }
   raw = trim(raw);
   if (raw.empty()) return Error::fatal("the subject token source " + (e.file.empty() ? e.url : e.file) + " is empty");
@@ -171,7 +162,7 @@ Result<AccessToken> fetch_token(const CredentialSource& s, net::Client& http, co
     }
     case Kind::AuthorizedUser:
       return post_form(http, s.user->token_uri,
-                       form({{"grant_type", "refresh_token"},
+                       net::form_encode({{"grant_type", "refresh_token"},
                              {"client_id", s.user->client_id},
                              {"client_secret", s.user->client_secret},
                              {"refresh_token", s.user->refresh_token}}),
@@ -183,7 +174,7 @@ Result<AccessToken> fetch_token(const CredentialSource& s, net::Client& http, co
       std::string scope;
       for (const auto& sc : s.scopes) scope += (scope.empty() ? "" : " ") + sc;
       auto federated = post_form(http, e.token_url,
-                                 form({{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
+                                 net::form_encode({{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
                                        {"audience", e.audience},
                                        {"scope", scope},
                                        {"requested_token_type", "urn:ietf:params:oauth:token-type:access_token"},
@@ -204,9 +195,8 @@ Result<AccessToken> fetch_token(const CredentialSource& s, net::Client& http, co
       if (!resp) return resp.error();
       Json j = parse_json_or_discard(resp->body);
       if (resp->status != 200) {
-        const std::string message = j.is_object() && j.contains("error") && j["error"].is_object()
-                                        ? text_of(j["error"], "message")
-                                        : "HTTP " + std::to_string(resp->status);
+        std::string message = cloud::str(cloud::field(j, "error"), "message");
+      if (message.empty()) message = "HTTP " + std::to_string(resp->status);
         return Error{resp->status >= 500 ? Error::Kind::Retryable
                      : resp->status == 429 ? Error::Kind::Throttled
                                            : Error::Kind::Fatal,
@@ -215,8 +205,8 @@ Result<AccessToken> fetch_token(const CredentialSource& s, net::Client& http, co
                      0};
       }
       AccessToken t;
-      t.access_token = j.is_object() ? text_of(j, "accessToken") : "";
-      auto expiry = parse_utc_time(j.is_object() ? text_of(j, "expireTime") : "");
+      t.access_token = cloud::str(j, "accessToken");
+      auto expiry = parse_utc_time(cloud::str(j, "expireTime"));
       if (t.access_token.empty() || !expiry)
         return Error::fatal("IAM Credentials generateAccessToken at " + e.impersonation_url +
                             ": the answer has no accessToken and expireTime");

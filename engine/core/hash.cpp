@@ -8,10 +8,12 @@
 
 namespace plinth {
 
-std::string sha256_hex(std::string_view data) {
+namespace {
+
+std::string digest_hex(std::string_view data, const EVP_MD* md_type) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  EVP_Digest(data.data(), data.size(), md, &len, md_type, nullptr);
   static const char* hex = "0123456789abcdef";
   std::string out;
   out.reserve(len * 2);
@@ -21,6 +23,12 @@ std::string sha256_hex(std::string_view data) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string sha256_hex(std::string_view data) { return digest_hex(data, EVP_sha256()); }
+
+std::string sha1_hex(std::string_view data) { return digest_hex(data, EVP_sha1()); }
 
 std::string sha256_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -12,6 +12,7 @@
 
 #include "engine/core/duration.h"
 #include "engine/core/files.h"
+#include "engine/core/hash.h"
 #include "engine/core/helper_process.h"
 #include "engine/core/strings.h"
 #include "engine/core/wire.h"
@@ -301,6 +302,75 @@ CredentialSource::Fetch metadata(const std::string& base, net::Client* http) {
   };
 }
 
+/// What an IAM Identity Center profile names: its session (or legacy start
+/// URL), the portal's region, the account and the permission set's role.
+struct SsoProfile {
+  std::string session;    ///< sso_session; "" for a legacy profile
+  std::string start_url;  ///< sso_start_url
+  std::string region;     ///< sso_region
+  std::string account_id, role_name;
+  std::string login;  ///< the command that signs in again, for messages
+};
+
+/// IAM Identity Center: the access token `aws sso login` cached in
+/// ~/.aws/sso/cache/SHA1(session or start URL).json, exchanged at the portal
+/// for the role's credentials (GetRoleCredentials). Read again at each fetch:
+/// a new login rewrites it.
+CredentialSource::Fetch sso(const SsoProfile& p, const std::string& cache_file, const std::string& endpoint,
+                            net::Client* http) {
+  return [=](const Deadline& d) -> Result<Issued> {
+    const std::string where = "the SSO token cache " + cache_file;
+    auto text = read_file(cache_file);
+    if (!text) return Error::invalid("no cached IAM Identity Center token (" + where + " cannot be read): run " + p.login);
+    Json j = parse_json_or_discard(*text);
+    const std::string token = j.is_object() ? cloud::str(j, "accessToken") : "";
+    std::string expires = j.is_object() ? cloud::str(j, "expiresAt") : "";
+    // Older AWS CLI v2 releases wrote "2026-12-06T10:00:00UTC".
+    if (expires.size() > 3 && expires.compare(expires.size() - 3, 3, "UTC") == 0) expires.replace(expires.size() - 3, 3, "Z");
+    const auto expiry = parse_utc_time(expires);
+    if (token.empty() || !expiry)
+      return Error::invalid(where + " holds no accessToken with an ISO 8601 expiresAt: run " + p.login);
+    if (*expiry <= SysClock::now())
+      return Error::invalid("the IAM Identity Center token in " + where + " expired at " + expires + ": run " + p.login);
+    net::Request r;
+    r.url = endpoint + "/federation/credentials?account_id=" + net::percent_encode(p.account_id) +
+            "&role_name=" + net::percent_encode(p.role_name);
+    r.headers["x-amz-sso_bearer_token"] = token;
+    r.deadline = d;
+    const std::string call = "IAM Identity Center GetRoleCredentials at " + endpoint + " (account " + p.account_id +
+                             ", role " + p.role_name + ")";
+    auto resp = http->send(r);
+    if (!resp) return Error{resp.error().kind, call + ": " + resp.error().message, 0};
+    Json body = parse_json_or_discard(resp->body);
+    if (resp->status != 200) {
+      // restJson errors: the type in x-amzn-ErrorType or the body's __type (after '#'), then message.
+      std::string type = resp->header("x-amzn-ErrorType");
+      if (type.empty() && body.is_object()) type = cloud::str(body, "__type");
+      if (auto hash = type.find('#'); hash != std::string::npos) type = type.substr(hash + 1);
+      if (auto colon = type.find(':'); colon != std::string::npos) type.resize(colon);
+      if (type.empty()) type = "HTTP " + std::to_string(resp->status);
+      const std::string message = body.is_object() ? cloud::str(body, "message") : "";
+      Error e{resp->status == 429 ? Error::Kind::Throttled
+              : resp->status >= 500 ? Error::Kind::Retryable
+                                    : Error::Kind::Fatal,
+              call + ": " + type + (message.empty() ? "" : ": " + message), 0};
+      if (resp->status == 401) e.message += "; sign in again: " + p.login;
+      if (e.kind == Error::Kind::Throttled) e.retry_after_ms = net::parse_retry_after_ms(resp->header("Retry-After"));
+      return e;
+    }
+    const Json rc = body.is_object() && body.contains("roleCredentials") ? body["roleCredentials"] : Json();
+    Issued out;
+    if (rc.is_object())
+      out.credentials = {cloud::str(rc, "accessKeyId"), cloud::str(rc, "secretAccessKey"), cloud::str(rc, "sessionToken")};
+    if (out.credentials.access_key_id.empty() || out.credentials.secret_access_key.empty() ||
+        out.credentials.session_token.empty() || !rc.contains("expiration") || !rc["expiration"].is_number_integer())
+      return Error::fatal(call + ": the answer holds no roleCredentials with accessKeyId, secretAccessKey, "
+                                 "sessionToken and expiration (milliseconds since 1970)");
+    out.expiration = SysClock::time_point(std::chrono::milliseconds(rc["expiration"].get<int64_t>()));
+    return out;
+  };
+}
+
 std::shared_ptr<CredentialSource> fixed(const std::string& origin, Credentials c) {
   return std::make_shared<CredentialSource>(origin, [c](const Deadline&) -> Result<Issued> { return Issued{c, {}}; });
 }
@@ -352,9 +422,11 @@ struct Chain {
     return std::make_shared<CredentialSource>(origin, fetch);
   }
 
-  /// The source a profile names on its own (no role): web identity, keys, a process.
+  /// The source a profile names on its own (no role): IAM Identity Center, keys, a process.
   Result<std::shared_ptr<CredentialSource>> profile_source(const Profile& p, std::set<std::string>& seen) const {
     if (!p.get("role_arn").empty()) return role(p, seen);
+    if (!p.get("sso_session").empty() || !p.get("sso_start_url").empty() || !p.get("sso_account_id").empty())
+      return sso_source(p);
     if (auto key = p.credentials.find("aws_access_key_id"); key != p.credentials.end() &&
                                                             p.credentials.count("aws_secret_access_key"))
       return fixed(p.credentials_file + " [" + p.name + "]",
@@ -365,11 +437,50 @@ struct Chain {
       return fixed(p.config_file + " [" + config_section(p.name) + "]",
                    {p.config.at("aws_access_key_id"), p.config.at("aws_secret_access_key"),
                     p.config.count("aws_session_token") ? p.config.at("aws_session_token") : ""});
-    if (!p.get("sso_session").empty() || !p.get("sso_start_url").empty())
-      return Error::invalid(p.where() + " signs in with IAM Identity Center (SSO), which Plinth does not read; set "
-                            "credential_process = aws configure export-credentials --profile " + p.name +
-                            " --format process in a profile of its own and use that one (docs/providers/aws.md)");
     return std::shared_ptr<CredentialSource>();
+  }
+
+  /// An IAM Identity Center profile: sso_session (its [sso-session NAME]
+  /// section holds sso_start_url and sso_region) or the legacy keys in the
+  /// profile, with sso_account_id and sso_role_name.
+  Result<std::shared_ptr<CredentialSource>> sso_source(const Profile& p) const {
+    SsoProfile s;
+    s.session = p.get("sso_session");
+    s.account_id = p.get("sso_account_id");
+    s.role_name = p.get("sso_role_name");
+    if (!s.session.empty()) {
+      Section sec = ini_section(p.config_file, "sso-session " + s.session);
+      if (sec.empty())
+        return Error::invalid(p.where() + " names sso_session '" + s.session + "', but " + p.config_file +
+                              " has no [sso-session " + s.session + "] section; run aws configure sso-session");
+      s.start_url = sec["sso_start_url"];
+      s.region = sec["sso_region"];
+      // As botocore: a profile that repeats them must agree with its session.
+      for (const char* key : {"sso_start_url", "sso_region"})
+        if (!p.get(key).empty() && p.get(key) != sec[key])
+          return Error::invalid(p.where() + ": " + key + " '" + p.get(key) + "' differs from [sso-session " +
+                                s.session + "]'s '" + sec[key] + "'; keep it in the session only");
+      s.login = "aws sso login --sso-session " + s.session;
+    } else {
+      s.start_url = p.get("sso_start_url");
+      s.region = p.get("sso_region");
+      s.login = "aws sso login --profile " + p.name;
+    }
+    std::vector<std::string> missing;
+    if (s.start_url.empty()) missing.push_back("sso_start_url");
+    if (s.region.empty()) missing.push_back("sso_region");
+    if (s.account_id.empty()) missing.push_back("sso_account_id");
+    if (s.role_name.empty()) missing.push_back("sso_role_name");
+    if (!missing.empty())
+      return Error::invalid(p.where() + " signs in with IAM Identity Center but lacks " + join(missing, ", ") +
+                            " (aws configure sso writes them)");
+    const std::string cache = ctx.home + "/.aws/sso/cache/" + sha1_hex(s.session.empty() ? s.start_url : s.session) + ".json";
+    std::string endpoint = c.str("sso_endpoint");
+    while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
+    if (endpoint.empty()) endpoint = "https://portal.sso." + s.region + ".amazonaws.com";
+    return std::make_shared<CredentialSource>(
+        "IAM Identity Center (" + p.where() + ": account " + s.account_id + ", role " + s.role_name + ")",
+        sso(s, cache, endpoint, ctx.http));
   }
 
   /// role_arn with web_identity_token_file, source_profile or credential_source.
@@ -483,10 +594,10 @@ Result<std::shared_ptr<CredentialSource>> find_credentials(const ProviderConfig&
     return std::make_shared<CredentialSource>("web identity (AWS_WEB_IDENTITY_TOKEN_FILE " + file + ", role " + arn + ")",
                                               web_identity(c, ctx, file, arn, session_name(c, "")));
   }
-  // 4-6. The profile's keys or process.
+  // 4-7. The profile's IAM Identity Center sign-in, keys or process.
   auto own = chain.profile_source(p, seen);
   if (!own || *own) return own;
-  // 7. Container credentials.
+  // 8. Container credentials.
   auto cont = chain.container_source();
   if (!cont || *cont) return cont;
   const std::string none = "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
@@ -495,7 +606,7 @@ Result<std::shared_ptr<CredentialSource>> find_credentials(const ProviderConfig&
                            " or " + p.config_file + " (AWS_PROFILE chooses the profile)";
   if (c.flag("metadata_disabled"))
     return Error::invalid(none + "; the instance metadata service is off (AWS_EC2_METADATA_DISABLED)");
-  // 8. The instance metadata service: the last resort, so its failure says what else was looked at.
+  // 9. The instance metadata service: the last resort, so its failure says what else was looked at.
   return chain.metadata_source(none);
 }
 

@@ -5,12 +5,15 @@
 //   2. the profile's role_arn with source_profile or credential_source (STS AssumeRole);
 //   3. web identity: the profile's web_identity_token_file, else AWS_WEB_IDENTITY_TOKEN_FILE
 //      with AWS_ROLE_ARN (STS AssumeRoleWithWebIdentity, unsigned);
-//   4. the profile's static keys in the shared credentials file;
-//   5. the profile's credential_process (run without a shell; JSON on stdout);
-//   6. the profile's static keys in the config file;
-//   7. container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI with
+//   4. the profile's IAM Identity Center sign-in (sso_session or sso_start_url, with
+//      sso_account_id and sso_role_name): the token `aws sso login` cached, exchanged at
+//      the portal (GetRoleCredentials);
+//   5. the profile's static keys in the shared credentials file;
+//   6. the profile's credential_process (run without a shell; JSON on stdout);
+//   7. the profile's static keys in the config file;
+//   8. container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI with
 //      AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE]);
-//   8. the instance metadata service, IMDSv2 (AWS_EC2_METADATA_SERVICE_ENDPOINT; off with
+//   9. the instance metadata service, IMDSv2 (AWS_EC2_METADATA_SERVICE_ENDPOINT; off with
 //      AWS_EC2_METADATA_DISABLED=true).
 // Finding the source reads files only; the credentials are fetched when the
 // provider is configured and again before they expire. docs/providers/aws.md.

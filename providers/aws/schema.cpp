@@ -105,6 +105,8 @@ ProviderSchema build_schema() {
        "Session name of assumed roles; empty: plinth-<unix time>."},
       {"sts_endpoint", T::String, "", {"AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"},
        "STS endpoint URL; empty: https://sts.REGION.amazonaws.com."},
+      {"sso_endpoint", T::String, "", {"AWS_ENDPOINT_URL_SSO", "AWS_ENDPOINT_URL"},
+       "IAM Identity Center portal URL (GetRoleCredentials); empty: https://portal.sso.SSO_REGION.amazonaws.com."},
       {"container_credentials_relative_uri", T::String, "", {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"},
        "Path of the container credentials endpoint at http://169.254.170.2 (ECS tasks)."},
       {"container_credentials_full_uri", T::String, "", {"AWS_CONTAINER_CREDENTIALS_FULL_URI"},
@@ -132,7 +134,7 @@ ProviderSchema build_schema() {
   };
   // Where requests and credentials go: never from a pull request's blueprint (--untrusted).
   operator_only(p.options, {"profile", "shared_credentials_file", "config_file", "endpoint", "ca_bundle",
-                            "web_identity_token_file", "role_arn", "sts_endpoint", "container_credentials_relative_uri",
+                            "web_identity_token_file", "role_arn", "sts_endpoint", "sso_endpoint", "container_credentials_relative_uri",
                             "container_credentials_full_uri", "container_authorization_token_file",
                             "metadata_endpoint", "metadata_disabled"});
   p.deadlines = Deadlines{std::chrono::minutes(2), std::chrono::minutes(20), std::chrono::minutes(10),

@@ -1,7 +1,8 @@
 // AWS burst pools applied with CI-native credentials and no keys: a web
 // identity token exchanged with STS, a profile whose credential_process
 // prints them, the instance metadata service (IMDSv2), container credentials,
-// and a role assumed on top of one of them. Each case checks in
+// IAM Identity Center (the token `aws sso login` cached), and a role assumed
+// on top of one of them. Each case checks in
 // aws-ec2-emulator's request log that the exchange happened and that EC2 was
 // called with the temporary credentials it gave (docs/providers/aws.md,
 // "Credentials"). Run with the installed binary from a directory of its own.
@@ -66,7 +67,7 @@ TEST_CASE("aws identity: a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE + AWS
   TempDir home;
   home.write("gh-oidc-token", kOidcToken + "\n");
   Workspace ws(&ec2, "4");
-  keyless(ws, ec2, home,
+    keyless(ws, ec2, home,
                          {{"AWS_WEB_IDENTITY_TOKEN_FILE", home.path() + "/gh-oidc-token"},
                           {"AWS_ROLE_ARN", kRole},
                           {"AWS_ROLE_SESSION_NAME", "github-actions-1234"}});
@@ -105,7 +106,7 @@ TEST_CASE("aws identity: credentials that expire during an apply are fetched aga
   TempDir home;
   home.write("token", kOidcToken);
   Workspace ws(&ec2, "4");
-  keyless(ws, ec2, home, {{"AWS_WEB_IDENTITY_TOKEN_FILE", home.path() + "/token"}, {"AWS_ROLE_ARN", kRole}});
+    keyless(ws, ec2, home, {{"AWS_WEB_IDENTITY_TOKEN_FILE", home.path() + "/token"}, {"AWS_ROLE_ARN", kRole}});
   ws.env["PLINTH_AWS_POLL_MS"] = "400";
   ws.applied(burst_blueprint({aws_pool(4)}));
   ws.applied(burst_blueprint({aws_pool(4, "", false)}));  // on demand: replaces all four
@@ -141,7 +142,7 @@ TEST_CASE("aws identity: a profile whose credential_process prints them, and a r
 
   SECTION("credential_process") {
     Workspace ws(&ec2, "4");
-  keyless(ws, ec2, home, {{"AWS_PROFILE", "fleet"}, {"STS", ec2.base()}, {"AWS_PAGER", ""}});
+    keyless(ws, ec2, home, {{"AWS_PROFILE", "fleet"}, {"STS", ec2.base()}, {"AWS_PAGER", ""}});
     ws.applied(burst_blueprint({aws_pool(2)}));
     Seen s = seen(ec2);
     REQUIRE(s.issued["AssumeRoleWithWebIdentity"].size() == 1);  // the helper ran once
@@ -149,7 +150,7 @@ TEST_CASE("aws identity: a profile whose credential_process prints them, and a r
   }
   SECTION("role_arn with source_profile: AssumeRole signed with the helper's credentials") {
     Workspace ws(&ec2, "4");
-  keyless(ws, ec2, home, {{"AWS_PROFILE", "admin"}, {"STS", ec2.base()}, {"AWS_PAGER", ""}});
+    keyless(ws, ec2, home, {{"AWS_PROFILE", "admin"}, {"STS", ec2.base()}, {"AWS_PAGER", ""}});
     ws.applied(burst_blueprint({aws_pool(2)}));
     Seen s = seen(ec2);
     REQUIRE(s.issued["AssumeRole"].size() == 1);
@@ -170,7 +171,7 @@ TEST_CASE("aws identity: on a runner with an instance profile (IMDSv2) or a cont
 
   SECTION("IMDSv2: a session token first, then the role's credentials") {
     Workspace ws(&ec2, "4");
-  keyless(ws, ec2, home, {{"AWS_EC2_METADATA_DISABLED", ""}, {"AWS_EC2_METADATA_SERVICE_ENDPOINT", meta}});
+    keyless(ws, ec2, home, {{"AWS_EC2_METADATA_DISABLED", ""}, {"AWS_EC2_METADATA_SERVICE_ENDPOINT", meta}});
     ws.applied(burst_blueprint({aws_pool(2)}));
     auto log = ec2.log_lines();
     REQUIRE(log.size() > 3);
@@ -183,7 +184,7 @@ TEST_CASE("aws identity: on a runner with an instance profile (IMDSv2) or a cont
   SECTION("container credentials with their authorization token file") {
     home.write("eks-pod-identity-token", "ecs-auth-token\n");
     Workspace ws(&ec2, "4");
-  keyless(ws, ec2, home,
+    keyless(ws, ec2, home,
                            {{"AWS_CONTAINER_CREDENTIALS_FULL_URI", meta + "/v2/credentials/pod"},
                             {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", home.path() + "/eks-pod-identity-token"}});
     ws.applied(burst_blueprint({aws_pool(2)}));
@@ -193,7 +194,7 @@ TEST_CASE("aws identity: on a runner with an instance profile (IMDSv2) or a cont
   }
   SECTION("no source at all: the metadata service does not answer and the error says what to set") {
     Workspace ws(&ec2, "4");
-  keyless(ws, ec2, home,
+    keyless(ws, ec2, home,
                            {{"AWS_EC2_METADATA_DISABLED", ""}, {"AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:9"}});
     auto r = ws.plan(burst_blueprint({aws_pool(2)}));
     INFO(r.out << r.err);
@@ -202,6 +203,77 @@ TEST_CASE("aws identity: on a runner with an instance profile (IMDSv2) or a cont
     CHECK(contains(r.err, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"));
     CHECK(contains(r.err, "; the instance metadata service (IMDSv2) at http://127.0.0.1:9 gave none either: PUT "
                           "http://127.0.0.1:9/latest/api/token"));
+  }
+}
+
+TEST_CASE("aws identity: an IAM Identity Center profile reads the token aws sso login cached",
+          "[e2e][aws][habits][identity]") {
+  const std::string sso_token = "aoaAAAAAGdtb2NrLXNzby1hY2Nlc3MtdG9rZW4tZm9yLXBsaW50aA";
+  Ec2Emulator ec2({"--sso-token", sso_token});
+  TempDir home;
+  home.write(".aws/config", "[profile fleet]\nsso_session = corp\nsso_account_id = 123456789012\n"
+                            "sso_role_name = GpuFleetAdmin\nregion = us-east-1\n"
+                            "[sso-session corp]\nsso_start_url = https://example.awsapps.com/start\n"
+                            "sso_region = us-east-1\nsso_registration_scopes = sso:account:access\n"
+                            "[profile legacy]\nsso_start_url = https://example.awsapps.com/start\n"
+                            "sso_region = us-east-1\nsso_account_id = 123456789012\nsso_role_name = GpuFleetAdmin\n");
+  home.write(".aws/credentials", "");
+  // The cache files the AWS CLI writes: named by the SHA-1 of the session name (or, for a legacy
+  // profile, of the start URL); botocore reads these very names (tests/emulators/aws-ec2/identity_test.cpp).
+  const std::string session_cache = ".aws/sso/cache/ee0bfd2552fbd840c02cc48b6e823320543c450f.json";
+  const std::string legacy_cache = ".aws/sso/cache/e8be5486177c5b5392bd9aa76563515b29358e6e.json";
+  auto cached = [&](const std::string& token, const std::string& expires) {
+    return "{\"startUrl\": \"https://example.awsapps.com/start\", \"region\": \"us-east-1\", \"accessToken\": \"" +
+           token + "\", \"expiresAt\": \"" + expires + "\", \"clientId\": \"abc\", \"clientSecret\": \"def\", "
+           "\"refreshToken\": \"ghi\"}";
+  };
+
+  SECTION("sso_session: GetRoleCredentials with the cached token, EC2 signed with what it gave") {
+    home.write(session_cache, cached(sso_token, "2099-01-01T00:00:00Z"));
+    Workspace ws(&ec2, "4");
+    keyless(ws, ec2, home, {{"AWS_PROFILE", "fleet"}, {"AWS_ENDPOINT_URL_SSO", ec2.base()}});
+    auto out = ws.applied(burst_blueprint({aws_pool(2)}));
+    Seen s = seen(ec2);
+    REQUIRE(s.issued["GetRoleCredentials"].size() == 1);
+    CHECK(s.ec2_keys == std::set<std::string>{s.issued["GetRoleCredentials"][0]});
+    CHECK(s.ec2_calls > 0);
+    std::ifstream in(ws.state());
+    std::stringstream state;
+    state << in.rdbuf();
+    CHECK_FALSE(contains(state.str() + out.out + out.err, sso_token));
+  }
+  SECTION("a legacy profile: the cache named by its start URL, older CLIs' UTC suffix") {
+    home.write(legacy_cache, cached(sso_token, "2099-01-01T00:00:00UTC"));
+    Workspace ws(&ec2, "4");
+    keyless(ws, ec2, home, {{"AWS_PROFILE", "legacy"}, {"AWS_ENDPOINT_URL_SSO", ec2.base()}});
+    ws.applied(burst_blueprint({aws_pool(1)}));
+    Seen s = seen(ec2);
+    REQUIRE(s.issued["GetRoleCredentials"].size() == 1);
+    CHECK(s.ec2_keys == std::set<std::string>{s.issued["GetRoleCredentials"][0]});
+  }
+  SECTION("an expired cached token: sign in again, nothing asked") {
+    home.write(session_cache, cached(sso_token, "2020-01-01T00:00:00Z"));
+    Workspace ws(&ec2, "4");
+    keyless(ws, ec2, home, {{"AWS_PROFILE", "fleet"}, {"AWS_ENDPOINT_URL_SSO", ec2.base()}});
+    auto r = ws.plan(burst_blueprint({aws_pool(2)}));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, "error[PLAN001]: provider aws cannot be used"));
+    CHECK(contains(r.err, "expired at 2020-01-01T00:00:00Z: run aws sso login --sso-session corp"));
+    CHECK(ec2.log_lines().empty());
+  }
+  SECTION("a token the portal refuses: its words, one request, the token never shown") {
+    home.write(session_cache, cached("aoaAAAAArevoked-token-value", "2099-01-01T00:00:00Z"));
+    Workspace ws(&ec2, "4");
+    keyless(ws, ec2, home, {{"AWS_PROFILE", "fleet"}, {"AWS_ENDPOINT_URL_SSO", ec2.base()}});
+    auto r = ws.plan(burst_blueprint({aws_pool(2)}));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, "IAM Identity Center GetRoleCredentials at " + ec2.base() +
+                              " (account 123456789012, role GpuFleetAdmin): UnauthorizedException: Session token not "
+                              "found or invalid; sign in again: aws sso login --sso-session corp"));
+    CHECK_FALSE(contains(r.out + r.err, "revoked-token-value"));
+    CHECK(ec2.log_lines().size() == 1);
   }
 }
 

@@ -418,8 +418,9 @@ TEMPLATE_TEST_CASE("burst pool: refresh of many instances takes O(pages) list re
   CHECK(cloud.requests_since(mark) == expected);
 }
 
-TEMPLATE_TEST_CASE("burst pool: secrets never reach the plan file, the state or the output", "[e2e][burst-pool]",
-                   PLINTH_BURST_CLOUDS) {
+TEMPLATE_TEST_CASE("burst pool: secrets of every credential source never reach plan files, reports, the state, the "
+                   "output or traces",
+                   "[e2e][burst-pool]", PLINTH_BURST_CLOUDS) {
   const auto impl = TestType::make();
   CloudUnderTest& cloud = *impl;
   cloud.start({.temporary_credentials = true});
@@ -428,8 +429,17 @@ TEMPLATE_TEST_CASE("burst pool: secrets never reach the plan file, the state or 
     INFO(kind);
     CloudWorkspace ws(cloud);
     cloud.use_credentials(ws, kind);
+    // Every trace on: each HTTP request (PLINTH_LOG) and each cloud call with its answer (PLINTH_DEBUG_*).
+    for (const char* v : {"PLINTH_DEBUG_AWS", "PLINTH_DEBUG_GCP", "PLINTH_DEBUG_AZURE"}) ws.env[v] = "1";
+    ws.env["PLINTH_LOG"] = "trace";
     const std::string bp = burst_blueprint({cloud.pool({.desired = 2})});
-    auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin"}, bp);
+    const std::string reports = ws.dir.path() + "/reports";
+    std::filesystem::create_directories(reports);
+    auto plan = ws.run({"plan", "-out", ws.dir.path() + "/plan.bin", "--report", "json:" + reports + "/plan.json",
+                        "--report", "sarif:" + reports + "/plan.sarif", "--report", "html:" + reports + "/plan.html"},
+                       bp);
+    INFO(plan.out << plan.err);
+    CHECK(plan.exit_code == 0);
     seen += plan.out + plan.err;
     auto apply = ws.apply(bp);
     INFO(apply.out << apply.err);
@@ -442,13 +452,21 @@ TEMPLATE_TEST_CASE("burst pool: secrets never reach the plan file, the state or 
     }
     auto providers = run_plinth({"providers", ws.dir.path() + "/bp.yaml", "--json"}, ws.dir.path(), ws.env);
     seen += providers.out + providers.err;
-    seen += slurp(ws.state()) + slurp(ws.dir.path() + "/plan.bin");
-    for (const auto& f : std::filesystem::recursive_directory_iterator(ws.dir.path() + "/plinth.state.json.d"))
-      if (f.is_regular_file()) seen += slurp(f.path().string());
+    auto audit = ws.run({"audit", "--output", reports + "/audit.json"}, bp);
+    seen += audit.out + audit.err;
     auto d = ws.run({"destroy", "--auto-approve"}, bp);
     CHECK(d.exit_code == 0);
     seen += d.out + d.err;
+    // Every file the runs wrote: the plan file, the reports, the state and its history.
+    int files = 0;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(ws.dir.path()))
+      if (f.is_regular_file()) {
+        seen += slurp(f.path().string());
+        ++files;
+      }
+    CHECK(files >= 8);
   }
+  REQUIRE(contains(seen, "plinth trace: http: "));  // the traces were on
   for (const auto& secret : cloud.secrets()) {
     INFO(secret);
     CHECK(seen.find(secret) == std::string::npos);

@@ -1,6 +1,6 @@
 // GCP burst pools applied with Application Default Credentials other than a
 // key: workload identity federation (an external_account file whose subject
-// token comes from a file or a URL, exchanged at STS, with or without a
+// token comes from a file or a URL (with headers and a JSON answer), exchanged at STS, with or without a
 // service account impersonated through IAM Credentials), gcloud's
 // authorized_user, and the metadata server. gcp-emulator's request log shows
 // the exchanges and who each Compute call came from (docs/providers/gcp.md,
@@ -10,6 +10,7 @@
 
 #include "tests/support/blueprints.h"
 #include "tests/support/clouds.h"
+#include "tests/support/redfish.h"
 #include "tests/support/run.h"
 #include "tests/support/workspace.h"
 
@@ -92,6 +93,32 @@ TEST_CASE("gcp identity: an external_account file (workload identity federation)
     CHECK(s.calls["sts.token"] == 1);
     CHECK(s.calls["iamcredentials.generateAccessToken"] == 0);
     CHECK(s.compute_principals == std::set<std::string>{"principal:" + kAudience});
+  }
+  SECTION("a URL-sourced subject token with headers and a JSON answer (GitHub Actions' token URL)") {
+    // What google-github-actions/auth writes: the runner's ACTIONS_ID_TOKEN_REQUEST_URL, its bearer token, and
+    // the field "value" of the answer.
+    TempDir served;
+    served.write("oidc", Json{{"count", 1}, {"value", kSubject}}.dump());
+    FileServer web(served.path());
+    home.write("wif.json", Json{{"type", "external_account"},
+                                {"audience", kAudience},
+                                {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                                {"token_url", gce.base() + "/v1/token"},
+                                {"credential_source",
+                                 {{"url", web.base() + "/oidc?api-version=2.0&audience=" + kAudience},
+                                  {"headers", {{"Authorization", "bearer runner-request-token"}}},
+                                  {"format", {{"type", "json"}, {"subject_token_field_name", "value"}}}}}}
+                               .dump());
+    keyless(ws, gce, home, home.path() + "/wif.json");
+    auto r = ws.applied(burst_blueprint({gcp_pool(1)}));
+    Seen s = seen(gce);
+    CHECK(s.calls["sts.token"] == 1);
+    CHECK(s.compute_principals == std::set<std::string>{"principal:" + kAudience});
+    const std::string log = web.log();
+    CHECK(contains(log, "\"path\": \"/oidc?api-version=2.0&audience="));
+    CHECK(contains(log, "\"authorization\": \"bearer runner-request-token\""));
+    CHECK_FALSE(contains(r.out + r.err, "runner-request-token"));
+    CHECK_FALSE(contains(r.out + r.err, kSubject));
   }
   SECTION("a subject token STS does not trust is refused once, and nothing is made") {
     home.write("oidc-token", "eyJhbGciOiJSUzI1NiJ9.forged.c2ln");

@@ -13,6 +13,10 @@ namespace plinth::test {
 namespace burst_cloud_aws {
 
 const std::string kSessionToken = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN0123456789";
+// What the keyless credential sources hold (credential_kinds): each must stay out of everything Plinth writes.
+const std::string kOidcToken = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvOmNvbmZvcm1hbmNlIn0.Q09ORk9STUFOQ0U";
+const std::string kSsoToken = "aoaAAAAAGNvbmZvcm1hbmNlLXNzby1hY2Nlc3MtdG9rZW4";
+const std::string kContainerToken = "Y29udGFpbmVyLWF1dGhvcml6YXRpb24tdG9rZW4";
 
 /// How many answers of `action` (every action when "") the counters `c` show with `fault`.
 int faults(const Json& c, const std::string& action, const std::string& fault) {
@@ -53,7 +57,9 @@ class Aws final : public CloudUnderTest {
     if (setup.throttled)
       flags.insert(flags.end(), {"--throttle", "RunInstances=2:20", "--throttle", "DescribeInstances=3:40"});
     if (setup.rate_limited) flags.insert(flags.end(), {"--throttle", "RunInstances=2:5"});
-    if (setup.temporary_credentials) flags.insert(flags.end(), {"--session-token", kSessionToken});
+    if (setup.temporary_credentials)
+      flags.insert(flags.end(), {"--session-token", kSessionToken, "--web-identity-token", kOidcToken, "--sso-token",
+                                 kSsoToken, "--container-token", kContainerToken, "--metadata-port", "0"});
     ec2_ = std::make_unique<Ec2Emulator>(flags);
   }
 
@@ -161,14 +167,63 @@ class Aws final : public CloudUnderTest {
             true, 0};
   }
 
-  std::vector<std::string> credential_kinds() const override { return {"access key and session token"}; }
-
-  void use_credentials(Workspace& ws, const std::string&) override {
-    REQUIRE(setup_.temporary_credentials);
-    ws.env["AWS_SESSION_TOKEN"] = kSessionToken;
+  std::vector<std::string> credential_kinds() const override {
+    return {"access key and session token", "web identity",         "credential_process",
+            "IAM Identity Center",          "container credentials", "instance metadata (IMDSv2)"};
   }
 
-  std::vector<std::string> secrets() override { return {kAwsSecretKey, kSessionToken}; }
+  void use_credentials(Workspace& ws, const std::string& kind) override {
+    REQUIRE(setup_.temporary_credentials);
+    if (kind == "access key and session token") {
+      ws.env["AWS_SESSION_TOKEN"] = kSessionToken;
+      return;
+    }
+    // The others hold no keys: what the source gives is all there is.
+    ws.env["AWS_ACCESS_KEY_ID"] = "";
+    ws.env["AWS_SECRET_ACCESS_KEY"] = "";
+    home_.write("oidc-token", kOidcToken);
+    home_.write("process.sh", "#!/bin/sh\necho '{\"Version\": 1, \"AccessKeyId\": \"" + kAwsAccessKey +
+                                  "\", \"SecretAccessKey\": \"" + kAwsSecretKey + "\", \"SessionToken\": \"" +
+                                  kSessionToken + "\"}'\n");
+    REQUIRE(run_program({"/bin/chmod", "+x", home_.path() + "/process.sh"}).exit_code == 0);
+    home_.write(".aws/config", "[profile process]\ncredential_process = " + home_.path() + "/process.sh\n"
+                               "[profile sso]\nsso_session = corp\nsso_account_id = 123456789012\n"
+                               "sso_role_name = GpuFleetAdmin\n[sso-session corp]\n"
+                               "sso_start_url = https://example.awsapps.com/start\nsso_region = us-east-1\n");
+    // The AWS CLI's token cache: the SHA-1 of the session name.
+    home_.write(".aws/sso/cache/ee0bfd2552fbd840c02cc48b6e823320543c450f.json",
+                "{\"accessToken\": \"" + kSsoToken + "\", \"expiresAt\": \"2099-01-01T00:00:00Z\"}");
+    if (kind == "web identity") {
+      ws.env["AWS_WEB_IDENTITY_TOKEN_FILE"] = home_.path() + "/oidc-token";
+      ws.env["AWS_ROLE_ARN"] = "arn:aws:iam::123456789012:role/plinth-ci";
+      ws.env["AWS_ENDPOINT_URL_STS"] = ec2().base();
+    } else if (kind == "credential_process") {
+      ws.env["AWS_PROFILE"] = "process";
+    } else if (kind == "IAM Identity Center") {
+      ws.env["AWS_PROFILE"] = "sso";
+      ws.env["AWS_ENDPOINT_URL_SSO"] = ec2().base();
+    } else if (kind == "container credentials") {
+      ws.env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = ec2().metadata_base() + "/v2/credentials/pod";
+      ws.env["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = kContainerToken;
+    } else {
+      REQUIRE(kind == "instance metadata (IMDSv2)");
+      ws.env["AWS_EC2_METADATA_DISABLED"] = "";
+      ws.env["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = ec2().metadata_base();
+    }
+  }
+
+  std::vector<std::string> secrets() override {
+    std::vector<std::string> out = {kAwsSecretKey, kSessionToken, kOidcToken, kSsoToken, kContainerToken};
+    // Everything STS, the portal and the metadata listener issued.
+    const Json identity = ec2().control("GET", "/__emulator/identity");
+    for (const auto& c : identity["credentials"]) {
+      out.push_back(c["secret_access_key"]);
+      out.push_back(c["session_token"]);
+    }
+    // Each keyless kind made its exchange (web identity, SSO, container, IMDS), so the secrets above are real.
+    CHECK(identity["credentials"].size() >= 4);
+    return out;
+  }
 
   Population populate(Workspace& ws) override {
     // 1,000 instances launched with one request by the AWS CLI, tagged with the state's lineage, and the state

@@ -1,7 +1,9 @@
 // AzureCloud: the burst-pool contract's hooks for azure-emulator, with a
 // client secret. Its lists answer 7 VMs a page, so every case pages.
 #include <catch2/catch.hpp>
+#include <chrono>
 
+#include "providers/gcp/jwt.h"
 #include "tests/support/burst_cloud.h"
 
 namespace plinth::test {
@@ -12,6 +14,21 @@ namespace burst_cloud_azure {
 const std::string kH100 = "Standard_ND96isr_H100_v5";
 const std::string kH200 = "Standard_ND96isr_H200_v5";
 const std::string kVmWrite = "Microsoft.Compute/virtualMachines/write";
+
+// What the keyless credential sources hold (credential_kinds): each must stay out of everything Plinth writes.
+const std::string kIssuer = "https://token.actions.githubusercontent.com";
+const std::string kSubject = "repo:example/fleet:environment:conformance";
+const std::string kIdentityHeader = "Y29uZm9ybWFuY2UtaWRlbnRpdHktaGVhZGVy";
+
+/// An OIDC token as GitHub Actions issues one for Azure (the emulator reads its claims, not its signature).
+std::string oidc_token() {
+  const long long now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const Json claims = {{"iss", kIssuer}, {"sub", kSubject}, {"aud", "api://AzureADTokenExchange"},
+                       {"iat", now}, {"exp", now + 3600}};
+  return gcp::base64url_encode(Json{{"alg", "RS256"}, {"typ", "JWT"}}.dump()) + "." +
+         gcp::base64url_encode(claims.dump()) + ".Q09ORk9STUFOQ0UtU0lHTkFUVVJF";
+}
 
 std::string decode_base64(const std::string& in) {
   static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -59,6 +76,9 @@ class Azure final : public CloudUnderTest {
     if (setup.operation_ms > 0) flags.insert(flags.end(), {"--lro-delay-ms", std::to_string(setup.operation_ms)});
     // ARM allows 3 writes, then one every 200 ms.
     if (setup.rate_limited) flags.insert(flags.end(), {"--writes-bucket", "3:5"});
+    if (setup.temporary_credentials)
+      flags.insert(flags.end(), {"--federated-credential", kIssuer + "," + kSubject, "--metadata-port", "0",
+                                 "--identity-header", kIdentityHeader});
     az_ = std::make_unique<AzureEmulator>(flags);
     env_ = azure_env(*az_);
     if (setup.rate_limited) env_["PLINTH_AZURE_REQUEST_RATES"] = "writes=3:5";  // the client sends no faster
@@ -189,14 +209,35 @@ class Azure final : public CloudUnderTest {
             false, 1};
   }
 
-  std::vector<std::string> credential_kinds() const override { return {"client secret"}; }
+  std::vector<std::string> credential_kinds() const override {
+    return {"client secret", "workload identity (federated token)", "managed identity (IMDS)",
+            "managed identity (App Service)"};
+  }
 
-  void use_credentials(Workspace&, const std::string&) override {}
+  void use_credentials(Workspace& ws, const std::string& kind) override {
+    if (kind == "client secret") return;
+    ws.env["AZURE_CLIENT_SECRET"] = "";
+    if (kind == "workload identity (federated token)") {
+      home_.write("azure-identity-token", oidc_token());
+      ws.env["AZURE_FEDERATED_TOKEN_FILE"] = home_.path() + "/azure-identity-token";
+      return;
+    }
+    ws.env["AZURE_TENANT_ID"] = "";
+    ws.env["AZURE_CLIENT_ID"] = "";
+    if (kind == "managed identity (IMDS)") {
+      ws.env["AZURE_POD_IDENTITY_AUTHORITY_HOST"] = az().metadata_base();
+    } else {
+      REQUIRE(kind == "managed identity (App Service)");
+      ws.env["IDENTITY_ENDPOINT"] = az().metadata_base() + "/msi/token";
+      ws.env["IDENTITY_HEADER"] = kIdentityHeader;
+    }
+  }
 
   std::vector<std::string> secrets() override {
     // No token answer (its "access_token": key; the name alone is an option of the gcp provider that
-    // `plinth providers --json` lists) and no bearer token (a JWT).
-    return {kAzureClientSecret, "\"access_token\":", "eyJhbGci", "eyJ0eXAi"};
+    // `plinth providers --json` lists) and no bearer token or federated token (JWTs).
+    return {kAzureClientSecret, "\"access_token\":", "eyJhbGci", "eyJ0eXAi", oidc_token().substr(0, 60),
+            kIdentityHeader};
   }
 
   Population populate(Workspace& ws) override {
@@ -286,6 +327,7 @@ class Azure final : public CloudUnderTest {
 
   std::map<std::string, std::string> env_;
   std::unique_ptr<AzureEmulator> az_;
+  TempDir home_;  ///< the federated token file
 };
 
 }  // namespace burst_cloud_azure

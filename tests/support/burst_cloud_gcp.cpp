@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -16,6 +17,11 @@ namespace plinth::test {
 
 // File-local, in a namespace of its own (plinth_test_support is built in unity batches).
 namespace burst_cloud_gcp {
+
+// What the keyless credential sources hold (credential_kinds): each must stay out of everything Plinth writes.
+const std::string kSubjectToken = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjb25mb3JtYW5jZSJ9.R0NQLUNPTkZPUk1BTkNF";
+const std::string kRefreshToken = "1//0gConformanceRefreshToken";
+const std::string kClientSecret = "d-FL95Q19q7MQmFpd7hHD0Ty";  // gcloud's, which the emulator trusts
 
 std::string last(const std::string& url) { return url.substr(url.rfind('/') + 1); }
 
@@ -76,6 +82,9 @@ class Gcp final : public CloudUnderTest {
     // 20 a second with a burst of 5: the client's 15 a second (burst 1) stays under it even when a loaded
     // machine delays some requests and the next ones catch up with them (a CI run saw three land at once).
     if (setup.rate_limited) flags.insert(flags.end(), {"--rate-limit", "20:5"});
+    if (setup.temporary_credentials)
+      flags.insert(flags.end(), {"--subject-token", kSubjectToken, "--refresh-token", kRefreshToken,
+                                 "--metadata-port", "0"});
     gce_ = std::make_unique<GceEmulator>(flags);
     env_ = gcp_env(*gce_);
     if (setup.throttled) {
@@ -190,12 +199,48 @@ class Gcp final : public CloudUnderTest {
     return {"refused the assertion (HTTP 400) with invalid_grant: Invalid JWT Signature.", false, 1};
   }
 
-  std::vector<std::string> credential_kinds() const override { return {"key file", "access token"}; }
+  std::vector<std::string> credential_kinds() const override {
+    return {"key file", "access token", "external_account", "authorized_user", "metadata server"};
+  }
 
   void use_credentials(Workspace& ws, const std::string& kind) override {
-    if (kind != "access token") return;
-    ws.env["GOOGLE_OAUTH_ACCESS_TOKEN"] = token();
-    ws.env["GOOGLE_CLOUD_PROJECT"] = "plinth-test";  // a bare token names no project
+    if (kind == "key file") return;
+    ws.env["GOOGLE_CLOUD_PROJECT"] = "plinth-test";  // none of these names a project
+    if (kind == "access token") {
+      ws.env["GOOGLE_OAUTH_ACCESS_TOKEN"] = token();
+      return;
+    }
+    ws.env["HOME"] = home_.path();
+    ws.env["CLOUDSDK_CONFIG"] = "";
+    ws.env["GOOGLE_APPLICATION_CREDENTIALS"] = "";
+    if (kind == "external_account") {
+      // Workload identity federation with a service account impersonated, as GitHub Actions' google-github-actions/auth.
+      home_.write("oidc-token", kSubjectToken);
+      home_.write("wif.json",
+                  Json{{"type", "external_account"},
+                       {"audience", "//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/ci/"
+                                    "providers/github"},
+                       {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                       {"token_url", gce().base() + "/v1/token"},
+                       {"service_account_impersonation_url",
+                        gce().base() + "/v1/projects/-/serviceAccounts/plinth-emulator@plinth-test.iam.gserviceaccount.com:"
+                                       "generateAccessToken"},
+                       {"credential_source", {{"file", home_.path() + "/oidc-token"}}}}
+                      .dump());
+      ws.env["GOOGLE_APPLICATION_CREDENTIALS"] = home_.path() + "/wif.json";
+    } else if (kind == "authorized_user") {
+      home_.write(".config/gcloud/application_default_credentials.json",
+                  Json{{"type", "authorized_user"},
+                       {"client_id", "764086051850-6qr4p6gpi6hn506pt8ejuq83di341hur.apps.googleusercontent.com"},
+                       {"client_secret", kClientSecret},
+                       {"refresh_token", kRefreshToken},
+                       {"token_uri", gce().base() + "/token"}}
+                      .dump());
+    } else {
+      REQUIRE(kind == "metadata server");
+      std::filesystem::remove(home_.path() + "/.config/gcloud/application_default_credentials.json");
+      ws.env["GCE_METADATA_HOST"] = gce().metadata_base().substr(7);
+    }
   }
 
   std::vector<std::string> secrets() override {
@@ -206,7 +251,8 @@ class Gcp final : public CloudUnderTest {
     std::string key_line;
     for (int i = 0; i < 5; ++i) std::getline(pem, key_line);
     REQUIRE(key_line.size() > 40);
-    return {key_line, token(), "ya29."};
+    // Every access token the emulator issues (OAuth, STS, IAM Credentials, metadata) starts with ya29.
+    return {key_line, token(), "ya29.", kSubjectToken, kRefreshToken, kClientSecret};
   }
 
   Population populate(Workspace& ws) override {
@@ -335,6 +381,7 @@ class Gcp final : public CloudUnderTest {
   std::string token_;
   std::map<std::string, std::string> env_;
   std::unique_ptr<GceEmulator> gce_;
+  TempDir home_;  ///< HOME and the credential files of the keyless kinds
 };
 
 }  // namespace burst_cloud_gcp

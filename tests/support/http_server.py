@@ -2,8 +2,9 @@
 """A plain HTTP file server for tests: Python's http.server serving
 --directory, started and stopped like the emulators (tests/support/
 emulator_process.h): it prints "listening http://127.0.0.1:PORT" and "ready",
-appends one JSON line per request to --request-log, and ignores --tls-dir.
-Stands for the web server a site points a BMC's virtual media at."""
+appends one JSON line per request to --request-log (method, path, status and
+the Authorization header), and ignores --tls-dir. Stands for the web server a
+site points a BMC's virtual media at, and for a CI system's OIDC token URL."""
 import argparse
 import functools
 import http.server
@@ -23,7 +24,8 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     def log_request(self, code="-", size="-"):
         if args.request_log:
             with open(args.request_log, "a", encoding="utf-8") as log:
-                log.write(json.dumps({"method": self.command, "path": self.path, "status": int(code)}) + "\n")
+                log.write(json.dumps({"method": self.command, "path": self.path, "status": int(code),
+                                      "authorization": self.headers.get("Authorization")}) + "\n")
 
     def log_message(self, format, *a):  # noqa: A002 - the base class's name
         pass

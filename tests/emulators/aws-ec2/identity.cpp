@@ -213,6 +213,31 @@ IdentityAnswer Identity::metadata(const std::string& method, const std::string& 
   return text_answer(404, "", "NotFound");
 }
 
+IdentityAnswer Identity::sso(const std::string& account_id, const std::string& role_name,
+                             const std::string& bearer) {
+  // The portal's restJson errors: a body with __type and message (botocore reads the code from __type).
+  auto error = [](int status, const std::string& type, const std::string& message) {
+    IdentityAnswer a = json_answer(status, {{"__type", "com.amazonaws.switchboard.portal#" + type}, {"message", message}});
+    a.code = type;
+    return a;
+  };
+  if (bearer.empty() || !options_.sso_tokens.count(bearer))
+    return error(401, "UnauthorizedException", "Session token not found or invalid");
+  if (account_id.empty() || role_name.empty())
+    return error(400, "InvalidRequestException", "account_id and role_name are required");
+  if (account_id != options_.account_id) return error(403, "ForbiddenException", "No access");
+  std::lock_guard<std::mutex> lock(mu_);
+  Issued i = issue("sso", "arn:aws:sts::" + account_id + ":assumed-role/AWSReservedSSO_" + role_name + "_0123456789abcdef/plinth");
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(i.expiration.time_since_epoch()).count();
+  IdentityAnswer a = json_answer(200, {{"roleCredentials",
+                                        {{"accessKeyId", i.credentials.access_key_id},
+                                         {"secretAccessKey", i.credentials.secret_access_key},
+                                         {"sessionToken", i.credentials.session_token},
+                                         {"expiration", ms}}}});
+  a.issued = i.credentials.access_key_id;
+  return a;
+}
+
 std::optional<aws::Credentials> Identity::lookup(const std::string& access_key_id, bool& expired) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = issued_.find(access_key_id);
@@ -224,6 +249,13 @@ std::optional<aws::Credentials> Identity::lookup(const std::string& access_key_i
 std::map<std::string, int> Identity::issued_counts() {
   std::lock_guard<std::mutex> lock(mu_);
   return counts_;
+}
+
+std::vector<aws::Credentials> Identity::issued_credentials() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<aws::Credentials> out;
+  for (const auto& [id, i] : issued_) out.push_back(i.credentials);
+  return out;
 }
 
 }  // namespace plinth::aws_ec2_emulator

@@ -4,7 +4,9 @@
 // AssumeRole and GetCallerIdentity on its main endpoint (Query protocol, XML,
 // version 2011-06-15), and on a plain-HTTP metadata listener the instance
 // metadata service (IMDSv2: a session token, then the role's credentials) and
-// a container credentials endpoint. Every credential it issues is temporary
+// a container credentials endpoint; and IAM Identity Center's portal
+// (GetRoleCredentials, GET /federation/credentials) on its main endpoint.
+// Every credential it issues is temporary
 // (an ASIA key id, a secret, a session token, an expiration) and is accepted
 // by the EC2 endpoint until it expires.
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "providers/aws/sigv4.h"
 
@@ -25,6 +28,7 @@ struct IdentityOptions {
   int credential_ttl_s = 3600;                ///< lifetime of what it issues (--credential-ttl)
   std::string instance_role = "plinth-node";  ///< the role IMDS lists (--instance-role)
   std::string container_token;                ///< Authorization the container endpoint wants ("" = any)
+  std::set<std::string> sso_tokens;           ///< SSO access tokens the portal accepts (--sso-token)
   uint64_t seed = 1;
 };
 
@@ -54,12 +58,19 @@ class Identity {
   IdentityAnswer metadata(const std::string& method, const std::string& path,
                           const std::map<std::string, std::string>& headers);
 
+  /// IAM Identity Center's GetRoleCredentials: the query's account_id and
+  /// role_name, the x-amz-sso_bearer_token header. JSON as the portal answers.
+  IdentityAnswer sso(const std::string& account_id, const std::string& role_name, const std::string& bearer);
+
   /// The credentials of an access key id it issued, if any; `expired` says
   /// whether they have expired.
   std::optional<aws::Credentials> lookup(const std::string& access_key_id, bool& expired);
 
-  /// How many credentials it issued, by how ("AssumeRoleWithWebIdentity", "AssumeRole", "imds", "container").
+  /// How many credentials it issued, by how ("AssumeRoleWithWebIdentity", "AssumeRole", "imds", "container", "sso").
   std::map<std::string, int> issued_counts();
+  /// Every credential it issued, secret and session token too: what a test
+  /// checks never reaches Plinth's output, state or files.
+  std::vector<aws::Credentials> issued_credentials();
 
  private:
   struct Issued {

@@ -1,7 +1,8 @@
 // aws-ec2-emulator's identity services (identity.h) checked with Debian's AWS
 // CLI and botocore's own credential providers: STS AssumeRoleWithWebIdentity,
 // AssumeRole and GetCallerIdentity, IMDSv2 and container credentials found by
-// the CLI's default chain, and EC2 refusing the temporary credentials with
+// the CLI's default chain, IAM Identity Center's GetRoleCredentials with the
+// token cache botocore reads, and EC2 refusing the temporary credentials with
 // ExpiredToken once they expire.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -156,6 +157,68 @@ print(json.dumps({"key": frozen.access_key, "refresh_needed": creds.refresh_need
   CHECK(out["key"].get<std::string>().rfind("ASIA", 0) == 0);
   CHECK(out["refresh_needed"] == false);  // an hour left: botocore parsed the Expiration
   CHECK(out["reservations"].empty());
+}
+
+TEST_CASE("aws-ec2-emulator identity: IAM Identity Center's portal answers the AWS CLI and botocore's SSO fetcher") {
+  const std::string sso_token = "aoaAAAAAGdtb2NrLXNzby1hY2Nlc3MtdG9rZW4";
+  Emulator em({"--sso-token", sso_token});
+  TempDir home;
+  home.write("config", "");
+
+  // The CLI's own command: GET /federation/credentials with x-amz-sso_bearer_token.
+  json got = ok(aws(em, home, {"sso", "get-role-credentials", "--role-name", "GpuFleetAdmin", "--account-id",
+                               "123456789012", "--access-token", sso_token}));
+  const json rc = got["roleCredentials"];
+  CHECK(rc["accessKeyId"].get<std::string>().rfind("ASIA", 0) == 0);
+  CHECK(rc["expiration"].get<int64_t>() > 1700000000000);  // milliseconds since 1970
+  // EC2 takes what the portal gave.
+  json d = ok(aws(em, home, {"ec2", "describe-instances"},
+                  {{"AWS_ACCESS_KEY_ID", rc["accessKeyId"]},
+                   {"AWS_SECRET_ACCESS_KEY", rc["secretAccessKey"]},
+                   {"AWS_SESSION_TOKEN", rc["sessionToken"]}}));
+  CHECK(d["Reservations"].empty());
+  // A token it does not know: the portal's UnauthorizedException, as the CLI names it.
+  auto refused = aws(em, home, {"sso", "get-role-credentials", "--role-name", "GpuFleetAdmin", "--account-id",
+                                "123456789012", "--access-token", "not-a-token"});
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("UnauthorizedException") != std::string::npos);
+  CHECK(refused.err.find("Session token not found or invalid") != std::string::npos);
+  auto other = aws(em, home, {"sso", "get-role-credentials", "--role-name", "GpuFleetAdmin", "--account-id",
+                              "999999999999", "--access-token", sso_token});
+  CHECK(other.err.find("ForbiddenException") != std::string::npos);
+
+  // botocore's SSO fetcher reading the token cache file by the name it computes (SHA-1 of the session
+  // name), the name Plinth reads (tests/e2e/aws_identity_test.cpp writes the same file).
+  home.write("config", "[profile fleet]\nsso_session = corp\nsso_account_id = 123456789012\n"
+                       "sso_role_name = GpuFleetAdmin\n[sso-session corp]\n"
+                       "sso_start_url = https://example.awsapps.com/start\nsso_region = us-east-1\n");
+  home.write("sso/cache/ee0bfd2552fbd840c02cc48b6e823320543c450f.json",
+             "{\"startUrl\": \"https://example.awsapps.com/start\", \"region\": \"us-east-1\", \"accessToken\": \"" +
+                 sso_token + "\", \"expiresAt\": \"2099-01-01T00:00:00Z\"}");
+  const std::string script = R"(
+import functools, json, sys, botocore.session, botocore.credentials, botocore.tokens, botocore.utils
+endpoint, ca, cache = sys.argv[1:4]
+session = botocore.session.get_session()  # profile fleet of AWS_CONFIG_FILE: sso_session corp
+create = functools.partial(session.create_client, endpoint_url=endpoint, verify=ca)
+tokens = botocore.tokens.SSOTokenProvider(session, cache=botocore.utils.JSONFileCache(cache))
+fetcher = botocore.credentials.SSOCredentialFetcher(
+    "https://example.awsapps.com/start", "us-east-1", "GpuFleetAdmin", "123456789012", create,
+    token_provider=tokens, sso_session_name="corp")
+creds = botocore.credentials.DeferredRefreshableCredentials(method="sso", refresh_using=fetcher.fetch_credentials)
+frozen = creds.get_frozen_credentials()
+print(json.dumps({"key": frozen.access_key, "refresh_needed": creds.refresh_needed()}))
+)";
+  auto r = plinth::test::run_program(
+      {"/usr/bin/python3", "-c", script, em.base(), em.ca(), home.path() + "/sso/cache"}, "",
+      {{"HOME", home.path()},
+       {"AWS_EC2_METADATA_DISABLED", "true"},
+       {"AWS_CONFIG_FILE", home.path() + "/config"},
+       {"AWS_PROFILE", "fleet"}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  json out = json::parse(r.out);
+  CHECK(out["key"].get<std::string>().rfind("ASIA", 0) == 0);
+  CHECK(out["refresh_needed"] == false);  // an hour left: botocore read the expiration in milliseconds
 }
 
 }  // namespace aws_identity_emulator_test

@@ -284,6 +284,19 @@ struct Emulator {
     }
 
     if (ae::Identity::is_sts_action(rec.action)) return handle_sts(req, res, rec, raw_path, raw_query, params);
+    if (raw_path == "/federation/credentials") {
+      // IAM Identity Center's portal: unsigned, the SSO access token in a header.
+      rec.action = "GetRoleCredentials";
+      if (req.method != "GET") return reply_error(res, rec, {405, "MethodNotAllowed", "GetRoleCredentials is a GET"});
+      ae::IdentityAnswer a = identity->sso(params["account_id"], params["role_name"],
+                                           req.get_header_value("x-amz-sso_bearer_token"));
+      rec.status = a.status;
+      rec.code = a.code;
+      rec.issued = a.issued;
+      res.status = a.status;
+      res.set_content(a.body, a.content_type);
+      return;
+    }
 
     // SigV4, on every request.
     bool expired = false;
@@ -475,8 +488,14 @@ struct Emulator {
         return reply_json(res, 200, {{"instances", all}});
       }
       if (req.method == "GET" && p == "/__emulator/counters") return reply_json(res, 200, counters.get());
-      if (req.method == "GET" && p == "/__emulator/identity")
-        return reply_json(res, 200, {{"issued", identity->issued_counts()}});
+      if (req.method == "GET" && p == "/__emulator/identity") {
+        Json credentials = Json::array();
+        for (const auto& c : identity->issued_credentials())
+          credentials.push_back({{"access_key_id", c.access_key_id},
+                                 {"secret_access_key", c.secret_access_key},
+                                 {"session_token", c.session_token}});
+        return reply_json(res, 200, {{"issued", identity->issued_counts()}, {"credentials", credentials}});
+      }
       if (req.method == "POST" && p == "/__emulator/counters/reset") {
         counters.reset();
         return reply_json(res, 200, counters.get());
@@ -604,6 +623,7 @@ int main(int argc, char** argv) {
     io.credential_ttl_s = o.credential_ttl_s;
     io.instance_role = o.instance_role;
     io.container_token = o.container_token;
+    io.sso_tokens = {o.sso_tokens.begin(), o.sso_tokens.end()};
     io.seed = o.seed;
     em.identity = std::make_unique<ae::Identity>(io);
   }

@@ -44,7 +44,9 @@ Endpoint and identity
   --secret-key S              its secret (default the AWS SigV4 suite's example secret)
   --session-token T           require this X-Amz-Security-Token (temporary credentials)
   --web-identity-token T      an OIDC token STS AssumeRoleWithWebIdentity accepts (repeatable)
-  --credential-ttl S          seconds the credentials STS, IMDS and the container endpoint issue
+  --sso-token T               an IAM Identity Center access token the portal's GetRoleCredentials
+                              (GET /federation/credentials) accepts (repeatable)
+  --credential-ttl S          seconds the credentials STS, IMDS, the container endpoint and SSO issue
                               live (1-43200, default 3600); EC2 answers ExpiredToken after
   --metadata-port N           serve IMDSv2 and container credentials over plain HTTP on N
                               (0: a free port, printed as "metadata http://HOST:PORT")
@@ -140,6 +142,10 @@ std::string parse_options(int argc, char** argv, Options& o, bool& help) {
       std::string t;
       err = args.str_flag(t);
       if (err.empty()) o.web_identity_tokens.push_back(t);
+    } else if (flag == "--sso-token") {
+      std::string t;
+      err = args.str_flag(t);
+      if (err.empty()) o.sso_tokens.push_back(t);
     } else if (flag == "--credential-ttl") {
       err = args.int_flag(o.credential_ttl_s, 1, 43200);
     } else if (flag == "--instance-role") {

@@ -42,6 +42,7 @@ struct Options {
   int credential_ttl_s = 3600;                   ///< lifetime of the credentials it issues
   std::string instance_role = "plinth-node";
   std::string container_token;
+  std::vector<std::string> sso_tokens;  ///< SSO access tokens the Identity Center portal accepts
   std::optional<int> metadata_port;  ///< the plain-HTTP IMDS / container listener; nullopt: none
   std::string model;  ///< botocore service-2.json
 

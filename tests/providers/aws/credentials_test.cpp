@@ -74,6 +74,11 @@ TEST_CASE("aws credentials: each source of the chain is found where the SDKs loo
                             "[profile loop-a]\nrole_arn = arn:a\nsource_profile = loop-b\n"
                             "[profile loop-b]\nrole_arn = arn:b\nsource_profile = loop-a\n"
                             "[profile sso]\nsso_session = corp\nsso_account_id = 1\n"
+                            "[profile sso-ok]\nsso_session = team\nsso_account_id = 123456789012\n"
+                            "sso_role_name = Admin\naws_access_key_id = AKIDLATER\n"
+                            "[sso-session team]\nsso_start_url = https://team.awsapps.com/start\nsso_region = eu-west-1\n"
+                            "[profile sso-half]\nsso_session = team\nsso_account_id = 1\n"
+                            "[profile sso-mismatch]\nsso_session = team\nsso_region = us-east-1\n"
                             "[profile bare]\nrole_arn = arn:aws:iam::123456789012:role/x\n");
   auto origin = [&](const std::vector<std::string>& env) {
     auto s = find(env, home.path());
@@ -95,6 +100,9 @@ TEST_CASE("aws credentials: each source of the chain is found where the SDKs loo
   CHECK(origin({"AWS_PROFILE=chained"}) ==
         "role arn:aws:iam::123456789012:role/admin assumed with credential_process of profile 'proc' (" + home.path() +
             "/.aws/config, " + home.path() + "/.aws/credentials)");
+  // IAM Identity Center before the profile's keys, as botocore.
+  CHECK(origin({"AWS_PROFILE=sso-ok"}) == "IAM Identity Center (profile 'sso-ok' (" + home.path() + "/.aws/config, " +
+                                              home.path() + "/.aws/credentials): account 123456789012, role Admin)");
   CHECK(origin({"AWS_PROFILE=onbox"}).find("assumed with the instance metadata service (IMDSv2) at "
                                            "http://169.254.169.254") != std::string::npos);
   // Container credentials before the metadata service; the metadata service last.
@@ -107,7 +115,9 @@ TEST_CASE("aws credentials: each source of the chain is found where the SDKs loo
   // Mistakes say what to do.
   for (const auto& [profile, words] : std::vector<std::pair<std::string, std::string>>{
            {"loop-a", "a loop of source_profile"},
-           {"sso", "credential_process = aws configure export-credentials --profile sso --format process"},
+           {"sso", "names sso_session 'corp', but " + home.path() + "/.aws/config has no [sso-session corp] section"},
+           {"sso-half", "signs in with IAM Identity Center but lacks sso_role_name (aws configure sso writes them)"},
+           {"sso-mismatch", "sso_region 'us-east-1' differs from [sso-session team]'s 'eu-west-1'"},
            {"bare", "sets role_arn without source_profile, credential_source or web_identity_token_file"}}) {
     auto r = find({"AWS_PROFILE=" + profile}, home.path());
     INFO(profile);

@@ -549,6 +549,61 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
   }
 }
 
+TEST_CASE("an exec plugin's client certificate, with the cluster's info it asked for") {
+  // ci-cert's certificate and key, issued by the emulator, handed out by a plugin as EKS Anywhere or
+  // Teleport's tsh hand out theirs; the plugin records what it was told.
+  Fixture f("admin", true, {"--cert-user", "admin,system:masters", "--cert-user", "ci-cert,system:masters"});
+  auto pem = [&](const std::string& field) {
+    const std::string b64 =
+        f.ok({"config", "view", "--raw", "-o", "jsonpath={.users[?(@.name==\"ci-cert\")].user." + field + "}"});
+    REQUIRE_FALSE(b64.empty());
+    return run_program({"/usr/bin/base64", "-d"}, "", {}, b64).out;
+  };
+  TempDir plugin;
+  plugin.write("credential.json", json{{"apiVersion", "client.authentication.k8s.io/v1beta1"},
+                                       {"kind", "ExecCredential"},
+                                       {"status",
+                                        {{"clientCertificateData", pem("client-certificate-data")},
+                                         {"clientKeyData", pem("client-key-data")}}}}
+                                      .dump());
+  plugin.write("get-cert.sh", R"sh(#!/bin/sh
+set -e
+dir=$(dirname "$0")
+echo run >> "$dir/runs"
+printf '%s\n' "$KUBERNETES_EXEC_INFO" > "$dir/exec-info.json"
+cat "$dir/credential.json"
+)sh");
+  REQUIRE(run_program({"/bin/chmod", "+x", plugin.path() + "/get-cert.sh"}).exit_code == 0);
+  f.ok({"config", "set-credentials", "cert-exec", "--exec-command=" + plugin.path() + "/get-cert.sh",
+        "--exec-api-version=client.authentication.k8s.io/v1beta1"});
+  {
+    // kubectl has no flag for provideClusterInfo and writes it false: set it in the file.
+    std::string cfg = slurp(f.kubeconfig());
+    const size_t at = cfg.find("provideClusterInfo: false", cfg.find(plugin.path() + "/get-cert.sh"));
+    REQUIRE(at != std::string::npos);
+    cfg.replace(at, std::string("provideClusterInfo: false").size(), "provideClusterInfo: true");
+    std::ofstream(f.kubeconfig(), std::ios::trunc) << cfg;
+  }
+  f.ok({"config", "set-context", "cert", "--cluster=" + f.cluster(), "--user=cert-exec"});
+  f.use_context("cert");
+  plugin.write("runs", "");
+  const size_t before = f.mark();
+  require_ok(f.apply());
+  CHECK(slurp(plugin.path() + "/runs") == "run\n");  // once for the run: a certificate without an expiry is kept
+  auto requests = f.requests_since(before);
+  REQUIRE_FALSE(requests.empty());
+  for (const auto& r : requests) CHECK(r["user"] == "ci-cert");
+  json info = json::parse(slurp(plugin.path() + "/exec-info.json"));
+  CHECK(info["apiVersion"] == "client.authentication.k8s.io/v1beta1");
+  CHECK(info["spec"]["interactive"] == false);
+  CHECK(info["spec"]["cluster"]["server"].get<std::string>().rfind("https://127.0.0.1:", 0) == 0);
+  const std::string ca = run_program({"/usr/bin/base64", "-d"}, "", {},
+                                     info["spec"]["cluster"]["certificate-authority-data"].get<std::string>())
+                             .out;
+  CHECK(contains(ca, "-----BEGIN CERTIFICATE-----"));
+  CHECK(f.get({"get", "ns", "team-nlp"})["metadata"]["name"] == "team-nlp");
+}
+
 TEST_CASE("a role of scope cluster is a ClusterRole and ClusterRoleBinding") {
   Fixture f;
   const std::string example = slurp(source_dir() + "/blueprints/examples/cluster.yaml");

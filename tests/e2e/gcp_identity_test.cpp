@@ -139,6 +139,37 @@ TEST_CASE("gcp identity: an external_account file (workload identity federation)
   }
 }
 
+TEST_CASE("gcp identity: federated tokens that expire during an apply are exchanged again before they do",
+          "[e2e][gcp][habits][identity]") {
+  // Tokens living 4 s (STS's and the impersonated account's) through an apply and a destroy whose operations
+  // take 5 s each: the token is renewed when a quarter of its life is left, and Compute never says 401.
+  GceEmulator gce({"--subject-token", kSubject, "--token-lifetime-s", "4", "--operation-ms", "5000"});
+  TempDir home;
+  home.write("oidc-token", kSubject + "\n");
+  home.write("wif.json", Json{{"type", "external_account"},
+                              {"audience", kAudience},
+                              {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                              {"token_url", gce.base() + "/v1/token"},
+                              {"service_account_impersonation_url",
+                               gce.base() + "/v1/projects/-/serviceAccounts/" + kAccount + ":generateAccessToken"},
+                              {"credential_source", {{"file", home.path() + "/oidc-token"}}}}
+                             .dump());
+  Workspace ws(&gce, "8");
+  keyless(ws, gce, home, home.path() + "/wif.json");
+  ws.applied(burst_blueprint({gcp_pool(2)}));
+  auto d = ws.run({"destroy", "--auto-approve"}, burst_blueprint({gcp_pool(2)}));
+  INFO(d.out << d.err);
+  CHECK(d.exit_code == 0);
+  int unauthorized = 0;
+  for (const auto& l : gce.log_lines())
+    if (l["status"] == 401) ++unauthorized;
+  CHECK(unauthorized == 0);
+  Seen s = seen(gce);
+  CHECK(s.calls["sts.token"] >= 4);  // one as each run starts, and again within it
+  CHECK(s.calls["iamcredentials.generateAccessToken"] == s.calls["sts.token"]);
+  CHECK(s.compute_principals == std::set<std::string>{kAccount});
+}
+
 TEST_CASE("gcp identity: gcloud's authorized_user and the metadata server", "[e2e][gcp][habits][identity]") {
   SECTION("gcloud auth application-default login's file, found where gcloud writes it") {
     GceEmulator gce({"--refresh-token", "1//0gPlinthRefresh"});

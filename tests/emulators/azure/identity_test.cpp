@@ -1,6 +1,8 @@
 // azure-emulator's workload and managed identities checked with Debian's
 // azure-identity: ManagedIdentityCredential exchanging a federated token
-// (its TokenExchangeCredential, what AKS workload identity uses), asking IMDS
+// (its TokenExchangeCredential, what AKS workload identity uses), the
+// ClientAssertionCredential that newer releases' WorkloadIdentityCredential
+// wraps (Debian's 1.13.0b2 has no WorkloadIdentityCredential), asking IMDS
 // (AZURE_POD_IDENTITY_AUTHORITY_HOST) and App Service (IDENTITY_ENDPOINT with
 // IDENTITY_HEADER); Resource Manager taking the tokens they got.
 #include <catch2/catch.hpp>
@@ -26,7 +28,7 @@ class Emulator : public plinth::test::EmulatorProcess {
 // One scenario per call: prints {"ok": true, "expires_in": S, "arm": STATUS} or {"error": "..."}.
 const char* kScript = R"(
 import base64, json, os, sys, time, requests
-from azure.identity import ManagedIdentityCredential
+from azure.identity import ClientAssertionCredential, ManagedIdentityCredential
 cfg = json.loads(sys.argv[1])
 def b(d): return base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()
 now = int(time.time())
@@ -35,7 +37,7 @@ jwt = b({"alg": "RS256", "typ": "JWT", "kid": "k"}) + "." + b({"iss": cfg["issue
 path = os.path.join(cfg["dir"], "federated-token")
 open(path, "w").write(jwt)
 env = {"REQUESTS_CA_BUNDLE": cfg["ca"]}
-if cfg["how"] == "federated":
+if cfg["how"] in ("federated", "client-assertion"):
     env.update({"AZURE_AUTHORITY_HOST": cfg["base"], "AZURE_TENANT_ID": cfg["tenant"],
                 "AZURE_CLIENT_ID": cfg["client"], "AZURE_FEDERATED_TOKEN_FILE": path})
 elif cfg["how"] == "imds":
@@ -44,7 +46,13 @@ else:
     env.update({"IDENTITY_ENDPOINT": cfg["metadata"] + "/msi/token", "IDENTITY_HEADER": cfg["header"]})
 os.environ.update(env)
 try:
-    cred = ManagedIdentityCredential(client_id=cfg["client"]) if cfg["how"] == "federated" else ManagedIdentityCredential()
+    if cfg["how"] == "client-assertion":
+        # What newer azure-identity's WorkloadIdentityCredential is: a ClientAssertionCredential reading the file.
+        cred = ClientAssertionCredential(cfg["tenant"], cfg["client"], lambda: open(path).read())
+    elif cfg["how"] == "federated":
+        cred = ManagedIdentityCredential(client_id=cfg["client"])
+    else:
+        cred = ManagedIdentityCredential()
     t = cred.get_token("https://management.azure.com/.default")
 except Exception as e:
     print(json.dumps({"error": str(e).splitlines()[0]}))
@@ -84,9 +92,10 @@ TEST_CASE("azure-emulator identity: azure-identity gets tokens by workload ident
   Emulator em({"--metadata-port", "0", "--identity-header", "hdr-value", "--token-lifetime", "1800",
                "--federated-credential", "https://token.actions.githubusercontent.com,repo:example/fleet:ref:refs/heads/main"});
   REQUIRE_FALSE(em.metadata().empty());
-  for (const char* how : {"federated", "imds", "app-service"}) {
+  for (const char* how : {"federated", "client-assertion", "imds", "app-service"}) {
     INFO(how);
     json out = run(em, how);
+    INFO(out.dump());
     REQUIRE(out.contains("ok"));
     CHECK(out["arm"] == 200);
     CHECK(out["expires_in"].get<double>() > 1700);

@@ -538,6 +538,30 @@ TEST_CASE("gcloud: an external_account file (STS, IAM Credentials impersonation)
                                                                 ".iam.gserviceaccount.com");
   CHECK(principal["compute.instances.aggregatedList"] == principal["iamcredentials.generateAccessToken"]);
 
+  // google.auth.default() itself, from gcloud's bundled google-auth: it finds the external_account file through
+  // GOOGLE_APPLICATION_CREDENTIALS, exchanges the subject token at STS and impersonates the account.
+  const std::string script = R"(
+import json, sys
+sys.path.insert(0, "/usr/lib/google-cloud-sdk/lib/third_party")
+import google.auth, google.auth.transport.requests
+creds, project = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+creds.refresh(google.auth.transport.requests.Request())  # trusting REQUESTS_CA_BUNDLE
+print(json.dumps({"type": type(creds).__module__ + "." + type(creds).__name__, "token": creds.token[:5],
+                  "expired": creds.expired}))
+)";
+  // -S: without site-packages, whose .pth files import Debian's older google package first.
+  auto adc = test::run_program({"/usr/bin/python3", "-S", "-c", script}, home.path(),
+                               {{"GOOGLE_APPLICATION_CREDENTIALS", home.path() + "/wif.json"},
+                                {"REQUESTS_CA_BUNDLE", em.ca()},
+                                {"HOME", home.path()},
+                                {"GOOGLE_CLOUD_PROJECT", kProject}});
+  INFO(adc.out << adc.err);
+  REQUIRE(adc.exit_code == 0);
+  json a = json::parse(adc.out);
+  CHECK(a["type"] == "google.auth.identity_pool.Credentials");
+  CHECK(a["token"] == "ya29.");
+  CHECK(a["expired"] == false);
+
   // The metadata server as google-auth's compute_engine credentials ask it (Metadata-Flavor: Google).
   std::string meta;
   for (const auto& l : em.lines())

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/strings.h"
+
 namespace plinth::bp {
 
 namespace {
@@ -84,6 +86,14 @@ std::vector<std::string> candidate_types(const BurstPool& p, const std::string& 
 }
 
 bool rhel_family(const std::string& os) { return os.rfind("rhel-", 0) == 0 || os.rfind("rocky-", 0) == 0; }
+
+std::string secure_boot_attribute(const NodePool& p) {
+  for (const auto& [key, value] : p.bios) {
+    const std::string k = ascii_lower(key), v = ascii_lower(value);
+    if (k.rfind("secureboot", 0) == 0 && (v == "enabled" || v == "on" || v == "true" || v == "1")) return key;
+  }
+  return "";
+}
 
 std::string rdma_stack(const Fabric& f, const std::string& os) {
   if (!f.rdma_stack.empty()) return f.rdma_stack;

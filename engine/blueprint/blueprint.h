@@ -462,6 +462,11 @@ struct LustreNid {
 /// when `export_` has no ":/".
 std::vector<LustreNid> lustre_nids(const std::string& export_);
 
+/// The BIOS attribute that turns Secure Boot on for a pool's nodes: a key
+/// starting with "secureboot" (any case: SecureBoot, SecureBootEnable) set to
+/// Enabled, On, true or 1; "" when none does.
+std::string secure_boot_attribute(const NodePool& p);
+
 /// The host RDMA stack of fabric `f` on `os`: its rdma_stack, else doca-ofed
 /// on Ubuntu and inbox (rdma-core) on RHEL-family systems.
 std::string rdma_stack(const Fabric& f, const std::string& os);

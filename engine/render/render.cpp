@@ -85,6 +85,7 @@ struct PoolView {
   std::vector<std::string> rails;              ///< RDMA rail interfaces (never bonded)
   std::string gpu_network;                     ///< burst pools: the instance type's (efa, infiniband, gpudirect-...)
   std::vector<std::string> imex_nodes;         ///< multi-node NVLink (GB200/GB300): the IMEX domain's compute trays
+  bool secure_boot = false;                    ///< node pools whose BIOS turns Secure Boot on
 };
 
 std::string q(std::string_view s) {
@@ -198,6 +199,7 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
       v.rails = p->interfaces->rdma;
     }
     if (p->imex && v.gpu && v.gpu->runs_imex()) v.imex_nodes = p->imex->nodes;
+    v.secure_boot = !bp::secure_boot_attribute(*p).empty();
     nlohmann::json mig_json = {{"profile", p->mig.profile}, {"instances", p->mig.instances}};
     if (!v.mig.empty()) {
       nlohmann::json per_gpu = nlohmann::json::object();
@@ -353,6 +355,7 @@ Result<std::vector<Mount>> mounts(const PoolView& v) {
 struct Packages {
   std::vector<std::string> rdma;     ///< installed first (DOCA-OFED, rdma-core)
   std::vector<std::string> driver;   ///< the driver, Fabric Manager, NVLSM
+  std::vector<std::string> signed_modules;  ///< Ubuntu under Secure Boot: Canonical's module packages, less "-$(uname -r)"
   std::vector<std::string> rest;     ///< CUDA, cuDNN, container runtime, tools
   std::string preferences;           ///< apt preferences (Ubuntu)
   std::vector<std::string> locks;    ///< dnf versionlock patterns (RHEL)
@@ -365,6 +368,29 @@ struct Packages {
 void pin(std::string& prefs, const std::string& why, const std::string& packages, const std::string& version) {
   if (!prefs.empty()) prefs += '\n';
   prefs += "Explanation: " + why + "\nPackage: " + packages + "\nPin: version " + version + "\nPin-Priority: 1001\n";
+}
+
+/// Canonical's signed modules for the running kernel (and, on amd64, the
+/// signatures the proprietary ones are linked with), then a check that they are
+/// the pinned driver: Ubuntu builds them for the driver release it ships.
+std::string signed_modules_install(const std::vector<std::string>& packages, const std::string& driver) {
+  std::string names, plain;
+  for (const auto& p : packages) {
+    names += " \"" + p + "-$k\"";
+    plain += " " + p + "-$k";
+  }
+  return "set -e\n"
+         "k=$(uname -r)\n"
+         "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends" + names + "\n"
+         "if [ \"$(dpkg --print-architecture)\" = amd64 ]; then\n"
+         "  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \"linux-signatures-nvidia-$k\"\n"
+         "fi\n"
+         "v=$(modinfo -F version nvidia)\n"
+         "if [ \"$v\" != " + shq(driver) + " ]; then\n"
+         "  echo \"plinth: Ubuntu's signed NVIDIA modules for kernel $k are driver $v, but the stack pins " + driver +
+         "; pin the release Ubuntu publishes for this kernel (apt-cache policy" + plain + ") or turn Secure Boot off\" >&2\n"
+         "  exit 1\n"
+         "fi\n";
 }
 
 Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, bool dcgm, const catalog::Catalog& cat) {
@@ -404,11 +430,22 @@ Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, 
     // NVIDIA Driver Installation Guide: from R560 nvidia-open-<branch> is the open flavour's meta
     // package and cuda-drivers-<branch> the proprietary one; before R560 the open modules came
     // from nvidia-kernel-open-<branch> next to cuda-drivers-<branch>.
-    if (v.kernel_modules == "open")
+    if (v.secure_boot) {
+      // Secure Boot: the kernel loads only signed modules, so no DKMS build. Canonical's precompiled
+      // modules, signed for Ubuntu's kernels, and the userspace without DKMS, from Ubuntu's archive
+      // (restricted), as NVIDIA's precompiled driver containers install them (NVIDIA/gpu-driver-container,
+      // ubuntu22.04 and ubuntu24.04 precompiled/nvidia-driver, _install_driver).
+      a.driver = {"nvidia-headless-no-dkms-" + branch + "-server", "nvidia-utils-" + branch + "-server"};
+      a.signed_modules = v.kernel_modules == "open"
+                             ? std::vector<std::string>{"linux-modules-nvidia-" + branch + "-server-open"}
+                             : std::vector<std::string>{"linux-objects-nvidia-" + branch + "-server",
+                                                        "linux-modules-nvidia-" + branch + "-server"};
+    } else if (v.kernel_modules == "open") {
       a.driver = compare_versions(branch, "560") >= 0 ? std::vector<std::string>{"nvidia-open-" + branch}
                                                        : std::vector<std::string>{"nvidia-kernel-open-" + branch, "cuda-drivers-" + branch};
-    else
+    } else {
       a.driver = {"cuda-drivers-" + branch};
+    }
     // The pin below holds the unversioned names at the driver's version.
     const std::string suffix = unversioned ? "" : "-" + branch;
     if (v.fabric_manager) {
@@ -1040,7 +1077,9 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
   ud += "runcmd:\n";
   if (!v.os.rhel) {
     const std::vector<std::string> apt = {"env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"};
-    run(ud, {"sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y \"linux-headers-$(uname -r)\""});
+    // The headers DKMS builds against (none under Secure Boot unless DOCA-OFED builds).
+    if (!v.secure_boot || doca)
+      run(ud, {"sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y \"linux-headers-$(uname -r)\""});
     if (doca) {
       run(ud, {"sh", "-c",
                "install -d -m 0755 /etc/apt/keyrings && curl -fsSL " + std::string(kDocaRepoBase) +
@@ -1056,6 +1095,7 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
     auto driver = apt;
     driver.insert(driver.end(), pk->driver.begin(), pk->driver.end());
     run(ud, driver);
+    if (!pk->signed_modules.empty()) run(ud, {"sh", "-c", signed_modules_install(pk->signed_modules, s.driver)});
     auto rest = apt;
     rest.insert(rest.end(), pk->rest.begin(), pk->rest.end());
     if (!nvme.empty()) rest.insert(rest.end(), {"cryptsetup", "mdadm", "xfsprogs"});

@@ -79,17 +79,19 @@ const RuleInfo IMEX001{
 const RuleInfo DRV007{
     "DRV007", Severity::Warning, "Secure Boot on nodes whose kernel modules DKMS builds",
     "A node pool sets a Secure Boot BIOS attribute (`bios`: `SecureBoot`, `SecureBootEnable`, ... set to `Enabled`, "
-    "`On` or `true`) while the rendered cloud-init builds the NVIDIA kernel modules with DKMS (every stream Plinth "
-    "installs: `nvidia-open-<branch>` / `cuda-drivers-<branch>` from NVIDIA's apt repository, the `<branch>-dkms` and "
-    "`<branch>-open` dnf module streams), and DOCA-OFED's too on a `doca-ofed` fabric. Under Secure Boot the kernel "
-    "loads only modules signed by a key in the firmware's or the Machine Owner Key (MOK) database; DKMS signs with a "
-    "key of its own that must first be enrolled at the console (`mokutil --import`), so on an unattended node the "
-    "driver does not load after the reboot. Position: `bios`.",
+    "`On` or `true`) while its rendered cloud-init still builds kernel modules with DKMS. On Ubuntu the render "
+    "installs Canonical's signed precompiled NVIDIA modules under Secure Boot (`linux-modules-nvidia-<branch>-server"
+    "[-open]-<kernel>` and `linux-signatures-nvidia-<kernel>`, with `nvidia-headless-no-dkms-<branch>-server`), but "
+    "DOCA-OFED on a `doca-ofed` fabric is still built by DKMS; on RHEL and Rocky the `<branch>-dkms` and `<branch>-open` "
+    "dnf module streams build the NVIDIA modules with DKMS. Under Secure Boot the kernel loads only modules signed by "
+    "a key in the firmware's or the Machine Owner Key (MOK) database; DKMS signs with a key of its own that must first "
+    "be enrolled at the console (`mokutil --import`), so on an unattended node those modules do not load after the "
+    "reboot. Position: `bios`.",
     "NVIDIA Driver Installation Guide, 'Secure Boot' (DKMS-built modules must be signed with an enrolled key; "
-    "precompiled signed modules load as they are); Ubuntu wiki 'UEFI/SecureBoot/DKMS'; NVIDIA yum-packaging-precompiled-kmod "
-    "(signed precompiled kmods for RHEL).",
-    "enrol the DKMS signing key on every node before the first reboot, boot an image with signed precompiled NVIDIA "
-    "modules (Ubuntu's linux-modules-nvidia-<branch>-server-open, RHEL's precompiled streams), or disable Secure Boot"};
+    "precompiled signed modules load as they are); Ubuntu wiki 'UEFI/SecureBoot/DKMS'; NVIDIA gpu-driver-container, "
+    "ubuntu22.04/ubuntu24.04 precompiled/nvidia-driver (the Canonical-signed module packages).",
+    "use the inbox RDMA stack (`rdma_stack: inbox`) on Ubuntu, enrol the DKMS signing key on every node before the "
+    "first reboot, or disable Secure Boot"};
 const RuleInfo GPU005{
     "GPU005", Severity::Error, "MIG layout the GPU cannot place",
     "The instances of `mig` (one profile times `instances`, mig-parted's all-balanced, or a mix under `mig.profiles`) "
@@ -376,18 +378,25 @@ void Checker::check_model_memory(const bp::NodePool& p, const catalog::GpuModel&
 
 void Checker::check_secure_boot(const bp::NodePool& p, const bp::Fabric* fabric, const std::string& addr,
                                 const std::string& who) {
-  for (const auto& [key, value] : p.bios) {
-    const std::string k = ascii_lower(key), v = ascii_lower(value);
-    if (k.rfind("secureboot", 0) != 0 || (v != "enabled" && v != "on" && v != "true" && v != "1")) continue;
-    const bool doca = rdma_kind(fabric) && bp::rdma_stack(*fabric, bp::operating_system(p)) == "doca-ofed";
+  const std::string key = bp::secure_boot_attribute(p);
+  if (key.empty()) return;
+  const std::string os = bp::operating_system(p);
+  const bool doca = rdma_kind(fabric) && bp::rdma_stack(*fabric, os) == "doca-ofed";
+  const std::string set = key + ": " + p.bios.at(key);
+  if (bp::rhel_family(os)) {
     add(DRV007, p.origin.at("bios"), addr,
-        who + " enables Secure Boot (" + key + ": " + value + "), but its NVIDIA kernel modules" +
-            (doca ? " and DOCA-OFED's are" : " are") +
-            " built by DKMS on the node and signed with a key the firmware does not know, so they do not load "
-            "after the reboot",
+        who + " enables Secure Boot (" + set + ") on " + os + ", where the render builds the NVIDIA kernel modules with "
+            "DKMS, signed with a key the firmware does not know, so they do not load after the reboot",
         "enrol the DKMS signing key (mokutil --import) on every node before the first reboot, boot an image with "
-        "signed precompiled NVIDIA modules, or set " + key + ": Disabled");
-    return;
+        "the NVIDIA modules signed by a key the firmware trusts, run Ubuntu (the render installs Canonical's signed "
+        "modules there), or set " + key + ": Disabled");
+  } else if (doca) {
+    add(DRV007, p.origin.at("bios"), addr,
+        who + " enables Secure Boot (" + set + "); the render installs Canonical's signed NVIDIA modules, but "
+            "DOCA-OFED's are built by DKMS on the node and signed with a key the firmware does not know, so they do "
+            "not load after the reboot",
+        "set rdma_stack: inbox on fabric '" + fabric->name + "' (the kernel's own, signed RDMA modules), enrol the "
+        "DKMS signing key (mokutil --import) on every node before the first reboot, or set " + key + ": Disabled");
   }
 }
 

@@ -118,6 +118,34 @@ TEST_CASE("a GB200 rack pool, from the user's directory: validate asks for imex.
   CHECK(contains(r.out, "/sbsa/"));  // Grace: the sbsa repositories
 }
 
+TEST_CASE("a Secure Boot pool, from the user's directory: DRV007 while DOCA-OFED builds, then Canonical's signed modules",
+          "[e2e][render][habits]") {
+  TempDir dir;
+  const std::string text = slurp(source_dir() + "/blueprints/invalid/rule-drv007-secure-boot-dkms.yaml");
+  dir.write("secure.yaml", text);
+  auto warned = run_plinth({"validate", "secure.yaml", "--no-policies"}, dir.path());
+  CHECK(warned.exit_code == 0);
+  CHECK(contains(warned.out + warned.err, "secure.yaml:27:11: warning[DRV007]: node pool 'train' enables Secure Boot "
+                                          "(SecureBoot: Enabled); the render installs Canonical's signed NVIDIA modules, "
+                                          "but DOCA-OFED's are built by DKMS"));
+  // The kernel's own RDMA stack: nothing is built any more.
+  std::string inbox = text;
+  const std::string fabric = "oversubscription: \"1:1\"}";
+  inbox.replace(inbox.find(fabric), fabric.size(), "oversubscription: \"1:1\", rdma_stack: inbox}");
+  dir.write("secure.yaml", inbox);
+  auto clean = run_plinth({"validate", "secure.yaml", "--no-policies"}, dir.path());
+  CHECK(clean.exit_code == 0);
+  CHECK_FALSE(contains(clean.out + clean.err, "DRV007"));
+  auto r = run_plinth({"render", "secure.yaml", "--pool", "train"}, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "\"nvidia-headless-no-dkms-580-server\", \"nvidia-utils-580-server\""));
+  CHECK(contains(r.out, "linux-modules-nvidia-580-server-open-$k"));
+  CHECK(contains(r.out, "v=$(modinfo -F version nvidia)"));
+  CHECK_FALSE(contains(r.out, "linux-headers-"));
+  CHECK_FALSE(contains(r.out, "\"nvidia-open-580\""));
+}
+
 TEST_CASE("plinth render --network-config prints the VLANs and --output writes a file", "[e2e][render]") {
   auto r = run_plinth({"render", "blueprints/examples/cluster.yaml", "-pool=train-a", "--network-config"});
   INFO(r.err);

@@ -293,6 +293,53 @@ TEST_CASE("the kernel module flavour follows the stack, else NVIDIA's default fo
         "set kernel_modules: open (or leave it out for NVIDIA's default)");
 }
 
+TEST_CASE("Secure Boot on Ubuntu installs Canonical's signed precompiled modules, checked against the pin, no DKMS",
+          "[render][kernel-modules]") {
+  // The inbox RDMA stack (the kernel's own, signed modules), R580, Secure Boot on.
+  const std::string secure =
+      with(with(with(kBlueprint, "oversubscription: \"1:1\"}", "oversubscription: \"1:1\", rdma_stack: inbox}"),
+                "driver: \"550.54.15\"\n    cuda: \"12.4\"", "driver: \"580.126.20\"\n    cuda: \"12.4\""),
+           "interfaces: {bond: [eno1, eno2]}", "interfaces: {bond: [eno1, eno2]}\n    bios: {SecureBoot: Enabled}");
+  auto ud = render_ok(load(secure), "train").user_data;
+  // The userspace without DKMS, from Ubuntu's archive, held at the driver by the pin; Fabric Manager from NVIDIA's.
+  CHECK(contains(apt_line(ud, 1), "\"--no-install-recommends\", \"nvidia-headless-no-dkms-580-server\", "
+                                  "\"nvidia-utils-580-server\", \"nvidia-fabricmanager\", \"libnvidia-nscq\"]"));
+  CHECK(contains(ud, "Package: cuda-drivers cuda-drivers-* nvidia-* libnvidia-* libxnvctrl* xserver-xorg-video-nvidia-*\n"
+                     "      Pin: version 580.126.20-*\n"));
+  // The signed modules for the running kernel (open: R580's default on H100), the signatures on amd64, then the check.
+  CHECK(contains(ud, "apt-get install -y --no-install-recommends \\\"linux-modules-nvidia-580-server-open-$k\\\"\\n"));
+  CHECK(contains(ud, "\\\"linux-signatures-nvidia-$k\\\""));
+  CHECK(contains(ud, "v=$(modinfo -F version nvidia)\\nif [ \\\"$v\\\" != '580.126.20' ]; then"));
+  CHECK(contains(ud, "plinth: Ubuntu's signed NVIDIA modules for kernel $k are driver $v, but the stack pins 580.126.20; "
+                     "pin the release Ubuntu publishes for this kernel (apt-cache policy "
+                     "linux-modules-nvidia-580-server-open-$k) or turn Secure Boot off"));
+  // Nothing builds: no DKMS package, no kernel headers.
+  CHECK_FALSE(contains(ud, "nvidia-open-580"));
+  CHECK_FALSE(contains(ud, "cuda-drivers-580\""));
+  CHECK_FALSE(contains(ud, "linux-headers-"));
+  // The modules come after the userspace, before CUDA.
+  CHECK(ud.find("nvidia-headless-no-dkms-580-server") < ud.find("linux-modules-nvidia-580-server-open"));
+  CHECK(ud.find("linux-modules-nvidia-580-server-open") < ud.find("\"cuda-toolkit-12-4\""));
+
+  // The proprietary modules: Canonical's objects and the package that links them with the signatures.
+  auto prop = render_ok(load(with(secure, "    cudnn: \"9.1.0\"\n", "    cudnn: \"9.1.0\"\n    kernel_modules: proprietary\n")),
+                        "train").user_data;
+  CHECK(contains(prop, "--no-install-recommends \\\"linux-objects-nvidia-580-server-$k\\\" "
+                       "\\\"linux-modules-nvidia-580-server-$k\\\"\\n"));
+  // DOCA-OFED still builds with DKMS, so the headers stay (and DRV007 says why).
+  auto doca = render_ok(load(with(secure, ", rdma_stack: inbox}", "}")), "train").user_data;
+  CHECK(contains(doca, "linux-headers-$(uname -r)"));
+  CHECK(contains(doca, "linux-modules-nvidia-580-server-open-$k"));
+  // Secure Boot off, or RHEL: the DKMS packages as before.
+  auto off = render_ok(load(with(secure, "bios: {SecureBoot: Enabled}", "bios: {SecureBoot: Disabled}")), "train").user_data;
+  CHECK(contains(apt_line(off, 1), "\"nvidia-open-580\""));
+  CHECK_FALSE(contains(off, "linux-modules-nvidia"));
+  auto rhel = render_ok(load(with(secure, "bios: {SecureBoot: Enabled}", "bios: {SecureBoot: Enabled}\n    os: rocky-9")),
+                        "train").user_data;
+  CHECK(contains(rhel, "\"nvidia-driver:580-open\""));
+  CHECK_FALSE(contains(rhel, "linux-modules-nvidia"));
+}
+
 TEST_CASE("Grace superchips use the sbsa repositories", "[render]") {
   std::string text = with(with(kBlueprint, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 64, memory_gb: 1024}",
                                "{gpu: GH200-96GB, gpus_per_node: 1, cpu_cores: 72, memory_gb: 480}"),
@@ -631,12 +678,14 @@ struct Variant {
   std::string fabric;   ///< fabric line
   std::string tier;     ///< the network tier
   std::string stack;    ///< driver + cuda
+  std::string bios;     ///< a bios line ("" = none)
 };
 
 std::string variant_text(const Variant& v) {
   std::string t = kBlueprint;
   t = with(t, "{gpu: H100-80GB, gpus_per_node: 8, cpu_cores: 96, memory_gb: 1536}", v.gpu);
-  t = with(t, "interfaces: {bond: [eno1, eno2]}", "interfaces: {bond: [eno1, eno2], rdma: [ens1f0np0, ens2f0np0]}\n    os: " + v.os);
+  t = with(t, "interfaces: {bond: [eno1, eno2]}", "interfaces: {bond: [eno1, eno2], rdma: [ens1f0np0, ens2f0np0]}\n    os: " + v.os +
+                                                     (v.bios.empty() ? "" : "\n    bios: " + v.bios));
   t = with(t, "    - {name: ib, kind: infiniband, speed_gbps: 400, topology: rail-optimized, oversubscription: \"1:1\"}", v.fabric);
   t = with(t, "    - {name: shared, kind: parallel-fs, backend: lustre, export: \"10.110.0.10@o2ib:/shared\", capacity_tb: 500,\n"
               "       classification: confidential, encryption: {at_rest: aes-256-xts}}",
@@ -665,6 +714,9 @@ const std::string kL40Sx4 = "{gpu: L40S, gpus_per_node: 4, cpu_cores: 64, memory
 const std::string kB200x8 = "{gpu: B200, gpus_per_node: 8, cpu_cores: 112, memory_gb: 2048}";
 const std::string kR550 = "driver: \"550.54.15\"\n    cuda: \"12.4\"";
 const std::string kR570 = "driver: \"570.133.20\"\n    cuda: \"12.8\"";
+const std::string kR580 = "driver: \"580.126.20\"\n    cuda: \"12.4\"";
+const std::string kRoceInbox = "    - {name: ib, kind: roce-v2, speed_gbps: 400, topology: rail-optimized, oversubscription: \"1:1\", "
+                               "pfc: true, ecn: true, rdma_stack: inbox}";
 
 /// Every OS, NVSwitch or not, open and proprietary modules, InfiniBand and RoCE,
 /// Lustre / GPFS / NFS: each value appears, and the risky combinations all do.
@@ -681,6 +733,10 @@ const std::vector<Variant>& variants() {
       {"rocky 9, PCIe, open, IB, GPFS", "rocky-9", kL40Sx4, "open", kIb, kGpfs, kR550},
       {"rocky 8, NVSwitch, proprietary, RoCE, Lustre", "rocky-8", kH100x8, "proprietary", kRoce, kLustre, kR550},
       {"rhel 8, PCIe, proprietary, IB, NFS", "rhel-8", kL40Sx4, "", kIb, kNfs, kR550},
+      {"ubuntu 22.04, Secure Boot, NVSwitch, open, RoCE inbox, NFS", "ubuntu-22.04", kH100x8, "open", kRoceInbox, kNfs,
+       kR580, "{SecureBoot: Enabled}"},
+      {"ubuntu 24.04, Secure Boot, PCIe, proprietary, IB, Lustre", "ubuntu-24.04", kL40Sx4, "proprietary", kIb, kLustre,
+       kR580, "{SecureBootEnable: \"On\"}"},
   };
   return all;
 }
@@ -699,7 +755,7 @@ TEST_CASE("cloud-init schema accepts every rendered variant (OS x NVSwitch x mod
     CHECK(contains(res.out, "Valid cloud-config"));
     ++checked;
   }
-  CHECK(checked == 11);
+  CHECK(checked == 13);
   auto broken = cloud_init_schema("#cloud-config\nruncmd: {apt: 5}\npower_state: {mode: sideways}\n");
   CHECK(broken.exit_code == 1);
   CHECK(contains(broken.err, "power_state.mode: 'sideways' is not one of"));

@@ -67,7 +67,7 @@ inline const std::vector<RuleCase>& rule_cases() {
     {"blueprints/invalid/rule-drv006-mig-driver.yaml", true,
      "blueprints/invalid/rule-drv006-mig-driver.yaml:7:13: error[DRV006]: node pool 'train' partitions B300 with MIG, which needs driver 580.82.07 or newer (NVIDIA MIG User Guide), but stack 'train' pins 580.65.06 (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv007-secure-boot-dkms.yaml", false,
-     "blueprints/invalid/rule-drv007-secure-boot-dkms.yaml:26:11: warning[DRV007]: node pool 'train' enables Secure Boot (SecureBoot: Enabled), but its NVIDIA kernel modules and DOCA-OFED's are built by DKMS on the node and signed with a key the firmware does not know, so they do not load after the reboot (baremetal.node.train)"},
+     "blueprints/invalid/rule-drv007-secure-boot-dkms.yaml:27:11: warning[DRV007]: node pool 'train' enables Secure Boot (SecureBoot: Enabled); the render installs Canonical's signed NVIDIA modules, but DOCA-OFED's are built by DKMS on the node and signed with a key the firmware does not know, so they do not load after the reboot (baremetal.node.train)"},
     {"blueprints/invalid/rule-drv008-driver-end-of-life.yaml", false,
      "blueprints/invalid/rule-drv008-driver-end-of-life.yaml:7:13: warning[DRV008]: driver 550.54.15 in stack 'train' is on R550 (production branch), which reached end of life in 2025-08, and gets no more security fixes"},
     {"blueprints/invalid/rule-gpu005-mig-too-many.yaml", true,

@@ -109,6 +109,10 @@ const std::vector<std::string>& blueprint_sections() {
   return sections;
 }
 
+bool render_sets_up_gpu_network(const std::string& gpu_network) {
+  return gpu_network == "efa" || gpu_network == "infiniband";
+}
+
 namespace {
 
 bool valid_word(std::string_view s, bool allow_dash) {

@@ -201,6 +201,12 @@ struct InstanceType {
   bool operator==(const InstanceType&) const = default;
 };
 
+/// Whether the render sets up GPU network `gpu_network` on a burst instance:
+/// EFA (the EFA installer with aws-ofi-nccl) and InfiniBand (the RDMA stack
+/// with nvidia-peermem). GPUDirect-TCPX/TCPXO/RDMA it does not attach or set
+/// up yet (rule BURST004 warns). The one place both the render and the rules ask.
+bool render_sets_up_gpu_network(const std::string& gpu_network);
+
 /// The default time one operation may take, all attempts included; each is
 /// an option (read_deadline, create_deadline, ...) users can change.
 struct Deadlines {

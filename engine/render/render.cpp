@@ -249,6 +249,7 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
   // Azure ND: InfiniBand between VMs, whose drivers Canonical's images lack (the
   // HPC images bring them, and their own driver: IMG003). DOCA-OFED and
   // nvidia-peermem for GPUDirect RDMA; RHEL's rdma-core, as for node pools.
+  // What render_sets_up_gpu_network (engine/provider/schema.h) promises the rules: EFA below, InfiniBand here.
   if (v.burst && v.gpu_network == "infiniband") v.rdma_stack = v.os.rhel ? "inbox" : "doca-ofed";
   if (v.gpu && v.gpu->form_factor == "superchip") v.arch = "sbsa";
   v.nvlsm = v.fabric_manager && v.gpu && v.gpu->architecture == "Blackwell";

@@ -188,7 +188,8 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
       continue;
     }
     const std::string who = "burst pool '" + p.name + "' (" + name + ")";
-    if (!fabric_warned && p.max > 1 && p.multi_node && type->gpu_network.rfind("gpudirect-", 0) == 0) {
+    if (!fabric_warned && p.max > 1 && p.multi_node && !type->gpu_network.empty() &&
+        !render_sets_up_gpu_network(type->gpu_network)) {
       fabric_warned = true;
       add(BURST004, at, addr,
           who + " may run " + std::to_string(p.max) + " instances, whose GPUs reach each other through " +

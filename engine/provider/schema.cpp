@@ -220,6 +220,13 @@ Status check_schema(const ProviderSchema& s) {
                    "' (expected efa, infiniband, gpudirect-tcpx, gpudirect-tcpxo or gpudirect-rdma)");
       if (t.gpu_nics < 0 || (t.gpu_network.empty() != (t.gpu_nics == 0)))
         return bad(what + " must give gpu_nics (at least 1) with a gpu_network, and neither without");
+      if (t.nccl_topology_path.empty() != t.nccl_topology_xml.empty() ||
+          (!t.nccl_topology_path.empty() &&
+           (t.nccl_topology_path.front() != '/' || t.nccl_topology_path.find("..") != std::string::npos ||
+            t.nccl_topology_path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") !=
+                std::string::npos)))
+        return bad(what + " must give nccl_topology_path (an absolute path of letters, digits, '/', '.', '_' and '-') "
+                          "and nccl_topology_xml together");
       if (!t.facts.is_object()) return bad(what + ": 'facts' must be an object");
       for (const auto& [k, v] : t.facts.items())
         if (!type || !type->find(k))
@@ -361,6 +368,10 @@ void to_json(Json& j, const InstanceType& t) {
     j["gpu_nics"] = t.gpu_nics;
   }
   if (!t.facts.empty()) j["facts"] = t.facts;
+  if (!t.nccl_topology_path.empty()) {
+    j["nccl_topology_path"] = t.nccl_topology_path;
+    j["nccl_topology_xml"] = t.nccl_topology_xml;
+  }
   if (!t.sources.empty()) j["sources"] = t.sources;
 }
 
@@ -375,6 +386,8 @@ void from_json(const Json& j, InstanceType& t) {
   t.gpu_network = j.value("gpu_network", "");
   t.gpu_nics = j.value("gpu_nics", 0);
   t.facts = j.value("facts", Json::object());
+  t.nccl_topology_path = j.value("nccl_topology_path", "");
+  t.nccl_topology_xml = j.value("nccl_topology_xml", "");
   t.sources = j.value("sources", std::vector<std::string>{});
 }
 

@@ -197,6 +197,12 @@ struct InstanceType {
   /// K = {TYPE: value} over the types the pool may launch ("efa_interfaces"
   /// on AWS: how many EFA interfaces to attach).
   Json facts = Json::object();
+  /// The NCCL topology (an XML file) the instance's virtualised PCIe hides
+  /// from NCCL, where the provider's own images put it
+  /// ("/opt/microsoft/ndv5-topo.xml"), and its contents; both "" for none.
+  /// The render writes it and points NCCL_TOPO_FILE at it in /etc/nccl.conf.
+  std::string nccl_topology_path;
+  std::string nccl_topology_xml;
   std::vector<std::string> sources;  ///< where the figures come from (each a document and its URL)
   bool operator==(const InstanceType&) const = default;
 };

@@ -86,6 +86,8 @@ struct PoolView {
   std::string gpu_network;                     ///< burst pools: the instance type's (efa, infiniband, gpudirect-...)
   std::vector<std::string> imex_nodes;         ///< multi-node NVLink (GB200/GB300): the IMEX domain's compute trays
   bool secure_boot = false;                    ///< node pools whose BIOS turns Secure Boot on
+  std::string nccl_topology_path;              ///< burst pools: the instance type's NCCL topology file, and its XML
+  std::string nccl_topology_xml;
 };
 
 std::string q(std::string_view s) {
@@ -227,6 +229,8 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
       v.gpus_per_node = t->gpu_count;
       v.fabric_manager = t->fabric_manager;
       v.gpu_network = t->gpu_network;
+      v.nccl_topology_path = t->nccl_topology_path;
+      v.nccl_topology_xml = t->nccl_topology_xml;
     }
     v.identity = {{"kind", "burst_pool"}, {"region", bpool->region}, {"zone", bpool->zone},
                   {"instance_type", bpool->instance_type}, {"spot", bpool->spot}};
@@ -1052,6 +1056,13 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
                "# plinth: the NVLink Subnet Manager of fourth-generation NVSwitch talks to the switches through umad\nib_umad\n");
   // IMEX reads one address per line, every compute tray of the NVLink domain (this one too).
   if (!v.imex_nodes.empty()) write_file(ud, "/etc/nvidia-imex/nodes_config.cfg", "0644", join(v.imex_nodes, "\n") + "\n");
+  // The topology NCCL cannot see through the VM's virtualised PCIe, and /etc/nccl.conf pointing at it,
+  // as the provider's own images set them (Azure's HPC images: components/customizations/ndv4.sh, ndv5.sh).
+  if (!v.nccl_topology_path.empty()) {
+    write_file(ud, v.nccl_topology_path, "0644", v.nccl_topology_xml);
+    write_file(ud, "/etc/nccl.conf", "0644",
+               "NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_TOPO_FILE=" + v.nccl_topology_path + "\nNCCL_IGNORE_CPU_AFFINITY=1\n");
+  }
   if (!pr.lnet.modprobe.empty())
     write_file(ud, "/etc/modprobe.d/plinth-lnet.conf", "0644",
                "# plinth: the LNet network that reaches this pool's Lustre servers\n" + pr.lnet.modprobe + "\n");

@@ -1,5 +1,6 @@
 #include "providers/azure/schema.h"
 
+#include "engine/core/strings.h"
 #include "providers/common/cloud_instance.h"
 #include "providers/common/instance_types.h"
 
@@ -80,6 +81,20 @@ ProviderSchema build_schema() {
   };
   p.sections = {{"burst_pools", "azure.vm", false, std::move(settings), false, "instance_types"}};
   p.instance_types = cloud::compiled_instance_types("providers/azure/instance_types.yaml", instance_types_yaml());
+  // The ND VMs' virtualised PCIe hides which NIC sits by which GPU: the topology files Azure's HPC
+  // images install per VM size, at the path their docs and job scripts use (Azure/azhpc-images,
+  // components/setup_sku_customizations.sh: standard_nd*v4 -> ndv4, standard_nd96is*_h[1-2]00_v5 -> ndv5).
+  for (auto& t : p.instance_types) {
+    const std::string n = ascii_lower(t.name);
+    auto ends = [&](std::string_view tail) { return n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0; };
+    if (n.rfind("standard_nd", 0) == 0 && ends("v4")) {
+      t.nccl_topology_path = "/opt/microsoft/ndv4-topo.xml";
+      t.nccl_topology_xml = std::string(ndv4_topo_xml());
+    } else if (n.rfind("standard_nd96is", 0) == 0 && (ends("_h100_v5") || ends("_h200_v5"))) {
+      t.nccl_topology_path = "/opt/microsoft/ndv5-topo.xml";
+      t.nccl_topology_xml = std::string(ndv5_topo_xml());
+    }
+  }
 
   p.options = {
       {"tenant_id", T::String, "", {"AZURE_TENANT_ID"}, "Microsoft Entra tenant (directory) id."},

@@ -88,8 +88,12 @@ TEST_CASE("plinth render of an EFA burst pool, from the user's directory, instal
   auto nd = run_plinth({"render", "cluster.yaml", "--pool", "azure-nd"}, dir.path());
   CHECK(contains(nd.out, "\"--no-install-recommends\", \"doca-ofed\"]"));
   CHECK(contains(nd.out, "      nvidia-peermem\n"));
+  // ... and Azure's NCCL topology of its VM size, with /etc/nccl.conf pointing at it.
+  CHECK(contains(nd.out, "  - path: /opt/microsoft/ndv5-topo.xml\n"));
+  CHECK(contains(nd.out, "      NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"));
   auto a3 = run_plinth({"render", "cluster.yaml", "--pool", "gcp-a3"}, dir.path());
   CHECK_FALSE(contains(a3.out, "doca-ofed"));
+  CHECK_FALSE(contains(a3.out, "/etc/nccl.conf"));
 }
 
 // Issue 31, item 2: a GB200 NVL72 rack's trays get IMEX, or validate says what is missing.

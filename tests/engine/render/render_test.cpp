@@ -460,6 +460,32 @@ TEST_CASE("Azure ND burst pools get the InfiniBand stack: DOCA-OFED with nvidia-
                       "aws-p5").user_data;
   CHECK_FALSE(contains(a3, "doca"));
   CHECK_FALSE(contains(a3, "efa-installer"));
+  CHECK_FALSE(contains(a3, "/etc/nccl.conf"));
+}
+
+TEST_CASE("Azure ND burst pools get Azure's NCCL topology file and /etc/nccl.conf pointing at it", "[render][rdma]") {
+  const std::string nd = with(kBlueprint, "  - {name: aws-p5, provider: aws, region: us-east-1, instance_type: p5.48xlarge,",
+                              "  - {name: aws-p5, provider: azure, region: eastus, resource_group: rg, instance_type: Standard_ND96isr_H100_v5,");
+  auto ud = render_ok(load(nd), "aws-p5").user_data;
+  // Azure/azhpc-images' ndv5-topo.xml, where Azure's HPC images put it: GPU 0001:00:00.0 beside NIC 0101:00:00.0.
+  REQUIRE(contains(ud, "  - path: /opt/microsoft/ndv5-topo.xml\n    owner: \"root:root\"\n    permissions: \"0644\"\n"
+                       "    content: |\n      <system version=\"1\">\n"));
+  CHECK(contains(ud, "            <pci busid=\"0001:00:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\"/>\n"
+                     "            <pci busid=\"0101:00:00.0\" class=\"0x020700\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\"/>\n"));
+  CHECK(contains(ud, "  - path: /etc/nccl.conf\n    owner: \"root:root\"\n    permissions: \"0644\"\n    content: |\n"
+                     "      NCCL_IB_PCI_RELAXED_ORDERING=1\n      NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"
+                     "      NCCL_IGNORE_CPU_AFFINITY=1\n"));
+  // The written file is the vendored one, byte for byte.
+  YAML::Node doc = YAML::Load(ud);
+  std::string written;
+  for (const auto& f : doc["write_files"])
+    if (f["path"].as<std::string>() == "/opt/microsoft/ndv5-topo.xml") written = f["content"].as<std::string>();
+  CHECK(written == test::slurp("providers/azure/topology/ndv5-topo.xml"));
+  // ND A100 v4: the ndv4 file. AWS types: none.
+  auto v4 = render_ok(load(with(nd, "Standard_ND96isr_H100_v5", "Standard_ND96amsr_A100_v4")), "aws-p5").user_data;
+  CHECK(contains(v4, "  - path: /opt/microsoft/ndv4-topo.xml\n"));
+  CHECK(contains(v4, "      NCCL_TOPO_FILE=/opt/microsoft/ndv4-topo.xml\n"));
+  CHECK_FALSE(contains(render_ok(load(), "aws-p5").user_data, "/etc/nccl.conf"));
 }
 
 TEST_CASE("parallel-fs and NFS tiers are mounted with their transport encryption", "[render][storage]") {

@@ -152,4 +152,25 @@ TEST_CASE("a schema's instance types are checked: a burst_pools provider, known 
   CHECK(j.get<ProviderSchema>().instance_types == aws::schema().instance_types);
 }
 
+TEST_CASE("Azure's ND sizes carry Azure's NCCL topology, which the handshake carries and the schema check guards") {
+  const ProviderSchema& az = azure::schema();
+  std::map<std::string, std::string> path;
+  for (const auto& t : az.instance_types)
+    if (!t.nccl_topology_path.empty()) path[t.name] = t.nccl_topology_path;
+  CHECK(path == std::map<std::string, std::string>{{"Standard_ND96amsr_A100_v4", "/opt/microsoft/ndv4-topo.xml"},
+                                                   {"Standard_ND96asr_v4", "/opt/microsoft/ndv4-topo.xml"},
+                                                   {"Standard_ND96isr_H100_v5", "/opt/microsoft/ndv5-topo.xml"},
+                                                   {"Standard_ND96isr_H200_v5", "/opt/microsoft/ndv5-topo.xml"}});
+  const Json j = az;
+  CHECK(j.get<ProviderSchema>().instance_types == az.instance_types);
+  ProviderSchema s = az;
+  InstanceType& t = s.instance_types.front();
+  REQUIRE_FALSE(t.nccl_topology_xml.empty());
+  t.nccl_topology_path = "/opt/x\nruncmd: [evil]";
+  CHECK(check_schema(s).error().message.find("must give nccl_topology_path (an absolute path of letters") !=
+        std::string::npos);
+  t.nccl_topology_path = "";
+  CHECK_FALSE(check_schema(s).ok());  // the XML without a path
+}
+
 }  // namespace plinth::test::provider_instance_types

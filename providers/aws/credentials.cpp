@@ -51,6 +51,13 @@ Section ini_section(const std::string& path, const std::string& section) {
 
 std::string or_default(const std::string& v, const std::string& fallback) { return v.empty() ? fallback : v; }
 
+/// Endpoint option `name` without trailing slashes, else `fallback`.
+std::string endpoint_or(const ProviderConfig& c, const char* name, const std::string& fallback) {
+  std::string e = c.str(name);
+  while (!e.empty() && e.back() == '/') e.pop_back();
+  return e.empty() ? fallback : e;
+}
+
 std::string credentials_path(const ProviderConfig& c, const std::string& home) {
   return or_default(c.str("shared_credentials_file"), home + "/.aws/credentials");
 }
@@ -326,7 +333,7 @@ CredentialSource::Fetch sso(const SsoProfile& p, const std::string& cache_file, 
     const std::string token = j.is_object() ? cloud::str(j, "accessToken") : "";
     std::string expires = j.is_object() ? cloud::str(j, "expiresAt") : "";
     // Older AWS CLI v2 releases wrote "2026-12-06T10:00:00UTC".
-    if (expires.size() > 3 && expires.compare(expires.size() - 3, 3, "UTC") == 0) expires.replace(expires.size() - 3, 3, "Z");
+    if (expires.ends_with("UTC")) expires.replace(expires.size() - 3, 3, "Z");
     const auto expiry = parse_utc_time(expires);
     if (token.empty() || !expiry)
       return Error::invalid(where + " holds no accessToken with an ISO 8601 expiresAt: run " + p.login);
@@ -405,8 +412,7 @@ struct Chain {
 
   /// The metadata service; `last_resort`, when set, is what its errors start with (nothing else was found).
   std::shared_ptr<CredentialSource> metadata_source(const std::string& last_resort = "") const {
-    std::string base = or_default(c.str("metadata_endpoint"), "http://169.254.169.254");
-    while (!base.empty() && base.back() == '/') base.pop_back();
+    const std::string base = endpoint_or(c, "metadata_endpoint", "http://169.254.169.254");
     const std::string origin = "the instance metadata service (IMDSv2) at " + base;
     auto fetch = metadata(base, ctx.http);
     if (!last_resort.empty())
@@ -475,9 +481,7 @@ struct Chain {
       return Error::invalid(p.where() + " signs in with IAM Identity Center but lacks " + join(missing, ", ") +
                             " (aws configure sso writes them)");
     const std::string cache = ctx.home + "/.aws/sso/cache/" + sha1_hex(s.session.empty() ? s.start_url : s.session) + ".json";
-    std::string endpoint = c.str("sso_endpoint");
-    while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
-    if (endpoint.empty()) endpoint = "https://portal.sso." + s.region + ".amazonaws.com";
+    const std::string endpoint = endpoint_or(c, "sso_endpoint", "https://portal.sso." + s.region + ".amazonaws.com");
     return std::make_shared<CredentialSource>(
         "IAM Identity Center (" + p.where() + ": account " + s.account_id + ", role " + s.role_name + ")",
         sso(s, cache, endpoint, ctx.http));
@@ -616,10 +620,8 @@ std::string config_file_region(const ProviderConfig& c, const std::string& home)
 }
 
 std::string sts_endpoint(const ProviderConfig& c, const std::string& region) {
-  std::string e = c.str("sts_endpoint");
-  while (!e.empty() && e.back() == '/') e.pop_back();
-  if (!e.empty()) return e;
-  return region.empty() ? "https://sts.amazonaws.com" : "https://sts." + region + ".amazonaws.com";
+  return endpoint_or(c, "sts_endpoint",
+                     region.empty() ? "https://sts.amazonaws.com" : "https://sts." + region + ".amazonaws.com");
 }
 
 Result<std::vector<std::string>> split_command(const std::string& command) {

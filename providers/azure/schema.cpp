@@ -86,11 +86,10 @@ ProviderSchema build_schema() {
   // components/setup_sku_customizations.sh: standard_nd*v4 -> ndv4, standard_nd96is*_h[1-2]00_v5 -> ndv5).
   for (auto& t : p.instance_types) {
     const std::string n = ascii_lower(t.name);
-    auto ends = [&](std::string_view tail) { return n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0; };
-    if (n.rfind("standard_nd", 0) == 0 && ends("v4")) {
+    if (n.starts_with("standard_nd") && n.ends_with("v4")) {
       t.nccl_topology_path = "/opt/microsoft/ndv4-topo.xml";
       t.nccl_topology_xml = std::string(ndv4_topo_xml());
-    } else if (n.rfind("standard_nd96is", 0) == 0 && (ends("_h100_v5") || ends("_h200_v5"))) {
+    } else if (n.starts_with("standard_nd96is") && (n.ends_with("_h100_v5") || n.ends_with("_h200_v5"))) {
       t.nccl_topology_path = "/opt/microsoft/ndv5-topo.xml";
       t.nccl_topology_xml = std::string(ndv5_topo_xml());
     }

@@ -20,36 +20,7 @@ namespace plinth::test::e2e_azure_identity {
 
 namespace {
 
-const std::string kIssuer = "https://token.actions.githubusercontent.com";
 const std::string kSubject = "repo:example/fleet:environment:production";
-
-std::string b64url(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
-    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
-  }
-  if (i + 1 == in.size()) {
-    unsigned v = (unsigned char)in[i] << 16;
-    out += {t[v >> 18], t[(v >> 12) & 63]};
-  } else if (i + 2 == in.size()) {
-    unsigned v = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8;
-    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63]};
-  }
-  return out;
-}
-
-/// An OIDC token as GitHub Actions issues one for Azure (its signature is not checked by the emulator).
-std::string oidc_token(const std::string& subject) {
-  const long long now = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count();
-  Json claims = {{"iss", kIssuer}, {"sub", subject}, {"aud", "api://AzureADTokenExchange"},
-                 {"iat", now}, {"exp", now + 3600}};
-  return b64url(Json{{"alg", "RS256"}, {"typ", "JWT"}, {"kid", "gh-1"}}.dump()) + "." + b64url(claims.dump()) +
-         ".c2lnbmF0dXJl";
-}
 
 /// The tokens issued (by credential kind) and the tokens Resource Manager was called with.
 struct Seen {
@@ -83,9 +54,9 @@ void secretless(Workspace& ws, const AzureEmulator& az, const std::map<std::stri
 
 TEST_CASE("azure identity: workload identity (AZURE_FEDERATED_TOKEN_FILE) applies a pool with no secret",
           "[e2e][azure][habits][identity]") {
-  AzureEmulator az({"--federated-credential", kIssuer + "," + kSubject});
+  AzureEmulator az({"--federated-credential", kGithubIssuer + "," + kSubject});
   TempDir home;
-  home.write("azure-identity-token", oidc_token(kSubject));
+  home.write("azure-identity-token", github_oidc_token(kSubject));
   Workspace ws(&az, "8");
   secretless(ws, az, {{"AZURE_FEDERATED_TOKEN_FILE", home.path() + "/azure-identity-token"}});
   auto r = ws.applied(burst_blueprint({azure_pool(2)}));
@@ -94,10 +65,10 @@ TEST_CASE("azure identity: workload identity (AZURE_FEDERATED_TOKEN_FILE) applie
   REQUIRE(s.issued["federated"].size() == 1);
   CHECK(s.issued["secret"].empty());
   CHECK(s.arm_tokens == std::set<std::string>{s.issued["federated"][0]});
-  CHECK_FALSE(contains(r.out + r.err, oidc_token(kSubject).substr(0, 40)));
+  CHECK_FALSE(contains(r.out + r.err, github_oidc_token(kSubject).substr(0, 40)));
 
   SECTION("a token whose subject the app does not trust is refused once, with what to check") {
-    home.write("azure-identity-token", oidc_token("repo:attacker/fork:pull_request"));
+    home.write("azure-identity-token", github_oidc_token("repo:attacker/fork:pull_request"));
     auto refused = ws.apply(burst_blueprint({azure_pool(4)}));
     INFO(refused.out << refused.err);
     CHECK(refused.exit_code == 1);

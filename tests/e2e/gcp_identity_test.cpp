@@ -19,9 +19,6 @@ namespace plinth::test::e2e_gcp_identity {
 namespace {
 
 const std::string kSubject = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvOmV4YW1wbGUvZmxlZXQifQ.c2ln";
-const std::string kAudience =
-    "//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/ci/providers/github";
-const std::string kAccount = "plinth-emulator@plinth-test.iam.gserviceaccount.com";
 
 /// The APIs the log shows, and the principals Compute calls came from.
 struct Seen {
@@ -59,14 +56,7 @@ TEST_CASE("gcp identity: an external_account file (workload identity federation)
   Workspace ws(&gce, "8");
 
   SECTION("file-sourced subject token, a service account impersonated") {
-    home.write("wif.json", Json{{"type", "external_account"},
-                                {"audience", kAudience},
-                                {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
-                                {"token_url", gce.base() + "/v1/token"},
-                                {"service_account_impersonation_url",
-                                 gce.base() + "/v1/projects/-/serviceAccounts/" + kAccount + ":generateAccessToken"},
-                                {"credential_source", {{"file", home.path() + "/oidc-token"}}}}
-                               .dump());
+    home.write("wif.json", gcp_external_account(gce, Json{{"file", home.path() + "/oidc-token"}}, true).dump());
     keyless(ws, gce, home, home.path() + "/wif.json");
     auto r = ws.applied(burst_blueprint({gcp_pool(2)}));
     CHECK(gce.active().size() == 2);
@@ -74,25 +64,20 @@ TEST_CASE("gcp identity: an external_account file (workload identity federation)
     CHECK(s.calls["sts.token"] == 1);
     CHECK(s.calls["iamcredentials.generateAccessToken"] == 1);
     CHECK(s.calls["oauth2.token"] == 0);  // no key was used
-    CHECK(s.compute_principals == std::set<std::string>{kAccount});
+    CHECK(s.compute_principals == std::set<std::string>{kGcpAccount});
     CHECK_FALSE(contains(r.out + r.err, kSubject));
   }
   SECTION("a subject token in a JSON file (format json), the federated principal itself") {
-    home.write("wif.json", Json{{"type", "external_account"},
-                                {"audience", kAudience},
-                                {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
-                                {"token_url", gce.base() + "/v1/token"},
-                                {"credential_source", {{"file", home.path() + "/oidc.json"},
-                                                       {"format", {{"type", "json"},
-                                                                   {"subject_token_field_name", "value"}}}}}}
-                               .dump());
+    const Json json_field = {{"type", "json"}, {"subject_token_field_name", "value"}};
+    home.write("wif.json",
+               gcp_external_account(gce, {{"file", home.path() + "/oidc.json"}, {"format", json_field}}, false).dump());
     home.write("oidc.json", Json{{"count", 1}, {"value", kSubject}}.dump());
     keyless(ws, gce, home, home.path() + "/wif.json");
     ws.applied(burst_blueprint({gcp_pool(1)}));
     Seen s = seen(gce);
     CHECK(s.calls["sts.token"] == 1);
     CHECK(s.calls["iamcredentials.generateAccessToken"] == 0);
-    CHECK(s.compute_principals == std::set<std::string>{"principal:" + kAudience});
+    CHECK(s.compute_principals == std::set<std::string>{"principal:" + kGcpWifAudience});
   }
   SECTION("a URL-sourced subject token with headers and a JSON answer (GitHub Actions' token URL)") {
     // What google-github-actions/auth writes: the runner's ACTIONS_ID_TOKEN_REQUEST_URL, its bearer token, and
@@ -100,20 +85,15 @@ TEST_CASE("gcp identity: an external_account file (workload identity federation)
     TempDir served;
     served.write("oidc", Json{{"count", 1}, {"value", kSubject}}.dump());
     FileServer web(served.path());
-    home.write("wif.json", Json{{"type", "external_account"},
-                                {"audience", kAudience},
-                                {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
-                                {"token_url", gce.base() + "/v1/token"},
-                                {"credential_source",
-                                 {{"url", web.base() + "/oidc?api-version=2.0&audience=" + kAudience},
-                                  {"headers", {{"Authorization", "bearer runner-request-token"}}},
-                                  {"format", {{"type", "json"}, {"subject_token_field_name", "value"}}}}}}
-                               .dump());
+    const Json source = {{"url", web.base() + "/oidc?api-version=2.0&audience=" + kGcpWifAudience},
+                         {"headers", {{"Authorization", "bearer runner-request-token"}}},
+                         {"format", {{"type", "json"}, {"subject_token_field_name", "value"}}}};
+    home.write("wif.json", gcp_external_account(gce, source, false).dump());
     keyless(ws, gce, home, home.path() + "/wif.json");
     auto r = ws.applied(burst_blueprint({gcp_pool(1)}));
     Seen s = seen(gce);
     CHECK(s.calls["sts.token"] == 1);
-    CHECK(s.compute_principals == std::set<std::string>{"principal:" + kAudience});
+    CHECK(s.compute_principals == std::set<std::string>{"principal:" + kGcpWifAudience});
     const std::string log = web.log();
     CHECK(contains(log, "\"path\": \"/oidc?api-version=2.0&audience="));
     CHECK(contains(log, "\"authorization\": \"bearer runner-request-token\""));
@@ -122,18 +102,13 @@ TEST_CASE("gcp identity: an external_account file (workload identity federation)
   }
   SECTION("a subject token STS does not trust is refused once, and nothing is made") {
     home.write("oidc-token", "eyJhbGciOiJSUzI1NiJ9.forged.c2ln");
-    home.write("wif.json", Json{{"type", "external_account"},
-                                {"audience", kAudience},
-                                {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
-                                {"token_url", gce.base() + "/v1/token"},
-                                {"credential_source", {{"file", home.path() + "/oidc-token"}}}}
-                               .dump());
+    home.write("wif.json", gcp_external_account(gce, Json{{"file", home.path() + "/oidc-token"}}, false).dump());
     keyless(ws, gce, home, home.path() + "/wif.json");
     auto r = ws.apply(burst_blueprint({gcp_pool(3)}));
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
     CHECK(contains(r.out + r.err, "invalid_grant"));
-    CHECK(contains(r.out + r.err, "workload identity federation " + kAudience));
+    CHECK(contains(r.out + r.err, "workload identity federation " + kGcpWifAudience));
     CHECK(gce.active().empty());
     CHECK(gce.log_lines().size() <= 2);  // one token exchange for the run, not one per instance
   }
@@ -146,14 +121,7 @@ TEST_CASE("gcp identity: federated tokens that expire during an apply are exchan
   GceEmulator gce({"--subject-token", kSubject, "--token-lifetime-s", "4", "--operation-ms", "5000"});
   TempDir home;
   home.write("oidc-token", kSubject + "\n");
-  home.write("wif.json", Json{{"type", "external_account"},
-                              {"audience", kAudience},
-                              {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
-                              {"token_url", gce.base() + "/v1/token"},
-                              {"service_account_impersonation_url",
-                               gce.base() + "/v1/projects/-/serviceAccounts/" + kAccount + ":generateAccessToken"},
-                              {"credential_source", {{"file", home.path() + "/oidc-token"}}}}
-                             .dump());
+  home.write("wif.json", gcp_external_account(gce, Json{{"file", home.path() + "/oidc-token"}}, true).dump());
   Workspace ws(&gce, "8");
   keyless(ws, gce, home, home.path() + "/wif.json");
   ws.applied(burst_blueprint({gcp_pool(2)}));
@@ -167,7 +135,7 @@ TEST_CASE("gcp identity: federated tokens that expire during an apply are exchan
   Seen s = seen(gce);
   CHECK(s.calls["sts.token"] >= 4);  // one as each run starts, and again within it
   CHECK(s.calls["iamcredentials.generateAccessToken"] == s.calls["sts.token"]);
-  CHECK(s.compute_principals == std::set<std::string>{kAccount});
+  CHECK(s.compute_principals == std::set<std::string>{kGcpAccount});
 }
 
 TEST_CASE("gcp identity: gcloud's authorized_user and the metadata server", "[e2e][gcp][habits][identity]") {
@@ -197,7 +165,7 @@ TEST_CASE("gcp identity: gcloud's authorized_user and the metadata server", "[e2
     ws.applied(burst_blueprint({gcp_pool(1)}));
     Seen s = seen(gce);
     CHECK(s.calls["metadata.token"] == 1);
-    CHECK(s.compute_principals == std::set<std::string>{kAccount});
+    CHECK(s.compute_principals == std::set<std::string>{kGcpAccount});
   }
   SECTION("nothing at all: PLAN001 says what to set") {
     GceEmulator gce;

@@ -1,9 +1,7 @@
 // AzureCloud: the burst-pool contract's hooks for azure-emulator, with a
 // client secret. Its lists answer 7 VMs a page, so every case pages.
 #include <catch2/catch.hpp>
-#include <chrono>
 
-#include "providers/gcp/jwt.h"
 #include "tests/support/burst_cloud.h"
 
 namespace plinth::test {
@@ -16,19 +14,8 @@ const std::string kH200 = "Standard_ND96isr_H200_v5";
 const std::string kVmWrite = "Microsoft.Compute/virtualMachines/write";
 
 // What the keyless credential sources hold (credential_kinds): each must stay out of everything Plinth writes.
-const std::string kIssuer = "https://token.actions.githubusercontent.com";
 const std::string kSubject = "repo:example/fleet:environment:conformance";
 const std::string kIdentityHeader = "Y29uZm9ybWFuY2UtaWRlbnRpdHktaGVhZGVy";
-
-/// An OIDC token as GitHub Actions issues one for Azure (the emulator reads its claims, not its signature).
-std::string oidc_token() {
-  const long long now =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const Json claims = {{"iss", kIssuer}, {"sub", kSubject}, {"aud", "api://AzureADTokenExchange"},
-                       {"iat", now}, {"exp", now + 3600}};
-  return gcp::base64url_encode(Json{{"alg", "RS256"}, {"typ", "JWT"}}.dump()) + "." +
-         gcp::base64url_encode(claims.dump()) + ".Q09ORk9STUFOQ0UtU0lHTkFUVVJF";
-}
 
 std::string decode_base64(const std::string& in) {
   static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -77,7 +64,7 @@ class Azure final : public CloudUnderTest {
     // ARM allows 3 writes, then one every 200 ms.
     if (setup.rate_limited) flags.insert(flags.end(), {"--writes-bucket", "3:5"});
     if (setup.temporary_credentials)
-      flags.insert(flags.end(), {"--federated-credential", kIssuer + "," + kSubject, "--metadata-port", "0",
+      flags.insert(flags.end(), {"--federated-credential", kGithubIssuer + "," + kSubject, "--metadata-port", "0",
                                  "--identity-header", kIdentityHeader});
     az_ = std::make_unique<AzureEmulator>(flags);
     env_ = azure_env(*az_);
@@ -218,7 +205,7 @@ class Azure final : public CloudUnderTest {
     if (kind == "client secret") return;
     ws.env["AZURE_CLIENT_SECRET"] = "";
     if (kind == "workload identity (federated token)") {
-      home_.write("azure-identity-token", oidc_token());
+      home_.write("azure-identity-token", github_oidc_token(kSubject));
       ws.env["AZURE_FEDERATED_TOKEN_FILE"] = home_.path() + "/azure-identity-token";
       return;
     }
@@ -236,7 +223,7 @@ class Azure final : public CloudUnderTest {
   std::vector<std::string> secrets() override {
     // No token answer (its "access_token": key; the name alone is an option of the gcp provider that
     // `plinth providers --json` lists) and no bearer token or federated token (JWTs).
-    return {kAzureClientSecret, "\"access_token\":", "eyJhbGci", "eyJ0eXAi", oidc_token().substr(0, 60),
+    return {kAzureClientSecret, "\"access_token\":", "eyJhbGci", "eyJ0eXAi", github_oidc_token(kSubject).substr(0, 60),
             kIdentityHeader};
   }
 

@@ -217,16 +217,7 @@ class Gcp final : public CloudUnderTest {
       // Workload identity federation with a service account impersonated, as GitHub Actions' google-github-actions/auth.
       home_.write("oidc-token", kSubjectToken);
       home_.write("wif.json",
-                  Json{{"type", "external_account"},
-                       {"audience", "//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/ci/"
-                                    "providers/github"},
-                       {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
-                       {"token_url", gce().base() + "/v1/token"},
-                       {"service_account_impersonation_url",
-                        gce().base() + "/v1/projects/-/serviceAccounts/plinth-emulator@plinth-test.iam.gserviceaccount.com:"
-                                       "generateAccessToken"},
-                       {"credential_source", {{"file", home_.path() + "/oidc-token"}}}}
-                      .dump());
+                  gcp_external_account(gce(), Json{{"file", home_.path() + "/oidc-token"}}, true).dump());
       ws.env["GOOGLE_APPLICATION_CREDENTIALS"] = home_.path() + "/wif.json";
     } else if (kind == "authorized_user") {
       home_.write(".config/gcloud/application_default_credentials.json",

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <sstream>
 
+#include "providers/gcp/jwt.h"
 #include "providers/gcp/oauth_token.h"
 #include "providers/gcp/service_account.h"
 
@@ -178,6 +180,27 @@ std::map<std::string, std::string> gcp_env(const EmulatorProcess& gce) {
           {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", gce.base() + "/compute/v1/"},
           {"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", gce.ca()},
           {"PLINTH_GCP_POLL_MS", "5"}};
+}
+
+std::string github_oidc_token(const std::string& subject) {
+  const long long now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const Json claims = {{"iss", kGithubIssuer}, {"sub", subject}, {"aud", "api://AzureADTokenExchange"},
+                       {"iat", now}, {"exp", now + 3600}};
+  return gcp::base64url_encode(Json{{"alg", "RS256"}, {"typ", "JWT"}, {"kid", "gh-1"}}.dump()) + "." +
+         gcp::base64url_encode(claims.dump()) + ".c2lnbmF0dXJl";
+}
+
+Json gcp_external_account(const EmulatorProcess& gce, const Json& credential_source, bool impersonate) {
+  Json j = {{"type", "external_account"},
+            {"audience", kGcpWifAudience},
+            {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+            {"token_url", gce.base() + "/v1/token"},
+            {"credential_source", credential_source}};
+  if (impersonate)
+    j["service_account_impersonation_url"] =
+        gce.base() + "/v1/projects/-/serviceAccounts/" + kGcpAccount + ":generateAccessToken";
+  return j;
 }
 
 std::map<std::string, std::string> azure_env(const EmulatorProcess& az) {

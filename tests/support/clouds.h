@@ -103,6 +103,20 @@ std::map<std::string, std::string> gcp_env(const EmulatorProcess& gce);
 /// The environment of a user pointing plinth at the azure-emulator `az` with a client secret.
 std::map<std::string, std::string> azure_env(const EmulatorProcess& az);
 
+/// GitHub Actions' OIDC issuer, which the Azure identity cases' federated credentials trust.
+inline const std::string kGithubIssuer = "https://token.actions.githubusercontent.com";
+/// An OIDC token as GitHub Actions issues one for Azure (audience api://AzureADTokenExchange, an hour
+/// to live) for `subject`; the emulator reads its claims, not its signature.
+std::string github_oidc_token(const std::string& subject);
+
+/// The audience and service account of the GCP workload identity federation cases.
+inline const std::string kGcpWifAudience =
+    "//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/ci/providers/github";
+inline const std::string kGcpAccount = "plinth-emulator@plinth-test.iam.gserviceaccount.com";
+/// An external_account credentials file for `gce`'s STS with `credential_source`, and with
+/// `impersonate` kGcpAccount impersonated through IAM Credentials generateAccessToken.
+Json gcp_external_account(const EmulatorProcess& gce, const Json& credential_source, bool impersonate);
+
 /// How many of `list` (JSON objects) have each value of `key` (a value that is not a string counts as its JSON).
 std::map<std::string, int> count_by(const Json& list, const char* key);
 

@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "engine/core/embedded.h"
 
@@ -20,12 +18,38 @@ Result<std::string> read_file(const std::string& path) {
     if (const EmbeddedFile* f = find_embedded(path)) return std::string(f->text);
     return Error::fatal("cannot read " + path + ": no such file is built into this plinth");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error::fatal("cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Error::fatal("cannot read " + path + ": " + std::strerror(errno));
-  return ss.str();
+  // Read straight into a string of the file's size (a state file of a large
+  // fleet is tens of megabytes: no stream buffer and no copy of it).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::fatal("cannot read " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) text.reserve(static_cast<size_t>(st.st_size));
+  char buf[65536];
+  for (;;) {
+    // A regular file is read into place; anything else (a pipe, /dev/stdin) in chunks.
+    if (text.capacity() > text.size()) {
+      const size_t at = text.size();
+      text.resize(text.capacity());
+      const ssize_t n = ::read(fd, text.data() + at, text.size() - at);
+      text.resize(at + (n > 0 ? static_cast<size_t>(n) : 0));
+      if (n > 0) continue;
+      if (n == 0) break;
+    } else {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n > 0) {
+        text.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n == 0) break;
+    }
+    if (errno == EINTR) continue;
+    const int err = errno;
+    ::close(fd);
+    return Error::fatal("cannot read " + path + ": " + std::strerror(err));
+  }
+  ::close(fd);
+  return text;
 }
 
 namespace {

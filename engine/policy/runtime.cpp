@@ -84,19 +84,34 @@ void push_json(lua_State* L, const Json& j) {
 const std::set<std::string, std::less<>> kResourceFields = {
     "address", "type", "name", "index", "provider", "source", "depends_on", "attributes", "computed"};
 
+}  // namespace
+
 /// Read-only views of equal JSON containers cannot be told apart by a policy
-/// (nothing can change them), so the context builds each distinct nested value
-/// (a pool's bios, networks, source, ...) once and every resource that holds
-/// an equal one shares its view: the nodes of a pool share all but their
-/// scalars. Keeps the views on the Lua stack (in a table at index()) while
-/// the context is built.
+/// (nothing can change them), so each distinct nested value (a pool's bios,
+/// networks, source, ...) is built once and every resource view that holds
+/// an equal one shares it: the nodes of a pool share all but their scalars.
+/// The views live in a table the registry holds for the whole context;
+/// between open() and close() it sits on the Lua stack at index().
 class SharedViews {
  public:
   explicit SharedViews(lua_State* L) : L_(L) {
     lua_newtable(L);
-    index_ = lua_gettop(L);
+    ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   }
-  int index() const { return index_; }
+  ~SharedViews() { luaL_unref(L_, LUA_REGISTRYINDEX, ref_); }
+  SharedViews(const SharedViews&) = delete;
+  SharedViews& operator=(const SharedViews&) = delete;
+
+  /// Puts the table of views on the stack for push() and push_dependencies().
+  void open() {
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, ref_);
+    index_ = lua_gettop(L_);
+  }
+  /// Takes it off again (what was pushed above it stays).
+  void close() {
+    lua_remove(L_, index_);
+    index_ = 0;
+  }
 
   /// Pushes the view of `j`, which must stay alive while this object does.
   void push(const Json& j) {
@@ -143,6 +158,7 @@ class SharedViews {
   }
 
   lua_State* L_;
+  int ref_ = LUA_NOREF;
   int index_ = 0;
   lua_Integer count_ = 0;
   std::unordered_multimap<size_t, std::pair<const Json*, lua_Integer>> seen_;
@@ -150,6 +166,8 @@ class SharedViews {
   const std::vector<std::string>* last_deps_ = nullptr;  ///< the previous resource's
   lua_Integer last_deps_ref_ = 0;
 };
+
+namespace {
 
 /// A resource as policies see it: its wire form (engine/provider/resource.h)
 /// with every attribute also reachable as r.NAME (unless NAME is one of the
@@ -263,40 +281,38 @@ bool address_matches(const char* address, const char* prefix) {
 }
 
 // Registry keys of the current context.
-const char* const kAllKey = "plinth.ctx.all";            // array of resource views, input order
-const char* const kByAddressKey = "plinth.ctx.byaddr";   // address -> view
+const char* const kAllKey = "plinth.ctx.all";            // resource index + 1 -> its view, built on first use
 const char* const kCacheKey = "plinth.ctx.cache";        // prefix -> read-only list
 
+// ctx.resources(prefix): the views of the resources at or below `prefix`, in
+// input order; only those are built.
 int lua_resources(lua_State* L) {
   const char* prefix = luaL_optstring(L, 1, "");
   lua_getfield(L, LUA_REGISTRYINDEX, kCacheKey);
   lua_pushstring(L, prefix);
   if (lua_rawget(L, -2) != LUA_TNIL) return 1;
   lua_pop(L, 1);
-  lua_getfield(L, LUA_REGISTRYINDEX, kAllKey);
-  int all = lua_gettop(L);
+  Runtime* rt = runtime(L);
   lua_newtable(L);
   lua_Integer n = 0;
-  lua_Integer total = static_cast<lua_Integer>(lua_rawlen(L, all));
-  for (lua_Integer i = 1; i <= total; ++i) {
-    lua_rawgeti(L, all, i);
-    lua_getfield(L, -1, "address");
-    bool match = address_matches(lua_tostring(L, -1), prefix);
-    lua_pop(L, 1);
-    if (match) lua_rawseti(L, -2, ++n);
-    else lua_pop(L, 1);
-  }
+  for (size_t i = 0, total = rt->resource_count(); i < total; ++i)
+    if (address_matches(rt->resource_address(i), prefix)) {
+      rt->push_resource_view(L, i);
+      lua_rawseti(L, -2, ++n);
+    }
   Sandbox::make_readonly(L);
   lua_pushstring(L, prefix);
   lua_pushvalue(L, -2);
-  lua_rawset(L, all - 1);  // cache
+  lua_rawset(L, -4);  // cache
   return 1;
 }
 
+// ctx.resource(address): its view, or nil.
 int lua_resource(lua_State* L) {
   const char* address = luaL_checkstring(L, 1);
-  lua_getfield(L, LUA_REGISTRYINDEX, kByAddressKey);
-  lua_getfield(L, -1, address);
+  Runtime* rt = runtime(L);
+  if (size_t i = rt->resource_at(address); i < rt->resource_count()) rt->push_resource_view(L, i);
+  else lua_pushnil(L);
   return 1;
 }
 
@@ -354,6 +370,8 @@ std::string display_path(const std::string& path) {
 }
 
 Runtime::Runtime(const Limits& limits) : sb_(limits) {}
+
+Runtime::~Runtime() = default;
 
 size_t Runtime::find(const std::string& id) const {
   for (size_t i = 0; i < entries_.size(); ++i)
@@ -680,8 +698,20 @@ void Runtime::add_verdict(Outcome outcome, const char* address, size_t address_l
   current_->push_back({entries_[running_].info.id, outcome, std::move(addr), std::move(text), std::move(loc), "", "", {}});
 }
 
+void Runtime::index_sources() const {
+  if (sources_indexed_ || !resources_) return;
+  sources_indexed_ = true;
+  sources_.reserve(resources_->size());
+  for (const Resource& r : *resources_) {
+    sources_.emplace(r.address, &r);
+    if (size_t bracket = r.address.find('['); bracket != std::string::npos)
+      pool_sources_.emplace(std::string_view(r.address).substr(0, bracket), &r);  // keeps the first
+  }
+}
+
 SourceLoc Runtime::locate(const std::string& address) const {
   if (address.empty() || !input_) return {};
+  index_sources();
   if (auto it = sources_.find(address); it != sources_.end()) return it->second->source;
   // A pool's address (TYPE.NAME): where its first node is declared.
   if (auto it = pool_sources_.find(address); it != pool_sources_.end()) return it->second->source;
@@ -699,6 +729,7 @@ void Runtime::set_context(const Input& input) {
   lua_State* L = sb_.L();
   sources_.clear();
   pool_sources_.clear();
+  sources_indexed_ = false;
   origins_.clear();
   if (input.blueprint)
     for (const auto& e : bp::entity_origins(*input.blueprint))
@@ -707,7 +738,9 @@ void Runtime::set_context(const Input& input) {
   // new one, which (like the lazy views) is not charged to the policies.
   if (ctx_ref_) luaL_unref(L, LUA_REGISTRYINDEX, ctx_ref_);
   ctx_ref_ = 0;
-  for (const char* key : {kAllKey, kByAddressKey, kCacheKey}) {
+  views_.reset();
+  resources_ = nullptr;
+  for (const char* key : {kAllKey, kCacheKey}) {
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, key);
   }
@@ -719,24 +752,12 @@ void Runtime::set_context(const Input& input) {
 void Runtime::build_context(const Input& input) {
   lua_State* L = sb_.L();
   static const std::vector<Resource> kNone;
-  const auto& resources = input.resources ? *input.resources : kNone;
-  SharedViews views(L);
-  sources_.reserve(resources.size());
-  lua_createtable(L, static_cast<int>(resources.size()), 0);
-  lua_createtable(L, 0, static_cast<int>(resources.size()));
-  for (size_t i = 0; i < resources.size(); ++i) {
-    const Resource& r = resources[i];
-    sources_.emplace(r.address, &r);
-    if (size_t bracket = r.address.find('['); bracket != std::string::npos)
-      pool_sources_.emplace(std::string_view(r.address).substr(0, bracket), &r);  // keeps the first
-    push_resource(L, r, views);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, r.address.c_str());
-    lua_rawseti(L, -3, static_cast<lua_Integer>(i + 1));
-  }
-  lua_setfield(L, LUA_REGISTRYINDEX, kByAddressKey);
+  resources_ = input.resources ? input.resources : &kNone;
+  // The resources' views are built when a policy first asks for them
+  // (push_resource_view): a check that reads the blueprint builds none.
+  views_ = std::make_unique<SharedViews>(L);
+  lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kAllKey);
-  lua_remove(L, views.index());
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kCacheKey);
 
@@ -747,9 +768,11 @@ void Runtime::build_context(const Input& input) {
   if (input.blueprint) compliance = input.blueprint->metadata.compliance;
   push_json(L, Json(compliance));
   lua_setfield(L, data, "compliance");
-  lua_pushcfunction(L, lua_resources);
+  lua_pushlightuserdata(L, this);
+  lua_pushcclosure(L, lua_resources, 1);
   lua_setfield(L, data, "resources");
-  lua_pushcfunction(L, lua_resource);
+  lua_pushlightuserdata(L, this);
+  lua_pushcclosure(L, lua_resource, 1);
   lua_setfield(L, data, "resource");
   lua_pushvalue(L, data);
   Sandbox::make_readonly(L);
@@ -761,6 +784,32 @@ void Runtime::build_context(const Input& input) {
   lua_pop(L, 1);
   ctx_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pop(L, 1);  // data
+}
+
+size_t Runtime::resource_count() const { return resources_ ? resources_->size() : 0; }
+
+const char* Runtime::resource_address(size_t i) const { return (*resources_)[i].address.c_str(); }
+
+size_t Runtime::resource_at(std::string_view address) const {
+  index_sources();
+  auto it = sources_.find(address);
+  return it == sources_.end() ? resource_count() : static_cast<size_t>(it->second - resources_->data());
+}
+
+void Runtime::push_resource_view(lua_State* L, size_t i) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kAllKey);
+  if (lua_rawgeti(L, -1, static_cast<lua_Integer>(i + 1)) == LUA_TNIL) {
+    lua_pop(L, 1);
+    // Built once for every policy: not charged to the policy that asked first.
+    sb_.uncounted([&] {
+      views_->open();
+      push_resource(L, (*resources_)[i], *views_);
+      views_->close();
+    });
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, static_cast<lua_Integer>(i + 1));
+  }
+  lua_remove(L, -2);
 }
 
 void Runtime::push_lazy(lua_State* L, const std::string& key) {

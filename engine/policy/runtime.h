@@ -3,6 +3,7 @@
 // read-only context they run against. evaluate(), load_policies() and the
 // Lua test runner are built on it.
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -52,9 +53,12 @@ inline size_t verdict_cost(size_t id_len, size_t address_len, size_t message_len
   return sizeof(Verdict) + id_len + address_len + message_len + 64;
 }
 
+class SharedViews;
+
 class Runtime {
  public:
   explicit Runtime(const Limits& limits);
+  ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -77,9 +81,9 @@ class Runtime {
   const std::map<std::string, std::string>& hashes() const { return hashes_; }
 
   /// Builds the read-only ctx for `input` (which must outlive the runs),
-  /// replacing the previous one. Resource tables are built once here and
-  /// shared by every policy; the blueprint and plan views are built on
-  /// first use.
+  /// replacing the previous one. A resource's view, like the blueprint and
+  /// plan views, is built when a policy first asks for it and then shared by
+  /// every policy.
   void set_context(const Input& input);
 
   /// Runs policy `i`'s check against the current context. Every verdict
@@ -95,6 +99,13 @@ class Runtime {
   int declare(lua_State* L);
   int report(lua_State* L, Outcome outcome);
   void push_lazy(lua_State* L, const std::string& key);
+  /// The context's resources, by their input index.
+  size_t resource_count() const;
+  const char* resource_address(size_t i) const;
+  /// The index of the resource at `address`, resource_count() when none.
+  size_t resource_at(std::string_view address) const;
+  /// Pushes resource `i`'s view, building it on first use.
+  void push_resource_view(lua_State* L, size_t i);
   int setting(lua_State* L);
   SourceLoc locate(const std::string& address) const;
 
@@ -107,6 +118,7 @@ class Runtime {
   };
   void declare_table(lua_State* L);
   void build_context(const Input& input);
+  void index_sources() const;
   void add_verdict(Outcome outcome, const char* address, size_t address_len, const char* message,
                    size_t message_len, const std::string& field);
 
@@ -119,11 +131,15 @@ class Runtime {
   size_t loading_file_ = kNone;  ///< set while a policy file's chunk runs: policy{} is allowed
   std::map<std::string, PackSettings> settings_;  ///< pack -> its settings (set_settings)
   const Input* input_ = nullptr;
-  /// Address -> resource, for verdicts' file:line (views into *input_->resources).
-  std::unordered_map<std::string_view, const Resource*> sources_;
-  std::unordered_map<std::string_view, const Resource*> pool_sources_;  ///< TYPE.NAME -> its first TYPE.NAME[i]
+  /// Address -> resource, for verdicts' file:line and ctx.resource (views
+  /// into *resources_), built on first use by index_sources().
+  mutable std::unordered_map<std::string_view, const Resource*> sources_;
+  mutable std::unordered_map<std::string_view, const Resource*> pool_sources_;  ///< TYPE.NAME -> its first TYPE.NAME[i]
+  mutable bool sources_indexed_ = false;
   /// An entity's position ("file:line:col") -> its Origin, for fail(address, message, field).
   std::unordered_map<std::string, const bp::Origin*> origins_;
+  const std::vector<Resource>* resources_ = nullptr;  ///< the context's (input_->resources)
+  std::unique_ptr<SharedViews> views_;                ///< of the context's resource views
   int ctx_ref_ = 0;
   std::vector<Verdict>* current_ = nullptr;  ///< set while a check runs
   size_t running_ = kNone;                   ///< the entry whose check runs

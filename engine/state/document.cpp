@@ -47,7 +47,39 @@ Json canonical_json(const StateDocument& doc, const std::string& plinth_version)
   return out;
 }
 
-std::string checksum_of(const Json& canonical) { return "sha256:" + sha256_hex(canonical.dump()); }
+/// Feeds the text nlohmann's serializer writes to a digest, in 64 KiB pieces.
+class DigestOutput final : public nlohmann::detail::output_adapter_protocol<char> {
+ public:
+  explicit DigestOutput(Sha256& digest) : digest_(digest) { buf_.reserve(kPiece); }
+  void write_character(char c) override {
+    buf_.push_back(c);
+    if (buf_.size() >= kPiece) flush();
+  }
+  void write_characters(const char* s, std::size_t n) override {
+    buf_.append(s, n);
+    if (buf_.size() >= kPiece) flush();
+  }
+  void flush() {
+    digest_.update(buf_);
+    buf_.clear();
+  }
+
+ private:
+  static constexpr size_t kPiece = 65536;
+  Sha256& digest_;
+  std::string buf_;
+};
+
+/// "sha256:" and the SHA-256 of canonical.dump(), computed as the text is
+/// written (a large fleet's state is tens of megabytes of it).
+std::string checksum_of(const Json& canonical) {
+  Sha256 digest;
+  auto out = std::make_shared<DigestOutput>(digest);
+  nlohmann::detail::serializer<Json> s(out, ' ', nlohmann::detail::error_handler_t::strict);
+  s.dump(canonical, false, false, 0);
+  out->flush();
+  return "sha256:" + digest.hex();
+}
 
 /// Copies `j` with keys in the order a person reads them, `order` first.
 OrderedJson ordered(const Json& j, const std::vector<std::string>& order) {

@@ -184,6 +184,15 @@ void encrypt_path(Json& obj, const std::vector<std::string>& parts, size_t i, co
   *it = Json{{kMarker, seal(key, it->dump(), value_aad(lineage, address, where))}};
 }
 
+/// True when `v` or a value inside it is an encrypted value.
+bool holds_marker(const Json& v) {
+  if (is_marker(v)) return true;
+  if (v.is_structured())
+    for (const auto& x : v)
+      if (holds_marker(x)) return true;
+  return false;
+}
+
 Status decrypt_values(Json& v, const std::string& where, const EncryptionSettings& s, const std::string& lineage,
                       const std::string& address, const std::string& source) {
   if (is_marker(v)) {
@@ -224,7 +233,7 @@ class EncryptedBackend final : public Backend {
     auto doc = inner_->load();
     if (!doc || !*doc) return doc;
     was_sealed_ = !(*doc)->sealed.empty();
-    auto plain = decrypt_document(**doc, s_, s_.shown.empty() ? inner_->describe() : s_.shown);
+    auto plain = decrypt_document(std::move(**doc), s_, s_.shown.empty() ? inner_->describe() : s_.shown);
     if (!plain) return plain.error();
     return std::optional<StateDocument>(std::move(*plain));
   }
@@ -389,10 +398,8 @@ Status refuse_cleartext(const StateDocument& doc, const EncryptionSettings& s, c
   return {};
 }
 
-Result<StateDocument> decrypt_document(const StateDocument& doc, const EncryptionSettings& s,
-                                       const std::string& source) {
-  if (auto st = refuse_cleartext(doc, s, source); !st) return st.error();
-  StateDocument out = doc;
+Result<StateDocument> decrypt_document(StateDocument out, const EncryptionSettings& s, const std::string& source) {
+  if (auto st = refuse_cleartext(out, s, source); !st) return st.error();
   if (!out.sealed.empty()) {
     auto o = open_sealed(out.sealed, s.key, s.old_keys, sealed_aad(out.lineage));
     if (!o.plain) return open_error(o, s, source, "its resources (the whole state is encrypted)");
@@ -414,8 +421,11 @@ Result<StateDocument> decrypt_document(const StateDocument& doc, const Encryptio
   }
   for (auto* list : {&out.resources, &out.deposed})
   for (auto& r : *list) {
-    if (auto st = decrypt_values(r.attributes, "attributes", s, out.lineage, r.address, source); !st) return st.error();
-    if (auto st = decrypt_values(r.computed, "computed", s, out.lineage, r.address, source); !st) return st.error();
+    // Most values hold nothing encrypted: found without building a path for every value.
+    if (holds_marker(r.attributes))
+      if (auto st = decrypt_values(r.attributes, "attributes", s, out.lineage, r.address, source); !st) return st.error();
+    if (holds_marker(r.computed))
+      if (auto st = decrypt_values(r.computed, "computed", s, out.lineage, r.address, source); !st) return st.error();
   }
   return out;
 }

@@ -74,7 +74,7 @@ std::unique_ptr<Backend> with_encryption(std::unique_ptr<Backend> inner, Encrypt
 /// Encrypts `doc` as save() would (exposed for tests and `state rekey`).
 Result<StateDocument> encrypt_document(const StateDocument& doc, const EncryptionSettings& settings);
 /// Decrypts `doc` as load() would; `source` names the state in errors.
-Result<StateDocument> decrypt_document(const StateDocument& doc, const EncryptionSettings& settings,
+Result<StateDocument> decrypt_document(StateDocument doc, const EncryptionSettings& settings,
                                        const std::string& source);
 /// True when `doc` holds an encrypted value or is sealed.
 bool is_encrypted(const StateDocument& doc);

@@ -8,9 +8,12 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/files.h"
+#include "engine/core/hash.h"
 #include "tests/support/run.h"
 #include "tests/support/text.h"
 #include "tests/support/workspace.h"
@@ -59,7 +62,73 @@ void check_plan(const std::string& name, std::vector<std::string> blueprints, co
   }
 }
 
+/// Checks `actual`'s SHA-256 against line NAME of the digest file
+/// fleet.sha256 (rewritten with PLINTH_UPDATE_GOLDEN): the outputs of a large
+/// fleet are too big to keep in the repository, their digests are not.
+void check_digest(const std::string& name, const std::string& actual) {
+  const std::string path = kGolden + "fleet.sha256";
+  std::map<std::string, std::string> digests;
+  if (auto text = read_file(path); text.ok()) {
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);)
+      if (auto sp = line.find(' '); sp != std::string::npos) digests[line.substr(0, sp)] = line.substr(sp + 1);
+  }
+  const std::string now = sha256_hex(actual);
+  if (std::getenv("PLINTH_UPDATE_GOLDEN")) {
+    digests[name] = now;
+    std::string out;
+    for (const auto& [k, v] : digests) out += k + " " + v + "\n";
+    std::ofstream(path, std::ios::binary) << out;
+    return;
+  }
+  INFO(name << ": its digest in " << path << " differs from the output now (PLINTH_UPDATE_GOLDEN=1 rewrites it after "
+               "review); the output starts: " << actual.substr(0, 400));
+  REQUIRE(digests.count(name));
+  CHECK(digests[name] == now);
+}
+
+/// bench/gen_blueprint.py's fleet of `pools` pools of `per_pool` nodes (the
+/// benchmark's), its plan from nothing, its plan against a state recording
+/// all of it (no changes) and its audit report (every policy verdict),
+/// checked against their digests.
+void check_fleet(int pools, int per_pool) {
+  TempDir dir;
+  const std::string n = std::to_string(pools * per_pool);
+  auto g = run_program({"/usr/bin/python3", "bench/gen_blueprint.py", "--pools", std::to_string(pools),
+                        "--nodes-per-pool", std::to_string(per_pool)});
+  REQUIRE(g.exit_code == 0);
+  const std::string bp = dir.write("fleet.yaml", g.out);
+  auto plan = [&](const std::string& state) {
+    auto r = run_plinth({"plan", bp, "--state", state, "--refresh=false", "-lock=false", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return replace_all(r.out, dir.path(), "TMP");
+  };
+  const std::string created = plan(dir.path() + "/none.state.json");
+  CHECK(created.find("\"action\":\"create\"") != std::string::npos);
+  check_digest("fleet-" + n + "-create.json", created);
+  const std::string all = write_fixed_state_of(dir, bp);
+  const std::string unchanged = plan(all);
+  CHECK(unchanged.find("\"action\":\"create\"") == std::string::npos);
+  check_digest("fleet-" + n + "-no-change.json", unchanged);
+  auto audit = run_plinth({"audit", bp, "--state", all, "--format", "json"});
+  INFO(audit.err);
+  REQUIRE(audit.exit_code == 0);
+  auto report = nlohmann::json::parse(replace_all(audit.out, dir.path(), "TMP"));
+  REQUIRE(report["verdicts"].size() > 0);
+  report.erase("generated_at");
+  check_digest("fleet-" + n + "-audit.json", report.dump(2));
+}
+
 }  // namespace
+
+TEST_CASE("the plan JSON (from nothing and with no changes) and the policy verdicts of the 10k- and 100k-node "
+          "bench fleets are unchanged byte for byte") {
+  // The digests were written by the planner before the fleet-scale work of
+  // issue 32 (state reading, lazy policy views): it must not change a byte.
+  check_fleet(500, 20);
+  check_fleet(2000, 50);
+}
 
 TEST_CASE("plan output of the example blueprints from an empty state is unchanged byte for byte") {
   TempDir dir;

@@ -22,9 +22,19 @@ std::string replace_once(std::string s, const std::string& from, const std::stri
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
+  if (from.empty()) return s;
+  // Copied into a new string (linear), not replaced in place: a large plan
+  // names its blueprint's path once per resource.
+  std::string out;
+  size_t done = 0;
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, done)) {
+    out.append(s, done, at - done);
+    out += to;
+    done = at + from.size();
+  }
+  if (done == 0) return s;
+  out.append(s, done, std::string::npos);
+  return out;
 }
 
 std::string diagnostics_text(const Diagnostics& ds) {

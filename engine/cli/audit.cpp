@@ -44,8 +44,10 @@ int run_audit(const Args& args, Io& io) {
                    format.c_str(), output.c_str());
   });
   if (!loaded) return kExitFailure;
-  auto desired = graph::expand(loaded->blueprint);
-  if (!desired) return fail(io, "audit", desired.error().message);
+  auto expanded = graph::expand(loaded->blueprint);
+  if (!expanded) return fail(io, "audit", expanded.error().message);
+  // The plan shares the graph's and the state's resources instead of copying them.
+  auto desired = std::make_shared<const graph::ResourceGraph>(std::move(*expanded));
 
   const std::string state_path = state::resolve_state_path(args.get("state"), args.positional);
   auto state_opts = state_options(args);
@@ -55,8 +57,8 @@ int run_audit(const Args& args, Io& io) {
   auto backend = std::move(*opened);
   auto doc = backend->load();
   if (!doc) return fail(io, "audit", doc.error().message);
-  state::StateDocument prior = *doc ? std::move(**doc) : state::StateDocument{};
-  plan::Plan p = plan::diff(desired->resources, prior.resources);
+  auto prior = std::make_shared<const std::vector<Resource>>(*doc ? std::move((**doc).resources) : std::vector<Resource>{});
+  plan::Plan p = plan::diff_sharing_all(std::shared_ptr<const std::vector<Resource>>(desired, &desired->resources), prior);
 
   const auto dirs = run::policy_dirs(policy_options(args));
   const std::string bp_dir = run::blueprint_dir(args.positional);

@@ -67,12 +67,15 @@ class QuietWhenClean : public HumanView {
 /// or the resources judges it as plan would (the ones that look at changes
 /// see every resource created). True when it blocks.
 bool policy_gate(const Args& args, const Loaded& loaded, run::Events& events) {
-  auto desired = graph::expand(loaded.blueprint);
-  if (!desired) {
-    events.error(desired.error().message);
+  auto expanded = graph::expand(loaded.blueprint);
+  if (!expanded) {
+    events.error(expanded.error().message);
     return true;
   }
-  plan::Plan p = plan::diff(desired->resources, {});
+  // The plan's resources are the graph's, shared, not copied.
+  auto desired = std::make_shared<const graph::ResourceGraph>(std::move(*expanded));
+  static const std::vector<Resource> kNothing;
+  plan::Plan p = plan::diff_sharing(std::shared_ptr<const std::vector<Resource>>(desired, &desired->resources), kNothing);
   return run::run_policies(loaded, *desired, p, run::policy_dirs(policy_options(args)),
                            run::blueprint_dir(args.positional), events)
       .blocked;

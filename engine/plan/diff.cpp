@@ -172,9 +172,11 @@ size_t leaves(const Json& attributes) {
   return n;
 }
 
-/// diff(); with `owner`, `after` shares the desired resources it owns.
+/// diff(); with `owner`, `after` shares the desired resources it owns, and
+/// with `prior_owner` `before` the prior ones.
 Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& prior,
-             const std::vector<Resource>& deposed, const std::shared_ptr<const void>& owner) {
+             const std::vector<Resource>& deposed, const std::shared_ptr<const void>& owner,
+             const std::shared_ptr<const void>& prior_owner = nullptr) {
   std::unordered_map<std::string_view, const Resource*> prior_by_address;
   prior_by_address.reserve(prior.size());
   for (const auto& r : prior) prior_by_address.emplace(r.address, &r);
@@ -208,7 +210,8 @@ Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& 
     rc.address = key.address;
     rc.type = key.type;
     if (d) rc.after = owner ? Shared<Resource>(std::shared_ptr<const Resource>(owner, d)) : Shared<Resource>(*d);
-    if (p) rc.before = *p;
+    if (p)
+      rc.before = prior_owner ? Shared<Resource>(std::shared_ptr<const Resource>(prior_owner, p)) : Shared<Resource>(*p);
     if (!d || !p || d->attributes != p->attributes) {
       // The type as the resource's provider declares it; a resource of a
       // provider this run does not know takes the type's marks from whoever
@@ -267,6 +270,11 @@ Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& pri
 Plan diff_sharing(const std::shared_ptr<const std::vector<Resource>>& desired, const std::vector<Resource>& prior,
                   const std::vector<Resource>& deposed) {
   return diff_of(*desired, prior, deposed, desired);
+}
+
+Plan diff_sharing_all(const std::shared_ptr<const std::vector<Resource>>& desired,
+                      const std::shared_ptr<const std::vector<Resource>>& prior, const std::vector<Resource>& deposed) {
+  return diff_of(*desired, *prior, deposed, desired, prior);
 }
 
 }  // namespace plinth::plan

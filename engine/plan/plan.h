@@ -90,6 +90,10 @@ Plan diff(const std::vector<Resource>& desired, const std::vector<Resource>& pri
 /// (which must not change afterwards) instead of copying them.
 Plan diff_sharing(const std::shared_ptr<const std::vector<Resource>>& desired, const std::vector<Resource>& prior,
                   const std::vector<Resource>& deposed = {});
+/// The same, `before` values also sharing the resources of `prior` (which
+/// must not change afterwards either).
+Plan diff_sharing_all(const std::shared_ptr<const std::vector<Resource>>& desired,
+                      const std::shared_ptr<const std::vector<Resource>>& prior, const std::vector<Resource>& deposed = {});
 
 /// The action named `text` ("no-op", "create", ...), or nullopt.
 std::optional<Action> parse_action(std::string_view text);

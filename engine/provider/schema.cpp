@@ -123,6 +123,13 @@ bool valid_word(std::string_view s, bool allow_dash) {
   });
 }
 
+/// A path the render may write a provider's file at: absolute, no "..", and
+/// only letters, digits, '/', '.', '_' and '-' (nothing YAML or a shell reads).
+bool safe_file_path(const std::string& path) {
+  return !path.empty() && path.front() == '/' && path.find("..") == std::string::npos &&
+         path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") == std::string::npos;
+}
+
 Status check_settings(const ProviderSchema& s, const std::string& where, const std::vector<SettingSpec>& settings) {
   std::set<std::string> seen;
   for (const auto& st : settings) {
@@ -221,12 +228,13 @@ Status check_schema(const ProviderSchema& s) {
       if (t.gpu_nics < 0 || (t.gpu_network.empty() != (t.gpu_nics == 0)))
         return bad(what + " must give gpu_nics (at least 1) with a gpu_network, and neither without");
       if (t.nccl_topology_path.empty() != t.nccl_topology_xml.empty() ||
-          (!t.nccl_topology_path.empty() &&
-           (t.nccl_topology_path.front() != '/' || t.nccl_topology_path.find("..") != std::string::npos ||
-            t.nccl_topology_path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") !=
-                std::string::npos)))
+          (!t.nccl_topology_path.empty() && !safe_file_path(t.nccl_topology_path)))
         return bad(what + " must give nccl_topology_path (an absolute path of letters, digits, '/', '.', '_' and '-') "
                           "and nccl_topology_xml together");
+      if (t.nccl_graph_path.empty() != t.nccl_graph_xml.empty() ||
+          (!t.nccl_graph_path.empty() && (t.nccl_topology_path.empty() || !safe_file_path(t.nccl_graph_path))))
+        return bad(what + " must give nccl_graph_path (an absolute path of letters, digits, '/', '.', '_' and '-') "
+                          "and nccl_graph_xml together, and only with a topology");
       if (!t.facts.is_object()) return bad(what + ": 'facts' must be an object");
       for (const auto& [k, v] : t.facts.items())
         if (!type || !type->find(k))
@@ -372,6 +380,10 @@ void to_json(Json& j, const InstanceType& t) {
     j["nccl_topology_path"] = t.nccl_topology_path;
     j["nccl_topology_xml"] = t.nccl_topology_xml;
   }
+  if (!t.nccl_graph_path.empty()) {
+    j["nccl_graph_path"] = t.nccl_graph_path;
+    j["nccl_graph_xml"] = t.nccl_graph_xml;
+  }
   if (!t.sources.empty()) j["sources"] = t.sources;
 }
 
@@ -388,6 +400,8 @@ void from_json(const Json& j, InstanceType& t) {
   t.facts = j.value("facts", Json::object());
   t.nccl_topology_path = j.value("nccl_topology_path", "");
   t.nccl_topology_xml = j.value("nccl_topology_xml", "");
+  t.nccl_graph_path = j.value("nccl_graph_path", "");
+  t.nccl_graph_xml = j.value("nccl_graph_xml", "");
   t.sources = j.value("sources", std::vector<std::string>{});
 }
 

@@ -203,6 +203,11 @@ struct InstanceType {
   /// The render writes it and points NCCL_TOPO_FILE at it in /etc/nccl.conf.
   std::string nccl_topology_path;
   std::string nccl_topology_xml;
+  /// With a topology, the NCCL graph (rings and trees) the provider's images
+  /// give NCCL for the type (Azure's NC A100 v4: "/opt/microsoft/ncv4-graph.xml"),
+  /// and its contents; NCCL_GRAPH_FILE points at it. Both "" for none.
+  std::string nccl_graph_path;
+  std::string nccl_graph_xml;
   std::vector<std::string> sources;  ///< where the figures come from (each a document and its URL)
   bool operator==(const InstanceType&) const = default;
 };

@@ -88,6 +88,8 @@ struct PoolView {
   bool secure_boot = false;                    ///< node pools whose BIOS turns Secure Boot on
   std::string nccl_topology_path;              ///< burst pools: the instance type's NCCL topology file, and its XML
   std::string nccl_topology_xml;
+  std::string nccl_graph_path;                 ///< and its NCCL graph (NC A100 v4), and its XML
+  std::string nccl_graph_xml;
 };
 
 std::string q(std::string_view s) {
@@ -231,6 +233,8 @@ Result<PoolView> view_pool(const bp::Blueprint& b, const std::string& name, cons
       v.gpu_network = t->gpu_network;
       v.nccl_topology_path = t->nccl_topology_path;
       v.nccl_topology_xml = t->nccl_topology_xml;
+      v.nccl_graph_path = t->nccl_graph_path;
+      v.nccl_graph_xml = t->nccl_graph_xml;
     }
     v.identity = {{"kind", "burst_pool"}, {"region", bpool->region}, {"zone", bpool->zone},
                   {"instance_type", bpool->instance_type}, {"spot", bpool->spot}};
@@ -1056,12 +1060,17 @@ Result<CloudInit> render_pool(const bp::Blueprint& blueprint, const std::string&
                "# plinth: the NVLink Subnet Manager of fourth-generation NVSwitch talks to the switches through umad\nib_umad\n");
   // IMEX reads one address per line, every compute tray of the NVLink domain (this one too).
   if (!v.imex_nodes.empty()) write_file(ud, "/etc/nvidia-imex/nodes_config.cfg", "0644", join(v.imex_nodes, "\n") + "\n");
-  // The topology NCCL cannot see through the VM's virtualised PCIe, and /etc/nccl.conf pointing at it,
-  // as the provider's own images set them (Azure's HPC images: components/customizations/ndv4.sh, ndv5.sh).
+  // The topology NCCL cannot see through the VM's virtualised PCIe (and the graph of NVLink-bridged
+  // GPU pairs), and /etc/nccl.conf pointing at them, as the provider's own images set them (Azure's
+  // HPC images: components/customizations/ndv4.sh, ndv5.sh; ncv4.sh, without InfiniBand).
   if (!v.nccl_topology_path.empty()) {
     write_file(ud, v.nccl_topology_path, "0644", v.nccl_topology_xml);
+    if (!v.nccl_graph_path.empty()) write_file(ud, v.nccl_graph_path, "0644", v.nccl_graph_xml);
     write_file(ud, "/etc/nccl.conf", "0644",
-               "NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_TOPO_FILE=" + v.nccl_topology_path + "\nNCCL_IGNORE_CPU_AFFINITY=1\n");
+               std::string(v.gpu_network == "infiniband" ? "NCCL_IB_PCI_RELAXED_ORDERING=1\n" : "") +
+                   "NCCL_TOPO_FILE=" + v.nccl_topology_path + "\n" +
+                   (v.nccl_graph_path.empty() ? "" : "NCCL_GRAPH_FILE=" + v.nccl_graph_path + "\n") +
+                   "NCCL_IGNORE_CPU_AFFINITY=1\n");
   }
   if (!pr.lnet.modprobe.empty())
     write_file(ud, "/etc/modprobe.d/plinth-lnet.conf", "0644",

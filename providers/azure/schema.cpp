@@ -83,7 +83,8 @@ ProviderSchema build_schema() {
   p.instance_types = cloud::compiled_instance_types("providers/azure/instance_types.yaml", instance_types_yaml());
   // The ND VMs' virtualised PCIe hides which NIC sits by which GPU: the topology files Azure's HPC
   // images install per VM size, at the path their docs and job scripts use (Azure/azhpc-images,
-  // components/setup_sku_customizations.sh: standard_nd*v4 -> ndv4, standard_nd96is*_h[1-2]00_v5 -> ndv5).
+  // components/setup_sku_customizations.sh: standard_nd*v4 -> ndv4, standard_nd96is*_h[1-2]00_v5 -> ndv5,
+  // standard_nc96ads_a100_v4 -> ncv4, whose NVLink-bridged GPU pairs NCCL also needs a graph file for).
   for (auto& t : p.instance_types) {
     const std::string n = ascii_lower(t.name);
     if (n.starts_with("standard_nd") && n.ends_with("v4")) {
@@ -92,6 +93,11 @@ ProviderSchema build_schema() {
     } else if (n.starts_with("standard_nd96is") && (n.ends_with("_h100_v5") || n.ends_with("_h200_v5"))) {
       t.nccl_topology_path = "/opt/microsoft/ndv5-topo.xml";
       t.nccl_topology_xml = std::string(ndv5_topo_xml());
+    } else if (n == "standard_nc96ads_a100_v4") {
+      t.nccl_topology_path = "/opt/microsoft/ncv4-topo.xml";
+      t.nccl_topology_xml = std::string(ncv4_topo_xml());
+      t.nccl_graph_path = "/opt/microsoft/ncv4-graph.xml";
+      t.nccl_graph_xml = std::string(ncv4_graph_xml());
     }
   }
 

@@ -94,6 +94,18 @@ TEST_CASE("plinth render of an EFA burst pool, from the user's directory, instal
   auto a3 = run_plinth({"render", "cluster.yaml", "--pool", "gcp-a3"}, dir.path());
   CHECK_FALSE(contains(a3.out, "doca-ofed"));
   CHECK_FALSE(contains(a3.out, "/etc/nccl.conf"));
+  // The pool on NC A100 v4 instead: Azure's ncv4 topology and graph, and no InfiniBand stack (it has none).
+  dir.write("nc.yaml", replace_once(slurp(dir.path() + "/cluster.yaml"), "Standard_ND96isr_H100_v5", "Standard_NC96ads_A100_v4"));
+  auto nc = run_plinth({"render", "nc.yaml", "--pool", "azure-nd"}, dir.path());
+  INFO(nc.err);
+  REQUIRE(nc.exit_code == 0);
+  CHECK(contains(nc.out, "  - path: /opt/microsoft/ncv4-graph.xml\n"));
+  CHECK(contains(nc.out, "      NCCL_TOPO_FILE=/opt/microsoft/ncv4-topo.xml\n      NCCL_GRAPH_FILE=/opt/microsoft/ncv4-graph.xml\n"));
+  CHECK_FALSE(contains(nc.out, "doca-ofed"));
+  CHECK_FALSE(contains(nc.out, "NCCL_IB_PCI_RELAXED_ORDERING"));
+  auto schema = plinth::test::run_program({"cloud-init", "schema", "--config-file", dir.write("nc-user-data", nc.out)});
+  INFO(schema.out << schema.err);
+  CHECK(schema.exit_code == 0);
 }
 
 // Issue 31, item 2: a GB200 NVL72 rack's trays get IMEX, or validate says what is missing.

@@ -486,6 +486,29 @@ TEST_CASE("Azure ND burst pools get Azure's NCCL topology file and /etc/nccl.con
   CHECK(contains(v4, "  - path: /opt/microsoft/ndv4-topo.xml\n"));
   CHECK(contains(v4, "      NCCL_TOPO_FILE=/opt/microsoft/ndv4-topo.xml\n"));
   CHECK_FALSE(contains(render_ok(load(), "aws-p5").user_data, "/etc/nccl.conf"));
+  CHECK_FALSE(contains(v4, "NCCL_GRAPH_FILE"));
+}
+
+TEST_CASE("Azure NC A100 v4 burst pools get Azure's ncv4 topology and graph, and /etc/nccl.conf without InfiniBand",
+          "[render][rdma]") {
+  const std::string nc = with(kBlueprint, "  - {name: aws-p5, provider: aws, region: us-east-1, instance_type: p5.48xlarge,",
+                              "  - {name: aws-p5, provider: azure, region: eastus, resource_group: rg, instance_type: Standard_NC96ads_A100_v4,");
+  auto ud = render_ok(load(nc), "aws-p5").user_data;
+  // As Azure/azhpc-images' components/customizations/ncv4.sh sets it: topology, graph, no relaxed ordering (no IB).
+  CHECK(contains(ud, "  - path: /etc/nccl.conf\n    owner: \"root:root\"\n    permissions: \"0644\"\n    content: |\n"
+                     "      NCCL_TOPO_FILE=/opt/microsoft/ncv4-topo.xml\n      NCCL_GRAPH_FILE=/opt/microsoft/ncv4-graph.xml\n"
+                     "      NCCL_IGNORE_CPU_AFFINITY=1\n"));
+  CHECK_FALSE(contains(ud, "NCCL_IB_PCI_RELAXED_ORDERING"));
+  // Both written files are the vendored ones, byte for byte: four GPUs, NVLink-bridged in pairs.
+  YAML::Node doc = YAML::Load(ud);
+  std::map<std::string, std::string> written;
+  for (const auto& f : doc["write_files"]) written[f["path"].as<std::string>()] = f["content"].as<std::string>();
+  CHECK(written["/opt/microsoft/ncv4-topo.xml"] == test::slurp("providers/azure/topology/ncv4-topo.xml"));
+  CHECK(written["/opt/microsoft/ncv4-graph.xml"] == test::slurp("providers/azure/topology/ncv4-graph.xml"));
+  CHECK(contains(written["/opt/microsoft/ncv4-graph.xml"], "<graphs version=\"1\">"));
+  // The one- and two-GPU NC A100 v4 sizes get none (Azure's images map no file to them).
+  CHECK_FALSE(contains(render_ok(load(with(nc, "Standard_NC96ads_A100_v4", "Standard_NC48ads_A100_v4")), "aws-p5").user_data,
+                       "/etc/nccl.conf"));
 }
 
 TEST_CASE("parallel-fs and NFS tiers are mounted with their transport encryption", "[render][storage]") {

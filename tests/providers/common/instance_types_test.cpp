@@ -152,7 +152,7 @@ TEST_CASE("a schema's instance types are checked: a burst_pools provider, known 
   CHECK(j.get<ProviderSchema>().instance_types == aws::schema().instance_types);
 }
 
-TEST_CASE("Azure's ND sizes carry Azure's NCCL topology, which the handshake carries and the schema check guards") {
+TEST_CASE("Azure's ND and NC A100 v4 sizes carry Azure's NCCL topology (and graph), which the handshake carries and the schema check guards") {
   const ProviderSchema& az = azure::schema();
   std::map<std::string, std::string> path;
   for (const auto& t : az.instance_types)
@@ -160,7 +160,12 @@ TEST_CASE("Azure's ND sizes carry Azure's NCCL topology, which the handshake car
   CHECK(path == std::map<std::string, std::string>{{"Standard_ND96amsr_A100_v4", "/opt/microsoft/ndv4-topo.xml"},
                                                    {"Standard_ND96asr_v4", "/opt/microsoft/ndv4-topo.xml"},
                                                    {"Standard_ND96isr_H100_v5", "/opt/microsoft/ndv5-topo.xml"},
-                                                   {"Standard_ND96isr_H200_v5", "/opt/microsoft/ndv5-topo.xml"}});
+                                                   {"Standard_ND96isr_H200_v5", "/opt/microsoft/ndv5-topo.xml"},
+                                                   {"Standard_NC96ads_A100_v4", "/opt/microsoft/ncv4-topo.xml"}});
+  std::map<std::string, std::string> graph;
+  for (const auto& t : az.instance_types)
+    if (!t.nccl_graph_path.empty()) graph[t.name] = t.nccl_graph_path;
+  CHECK(graph == std::map<std::string, std::string>{{"Standard_NC96ads_A100_v4", "/opt/microsoft/ncv4-graph.xml"}});
   const Json j = az;
   CHECK(j.get<ProviderSchema>().instance_types == az.instance_types);
   ProviderSchema s = az;
@@ -171,6 +176,18 @@ TEST_CASE("Azure's ND sizes carry Azure's NCCL topology, which the handshake car
         std::string::npos);
   t.nccl_topology_path = "";
   CHECK_FALSE(check_schema(s).ok());  // the XML without a path
+  // A graph: a safe path, with its XML, and only beside a topology.
+  ProviderSchema g = az;
+  InstanceType* nc = nullptr;
+  for (auto& x : g.instance_types)
+    if (x.name == "Standard_NC96ads_A100_v4") nc = &x;
+  REQUIRE(nc);
+  REQUIRE(check_schema(g).ok());
+  nc->nccl_graph_path = "/opt/g.xml; rm -rf /";
+  CHECK(check_schema(g).error().message.find("must give nccl_graph_path") != std::string::npos);
+  nc->nccl_graph_path = "/opt/microsoft/ncv4-graph.xml";
+  nc->nccl_topology_path = nc->nccl_topology_xml = "";
+  CHECK(check_schema(g).error().message.find("only with a topology") != std::string::npos);
 }
 
 }  // namespace plinth::test::provider_instance_types

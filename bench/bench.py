@@ -140,6 +140,23 @@ def gen_state(a, bp, out):
     return len(resources)
 
 
+def postgres_state(a, n, state_file):
+    """`state_file` copied into PostgreSQL workspace bench-N (`plinth state migrate`, which brings
+    a workspace of the same lineage up to date, so the bench can run again); its URL."""
+    url = f"{a.postgres}{'&' if '?' in a.postgres else '?'}workspace=bench-{n}"
+    subprocess.run([a.plinth, "state", "migrate", "--state", state_file, "--to", url],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+    return url
+
+
+def drop_postgres_states(a):
+    """Removes the bench's workspaces from the database (they hold up to ~90 MB each)."""
+    base = a.postgres.split("?", 1)[0]
+    for table_name in ("plinth_state", "plinth_state_history", "plinth_state_lock"):
+        subprocess.run(["psql", base, "-q", "-c", f"DELETE FROM {table_name} WHERE workspace LIKE 'bench-%'"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def bench_plan(a, work):
     rows, figures = [], {}
     for pools, per in ((50, 20), (500, 20), (2000, 50)):
@@ -169,6 +186,17 @@ def bench_plan(a, work):
         figures[(label, n)] = f
         rows.append([f"{n:,}", pools, label] + f.cells())
         print(f"  {label} {n}: {f.median:.2f} s {f.rss_median:.0f} MiB", flush=True)
+        if a.postgres:
+            # The same state in the PostgreSQL backend (the shared state of a team's CI).
+            url = postgres_state(a, n, full)
+            label = "plan, state of all in PostgreSQL (no changes)"
+            f = measure([a.plinth, "plan", bp, "--state", url, "--refresh=false", "-lock=false", "--detailed-exitcode"],
+                        a.runs, ok=(0,))
+            figures[(label, n)] = f
+            rows.append([f"{n:,}", pools, label] + f.cells())
+            print(f"  {label} {n}: {f.median:.2f} s {f.rss_median:.0f} MiB", flush=True)
+    if a.postgres:
+        drop_postgres_states(a)
     out = [table(["nodes", "pools", "command", "median s", "min–max s", "peak RSS MiB", "runs"], rows), ""]
     growth = []
     for small, big in ((1000, 10000), (10000, 100000)):
@@ -757,6 +785,8 @@ def main():
     ap.add_argument("--cloud-nodes", default=os.environ.get("CLOUD_NODES", "100,1000"),
                     help="instances of the cloud applies, comma-separated")
     ap.add_argument("--ansible-port-base", type=int, default=int(os.environ.get("ANSIBLE_PORT_BASE", 24000)))
+    ap.add_argument("--postgres", default=os.environ.get("PLINTH_BENCH_POSTGRES_URL", ""),
+                    help="PostgreSQL URL for the plan section's PostgreSQL row (bench/run.sh starts .ci/postgres)")
     ap.add_argument("--only", default=os.environ.get("ONLY", ",".join(ALL_SECTIONS)))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     a = ap.parse_args()

@@ -10,7 +10,9 @@
 # Environment: RUNS (5, plan/policy/terraform), APPLY_RUNS (5), ANSIBLE_RUNS
 # (5; one run is ~3 minutes at 50 ms latency), TERRAFORM_RUNS (5),
 # MAX_NODES (100000), APPLY_MAX (1000), CLOUD_NODES (100,1000: the instances
-# of each cloud apply), ONLY (plan,terraform,policy,apply,cloud).
+# of each cloud apply), ONLY (plan,terraform,policy,apply,cloud),
+# PLINTH_BENCH_POSTGRES_URL (the plan section's PostgreSQL server; default:
+# the one .ci/postgres starts).
 # Plans run with --refresh=false: the generated BMCs do not exist, and reading
 # them measures the network, not Plinth (the apply benchmark reads real ones
 # from the emulator). The cloud section applies one burst pool per cloud
@@ -40,7 +42,12 @@ else
   cmake --build "$build" --target plinth redfish-emulator aws-ec2-emulator gcp-emulator \
     azure-emulator -j"$(nproc)" >/dev/null
 fi
-exec /usr/bin/python3 bench/bench.py --plinth "$build/engine/plinth" \
+# The plan section's PostgreSQL row plans against the state in the repository's test server.
+postgres=${PLINTH_BENCH_POSTGRES_URL:-}
+if [ -z "$postgres" ] && [[ ",${ONLY:-plan}," == *",plan,"* ]]; then
+  postgres=$(bash .ci/postgres 2>/dev/null | tail -n1)
+fi
+exec /usr/bin/python3 bench/bench.py --plinth "$build/engine/plinth" --postgres "$postgres" \
   --emulator "$build/tests/emulators/redfish/redfish-emulator" \
   --aws-emulator "$build/tests/emulators/aws-ec2/aws-ec2-emulator" \
   --gcp-emulator "$build/tests/emulators/gcp/gcp-emulator" \

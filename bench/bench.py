@@ -159,6 +159,13 @@ def drop_postgres_states(a):
 
 def bench_plan(a, work):
     rows, figures = [], {}
+
+    def row(label, n, pools, cmd, ok):
+        f = measure(cmd, a.runs, ok=ok)
+        figures[(label, n)] = f
+        rows.append([f"{n:,}", pools, label] + f.cells())
+        print(f"  {label} {n}: {f.median:.2f} s {f.rss_median:.0f} MiB", flush=True)
+
     for pools, per in ((50, 20), (500, 20), (2000, 50)):
         n = pools * per
         if n > a.max_nodes:
@@ -166,13 +173,9 @@ def bench_plan(a, work):
         bp = gen(os.path.join(work, f"bp-{n}.yaml"), pools, per)
         state = os.path.join(work, "none.state.json")
         plan = [a.plinth, "plan", bp, "--state", state, "--refresh=false", "-lock=false"]
-        for label, cmd, ok in ((f"validate", [a.plinth, "validate", bp], (0,)),
-                               ("plan", plan + ["--detailed-exitcode"], (2,)),
-                               ("plan --json", plan + ["--json"], (0,))):
-            f = measure(cmd, a.runs, ok=ok)
-            figures[(label, n)] = f
-            rows.append([f"{n:,}", pools, label] + f.cells())
-            print(f"  {label} {n}: {f.median:.2f} s {f.rss_median:.0f} MiB", flush=True)
+        row("validate", n, pools, [a.plinth, "validate", bp], (0,))
+        row("plan", n, pools, plan + ["--detailed-exitcode"], (2,))
+        row("plan --json", n, pools, plan + ["--json"], (0,))
         # The same blueprint against a state that records all of it: no changes.
         full = os.path.join(work, f"state-{n}.json")
         # In a process of its own: reading a large JSON plan grows this one, and a
@@ -180,21 +183,13 @@ def bench_plan(a, work):
         subprocess.run([sys.executable, "-c", "import sys, types; sys.path.insert(0, sys.argv[1]); import bench; "
                         "bench.gen_state(types.SimpleNamespace(plinth=sys.argv[2]), sys.argv[3], sys.argv[4])",
                         os.path.dirname(os.path.abspath(__file__)), a.plinth, bp, full], check=True)
-        label = "plan, state of all (no changes)"
-        f = measure([a.plinth, "plan", bp, "--state", full, "--refresh=false", "-lock=false", "--detailed-exitcode"],
-                    a.runs, ok=(0,))
-        figures[(label, n)] = f
-        rows.append([f"{n:,}", pools, label] + f.cells())
-        print(f"  {label} {n}: {f.median:.2f} s {f.rss_median:.0f} MiB", flush=True)
+        unchanged = ["--refresh=false", "-lock=false", "--detailed-exitcode"]
+        row("plan, state of all (no changes)", n, pools, [a.plinth, "plan", bp, "--state", full] + unchanged, (0,))
         if a.postgres:
             # The same state in the PostgreSQL backend (the shared state of a team's CI).
             url = postgres_state(a, n, full)
-            label = "plan, state of all in PostgreSQL (no changes)"
-            f = measure([a.plinth, "plan", bp, "--state", url, "--refresh=false", "-lock=false", "--detailed-exitcode"],
-                        a.runs, ok=(0,))
-            figures[(label, n)] = f
-            rows.append([f"{n:,}", pools, label] + f.cells())
-            print(f"  {label} {n}: {f.median:.2f} s {f.rss_median:.0f} MiB", flush=True)
+            row("plan, state of all in PostgreSQL (no changes)", n, pools,
+                [a.plinth, "plan", bp, "--state", url] + unchanged, (0,))
     if a.postgres:
         drop_postgres_states(a)
     out = [table(["nodes", "pools", "command", "median s", "min–max s", "peak RSS MiB", "runs"], rows), ""]

@@ -358,13 +358,36 @@ def count_lines(path):
         return sum(1 for _ in f)
 
 
+def apply_costs(cmd, env, state, nodes):
+    """One more apply with --json: (CPU ms per node, state bytes written, final state bytes, saves)."""
+    out = tempfile.TemporaryFile()
+    p = subprocess.Popen(cmd + ["--json"], stdout=out, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(cmd)} --json")
+    out.seek(0)
+    summary = None
+    for line in out.read().decode(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("type") == "apply_summary":
+            summary = event
+    if not summary:
+        raise SystemExit(f"no apply_summary from {' '.join(cmd)} --json")
+    cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000.0 / nodes
+    return cpu_ms, summary["state"]["bytes_written"], os.path.getsize(state), summary["state"]["saves"]
+
+
 def bench_apply(a, work):
     rows = []
     latency = a.latency_ms
     env = dict(os.environ, BMC_CREDENTIALS="admin:admin")
     common = ["--gpus", "8", "--memory-gib", "2048", "--power-state", "Off", "--power-delay-ms", "0",
               "--latency-ms", str(latency)]
-    cases = [(100, 16, "on"), (100, 16, "off"), (1000, 256, "on")]
+    cases = [(100, 16, "on"), (100, 16, "off"), (1000, 256, "on"), (10000, 256, "on")]
+    costs = []
     for nodes, par, expand in cases:
         if nodes > a.apply_max:
             continue
@@ -389,6 +412,11 @@ def bench_apply(a, work):
                    str(par), "--provider-option", f"baremetal.parallelism={par}"]
             f = measure(cmd, a.apply_runs, env=env, before=fresh)
             per_node = count_lines(log) / nodes
+            if expand == "on":
+                fresh()
+                cpu_ms, written, final, saves = apply_costs(cmd, env, state, nodes)
+                costs.append([nodes, par, f"{cpu_ms:.2f}", f"{saves:,}", f"{written:,}", f"{final:,}",
+                              f"{written / final:.2f}"])
         finally:
             em.stop()
         bound = per_node * nodes * latency / 1000.0 / par
@@ -406,6 +434,13 @@ def bench_apply(a, work):
            f"requests × latency / parallelism.", "",
            table(["tool", "nodes", "parallelism", "median s", "min–max s", "requests per node", "latency bound s",
                   "bound / wall", "runs"], rows)]
+    if costs:
+        out += ["", "What each Plinth apply (`$expand` offered) cost, from one more run with `--json`: CPU time "
+                "(user + system) per node, and the state it wrote (`apply_summary`'s `state.saves` and "
+                "`state.bytes_written`: change-log records, the fold and history copies; docs/state.md) against the "
+                "final state file's size (goal: at most 3×).", "",
+                table(["nodes", "parallelism", "CPU ms per node", "saves", "state bytes written",
+                       "final state bytes", "written / final"], costs)]
     plinth_100 = next((r for r in rows if r[0].startswith("Plinth, $expand offered") and r[1] == 100), None)
     if ansible and plinth_100:
         out.append("")
@@ -771,7 +806,7 @@ def main():
     ap.add_argument("--ansible-runs", type=int, default=int(os.environ.get("ANSIBLE_RUNS", 5)))
     ap.add_argument("--terraform-runs", type=int, default=int(os.environ.get("TERRAFORM_RUNS", 5)))
     ap.add_argument("--max-nodes", type=int, default=int(os.environ.get("MAX_NODES", 100000)))
-    ap.add_argument("--apply-max", type=int, default=int(os.environ.get("APPLY_MAX", 1000)))
+    ap.add_argument("--apply-max", type=int, default=int(os.environ.get("APPLY_MAX", 10000)))
     ap.add_argument("--terraform-max", type=int, default=int(os.environ.get("TERRAFORM_MAX", 10000)))
     ap.add_argument("--latency-ms", type=int, default=50)
     ap.add_argument("--aws-emulator", help="aws-ec2-emulator (the cloud section)")

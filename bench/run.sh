@@ -5,11 +5,11 @@
 # (Debian's ansible; terraform is used when installed, skipped otherwise) and
 # runs bench/bench.py, which writes the generated tables into
 # docs/benchmarks.md (between the <!-- bench:NAME --> markers). Not part of
-# CI's test command: it takes ~15 minutes.
+# CI's test command: it takes ~30 minutes.
 #   bash bench/run.sh [BUILD_DIR]       # default: build-bench (Release)
 # Environment: RUNS (5, plan/policy/terraform), APPLY_RUNS (5), ANSIBLE_RUNS
 # (5; one run is ~3 minutes at 50 ms latency), TERRAFORM_RUNS (5),
-# MAX_NODES (100000), APPLY_MAX (1000), CLOUD_NODES (100,1000: the instances
+# MAX_NODES (100000), APPLY_MAX (10000: the largest bare-metal apply), CLOUD_NODES (100,1000: the instances
 # of each cloud apply), ONLY (plan,terraform,policy,apply,cloud),
 # PLINTH_BENCH_POSTGRES_URL (the plan section's PostgreSQL server; default:
 # the one .ci/postgres starts).

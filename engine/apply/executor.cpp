@@ -41,16 +41,23 @@ milliseconds since(Clock::time_point t) { return std::chrono::duration_cast<mill
 /// only once a save that includes it has been written. Saves are one at a
 /// time; the operations that complete while one is being written go into
 /// the next save together (group commit), so N operations finishing at once
-/// cost a few saves, not N (each save writes every resource).
+/// cost a few saves, not N. A backend that stores changes
+/// (Backend::stores_changes) is given what changed since the last save;
+/// others are given the whole document each time.
 class Journal {
  public:
   Journal(state::StateDocument doc, state::Backend& backend, std::shared_ptr<state::Backend> fallback)
-      : doc_(std::move(doc)), backend_(backend), fallback_(std::move(fallback)) {
+      : doc_(std::move(doc)),
+        backend_(backend),
+        fallback_(std::move(fallback)),
+        changes_only_(backend_.stores_changes()),
+        bytes_before_(backend_.bytes_written()) {
     if (fallback_) last_saved_ = doc_;
     for (auto& r : doc_.resources) by_address_[r.address] = std::move(r);
     for (auto& r : doc_.deposed) deposed_[deposed_key(r)] = std::move(r);
     doc_.resources.clear();
     doc_.deposed.clear();
+    if (changes_only_) changes_only_ = seed_from_stored();
   }
 
   /// Records `r` (present) or removes `address` (nullopt); returns once a
@@ -60,6 +67,16 @@ class Journal {
   bool record(const std::string& address, std::optional<Resource> r, std::optional<Resource> deposed = std::nullopt) {
     std::unique_lock<std::mutex> lock(mu_);
     if (closed_) return false;
+    if (changes_only_) {
+      if (r) {
+        pending_put_.insert_or_assign(address, *r);
+        pending_removed_.erase(address);
+      } else {
+        pending_put_.erase(address);
+        pending_removed_.insert(address);
+      }
+      if (deposed) pending_deposed_added_.insert_or_assign(deposed_key(*deposed), *deposed);
+    }
     if (r) by_address_[address] = std::move(*r);
     else by_address_.erase(address);
     if (deposed) deposed_[deposed_key(*deposed)] = std::move(*deposed);
@@ -69,14 +86,87 @@ class Journal {
   bool drop_deposed(const Resource& old) {
     std::unique_lock<std::mutex> lock(mu_);
     if (closed_) return false;
-    deposed_.erase(deposed_key(old));
+    const std::string key = deposed_key(old);
+    if (changes_only_ && pending_deposed_added_.erase(key) == 0) pending_deposed_dropped_.insert_or_assign(key, old);
+    deposed_.erase(key);
     return commit(lock, ++changes_);
+  }
+  /// Folds the changes written into the backend's document (the end of the
+  /// apply, all workers done); a failure is the apply's state error.
+  void settle() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!changes_only_ || committed_ == 0) return;
+    if (Status st = backend_.settle(); !st && error_.empty())
+      error_ = "state " + backend_.describe() + ": " + st.error().message;
   }
 
  private:
   /// Deposed objects are told apart by address and what was observed (an
   /// address may have several: one a replace left, one refresh found).
   static std::string deposed_key(const Resource& r) { return r.address + "\n" + r.computed.dump(); }
+
+  /// What the apply starts from may differ from what is stored (a refresh's
+  /// drift and adoptions are saved with the first operation): the first save
+  /// carries that difference. False (whole documents, checked by the
+  /// backend as before) when the stored state is not this one's version.
+  bool seed_from_stored() {
+    auto stored = backend_.load();
+    if (!stored) return false;
+    if (!*stored) {
+      if (doc_.serial != 0) return false;
+      for (const auto& [address, r] : by_address_) pending_put_.emplace(address, r);
+      for (const auto& [key, r] : deposed_) pending_deposed_added_.emplace(key, r);
+      return true;
+    }
+    const state::StateDocument& was = **stored;
+    if (was.lineage != doc_.lineage || was.serial != doc_.serial || was.outputs != doc_.outputs) return false;
+    std::set<std::string> kept;
+    for (const auto& r : was.resources) {
+      auto it = by_address_.find(r.address);
+      if (it == by_address_.end()) pending_removed_.insert(r.address);
+      else if (!(it->second == r)) pending_put_.emplace(r.address, it->second);
+      kept.insert(r.address);
+    }
+    for (const auto& [address, r] : by_address_)
+      if (!kept.count(address)) pending_put_.emplace(address, r);
+    std::set<std::string> was_deposed;
+    for (const auto& r : was.deposed) {
+      const std::string key = deposed_key(r);
+      was_deposed.insert(key);
+      if (!deposed_.count(key)) pending_deposed_dropped_.emplace(key, r);
+    }
+    for (const auto& [key, r] : deposed_)
+      if (!was_deposed.count(key)) pending_deposed_added_.emplace(key, r);
+    return true;
+  }
+
+  /// The state as last saved, for the local journal (kept only with a fallback).
+  const state::StateDocument& last_saved() const { return last_saved_; }
+  /// The state as last saved with `c` applied.
+  state::StateDocument last_saved_with(const state::StateChanges& c) const {
+    state::StateDocument d = last_saved_;
+    std::vector<state::StateChanges> one{c};
+    state::apply_changes(d, one);
+    return d;
+  }
+
+  /// The changes recorded since the last save, as the next save (mu_ held).
+  state::StateChanges take_pending() {
+    state::StateChanges c;
+    c.lineage = doc_.lineage;
+    c.from_serial = doc_.serial;
+    c.serial = doc_.serial + 1;
+    c.put.reserve(pending_put_.size());
+    for (auto& [_, r] : pending_put_) c.put.push_back(std::move(r));
+    c.removed.assign(pending_removed_.begin(), pending_removed_.end());
+    for (auto& [_, r] : pending_deposed_added_) c.deposed_added.push_back(std::move(r));
+    for (auto& [_, r] : pending_deposed_dropped_) c.deposed_dropped.push_back(std::move(r));
+    pending_put_.clear();
+    pending_removed_.clear();
+    pending_deposed_added_.clear();
+    pending_deposed_dropped_.clear();
+    return c;
+  }
 
   /// Waits until change `mine` is in a written save, writing the next save
   /// itself when no other thread is writing one.
@@ -91,28 +181,39 @@ class Journal {
       // Lead: write everything recorded so far, without holding the lock.
       saving_ = true;
       const uint64_t upto = changes_;
-      state::StateDocument next = doc_;
+      // What this save writes: the changes since the last one, or the whole
+      // document to a backend that stores whole documents.
+      std::optional<state::StateChanges> changes;
+      state::StateDocument next;
+      if (changes_only_) {
+        changes = take_pending();
+      } else {
+        next = doc_;
+        next.resources.reserve(by_address_.size());
+        for (const auto& [_, res] : by_address_) next.resources.push_back(res);
+        for (const auto& [_, res] : deposed_) next.deposed.push_back(res);
+      }
       next.serial = doc_.serial + 1;
-      next.resources.reserve(by_address_.size());
-      for (const auto& [_, res] : by_address_) next.resources.push_back(res);
-      for (const auto& [_, res] : deposed_) next.deposed.push_back(res);
+      const uint64_t serial = next.serial;
       const bool local = local_;
       lock.unlock();
       std::string failure, fallback_failure;
       bool to_local = local;
       if (!local) {
-        if (Status st = backend_.save(next); !st) {
+        if (Status st = changes ? backend_.save_changes(*changes) : backend_.save(next); !st) {
           failure = "state " + backend_.describe() + ": " + st.error().message;
           // The operations completed: keep them in the local journal (the
           // state as last saved first, so it says where it continues from).
           if (fallback_) {
             to_local = true;
-            if (Status base = fallback_->save(last_saved_); !base) fallback_failure = base.error().message;
+            if (Status base = fallback_->save(last_saved()); !base) fallback_failure = base.error().message;
           }
         }
       }
-      if (to_local && fallback_failure.empty())
+      if (to_local && fallback_failure.empty()) {
+        if (changes) next = last_saved_with(*changes);  // the local journal takes whole documents
         if (Status st = fallback_->save(next); !st) fallback_failure = st.error().message;
+      }
       lock.lock();
       saving_ = false;
       if (!failure.empty()) error_ = failure;
@@ -125,9 +226,12 @@ class Journal {
       } else {
         if (to_local) local_records_ += upto - committed_;
         else ++saves_;
-        doc_.serial = next.serial;
+        doc_.serial = serial;
         committed_ = upto;
-        if (fallback_ && !to_local) last_saved_ = std::move(next);
+        // With changes, last_saved_ is the state as last written anywhere
+        // (the local journal's next document is built from it).
+        if (fallback_ && changes) last_saved_ = to_local ? std::move(next) : last_saved_with(*changes);
+        else if (fallback_ && !to_local) last_saved_ = std::move(next);
       }
       cv_.notify_all();
     }
@@ -143,6 +247,7 @@ class Journal {
     report.journal_error = error_;
     report.final_serial = doc_.serial;
     report.saves = saves_;
+    report.state_bytes_written = backend_.bytes_written() - bytes_before_;
     if (local_) {
       report.fallback_journal = fallback_->describe();
       report.fallback_records = local_records_;
@@ -166,6 +271,12 @@ class Journal {
   state::Backend& backend_;
   std::shared_ptr<state::Backend> fallback_;
   state::StateDocument last_saved_;  ///< kept only with a fallback
+  bool changes_only_;                ///< saves are changes (Backend::save_changes)
+  const uint64_t bytes_before_;      ///< the backend's bytes_written() when the apply began
+  /// With changes_only_: what changed since the last save.
+  std::map<std::string, Resource> pending_put_;
+  std::set<std::string> pending_removed_;
+  std::map<std::string, Resource> pending_deposed_added_, pending_deposed_dropped_;  ///< by deposed_key()
   uint64_t changes_ = 0;             ///< changes recorded (numbered from 1)
   uint64_t committed_ = 0;           ///< changes up to this one are in a written save
   bool saving_ = false;              ///< a thread is writing a save
@@ -670,6 +781,7 @@ Report execute(const plan::Plan& plan, state::StateDocument state, state::Backen
     }
   }
   report.outcomes = s.outcomes;
+  s.journal.settle();
   s.journal.fill(report, options.keep_state);
   return report;
 }

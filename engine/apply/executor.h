@@ -121,6 +121,7 @@ struct Report {
   std::string journal_error;      ///< set when a state write failed (the apply stopped)
   uint64_t final_serial = 0;      ///< serial of the last state written
   size_t saves = 0;               ///< state writes made
+  uint64_t state_bytes_written = 0;  ///< bytes of state the backend wrote (Backend::bytes_written)
   /// Set when the fallback journal was used: its describe() ("local file
   /// PATH"), and the operations it holds beyond the last saved state.
   std::string fallback_journal;

@@ -525,7 +525,11 @@ void JsonView::applied(const run::Applied& a) {
                  {"not_started", r.count(OutcomeStatus::NotStarted)},
                  {"cancelled", r.count(OutcomeStatus::Cancelled)},
                  {"interrupted", r.cancelled},
-                 {"state", {{"path", a.state_path}, {"serial", r.final_serial}}},
+                 {"state",
+                  {{"path", a.state_path},
+                   {"serial", r.final_serial},
+                   {"saves", r.saves},
+                   {"bytes_written", r.state_bytes_written}}},
                  {"outcomes", std::move(outcomes)}};
   if (!r.journal_error.empty()) fields["journal_error"] = r.journal_error;
   if (!r.fallback_journal.empty()) fields["fallback_journal"] = r.fallback_journal;

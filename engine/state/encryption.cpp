@@ -249,6 +249,16 @@ class EncryptedBackend final : public Backend {
     return inner_->save(*out);
   }
 
+  // Changes are stored as they are only in clear: with a key, every save
+  // encrypts (or seals) a whole document, as before.
+  bool stores_changes() const override { return !s_.key && !was_sealed_ && inner_->stores_changes(); }
+  Status save_changes(const StateChanges& changes) override {
+    if (!stores_changes()) return Backend::save_changes(changes);
+    return inner_->save_changes(changes);
+  }
+  Status settle() override { return inner_->settle(); }
+  uint64_t bytes_written() const override { return inner_->bytes_written(); }
+
   Result<std::vector<HistoryEntry>> history() override { return inner_->history(); }
   Result<std::string> restore(uint64_t serial) override { return inner_->restore(serial); }
   Result<std::string> break_lock(bool force) override { return inner_->break_lock(force); }

@@ -1,6 +1,9 @@
 // The local-file backend: PATH written atomically (engine/core/files.h),
 // PATH.lock held with flock(2) so the kernel releases it when the holder
-// dies, and every saved version kept in PATH.d/history/SERIAL.json.
+// dies, and every saved version kept in PATH.d/history/SERIAL.json. An
+// apply's saves are appended to the change log PATH.d/changes.log, one
+// checksummed line each, and folded into PATH when it ends (or by the next
+// run, when it died first): an apply of N operations writes O(N) bytes.
 //
 // Symbolic links (docs/state.md): when PATH is a link it is resolved once,
 // deliberately, and the state lives at the link's target: the target is
@@ -24,6 +27,7 @@
 #include <thread>
 
 #include "engine/core/files.h"
+#include "engine/state/changes.h"
 #include "engine/state/checks.h"
 #include "engine/state/lock_error.h"
 #include "engine/state/state.h"
@@ -99,6 +103,37 @@ std::optional<uint64_t> serial_of(const fs::path& p) {
   return v;
 }
 
+/// What identifies a version of a file without reading it: a replacement
+/// (rename) changes the inode, a write the size or the time.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = -1;
+  struct timespec mtime {};
+  bool operator==(const FileId& o) const {
+    return dev == o.dev && ino == o.ino && size == o.size && mtime.tv_sec == o.mtime.tv_sec &&
+           mtime.tv_nsec == o.mtime.tv_nsec;
+  }
+};
+FileId file_id(const std::string& path) {
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) return {};
+  return {sb.st_dev, sb.st_ino, sb.st_size, sb.st_mtim};
+}
+/// Makes the names in directory `dir` durable (best effort, as files.cpp does).
+void sync_directory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+/// The size of the file at `path`; 0 when there is none.
+size_t size_of(const std::string& path) {
+  struct stat sb {};
+  return ::lstat(path.c_str(), &sb) == 0 ? static_cast<size_t>(sb.st_size) : 0;
+}
+
 class LocalBackend final : public Backend {
  public:
   explicit LocalBackend(std::string path) : given_(std::move(path)) {
@@ -112,6 +147,7 @@ class LocalBackend final : public Backend {
     lock_path_ = path_ + ".lock";
     state_dir_ = path_ + ".d";
     history_dir_ = state_dir_ + "/history";
+    log_path_ = state_dir_ + "/changes.log";
   }
   ~LocalBackend() override { unlock(); }
 
@@ -170,6 +206,9 @@ class LocalBackend final : public Backend {
 
   void unlock() override {
     if (lock_fd_ < 0) return;
+    // A run that appended changes folds them before it lets go; if that
+    // fails (a full disk) the change log stays and is read and folded later.
+    if (appended_) (void)fold_log_locked();
     // Unlink first (only if the file is still ours: 'state unlock --force'
     // may have replaced it), so a waiter never locks a file nobody will clean.
     if (same_file(lock_fd_, lock_path_)) ::unlink(lock_path_.c_str());
@@ -192,14 +231,39 @@ class LocalBackend final : public Backend {
     if (!S_ISREG(st.st_mode))
       return Error::invalid("the state path " + path_ +
                             " is not a regular file (a device, FIFO or socket); pass a state file's path with --state");
+    const FileId id = file_id(path_);
     auto text = read_file(path_);
     if (!text) return text.error();
     auto doc = parse(*text, path_);
     if (!doc) return doc.error();
+    auto log = replay_log(*doc);
+    if (!log) return log.error();
     if (auto st2 = check_serial_room(doc->serial, path_); !st2) return st2.error();
-    remember(std::move(*text), *doc);
+    remember(std::move(*text), id, *doc, *log);
     return std::optional<StateDocument>{std::move(*doc)};
   }
+
+  bool stores_changes() const override { return true; }
+
+  Status save_changes(const StateChanges& changes) override {
+    bool took_lock = lock_fd_ < 0;
+    if (took_lock) {
+      if (auto st = lock("plinth (saving state)", milliseconds(0)); !st) return st;
+    }
+    Status st = save_changes_locked(changes);
+    if (took_lock) {
+      if (st) st = fold_log_locked();
+      unlock();
+    }
+    return st;
+  }
+
+  Status settle() override {
+    if (lock_fd_ < 0 || !appended_) return {};
+    return fold_log_locked();
+  }
+
+  uint64_t bytes_written() const override { return bytes_written_; }
 
   Status save(const StateDocument& doc) override {
     bool took_lock = lock_fd_ < 0;
@@ -361,6 +425,12 @@ class LocalBackend final : public Backend {
   }
 
   Status save_locked(const StateDocument& doc) {
+    // A change log an apply left (it died before folding) is folded first, so
+    // that the version this save starts from is a document the history can
+    // keep as it is.
+    if (size_of(log_path_) > 0) {
+      if (auto st = fold_log_locked(); !st) return st;
+    }
     // What the file holds now: known without parsing it when it still has the
     // bytes this backend last read or wrote, so a journal's save after save
     // costs a read and a comparison; anything else is parsed.
@@ -389,14 +459,8 @@ class LocalBackend final : public Backend {
     }
     std::string text = to_json_text(doc, PLINTH_VERSION);
 
+    if (auto st = make_dirs(); !st) return st;
     std::error_code ec;
-    for (const std::string& dir : {state_dir_, history_dir_}) {
-      fs::create_directory(dir, ec);
-      if (ec)
-        return Error::fatal("cannot save state " + path_ + ": cannot create " + dir + ": " + ec.message() +
-                            " (the stored state is unchanged)");
-      fs::permissions(dir, fs::perms::owner_all, ec);
-    }
     // Keep what this run started from for good (state.h, kHistoryKeep). A
     // state written before history existed gets its history copy now.
     if (run_start) {
@@ -415,12 +479,202 @@ class LocalBackend final : public Backend {
       ::unlink(hist.c_str());
       return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
     }
-    remember(std::move(text), doc);
+    bytes_written_ += 2 * text.size();
+    // The document holds what the change log held (its serial is above the
+    // log's): the log goes. Should that be lost in a crash, the log's records
+    // are at or below the document's serial and are ignored.
+    ::unlink(log_path_.c_str());
+    appended_ = false;
+    remember(std::move(text), file_id(path_), doc, 0);
     run_started_ = true;
-    // Journal saves beyond the newest kHistoryKeep go; run starts stay.
+    prune_history();
+    return {};
+  }
+
+  /// Journal saves beyond the newest kHistoryKeep go; run starts stay.
+  void prune_history() {
+    std::error_code ec;
     auto files = history_files();
     for (size_t i = 0; i + kHistoryKeep < files.size(); ++i)
       if (!is_run_start(files[i].first)) fs::remove(files[i].second, ec);
+  }
+
+  /// Creates PATH.d and its history directory (mode 0700).
+  Status make_dirs() {
+    std::error_code ec;
+    for (const std::string& dir : {state_dir_, history_dir_}) {
+      fs::create_directory(dir, ec);
+      if (ec)
+        return Error::fatal("cannot save state " + path_ + ": cannot create " + dir + ": " + ec.message() +
+                            " (the stored state is unchanged)");
+      fs::permissions(dir, fs::perms::owner_all, ec);
+    }
+    return {};
+  }
+
+  /// Applies the change log's records to `doc`, the state file's document:
+  /// those that continue it, in order. Records at or below its serial, or of
+  /// another lineage, were folded already (a crash between writing PATH and
+  /// removing the log) and are skipped; a last line without its newline or
+  /// its checksum is a save that never completed (the apply died writing it)
+  /// and is ignored. Any other damage is an error: the log is left as it is.
+  /// Returns the size of the log (0 when there is none).
+  Result<size_t> replay_log(StateDocument& doc) const {
+    struct stat sb {};
+    if (::lstat(log_path_.c_str(), &sb) != 0) {
+      if (errno == ENOENT) return size_t{0};
+      return Error::fatal("cannot access the state's change log " + log_path_ + ": " + std::strerror(errno));
+    }
+    if (!S_ISREG(sb.st_mode))
+      return Error::invalid("the state's change log " + log_path_ +
+                            " is not a regular file; plinth never writes one like it. Move it aside and run again");
+    auto text = read_file(log_path_);
+    if (!text) return text.error();
+    std::vector<StateChanges> records;
+    uint64_t serial = doc.serial;
+    size_t pos = 0;
+    for (size_t line = 1; pos < text->size(); ++line) {
+      const size_t nl = text->find('\n', pos);
+      if (nl == std::string::npos) break;  // torn: that save never returned
+      auto rec = parse_change_line(std::string_view(*text).substr(pos, nl - pos));
+      const bool last = nl + 1 == text->size();
+      const std::string where = log_path_ + ":" + std::to_string(line);
+      if (!rec) {
+        if (last) break;  // torn in a crash
+        return Error::invalid("the state's change log " + where + " is damaged (" + rec.error().message +
+                              "); plinth left it and " + path_ +
+                              " untouched. Moving the log aside makes the state serial " +
+                              std::to_string(doc.serial) +
+                              " again, without the operations recorded after it: refresh and plan then show them");
+      }
+      pos = nl + 1;
+      if (rec->lineage != doc.lineage || rec->serial <= serial) continue;  // folded already
+      if (rec->from_serial != serial)
+        return Error::invalid("the state's change log " + where + " continues serial " +
+                              std::to_string(rec->from_serial) + ", but the state is at serial " +
+                              std::to_string(serial) + "; plinth left both untouched (another writer changed " +
+                              path_ + " while an apply was appending to it?). Move the log aside to use " + path_ +
+                              " as it is");
+      serial = rec->serial;
+      records.push_back(std::move(*rec));
+    }
+    apply_changes(doc, records);
+    return text->size();
+  }
+
+  Status save_changes_locked(const StateChanges& c) {
+    // What is stored now: known without reading when neither the state file
+    // nor the log changed since this backend last read or wrote them.
+    if (!seen_ || file_id(path_) != seen_->id || size_of(log_path_) != seen_->log_size) {
+      auto stored = load();
+      if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+      if (!*stored) {
+        if (c.from_serial != 0)
+          return Error{Error::Kind::Conflict,
+                       "state was changed by another run: " + path_ +
+                           " no longer exists; nothing was written. Plan again against the current state",
+                       0};
+        // A new state: its first save is a whole document (it has no other
+        // header yet); the run's next saves append to it.
+        StateDocument first;
+        first.lineage = c.lineage;
+        std::vector<StateChanges> one{c};
+        apply_changes(first, one);
+        return save_locked(first);
+      }
+    }
+    const Stored& cur = seen_->stored;
+    if (cur.lineage != c.lineage)
+      return Error{Error::Kind::Conflict,
+                   "state was changed by another run: " + path_ + " now has lineage " + cur.lineage +
+                       " but this run's state has lineage " + c.lineage +
+                       "; nothing was written. Check --state points at the right file, then plan again",
+                   0};
+    if (c.from_serial != cur.serial || c.serial <= cur.serial)
+      return Error{Error::Kind::Conflict,
+                   "state was changed by another run: " + path_ + " is at serial " + std::to_string(cur.serial) +
+                       " but this run's changes apply to serial " + std::to_string(c.from_serial) +
+                       "; nothing was written. Plan again against the current state",
+                   0};
+    if (auto st = make_dirs(); !st) return st;
+    if (!run_started_) {
+      // A log an earlier run left (it died before folding) is folded first,
+      // so this run's log starts from a document; then what this run started
+      // from is kept for good, as a whole save would (kHistoryKeep).
+      if (seen_->log_size > 0) {
+        if (auto st = fold_log_locked(); !st) return st;
+      }
+      const uint64_t start = seen_->stored.serial;
+      std::error_code ec;
+      if (!fs::exists(history_file(start), ec)) {
+        if (auto st = write_file_atomic(history_file(start), seen_->text, 0600); !st)
+          return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
+        bytes_written_ += seen_->text.size();
+      }
+      if (auto st = write_file_atomic(run_start_marker(start), "", 0600); !st)
+        return Error::fatal("cannot save state " + path_ + ": " + st.error().message);
+      run_started_ = true;
+    }
+    const std::string line = change_line(c);
+    int fd = ::open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+      return Error::fatal("cannot save state " + path_ + ": cannot open its change log " + log_path_ + ": " +
+                          std::strerror(errno) + " (the stored state is unchanged)");
+    const size_t before = seen_->log_size;
+    size_t done = 0;
+    int err = 0;
+    while (done < line.size()) {
+      ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        err = n < 0 ? errno : EIO;
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (!err && ::fdatasync(fd) != 0) err = errno;
+    if (err) {
+      // Take the partial record back; were that to fail too, a record
+      // without its newline or checksum is ignored when read.
+      (void)::ftruncate(fd, static_cast<off_t>(before));
+      ::close(fd);
+      return Error::fatal("cannot save state " + path_ + ": cannot append to its change log " + log_path_ + ": " +
+                          std::strerror(err) + " (the stored state is unchanged)");
+    }
+    ::close(fd);
+    if (before == 0) sync_directory(state_dir_);  // the log's name is durable too
+    bytes_written_ += line.size();
+    seen_->stored.serial = c.serial;
+    seen_->log_size = before + line.size();
+    appended_ = true;
+    return {};
+  }
+
+  /// Writes the document with the change log applied to PATH (its history
+  /// copy a hard link to it), then removes the log.
+  Status fold_log_locked() {
+    auto stored = load();
+    if (!stored) return Error{stored.error().kind, "will not overwrite the state: " + stored.error().message, 0};
+    if (!*stored || seen_->log_size == 0) {
+      appended_ = false;
+      return {};
+    }
+    const StateDocument& doc = **stored;
+    std::string text = to_json_text(doc, PLINTH_VERSION);
+    if (auto st = make_dirs(); !st) return st;
+    if (auto st = write_file_atomic(path_, text, 0600); !st)
+      return Error::fatal("cannot save state " + path_ + ": " + st.error().message +
+                          " (its change log " + log_path_ + " keeps the changes; the next run folds them)");
+    bytes_written_ += text.size();
+    const std::string hist = history_file(doc.serial);
+    ::unlink(hist.c_str());
+    if (::link(path_.c_str(), hist.c_str()) != 0) {  // another file system, or no links: a copy
+      if (write_file_atomic(hist, text, 0600)) bytes_written_ += text.size();
+    }
+    ::unlink(log_path_.c_str());
+    appended_ = false;
+    remember(std::move(text), file_id(path_), doc, 0);
+    prune_history();
     return {};
   }
 
@@ -510,10 +764,12 @@ class LocalBackend final : public Backend {
 
   std::string given_;  ///< the path as given (--state, PLINTH_STATE or the default)
   std::string path_;   ///< where the state is: given_, or the target when given_ is a link
-  std::string lock_path_, state_dir_, history_dir_;
+  std::string lock_path_, state_dir_, history_dir_, log_path_;
   std::optional<Error> resolve_error_;  ///< given_ is a link that cannot be resolved
   int lock_fd_ = -1;
   bool run_started_ = false;  ///< this lock hold has saved (its run start is marked)
+  bool appended_ = false;     ///< this lock hold appended to the change log (to fold)
+  uint64_t bytes_written_ = 0;
 
   /// The state file as this backend last read or wrote it: its bytes and
   /// what they hold. Comparing bytes is far cheaper than parsing them again,
@@ -523,16 +779,20 @@ class LocalBackend final : public Backend {
     uint64_t serial = 0;
   };
   struct Seen {
-    std::string text;
-    Stored stored;
+    std::string text;  ///< the state file's bytes
+    FileId id;         ///< the state file's identity when they were read or written
+    Stored stored;     ///< what it holds with the change log applied
+    size_t log_size = 0;
   };
   std::optional<Seen> seen_;
 
-  void remember(std::string text, const StateDocument& doc) { seen_ = Seen{std::move(text), {doc.lineage, doc.serial}}; }
+  void remember(std::string text, FileId id, const StateDocument& doc, size_t log_size) {
+    seen_ = Seen{std::move(text), id, {doc.lineage, doc.serial}, log_size};
+  }
   std::optional<Stored> unchanged_since_seen() const {
     struct stat sb {};
     if (!seen_ || ::stat(path_.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        static_cast<size_t>(sb.st_size) != seen_->text.size())
+        static_cast<size_t>(sb.st_size) != seen_->text.size() || size_of(log_path_) != seen_->log_size)
       return std::nullopt;
     auto text = read_file(path_);
     if (!text || *text != seen_->text) return std::nullopt;

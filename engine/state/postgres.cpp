@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/state/lock_error.h"
+#include "engine/state/changes.h"
 #include "engine/state/state.h"
 
 namespace plinth::state {
@@ -61,6 +62,11 @@ CREATE TABLE IF NOT EXISTS plinth_state_lock (
   locked_at   text NOT NULL,
   operation   text NOT NULL,
   session_pid integer NOT NULL);
+CREATE TABLE IF NOT EXISTS plinth_state_changes (
+  workspace text NOT NULL,
+  serial    bigint NOT NULL,
+  record    text NOT NULL,
+  PRIMARY KEY (workspace, serial));
 CREATE TABLE IF NOT EXISTS plinth_state_damaged (
   workspace   text NOT NULL,
   set_aside_at timestamptz NOT NULL DEFAULT now(),
@@ -193,6 +199,9 @@ class PostgresBackend final : public Backend {
 
   void unlock() override {
     if (!locked_) return;
+    // A run that stored changes folds them before it lets go; if that fails
+    // they stay in plinth_state_changes and are read and folded later.
+    if (appended_) (void)fold_locked();
     locked_ = false;
     auto del = exec("DELETE FROM plinth_state_lock WHERE workspace = $1 AND session_pid = pg_backend_pid()",
                     {workspace_});
@@ -203,12 +212,60 @@ class PostgresBackend final : public Backend {
 
   Result<std::optional<StateDocument>> load() override {
     if (auto st = connect(); !st) return st.error();
-    auto r = exec("SELECT document FROM plinth_state WHERE workspace = $1", {workspace_});
+    // The document and the changes stored after it, in one snapshot.
+    auto r = exec(
+        "SELECT s.document, c.serial, c.record FROM plinth_state s LEFT JOIN plinth_state_changes c "
+        "ON c.workspace = s.workspace AND c.serial > s.serial WHERE s.workspace = $1 ORDER BY c.serial",
+        {workspace_});
     if (!r) return r.error();
+    changes_stored_ = 0;
     if (PQntuples(r->get()) == 0) return std::optional<StateDocument>{};
     auto doc = parse(value(*r, 0, 0), source_);
     if (!doc) return doc.error();
+    std::vector<StateChanges> records;
+    uint64_t serial = doc->serial;
+    for (int i = 0; i < PQntuples(r->get()); ++i) {
+      if (PQgetisnull(r->get(), i, 1)) continue;
+      std::string text = value(*r, i, 2);
+      if (text.ends_with('\n')) text.pop_back();
+      const std::string where = "change serial " + value(*r, i, 1) + " of " + source_ + " (table plinth_state_changes)";
+      auto rec = parse_change_line(text);
+      if (!rec)
+        return Error::invalid(where + " is damaged (" + rec.error().message + "); plinth left it untouched. Deleting "
+                              "the workspace's rows of plinth_state_changes makes the state serial " +
+                              std::to_string(doc->serial) +
+                              " again, without the operations recorded after it: refresh and plan then show them");
+      ++changes_stored_;
+      if (rec->lineage != doc->lineage || rec->serial <= serial) continue;  // folded already
+      if (rec->from_serial != serial)
+        return Error::invalid(where + " continues serial " + std::to_string(rec->from_serial) +
+                              ", but the state is at serial " + std::to_string(serial) +
+                              "; plinth left both untouched");
+      serial = rec->serial;
+      records.push_back(std::move(*rec));
+    }
+    apply_changes(*doc, records);
     return std::optional<StateDocument>{std::move(*doc)};
+  }
+
+  bool stores_changes() const override { return true; }
+
+  Status save_changes(const StateChanges& changes) override {
+    bool took_lock = !locked_;
+    if (took_lock) {
+      if (auto st = lock("plinth (saving state)", milliseconds(0)); !st) return st;
+    }
+    Status st = save_changes_locked(changes);
+    if (took_lock) {
+      if (st) st = fold_locked();
+      unlock();
+    }
+    return st;
+  }
+
+  Status settle() override {
+    if (!locked_ || !appended_) return {};
+    return fold_locked();
   }
 
   Status save(const StateDocument& doc) override {
@@ -221,6 +278,8 @@ class PostgresBackend final : public Backend {
     if (took_lock) unlock();
     return st;
   }
+
+  uint64_t bytes_written() const override { return bytes_written_; }
 
   Result<std::vector<HistoryEntry>> history() override {
     if (auto st = connect(); !st) return st.error();
@@ -407,11 +466,136 @@ class PostgresBackend final : public Backend {
     }
   };
 
+  /// Stores one change (an apply's save) as a row of plinth_state_changes,
+  /// checked against the stored lineage and serial in the same transaction.
+  Status save_changes_locked(const StateChanges& c) {
+    if (auto st = connect(); !st) return st;
+    // What an earlier run left (it died before folding) is folded first, so
+    // that this run starts from a document the history keeps.
+    if (!run_started_) {
+      if (auto st = fold_locked(); !st) return st;
+    }
+    if (auto b = exec("BEGIN", {}); !b) return b.error();
+    Transaction txn{*this};
+    auto cur = exec(
+        "SELECT s.lineage, COALESCE((SELECT max(c.serial) FROM plinth_state_changes c WHERE c.workspace = "
+        "s.workspace AND c.serial > s.serial), s.serial) FROM plinth_state s WHERE s.workspace = $1 FOR UPDATE",
+        {workspace_});
+    if (!cur) return cur.error();
+    if (PQntuples(cur->get()) == 0) {
+      if (c.from_serial != 0)
+        return Error{Error::Kind::Conflict,
+                     "state was changed by another run: " + source_ +
+                         " no longer exists; nothing was written. Plan again against the current state",
+                     0};
+      // A new state: its first save is a whole document.
+      (void)exec("ROLLBACK", {});
+      txn.done = true;
+      StateDocument first;
+      first.lineage = c.lineage;
+      std::vector<StateChanges> one{c};
+      apply_changes(first, one);
+      std::string note;
+      return save_locked(first, false, note);
+    }
+    const std::string lineage = value(*cur, 0, 0);
+    const uint64_t serial = std::strtoull(PQgetvalue(cur->get(), 0, 1), nullptr, 10);
+    if (lineage != c.lineage)
+      return Error{Error::Kind::Conflict,
+                   "state was changed by another run: " + source_ + " now has lineage " + lineage +
+                       " but this run's state has lineage " + c.lineage +
+                       "; nothing was written. Check --state points at the right state, then plan again",
+                   0};
+    if (c.from_serial != serial || c.serial <= serial)
+      return Error{Error::Kind::Conflict,
+                   "state was changed by another run: " + source_ + " is at serial " + std::to_string(serial) +
+                       " but this run's changes apply to serial " + std::to_string(c.from_serial) +
+                       "; nothing was written. Plan again against the current state",
+                   0};
+    if (!run_started_) {  // what this run started from, kept for good (state.h, kHistoryKeep)
+      auto mark = exec(
+          "INSERT INTO plinth_state_history (workspace, serial, document, run_start) SELECT workspace, serial, "
+          "document, true FROM plinth_state WHERE workspace = $1 ON CONFLICT (workspace, serial) DO UPDATE SET "
+          "run_start = true",
+          {workspace_});
+      if (!mark) return Error::fatal("cannot save state " + source_ + ": " + mark.error().message + " (the stored state is unchanged)");
+    }
+    const std::string line = change_line(c);
+    auto ins = exec("INSERT INTO plinth_state_changes (workspace, serial, record) VALUES ($1, $2::bigint, $3)",
+                    {workspace_, std::to_string(c.serial), line});
+    if (!ins) return Error::fatal("cannot save state " + source_ + ": " + ins.error().message + " (the stored state is unchanged)");
+    if (auto cm = exec("COMMIT", {}); !cm) return Error::fatal("cannot save state " + source_ + ": " + cm.error().message);
+    txn.done = true;
+    run_started_ = true;
+    appended_ = true;
+    bytes_written_ += line.size();
+    return {};
+  }
+
+  /// Writes the document with the stored changes applied as the current
+  /// state (and its history version), and deletes the changes, in one
+  /// transaction. Nothing to do when there are none.
+  Status fold_locked() {
+    auto loaded = load();
+    if (!loaded) return Error{loaded.error().kind, "will not overwrite the state: " + loaded.error().message, 0};
+    if (!*loaded || changes_stored_ == 0) {
+      appended_ = false;
+      return {};
+    }
+    StateDocument doc = std::move(**loaded);
+    doc.plinth_version = PLINTH_VERSION;
+    const std::string text = to_json_text(doc);
+    if (auto b = exec("BEGIN", {}); !b) return b.error();
+    Transaction txn{*this};
+    if (auto st = write_current(doc, text, "its changes stay stored; the next run folds them"); !st) return st;
+    if (auto c = exec("COMMIT", {}); !c) return Error::fatal("cannot save state " + source_ + ": " + c.error().message);
+    txn.done = true;
+    appended_ = false;
+    changes_stored_ = 0;
+    bytes_written_ += 2 * text.size();
+    return {};
+  }
+
+  /// In the caller's transaction: `doc` (whose text is `text`) as the
+  /// current document and its history version; the stored changes deleted
+  /// (the document holds them); history beyond kHistoryKeep that is not a run
+  /// start deleted. A failure's message ends with `on_failure` in brackets.
+  Status write_current(const StateDocument& doc, const std::string& text, const char* on_failure) {
+    const std::string serial = std::to_string(doc.serial);
+    for (auto [sql, params] : std::initializer_list<std::pair<const char*, std::vector<std::string>>>{
+             {"INSERT INTO plinth_state (workspace, lineage, serial, document, updated_at) "
+              "VALUES ($1, $2, $3::bigint, $4, now()) ON CONFLICT (workspace) DO UPDATE SET "
+              "lineage = EXCLUDED.lineage, serial = EXCLUDED.serial, document = EXCLUDED.document, updated_at = now()",
+              {workspace_, doc.lineage, serial, text}},
+             {"INSERT INTO plinth_state_history (workspace, serial, document) VALUES ($1, $2::bigint, $3) "
+              "ON CONFLICT (workspace, serial) DO UPDATE SET document = EXCLUDED.document, saved_at = now()",
+              {workspace_, serial, text}},
+             {"DELETE FROM plinth_state_changes WHERE workspace = $1", {workspace_}},
+             {"DELETE FROM plinth_state_history WHERE workspace = $1 AND NOT run_start AND serial NOT IN "
+              "(SELECT serial FROM plinth_state_history WHERE workspace = $1 ORDER BY serial DESC LIMIT $2::integer)",
+              {workspace_, std::to_string(kHistoryKeep)}},
+         }) {
+      if (auto r = exec(sql, params); !r)
+        return Error::fatal("cannot save state " + source_ + ": " + r.error().message + " (" + on_failure + ")");
+    }
+    return {};
+  }
+
   /// Writes `doc` as the current state and a history version, in one
   /// transaction. A stored document that does not parse is refused, or kept
   /// in plinth_state_damaged when `set_aside_damaged` (restore).
   Status save_locked(const StateDocument& doc, bool set_aside_damaged, std::string& note) {
     if (auto st = connect(); !st) return st;
+    // Changes an apply left (it died before folding) are folded first, so the
+    // version this save starts from is a document; a restore (which may
+    // find the document damaged) drops them with it instead.
+    if (!set_aside_damaged) {
+      auto any = exec("SELECT 1 FROM plinth_state_changes WHERE workspace = $1 LIMIT 1", {workspace_});
+      if (!any) return any.error();
+      if (PQntuples(any->get()) > 0) {
+        if (auto st = fold_locked(); !st) return st;
+      }
+    }
     if (auto b = exec("BEGIN", {}); !b) return b.error();
     Transaction txn{*this};
     auto cur = exec("SELECT document FROM plinth_state WHERE workspace = $1 FOR UPDATE", {workspace_});
@@ -453,26 +637,12 @@ class PostgresBackend final : public Backend {
     StateDocument out = doc;
     out.plinth_version = PLINTH_VERSION;
     const std::string text = to_json_text(out);
-    const std::string serial = std::to_string(out.serial);
-    for (auto [sql, params] : std::initializer_list<std::pair<const char*, std::vector<std::string>>>{
-             {"INSERT INTO plinth_state (workspace, lineage, serial, document, updated_at) "
-              "VALUES ($1, $2, $3::bigint, $4, now()) ON CONFLICT (workspace) DO UPDATE SET "
-              "lineage = EXCLUDED.lineage, serial = EXCLUDED.serial, document = EXCLUDED.document, updated_at = now()",
-              {workspace_, out.lineage, serial, text}},
-             {"INSERT INTO plinth_state_history (workspace, serial, document) VALUES ($1, $2::bigint, $3) "
-              "ON CONFLICT (workspace, serial) DO UPDATE SET document = EXCLUDED.document, saved_at = now()",
-              {workspace_, serial, text}},
-             {"DELETE FROM plinth_state_history WHERE workspace = $1 AND NOT run_start AND serial NOT IN "
-              "(SELECT serial FROM plinth_state_history WHERE workspace = $1 ORDER BY serial DESC LIMIT $2::integer)",
-              {workspace_, std::to_string(kHistoryKeep)}},
-         }) {
-      if (auto r = exec(sql, params); !r)
-        return Error::fatal("cannot save state " + source_ + ": " + r.error().message + " (the stored state is unchanged)");
-    }
+    if (auto st = write_current(out, text, "the stored state is unchanged"); !st) return st;
     if (auto c = exec("COMMIT", {}); !c)
       return Error::fatal("cannot save state " + source_ + ": " + c.error().message);
     txn.done = true;
     run_started_ = true;
+    bytes_written_ += 2 * text.size();  // the document and its history row
     return {};
   }
 
@@ -533,6 +703,8 @@ class PostgresBackend final : public Backend {
         "lineage = EXCLUDED.lineage, serial = EXCLUDED.serial, document = EXCLUDED.document, updated_at = now()",
         {workspace_, current.lineage, std::to_string(current.serial), to_json_text(current)});
     if (!r) return Error::fatal("cannot write state " + source_ + ": " + r.error().message + " (nothing was written)");
+    if (auto d = exec("DELETE FROM plinth_state_changes WHERE workspace = $1", {workspace_}); !d)
+      return Error::fatal("cannot write state " + source_ + ": " + d.error().message + " (nothing was written)");
     if (auto c = exec("COMMIT", {}); !c) return Error::fatal("cannot write state " + source_ + ": " + c.error().message);
     txn.done = true;
     return {};
@@ -587,6 +759,9 @@ class PostgresBackend final : public Backend {
   Conn conn_;
   bool locked_ = false;
   bool run_started_ = false;  ///< this lock hold has saved (its run start is marked)
+  bool appended_ = false;      ///< this lock hold stored changes (to fold)
+  size_t changes_stored_ = 0;  ///< rows of plinth_state_changes the last load() read
+  uint64_t bytes_written_ = 0;  ///< bytes written: documents, history rows, change records
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,29 @@ struct HistoryEntry {
   bool operator==(const HistoryEntry&) const = default;
 };
 
+/// What one save of an apply changes in the version before it: the
+/// resources recorded (added or replaced, whole), the addresses removed, and
+/// the deposed objects added or dropped (told apart by address and computed
+/// values, as in the document). Header fields other than the serial do not
+/// change.
+struct StateChanges {
+  std::string lineage;
+  uint64_t from_serial = 0;  ///< the version these changes apply to
+  uint64_t serial = 0;       ///< the version they make (> from_serial)
+  std::vector<Resource> put;
+  std::vector<std::string> removed;
+  std::vector<Resource> deposed_added;
+  std::vector<Resource> deposed_dropped;
+  bool operator==(const StateChanges&) const = default;
+};
+
+/// Applies `changes`, in order, to `doc`, moving their resources in (its
+/// serial becomes the last one's; resources stay sorted by address, deposed
+/// objects in the order a whole save writes them; a dropped deposed object
+/// that is not there is ignored). Lineages and serials are the caller's to
+/// check.
+void apply_changes(StateDocument& doc, std::span<StateChanges> changes);
+
 /// Where state lives. A backend is locked for the whole of a plan or apply.
 class Backend {
  public:
@@ -97,6 +121,23 @@ class Backend {
   /// write when it is not already held. Every saved version is also kept in
   /// the history; see kHistoryKeep for how long.
   virtual Status save(const StateDocument& doc) = 0;
+  /// True when this backend stores an apply's saves as changes
+  /// (save_changes), so that a save costs what changed, not the whole state.
+  virtual bool stores_changes() const { return false; }
+  /// Only when stores_changes(): stores version `changes.serial`, which is
+  /// the stored version `changes.from_serial` with `changes` applied, with the
+  /// same guarantees as save() (checked against the stored lineage and
+  /// serial, durable when it returns, the stored state unchanged on failure).
+  /// The local file appends them to its change log (docs/state.md).
+  virtual Status save_changes(const StateChanges& changes);
+  /// Folds stored changes into the state document (the local file writes
+  /// PATH once and removes its change log). Called at the end of an apply;
+  /// a run that dies before it leaves the changes to be read and folded by
+  /// the next one. Nothing to do for a backend that stores no changes.
+  virtual Status settle() { return {}; }
+  /// Bytes of state this backend has written since it was opened (documents,
+  /// history copies, change records): what an apply's saves cost.
+  virtual uint64_t bytes_written() const { return 0; }
   /// Saved versions, oldest first.
   virtual Result<std::vector<HistoryEntry>> history() = 0;
   /// Saves history version `serial` again as a NEW serial (greater than any

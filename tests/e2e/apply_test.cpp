@@ -48,13 +48,15 @@ std::string apply_blueprint(const std::string& endpoints, int count, const std::
 }
 
 /// Node indexes of pool train-a recorded in the state file.
+/// The nodes the state at `path` records, read as plinth reads it (the file
+/// and, during an apply, its change log).
 std::set<int> nodes_in_state(const std::string& path) {
   std::set<int> out;
-  std::string text = slurp(path);
-  if (text.empty()) return out;
-  auto doc = state::parse(text, path);
+  auto doc = state::open_local(path)->load();
+  INFO((doc ? "" : doc.error().message));
   REQUIRE(doc.ok());
-  for (const auto& r : doc->resources)
+  if (!*doc) return out;
+  for (const auto& r : (*doc)->resources)
     if (r.type == "baremetal.node") out.insert(r.index);
   return out;
 }

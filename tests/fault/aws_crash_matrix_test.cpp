@@ -185,7 +185,7 @@ TEST_CASE("crash matrix (AWS): a 40-instance burst pool, apply SIGKILLed at 20 s
     // instances the kill left running but unrecorded are counted.
     std::string lineage;
     {
-      auto doc = state::parse(slurp(st), st);
+      auto doc = fault::state_after_kill(st);
       if (!doc) {
         ++corrupt;
         FAIL("state after the kill at step " << step << " (seed " << seed << "): " << doc.error().message);

@@ -104,16 +104,6 @@ class LineCounter {
   size_t offset_ = 0, lines_ = 0;
 };
 
-/// The serial of the state file, read from its header (cheap enough to poll);
-/// 0 when there is no file yet or it is being replaced.
-uint64_t serial_of(const std::string& path) {
-  std::ifstream in(path);
-  char buf[256] = {};
-  in.read(buf, sizeof buf - 1);
-  const char* p = std::strstr(buf, "\"serial\": ");
-  return p ? std::strtoull(p + 10, nullptr, 10) : 0;
-}
-
 }  // namespace
 
 TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded points, state intact, re-run converges "
@@ -151,7 +141,7 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
     // and ops saves: K is drawn below the smaller bound, so it is reached.
     const size_t k = std::uniform_int_distribution<size_t>(0, std::max<size_t>(ops / kParallelism, 1) - 1)(rng);
     const size_t r = std::uniform_int_distribution<size_t>(0, 40)(rng);
-    const uint64_t serial0 = serial_of(st);
+    const uint64_t serial0 = fault::saved_serial(st);
     const std::string out = dir.path() + "/apply-" + std::to_string(step) + ".txt";
     pid_t pid = fault::start_plinth({"apply", bp, "--state", st, "--auto-approve", "--parallelism",
                                      std::to_string(kParallelism), "--refresh=false"},
@@ -159,7 +149,7 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
     int status = 0;
     size_t mark = 0;  // log lines when K saves were written
     const bool exited = fault::exited_before_kill(pid, status, [&] {
-      if (mark == 0 && serial_of(st) >= serial0 + k) mark = std::max<size_t>(log_lines.count(), 1);
+      if (mark == 0 && fault::saved_serial(st) >= serial0 + k) mark = std::max<size_t>(log_lines.count(), 1);
       return mark && log_lines.count() >= mark + r;
     });
     if (!exited) {
@@ -167,16 +157,17 @@ TEST_CASE("crash matrix: 200 bare-metal nodes, apply SIGKILLed at 20 seeded poin
     } else {
       ++not_reached;  // the apply finished first
     }
-    const uint64_t killed_at = serial_of(st);
+    const uint64_t killed_at = fault::saved_serial(st);
     std::printf("  step %2d: %3d nodes, %3zu operations, kill after %3zu saves + %2zu requests: %s "
                 "(%llu saves written)",
                 step, v.nodes(), ops, k, r, exited ? "apply finished first" : "SIGKILL",
                 static_cast<unsigned long long>(killed_at - serial0));
     std::fflush(stdout);
 
-    // The state after the kill parses and passes its own checks.
+    // The state after the kill (the file and its change log) parses and
+    // passes its own checks.
     if (fs::exists(st)) {
-      auto doc = state::parse(slurp(st), st);
+      auto doc = fault::state_after_kill(st);
       if (!doc) {
         ++corrupt;
         FAIL("state after kill at step " << step << ": " << doc.error().message);

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -19,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
 #include "tests/support/blueprints.h"
 #include "tests/support/redfish.h"
@@ -87,6 +90,33 @@ inline bool exited_before_kill(pid_t pid, int& status, const std::function<bool(
   REQUIRE(waitpid(pid, &status, 0) == pid);
   CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
   return false;
+}
+
+/// The state a killed apply left at `path`, read as plinth reads it (the
+/// state file with its change log applied, docs/state.md); the state file
+/// itself must parse too. An error says which did not.
+inline Result<state::StateDocument> state_after_kill(const std::string& path) {
+  if (auto file = state::parse(slurp(path), path); !file) return file.error();
+  auto loaded = state::open_local(path)->load();
+  if (!loaded) return loaded.error();
+  if (!*loaded) return Error::invalid("no state at " + path);
+  return std::move(**loaded);
+}
+
+/// The serial of the local state at `path` as saves are written, cheap
+/// enough to poll: the state file's header serial plus the complete lines of
+/// its change log (one per save since the file was last written); 0 when
+/// there is no file yet or it is being replaced.
+inline uint64_t saved_serial(const std::string& path) {
+  std::ifstream in(path);
+  char buf[256] = {};
+  in.read(buf, sizeof buf - 1);
+  const char* p = std::strstr(buf, "\"serial\": ");
+  if (!p) return 0;
+  uint64_t serial = std::strtoull(p + 10, nullptr, 10);
+  std::ifstream log(path + ".d/changes.log", std::ios::binary);
+  for (std::string line; std::getline(log, line) && !log.eof();) ++serial;
+  return serial;
 }
 
 /// The PowerState of BMCs 0 .. n-1, read over Redfish.

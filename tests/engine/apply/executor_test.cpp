@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "engine/apply/executor.h"
 #include "engine/apply/refresh.h"
 #include "providers/logical/logical_provider.h"
 #include "tests/engine/apply/fakes.h"
+#include "tests/support/run.h"
 #include "tests/support/workspace.h"
 
 using namespace plinth;
@@ -700,4 +702,46 @@ TEST_CASE("apply: prepare adds what the provider needs beyond the plan, and none
   const auto saved = backend.saved().back();
   REQUIRE(saved.resources.size() == 1);
   CHECK(saved.resources[0].computed == Json{{"id", "fake-fake.node.n[0]"}});
+}
+
+TEST_CASE("apply: on a local state each save appends what changed and what the apply started from but the state "
+          "did not hold (a refresh's drift) is saved with the first operation",
+          "[apply][state]") {
+  test::TempDir dir;
+  const std::string path = dir.path() + "/s.json";
+  auto backend = state::open_local(path);
+  // Stored: a, b and gone. The refresh found `gone` deleted outside Plinth
+  // and b changed: the apply starts from that, unsaved.
+  Resource a = res("fake.node", "a"), b = res("fake.node", "b"), gone = res("fake.node", "gone");
+  REQUIRE(backend->save(doc_with({a, b, gone}, 1)).ok());
+  Resource b_now = b;
+  b_now.computed["observed"] = "drifted";
+  REQUIRE(backend->lock("plinth apply", 0ms).ok());
+  auto started = backend->load();
+  REQUIRE(started.ok());
+  REQUIRE(backend->stores_changes());
+  state::StateDocument from = **started;
+  from.resources = {a, b_now};
+
+  FakeProvider p;
+  std::vector<Resource> desired = {a, b_now};
+  for (auto& r : pool("n", 8)) desired.push_back(r);
+  plan::Plan plan = plan::diff(desired, from.resources);
+  auto opts = fast_options();
+  opts.parallelism = 1;  // one save per operation
+  apply::Report r = apply::execute(plan, from, *backend, lookup(p), opts);
+  REQUIRE(r.ok());
+  CHECK(r.saves == 8);
+  CHECK(r.state_bytes_written > 0);
+  backend->unlock();
+
+  CHECK_FALSE(std::filesystem::exists(path + ".d/changes.log"));  // folded at the end
+  auto doc = state::parse(test::slurp(path), path);
+  REQUIRE(doc.ok());
+  CHECK(doc->serial == 9);
+  CHECK(doc->resources.size() == 10);
+  CHECK(doc->find("fake.node.gone") == nullptr);
+  REQUIRE(doc->find("fake.node.b") != nullptr);
+  CHECK(doc->find("fake.node.b")->computed["observed"] == "drifted");
+  CHECK(doc->find("fake.node.n[7]") != nullptr);
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/state/state.h"
 #include "tests/support/workspace.h"
@@ -25,6 +26,24 @@ inline state::StateDocument save_version(state::Backend& b, const state::StateDo
   INFO((st ? "" : st.error().message));
   REQUIRE(st.ok());
   return doc;
+}
+
+/// The changes that take `doc` one serial further: `put` recorded, `removed` gone.
+inline state::StateChanges next_changes(const state::StateDocument& doc, std::vector<Resource> put,
+                                        std::vector<std::string> removed = {}) {
+  state::StateChanges c;
+  c.lineage = doc.lineage;
+  c.from_serial = doc.serial;
+  c.serial = doc.serial + 1;
+  c.put = std::move(put);
+  c.removed = std::move(removed);
+  return c;
+}
+
+/// Applies `c` to `doc`, as a whole save would hold it.
+inline void advance(state::StateDocument& doc, state::StateChanges c) {
+  std::vector<state::StateChanges> one{std::move(c)};
+  state::apply_changes(doc, one);
 }
 
 }  // namespace plinth::test

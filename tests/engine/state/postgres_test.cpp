@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <regex>
 #include <thread>
 
@@ -292,6 +293,91 @@ TEST_CASE("postgres backend: a server that is not there gives a clear error with
                                     "the user, password (in the URL, PGPASSWORD or ~/.pgpass) and database name"));
   CHECK(r.error().message.find("hunter2") == std::string::npos);
   CHECK_FALSE(b->lock("plinth plan", milliseconds(0)).ok());
+}
+
+TEST_CASE("postgres backend: an apply's saves are change rows that every read applies and the end of the run folds") {
+  std::string url = test::postgres_workspace_url("changes");
+  auto b = open_backend(url);
+  REQUIRE(b->stores_changes());
+  StateDocument doc = save_version(*b, new_document(), 1, 3);
+  doc.plinth_version = PLINTH_VERSION;
+  REQUIRE(b->lock("plinth apply", milliseconds(0)).ok());
+  const uint64_t bytes0 = b->bytes_written();
+  auto c = next_changes(doc, {vlan("v3", 103)}, {"net.vlan.v0"});
+  REQUIRE(b->save_changes(c).ok());
+  advance(doc, c);
+  c = next_changes(doc, {vlan("v1", 201)});
+  REQUIRE(b->save_changes(c).ok());
+  advance(doc, c);
+  const uint64_t appended = b->bytes_written() - bytes0;
+  CHECK(appended > 0);
+  CHECK(appended < 2000);  // two small records, not two documents of history and state
+
+  auto seen = open_backend(url)->load();  // another reader, as plan would read it
+  REQUIRE(seen.ok());
+  CHECK(**seen == doc);
+  auto stale = open_backend(url)->save_changes(next_changes(doc, {}));  // locked by this run
+  CHECK_FALSE(stale.ok());
+  // Another run that saves changes continuing an old serial is refused.
+  auto wrong = next_changes(doc, {});
+  wrong.from_serial = 1;
+  wrong.serial = 2;
+  auto refused = b->save_changes(wrong);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("state was changed by another run") != std::string::npos);
+
+  REQUIRE(b->settle().ok());
+  b->unlock();
+  auto h = b->history();
+  REQUIRE(h.ok());
+  CHECK(h->back().serial == 3);
+  CHECK(std::any_of(h->begin(), h->end(), [](const HistoryEntry& e) { return e.serial == 1 && e.run_start; }));
+  auto folded = open_backend(url)->load();
+  REQUIRE(folded.ok());
+  CHECK(**folded == doc);
+  auto saved = b->saved_version(3);
+  REQUIRE(saved.ok());
+  CHECK(*saved == doc);  // the fold wrote the document itself, not only the rows
+}
+
+TEST_CASE("postgres backend: changes a killed run left are read and the next run folds them first") {
+  std::string url = test::postgres_workspace_url("changes-killed");
+  StateDocument doc = save_version(*open_backend(url), new_document(), 5, 2);
+  doc.plinth_version = PLINTH_VERSION;
+  auto c1 = next_changes(doc, {vlan("v7", 107)});
+  StateDocument mid = doc;
+  advance(mid, c1);
+  auto c2 = next_changes(mid, {vlan("v8", 108)});
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    Backend* dying = open_backend(url).release();  // never destroyed: no fold
+    bool ok = dying->lock("plinth apply", milliseconds(0)) && dying->save_changes(c1) && dying->save_changes(c2);
+    ::kill(getpid(), SIGKILL);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  advance(doc, c1);
+  advance(doc, c2);
+  auto seen = open_backend(url)->load();
+  REQUIRE(seen.ok());
+  REQUIRE(seen->has_value());
+  CHECK(**seen == doc);
+
+  auto b = open_backend(url);
+  REQUIRE(b->lock("plinth apply", milliseconds(5000)).ok());  // the server freed the dead run's lock
+  auto c3 = next_changes(doc, {}, {"net.vlan.v0"});
+  REQUIRE(b->save_changes(c3).ok());
+  advance(doc, c3);
+  auto h = b->history();
+  REQUIRE(h.ok());
+  CHECK(std::any_of(h->begin(), h->end(), [](const HistoryEntry& e) { return e.serial == 7 && e.run_start; }));
+  b->unlock();
+  auto after = open_backend(url)->load();
+  REQUIRE(after.ok());
+  CHECK(**after == doc);
+  CHECK((*after)->serial == 8);
 }
 
 TEST_CASE("open_backend: postgres:// and postgresql:// URLs open PostgreSQL, anything else a local file") {

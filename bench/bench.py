@@ -152,7 +152,7 @@ def postgres_state(a, n, state_file):
 def drop_postgres_states(a):
     """Removes the bench's workspaces from the database (they hold up to ~90 MB each)."""
     base = a.postgres.split("?", 1)[0]
-    for table_name in ("plinth_state", "plinth_state_history", "plinth_state_lock"):
+    for table_name in ("plinth_state", "plinth_state_history", "plinth_state_changes", "plinth_state_lock"):
         subprocess.run(["psql", base, "-q", "-c", f"DELETE FROM {table_name} WHERE workspace LIKE 'bench-%'"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -358,8 +358,18 @@ def count_lines(path):
         return sum(1 for _ in f)
 
 
-def apply_costs(cmd, env, state, nodes):
-    """One more apply with --json: (CPU ms per node, state bytes written, final state bytes, saves)."""
+def postgres_document_size(a, url):
+    """The length of the current document of the workspace `url` names."""
+    base, workspace = a.postgres.split("?", 1)[0], url.rsplit("workspace=", 1)[1]
+    out = subprocess.run(["psql", base, "-At", "-c",
+                          f"SELECT length(document) FROM plinth_state WHERE workspace = '{workspace}'"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    return int(out)
+
+
+def apply_costs(cmd, env, nodes, final_size):
+    """One more apply with --json: (CPU ms per node, state bytes written, final state bytes, saves);
+    final_size() gives the state's size after it."""
     out = tempfile.TemporaryFile()
     p = subprocess.Popen(cmd + ["--json"], stdout=out, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(p.pid, 0)
@@ -377,7 +387,7 @@ def apply_costs(cmd, env, state, nodes):
     if not summary:
         raise SystemExit(f"no apply_summary from {' '.join(cmd)} --json")
     cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000.0 / nodes
-    return cpu_ms, summary["state"]["bytes_written"], os.path.getsize(state), summary["state"]["saves"]
+    return cpu_ms, summary["state"]["bytes_written"], final_size(), summary["state"]["saves"]
 
 
 def bench_apply(a, work):
@@ -414,9 +424,19 @@ def bench_apply(a, work):
             per_node = count_lines(log) / nodes
             if expand == "on":
                 fresh()
-                cpu_ms, written, final, saves = apply_costs(cmd, env, state, nodes)
-                costs.append([nodes, par, f"{cpu_ms:.2f}", f"{saves:,}", f"{written:,}", f"{final:,}",
-                              f"{written / final:.2f}"])
+                cpu_ms, written, final, saves = apply_costs(cmd, env, nodes, lambda: os.path.getsize(state))
+                costs.append(["local file", nodes, par, f"{cpu_ms:.2f}", f"{saves:,}", f"{written:,}",
+                              f"{final:,}", f"{written / final:.2f}"])
+                if a.postgres:
+                    url = f"{a.postgres}{'&' if '?' in a.postgres else '?'}workspace=bench-apply-{nodes}"
+                    drop_postgres_states(a)
+                    fresh()
+                    pg_cmd = [url if c == state else c for c in cmd]
+                    cpu_ms, written, final, saves = apply_costs(pg_cmd, env, nodes,
+                                                                lambda: postgres_document_size(a, url))
+                    drop_postgres_states(a)
+                    costs.append(["PostgreSQL", nodes, par, f"{cpu_ms:.2f}", f"{saves:,}", f"{written:,}",
+                                  f"{final:,}", f"{written / final:.2f}"])
         finally:
             em.stop()
         bound = per_node * nodes * latency / 1000.0 / par
@@ -439,7 +459,7 @@ def bench_apply(a, work):
                 "(user + system) per node, and the state it wrote (`apply_summary`'s `state.saves` and "
                 "`state.bytes_written`: change-log records, the fold and history copies; docs/state.md) against the "
                 "final state file's size (goal: at most 3×).", "",
-                table(["nodes", "parallelism", "CPU ms per node", "saves", "state bytes written",
+                table(["state", "nodes", "parallelism", "CPU ms per node", "saves", "state bytes written",
                        "final state bytes", "written / final"], costs)]
     plinth_100 = next((r for r in rows if r[0].startswith("Plinth, $expand offered") and r[1] == 100), None)
     if ansible and plinth_100:

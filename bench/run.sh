@@ -11,7 +11,7 @@
 # (5; one run is ~3 minutes at 50 ms latency), TERRAFORM_RUNS (5),
 # MAX_NODES (100000), APPLY_MAX (10000: the largest bare-metal apply), CLOUD_NODES (100,1000: the instances
 # of each cloud apply), ONLY (plan,terraform,policy,apply,cloud),
-# PLINTH_BENCH_POSTGRES_URL (the plan section's PostgreSQL server; default:
+# PLINTH_BENCH_POSTGRES_URL (the plan and apply sections' PostgreSQL server; default:
 # the one .ci/postgres starts).
 # Plans run with --refresh=false: the generated BMCs do not exist, and reading
 # them measures the network, not Plinth (the apply benchmark reads real ones
@@ -42,9 +42,10 @@ else
   cmake --build "$build" --target plinth redfish-emulator aws-ec2-emulator gcp-emulator \
     azure-emulator -j"$(nproc)" >/dev/null
 fi
-# The plan section's PostgreSQL row plans against the state in the repository's test server.
+# The plan section's PostgreSQL row plans against the state in the repository's test server,
+# and the apply section measures what an apply writes into it.
 postgres=${PLINTH_BENCH_POSTGRES_URL:-}
-if [ -z "$postgres" ] && [[ ",${ONLY:-plan}," == *",plan,"* ]]; then
+if [ -z "$postgres" ] && [[ -z "${ONLY:-}" || ",${ONLY}," == *",plan,"* || ",${ONLY}," == *",apply,"* ]]; then
   postgres=$(bash .ci/postgres 2>/dev/null | tail -n1)
 fi
 exec /usr/bin/python3 bench/bench.py --plinth "$build/engine/plinth" --postgres "$postgres" \

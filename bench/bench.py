@@ -458,7 +458,7 @@ def bench_apply(a, work):
         out += ["", "What each Plinth apply (`$expand` offered) cost, from one more run with `--json`: CPU time "
                 "(user + system) per node, and the state it wrote (`apply_summary`'s `state.saves` and "
                 "`state.bytes_written`: change-log records, the fold and history copies; docs/state.md) against the "
-                "final state file's size (goal: at most 3×).", "",
+                "final state's size (the file, or the document in PostgreSQL; goal: at most 3×).", "",
                 table(["state", "nodes", "parallelism", "CPU ms per node", "saves", "state bytes written",
                        "final state bytes", "written / final"], costs)]
     plinth_100 = next((r for r in rows if r[0].startswith("Plinth, $expand offered") and r[1] == 100), None)

@@ -537,8 +537,11 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
     CHECK(f.get({"get", "ns", "team-nlp"})["metadata"]["name"] == "team-nlp");
   }
   SECTION("a token that lives 2 s is replaced before it expires, through a slow apply") {
+    // Each answer takes 400 ms, so the apply outlasts the 1.5 s before the
+    // token's refresh (a quarter of its life): at 150 ms a fast apply could
+    // finish first (it did under CI's sanitizers once saves got cheaper).
     Fixture f("admin", true, {"--token", "exec-token-1=ci-bot", "--token", "exec-token-2=ci-bot-2", "--latency-ms",
-                              "150"});
+                              "400"});
     use_plugin(f, "2");
     plugin.write("tokens.txt", "exec-token-1\nexec-token-2\n");
     plugin.write("runs", "0\n");

@@ -145,8 +145,7 @@ class Journal {
   /// The state as last saved with `c` applied.
   state::StateDocument last_saved_with(const state::StateChanges& c) const {
     state::StateDocument d = last_saved_;
-    std::vector<state::StateChanges> one{c};
-    state::apply_changes(d, one);
+    state::apply_changes(d, c);
     return d;
   }
 
@@ -230,7 +229,8 @@ class Journal {
         committed_ = upto;
         // With changes, last_saved_ is the state as last written anywhere
         // (the local journal's next document is built from it).
-        if (fallback_ && changes) last_saved_ = to_local ? std::move(next) : last_saved_with(*changes);
+        if (fallback_ && changes && to_local) last_saved_ = std::move(next);
+        else if (fallback_ && changes) state::apply_changes(last_saved_, std::move(*changes));  // in place, no copy
         else if (fallback_ && !to_local) last_saved_ = std::move(next);
       }
       cv_.notify_all();

@@ -63,6 +63,8 @@ void apply_changes(StateDocument& doc, std::span<StateChanges> all) {
     });
 }
 
+void apply_changes(StateDocument& doc, StateChanges change) { apply_changes(doc, std::span<StateChanges>(&change, 1)); }
+
 bool is_postgres_location(const std::string& location) {
   return location.starts_with("postgres://") || location.starts_with("postgresql://");
 }

@@ -41,4 +41,31 @@ Result<StateChanges> parse_change_line(std::string_view line) {
   }
 }
 
+Status check_continues(const std::string& source, const char* noun, const std::string& lineage, uint64_t serial,
+                       const StateChanges& c) {
+  if (lineage != c.lineage)
+    return Error{Error::Kind::Conflict,
+                 "state was changed by another run: " + source + " now has lineage " + lineage +
+                     " but this run's state has lineage " + c.lineage + "; nothing was written. Check --state points " +
+                     "at the right " + noun + ", then plan again",
+                 0};
+  if (c.from_serial != serial || c.serial <= serial)
+    return Error{Error::Kind::Conflict,
+                 "state was changed by another run: " + source + " is at serial " + std::to_string(serial) +
+                     " but this run's changes apply to serial " + std::to_string(c.from_serial) +
+                     "; nothing was written. Plan again against the current state",
+                 0};
+  return {};
+}
+
+Status ChangeChain::add(StateChanges c) {
+  if (c.lineage != lineage_ || c.serial <= serial_) return {};  // folded already
+  if (c.from_serial != serial_)
+    return Error::invalid("continues serial " + std::to_string(c.from_serial) + ", but the state is at serial " +
+                          std::to_string(serial_));
+  serial_ = c.serial;
+  records_.push_back(std::move(c));
+  return {};
+}
+
 }  // namespace plinth::state

@@ -530,8 +530,7 @@ class LocalBackend final : public Backend {
                             " is not a regular file; plinth never writes one like it. Move it aside and run again");
     auto text = read_file(log_path_);
     if (!text) return text.error();
-    std::vector<StateChanges> records;
-    uint64_t serial = doc.serial;
+    ChangeChain chain(doc);
     size_t pos = 0;
     for (size_t line = 1; pos < text->size(); ++line) {
       const size_t nl = text->find('\n', pos);
@@ -548,17 +547,13 @@ class LocalBackend final : public Backend {
                               " again, without the operations recorded after it: refresh and plan then show them");
       }
       pos = nl + 1;
-      if (rec->lineage != doc.lineage || rec->serial <= serial) continue;  // folded already
-      if (rec->from_serial != serial)
-        return Error::invalid("the state's change log " + where + " continues serial " +
-                              std::to_string(rec->from_serial) + ", but the state is at serial " +
-                              std::to_string(serial) + "; plinth left both untouched (another writer changed " +
-                              path_ + " while an apply was appending to it?). Move the log aside to use " + path_ +
+      if (auto st = chain.add(std::move(*rec)); !st)
+        return Error::invalid("the state's change log " + where + " " + st.error().message +
+                              "; plinth left both untouched (another writer changed " + path_ +
+                              " while an apply was appending to it?). Move the log aside to use " + path_ +
                               " as it is");
-      serial = rec->serial;
-      records.push_back(std::move(*rec));
     }
-    apply_changes(doc, records);
+    chain.apply_to(doc);
     return text->size();
   }
 
@@ -578,24 +573,11 @@ class LocalBackend final : public Backend {
         // header yet); the run's next saves append to it.
         StateDocument first;
         first.lineage = c.lineage;
-        std::vector<StateChanges> one{c};
-        apply_changes(first, one);
+        apply_changes(first, c);
         return save_locked(first);
       }
     }
-    const Stored& cur = seen_->stored;
-    if (cur.lineage != c.lineage)
-      return Error{Error::Kind::Conflict,
-                   "state was changed by another run: " + path_ + " now has lineage " + cur.lineage +
-                       " but this run's state has lineage " + c.lineage +
-                       "; nothing was written. Check --state points at the right file, then plan again",
-                   0};
-    if (c.from_serial != cur.serial || c.serial <= cur.serial)
-      return Error{Error::Kind::Conflict,
-                   "state was changed by another run: " + path_ + " is at serial " + std::to_string(cur.serial) +
-                       " but this run's changes apply to serial " + std::to_string(c.from_serial) +
-                       "; nothing was written. Plan again against the current state",
-                   0};
+    if (auto st = check_continues(path_, "file", seen_->stored.lineage, seen_->stored.serial, c); !st) return st;
     if (auto st = make_dirs(); !st) return st;
     if (!run_started_) {
       // A log an earlier run left (it died before folding) is folded first,

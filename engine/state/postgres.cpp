@@ -222,8 +222,7 @@ class PostgresBackend final : public Backend {
     if (PQntuples(r->get()) == 0) return std::optional<StateDocument>{};
     auto doc = parse(value(*r, 0, 0), source_);
     if (!doc) return doc.error();
-    std::vector<StateChanges> records;
-    uint64_t serial = doc->serial;
+    ChangeChain chain(*doc);
     for (int i = 0; i < PQntuples(r->get()); ++i) {
       if (PQgetisnull(r->get(), i, 1)) continue;
       std::string text = value(*r, i, 2);
@@ -236,15 +235,10 @@ class PostgresBackend final : public Backend {
                               std::to_string(doc->serial) +
                               " again, without the operations recorded after it: refresh and plan then show them");
       ++changes_stored_;
-      if (rec->lineage != doc->lineage || rec->serial <= serial) continue;  // folded already
-      if (rec->from_serial != serial)
-        return Error::invalid(where + " continues serial " + std::to_string(rec->from_serial) +
-                              ", but the state is at serial " + std::to_string(serial) +
-                              "; plinth left both untouched");
-      serial = rec->serial;
-      records.push_back(std::move(*rec));
+      if (auto st = chain.add(std::move(*rec)); !st)
+        return Error::invalid(where + " " + st.error().message + "; plinth left both untouched");
     }
-    apply_changes(*doc, records);
+    chain.apply_to(*doc);
     return std::optional<StateDocument>{std::move(*doc)};
   }
 
@@ -473,7 +467,7 @@ class PostgresBackend final : public Backend {
     // What an earlier run left (it died before folding) is folded first, so
     // that this run starts from a document the history keeps.
     if (!run_started_) {
-      if (auto st = fold_locked(); !st) return st;
+      if (auto st = fold_leftovers(); !st) return st;
     }
     if (auto b = exec("BEGIN", {}); !b) return b.error();
     Transaction txn{*this};
@@ -493,25 +487,12 @@ class PostgresBackend final : public Backend {
       txn.done = true;
       StateDocument first;
       first.lineage = c.lineage;
-      std::vector<StateChanges> one{c};
-      apply_changes(first, one);
+      apply_changes(first, c);
       std::string note;
       return save_locked(first, false, note);
     }
-    const std::string lineage = value(*cur, 0, 0);
     const uint64_t serial = std::strtoull(PQgetvalue(cur->get(), 0, 1), nullptr, 10);
-    if (lineage != c.lineage)
-      return Error{Error::Kind::Conflict,
-                   "state was changed by another run: " + source_ + " now has lineage " + lineage +
-                       " but this run's state has lineage " + c.lineage +
-                       "; nothing was written. Check --state points at the right state, then plan again",
-                   0};
-    if (c.from_serial != serial || c.serial <= serial)
-      return Error{Error::Kind::Conflict,
-                   "state was changed by another run: " + source_ + " is at serial " + std::to_string(serial) +
-                       " but this run's changes apply to serial " + std::to_string(c.from_serial) +
-                       "; nothing was written. Plan again against the current state",
-                   0};
+    if (auto st = check_continues(source_, "state", value(*cur, 0, 0), serial, c); !st) return st;
     if (!run_started_) {  // what this run started from, kept for good (state.h, kHistoryKeep)
       auto mark = exec(
           "INSERT INTO plinth_state_history (workspace, serial, document, run_start) SELECT workspace, serial, "
@@ -556,6 +537,15 @@ class PostgresBackend final : public Backend {
     return {};
   }
 
+  /// Folds the changes a run that died before folding left, when there are
+  /// any (a look at the changes table, not a read of the document).
+  Status fold_leftovers() {
+    auto any = exec("SELECT 1 FROM plinth_state_changes WHERE workspace = $1 LIMIT 1", {workspace_});
+    if (!any) return any.error();
+    if (PQntuples(any->get()) == 0) return {};
+    return fold_locked();
+  }
+
   /// In the caller's transaction: `doc` (whose text is `text`) as the
   /// current document and its history version; the stored changes deleted
   /// (the document holds them); history beyond kHistoryKeep that is not a run
@@ -590,11 +580,7 @@ class PostgresBackend final : public Backend {
     // version this save starts from is a document; a restore (which may
     // find the document damaged) drops them with it instead.
     if (!set_aside_damaged) {
-      auto any = exec("SELECT 1 FROM plinth_state_changes WHERE workspace = $1 LIMIT 1", {workspace_});
-      if (!any) return any.error();
-      if (PQntuples(any->get()) > 0) {
-        if (auto st = fold_locked(); !st) return st;
-      }
+      if (auto st = fold_leftovers(); !st) return st;
     }
     if (auto b = exec("BEGIN", {}); !b) return b.error();
     Transaction txn{*this};

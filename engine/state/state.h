@@ -96,6 +96,8 @@ struct StateChanges {
 /// that is not there is ignored). Lineages and serials are the caller's to
 /// check.
 void apply_changes(StateDocument& doc, std::span<StateChanges> changes);
+/// The same for one change.
+void apply_changes(StateDocument& doc, StateChanges change);
 
 /// Where state lives. A backend is locked for the whole of a plan or apply.
 class Backend {

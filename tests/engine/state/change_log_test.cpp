@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <fstream>
 
 #include "engine/core/files.h"
@@ -58,6 +59,17 @@ StateDocument two_saves_then_die(const std::string& path, StateDocument doc) {
   advance(doc, c1);
   advance(doc, c2);
   return doc;
+}
+
+/// A run on the state at `path` (which holds `doc`) that holds the lock and
+/// has appended one save; `doc` becomes what it saved.
+std::unique_ptr<Backend> run_with_one_save(const std::string& path, StateDocument& doc) {
+  auto b = open_local(path);
+  REQUIRE(b->lock("plinth apply", milliseconds(0)).ok());
+  auto c = next_changes(doc, {vlan("v1", 101)});
+  REQUIRE(b->save_changes(c).ok());
+  advance(doc, c);
+  return b;
 }
 
 size_t lines_of(const std::string& path) {
@@ -205,11 +217,7 @@ TEST_CASE("change log: another writer between two saves is a conflict and nothin
   TempDir dir;
   const std::string path = dir.path() + "/s.json", log = path + ".d/changes.log";
   StateDocument doc = save_version(*open_local(path), new_document(), 1, 1);
-  auto b = open_local(path);
-  REQUIRE(b->lock("plinth apply", milliseconds(0)).ok());
-  auto c = next_changes(doc, {vlan("v1", 101)});
-  REQUIRE(b->save_changes(c).ok());
-  advance(doc, c);
+  auto b = run_with_one_save(path, doc);
   // Someone (an editor, a restore that ignored the lock) replaces the file.
   StateDocument other = doc;
   other.serial = 9;
@@ -225,11 +233,7 @@ TEST_CASE("change log: a failed append takes its partial record back and leaves 
   TempDir dir;
   const std::string path = dir.path() + "/s.json", log = path + ".d/changes.log";
   StateDocument doc = save_version(*open_local(path), new_document(), 1, 1);
-  auto b = open_local(path);
-  REQUIRE(b->lock("plinth apply", milliseconds(0)).ok());
-  auto c = next_changes(doc, {vlan("v1", 101)});
-  REQUIRE(b->save_changes(c).ok());
-  advance(doc, c);
+  auto b = run_with_one_save(path, doc);
   const std::string log_before = slurp(log);
   // A record larger than the file size limit: write(2) stops short (EFBIG).
   std::vector<Resource> many;

@@ -41,9 +41,6 @@ inline state::StateChanges next_changes(const state::StateDocument& doc, std::ve
 }
 
 /// Applies `c` to `doc`, as a whole save would hold it.
-inline void advance(state::StateDocument& doc, state::StateChanges c) {
-  std::vector<state::StateChanges> one{std::move(c)};
-  state::apply_changes(doc, one);
-}
+inline void advance(state::StateDocument& doc, state::StateChanges c) { state::apply_changes(doc, std::move(c)); }
 
 }  // namespace plinth::test

@@ -477,7 +477,11 @@ Result<Packages> packages(const PoolView& v, const std::vector<Mount>& mounted, 
     a.driver = {"cuda-drivers-" + branch + "-" + s.driver};
     const std::string infix = unversioned ? "-" : "-" + branch + "-";
     if (v.fabric_manager) {
-      a.driver.push_back("nvidia-fabricmanager" + infix + s.driver);
+      // Before R580 the RPM is nvidia-fabric-manager, unbranched (NVIDIA/yum-packaging-fabric-manager
+      // fabricmanager.spec: Name nvidia-fabric-manager; nvidia-fabricmanager-<branch> is only a
+      // Provides, which dnf does not match with a version appended); from R580 nvidia-fabricmanager
+      // (NVIDIA/gpu-driver-container rhel9/install.sh fabricmanager_install, 091f60d and 9f15a32).
+      a.driver.push_back((unversioned ? "nvidia-fabricmanager-" : "nvidia-fabric-manager-") + s.driver);
       if (dcgm) a.driver.push_back("libnvidia-nscq" + infix + s.driver);
     }
     if (v.nvlsm) a.driver.push_back("nvlsm");

@@ -617,7 +617,7 @@ TEST_CASE("RHEL and Rocky get dnf repositories, module streams and a version loc
   REQUIRE(epel != std::string::npos);
   CHECK(crb < epel);
   CHECK(epel < ud.find("kernel-devel-$(uname -r)"));
-  CHECK(contains(ud, "  - [\"dnf\", \"install\", \"-y\", \"cuda-drivers-550-550.54.15\", \"nvidia-fabricmanager-550-550.54.15\", "
+  CHECK(contains(ud, "  - [\"dnf\", \"install\", \"-y\", \"cuda-drivers-550-550.54.15\", \"nvidia-fabric-manager-550.54.15\", "
                      "\"libnvidia-nscq-550-550.54.15\"]\n"));
   CHECK(contains(ud, "\"cuda-toolkit-12-4-12.4.1\""));
   CHECK(contains(ud, "  - [\"dnf\", \"versionlock\", \"add\", \"*nvidia*550.54.15*\""));

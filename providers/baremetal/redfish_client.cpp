@@ -262,17 +262,17 @@ Result<net::Response> RedfishClient::exchange(const std::string& method, const s
   }
 }
 
-Result<Json> RedfishClient::service_root(Call& call) {
+Result<const Json*> RedfishClient::service_root(Call& call) {
   std::lock_guard<std::mutex> g(mu_);
   if (root_.is_null())
     if (auto st = login(call); !st) return st.error();
-  return root_;
+  return &root_;
 }
 
 Result<std::string> RedfishClient::expand_query(int levels, Call& call) {
   auto root = service_root(call);
   if (!root) return root.error();
-  const Json& features = root->value("ProtocolFeaturesSupported", Json::object());
+  const Json& features = (*root)->value("ProtocolFeaturesSupported", Json::object());
   const Json& expand = features.is_object() ? features.value("ExpandQuery", Json::object()) : Json::object();
   if (!expand.is_object() || expand.value("NoLinks", Json(false)) != Json(true)) return std::string();
   int allowed = 1;
@@ -291,7 +291,7 @@ Result<std::string> RedfishClient::system_uri(Call& call, std::optional<Doc>* fi
   }
   auto root = service_root(call);
   if (!root) return root.error();
-  const std::string systems = link(*root, "Systems");
+  const std::string systems = link(**root, "Systems");
   if (systems.empty())
     return Error::fatal("GET " + endpoint_ + "/redfish/v1/: the service root has no Systems collection; "
                         "is this a BMC's Redfish service?");
@@ -299,17 +299,19 @@ Result<std::string> RedfishClient::system_uri(Call& call, std::optional<Doc>* fi
   if (!query) return query.error();
   auto coll = get(systems, call, *query);
   if (!coll) return coll.error();
-  const Json& members = coll->body.is_object() ? coll->body.value("Members", Json::array()) : Json::array();
-  if (!members.is_array() || members.empty() || text(members[0], "@odata.id").empty())
+  Json* members = coll->body.is_object() && coll->body.contains("Members") ? &coll->body["Members"] : nullptr;
+  if (!members || !members->is_array() || members->empty() || text((*members)[0], "@odata.id").empty())
     return Error::fatal("GET " + coll->url + ": the Systems collection has no members");
-  const Json& member = members[0];
+  Json& member = (*members)[0];
+  const std::string id = text(member, "@odata.id");
   if (first && member.is_object() && member.size() > 1) {  // expanded: more than the reference
-    auto u = url(text(member, "@odata.id"));
+    auto u = url(id);
     if (!u) return u.error();
-    *first = Doc{*u, member, text(member, "@odata.etag")};
+    std::string etag = text(member, "@odata.etag");
+    *first = Doc{*u, std::move(member), std::move(etag)};  // the collection is not read again
   }
   std::lock_guard<std::mutex> g(mu_);
-  system_uri_ = text(member, "@odata.id");
+  system_uri_ = id;
   return system_uri_;
 }
 

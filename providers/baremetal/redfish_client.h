@@ -61,8 +61,9 @@ class RedfishClient {
   Result<std::string> url(const std::string& uri) const;
   const std::string& endpoint() const { return endpoint_; }
 
-  /// The service root, fetched once.
-  Result<Json> service_root(Call& call);
+  /// The service root, fetched once; the document lives as long as the client
+  /// and never changes once read.
+  Result<const Json*> service_root(Call& call);
   /// The `$expand` query that expands references outside Links `levels` deep
   /// ("$expand=.($levels=2)"), cut to the depth the service root's
   /// ProtocolFeaturesSupported.ExpandQuery allows (NoLinks; Levels and

@@ -238,7 +238,7 @@ Result<std::vector<Doc>> list_media(RedfishClient& c, const Json& system, Call& 
   if (collections.empty()) {
     auto root = c.service_root(d);
     if (!root) return root.error();
-    if (auto m = link(*root, "Managers"); !m.empty()) {
+    if (auto m = link(**root, "Managers"); !m.empty()) {
       auto mgrs = c.get(m, d);
       if (!mgrs) return mgrs.error();
       for (const auto& mu : members(mgrs->body)) {
@@ -381,9 +381,21 @@ Result<std::vector<Json>> member_docs(RedfishClient& c, const Json& collection, 
 
 /// A collection a navigation property names, with its members.
 Result<std::vector<Json>> collection_members(RedfishClient& c, const Json& nav, Call& d, const std::string& query) {
+  if (nav.size() > 1) return member_docs(c, nav, d);  // expanded: read in place, not copied first
   auto coll = follow(c, nav, d, query);
   if (!coll) return coll.error();
   return member_docs(c, coll->body, d);
+}
+
+/// How to run the read of what `nav` names beside others: in this thread when
+/// the service expanded it (and, for a collection, its members), so no request
+/// is waited for; else in a thread of its own.
+std::launch launch_for(const Json& nav, bool collection) {
+  if (!nav.is_object() || nav.size() <= 1) return std::launch::async;
+  if (collection && nav.contains("Members") && nav["Members"].is_array())
+    for (const auto& m : nav["Members"])
+      if (m.is_object() && m.size() == 1) return std::launch::async;
+  return std::launch::deferred;
 }
 
 /// PATCHes BIOS attributes to the settings object (@Redfish.Settings) or the
@@ -452,15 +464,17 @@ Result<Doc> reset(RedfishClient& c, const std::string& system_uri, const Doc& sy
   return wait_power(c, system_uri, on ? "On" : "Off", s, d, cancel, query);
 }
 
-/// The node's system: as system_uri() found it expanded, else read (with
-/// $expand 2 levels deep where offered, so its inventory comes along).
-Result<Doc> read_system(RedfishClient& c, Call& d, std::string* uri = nullptr) {
+/// The node's system: as system_uri() found it expanded, else read with
+/// $expand `levels` deep where offered: 2 brings the inventory and the
+/// VirtualMedia devices along, 1 the Bios and the collections without their
+/// members (a third of the bytes to parse on a DMTF-shaped BMC).
+Result<Doc> read_system(RedfishClient& c, Call& d, std::string* uri = nullptr, int levels = 2) {
   std::optional<Doc> first;
   auto sys_uri = c.system_uri(d, &first);
   if (!sys_uri) return sys_uri.error();
   if (uri) *uri = *sys_uri;
-  if (first) return *first;
-  auto query = c.expand_query(2, d);
+  if (first) return std::move(*first);
+  auto query = c.expand_query(levels, d);
   if (!query) return query.error();
   return c.get(*sys_uri, d, *query);
 }
@@ -584,10 +598,10 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<D
   const Json managed = r.attributes.value("bios", Json::object());
   const bool read_bios = managed.is_object() && !managed.empty() && !link(s, "Bios").empty();
   std::future<Result<Doc>> bios;
-  if (read_bios) bios = std::async(std::launch::async, [&] { return follow(c, s["Bios"], d); });
+  if (read_bios) bios = std::async(launch_for(s["Bios"], false), [&] { return follow(c, s["Bios"], d); });
   std::future<Result<std::vector<Json>>> nic_docs;
   if (!link(s, "EthernetInterfaces").empty())
-    nic_docs = std::async(std::launch::async,
+    nic_docs = std::async(launch_for(s["EthernetInterfaces"], true),
                           [&] { return collection_members(c, s["EthernetInterfaces"], d, *expand); });
   auto proc_docs = collection_members(c, s["Processors"], d, *expand);
   std::optional<Result<Doc>> bios_doc;
@@ -769,8 +783,11 @@ Result<Resource> RedfishProvider::create(const Resource& desired, Call& d) {
   auto cp = client_for(desired);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
+  // The refresh read the inventory already; the create needs the system's Boot, its Bios and, for a
+  // seed or a virtual-media installer, its VirtualMedia devices (expanded two levels deep).
+  const bool uses_media = !options_.seed_dir.empty() || text(desired.attributes, "boot_method") == "virtual-media";
   std::string sys_uri;
-  auto sys = read_system(c, d, &sys_uri);
+  auto sys = read_system(c, d, &sys_uri, uses_media ? 2 : 1);
   if (!sys) return at(desired.address, sys.error());
   std::optional<std::vector<Doc>> media;  // read once for the seed and the installer
   if (auto st = deliver_seed(c, *sys, desired, d, media); !st) return at(desired.address, st.error());

@@ -6,6 +6,7 @@
 // bench/run.sh, never here.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -137,11 +138,12 @@ TEST_CASE("request budget: without $expand (not offered, or offered and ignored)
       // session's DELETE.
       CHECK(sent.size() == 9 + 3 + processors + nics + 1);
       const std::string q = mode == "off" ? "" : "?$expand=.($levels=3)";
+      const std::string q1 = mode == "off" ? "" : "?$expand=.";  // the create needs no inventory (pxe, no seed)
       const std::string q2 = mode == "off" ? "" : "?$expand=.($levels=2)";
       REQUIRE(sent.size() > 9);
       CHECK(std::vector<std::string>(sent.begin(), sent.begin() + 9) ==
             std::vector<std::string>{"GET /redfish/v1/", "POST /redfish/v1/SessionService/Sessions",
-                                     "GET /redfish/v1/Systems" + q, "GET " + kSystem + q2, "PATCH " + kSystem,
+                                     "GET /redfish/v1/Systems" + q, "GET " + kSystem + q1, "PATCH " + kSystem,
                                      "GET " + kSystem + "/Bios", "PATCH " + kSystem + "/Bios/Settings",
                                      "POST " + kSystem + "/Actions/ComputerSystem.Reset", "GET " + kSystem + q2});
       int processor_reads = 0, nic_reads = 0, bios_reads = 0;
@@ -154,6 +156,37 @@ TEST_CASE("request budget: without $expand (not offered, or offered and ignored)
       CHECK(nic_reads == static_cast<int>(nics) + 1);
       CHECK(bios_reads == 2);  // its settings link before the PATCH, its attributes after the reset
     }
+  }
+}
+
+TEST_CASE("request budget: an apply reads the system its refresh read again one level deep unless it inserts media") {
+  // plinth apply refreshes (read) and then creates with the same provider: the create's own read of the
+  // system needs its Boot and Bios, not the inventory, so it asks for one level of $expand; a
+  // virtual-media installer needs the VirtualMedia devices' members too, so two levels.
+  for (const std::string method : {"pxe", "virtual-media"}) {
+    INFO("boot method " << method);
+    Emulator em(with(kEmulator, "on"));
+    {
+      auto p = provider(em);
+      Resource r = node(em, 0, {{"ProcTurboMode", "Disabled"}});
+      r.attributes["boot_method"] = method;
+      if (method == "virtual-media") r.attributes["boot_image"] = "https://images.example/installer.iso";
+      auto read = p->read({r}, *one_call());
+      REQUIRE_FALSE(read[0].error);
+      auto created = p->create(r, *one_call());
+      INFO((created.ok() ? "" : created.error().message));
+      REQUIRE(created.ok());
+      CHECK(created->computed["gpu_count"] == 8);
+      CHECK(created->computed["bios"]["ProcTurboMode"] == "Disabled");
+      p->close();
+    }
+    auto sent = requests(em)[0];
+    REQUIRE(sent.size() >= 4);
+    CHECK(sent[2] == "GET /redfish/v1/Systems?$expand=.($levels=3)");  // the refresh
+    CHECK(sent[3] == "GET " + kSystem + (method == "pxe" ? "?$expand=." : "?$expand=.($levels=2)"));  // the create
+    CHECK(sent.back().starts_with("DELETE /redfish/v1/SessionService/Sessions/"));
+    CHECK(std::count(sent.begin(), sent.end(), "GET " + kSystem + "?$expand=.($levels=2)") ==
+          (method == "pxe" ? 1 : 2));  // the read-back brings the inventory
   }
 }
 

@@ -390,8 +390,31 @@ def apply_costs(cmd, env, nodes, final_size):
     return cpu_ms, summary["state"]["bytes_written"], final_size(), summary["state"]["saves"]
 
 
+ALLOCATORS = [("glibc malloc (as shipped)", None),
+              ("jemalloc 5 (libjemalloc2)", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"),
+              ("mimalloc 2 (libmimalloc2.0)", "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2")]
+
+
+def bench_allocators(cmd, env, nodes, fresh, state, runs=3):
+    """The same apply with each allocator Debian has that is installed, through LD_PRELOAD: rows of
+    (allocator, median CPU ms per node, min-max); the issue asks for this before adopting one."""
+    rows = []
+    for name, lib in ALLOCATORS:
+        if lib and not os.path.exists(lib):
+            continue
+        run_env = dict(env, LD_PRELOAD=lib) if lib else env
+        cpu = []
+        for _ in range(runs):
+            fresh()
+            cpu.append(apply_costs(cmd, run_env, nodes, lambda: os.path.getsize(state))[0])
+        cpu.sort()
+        rows.append([name, nodes, f"{statistics.median(cpu):.2f}", f"{cpu[0]:.2f}–{cpu[-1]:.2f}", runs])
+    return rows
+
+
 def bench_apply(a, work):
     rows = []
+    allocators = []
     latency = a.latency_ms
     env = dict(os.environ, BMC_CREDENTIALS="admin:admin")
     common = ["--gpus", "8", "--memory-gib", "2048", "--power-state", "Off", "--power-delay-ms", "0",
@@ -427,6 +450,8 @@ def bench_apply(a, work):
                 cpu_ms, written, final, saves = apply_costs(cmd, env, nodes, lambda: os.path.getsize(state))
                 costs.append(["local file", nodes, par, f"{cpu_ms:.2f}", f"{saves:,}", f"{written:,}",
                               f"{final:,}", f"{written / final:.2f}"])
+                if nodes == 1000:
+                    allocators = bench_allocators(cmd, env, nodes, fresh, state)
                 if a.postgres:
                     url = f"{a.postgres}{'&' if '?' in a.postgres else '?'}workspace=bench-apply-{nodes}"
                     drop_postgres_states(a)
@@ -461,6 +486,11 @@ def bench_apply(a, work):
                 "final state's size (the file, or the document in PostgreSQL; goal: at most 3×).", "",
                 table(["state", "nodes", "parallelism", "CPU ms per node", "saves", "state bytes written",
                        "final state bytes", "written / final"], costs)]
+    if allocators:
+        out += ["", "The 1,000-node apply with each allocator Debian packages that is installed here, loaded with "
+                "`LD_PRELOAD` (apt-get install libjemalloc2 libmimalloc2.0 to add the missing ones): CPU time per "
+                "node, user + system.", "",
+                table(["allocator", "nodes", "median CPU ms per node", "min–max", "runs"], allocators)]
     plinth_100 = next((r for r in rows if r[0].startswith("Plinth, $expand offered") and r[1] == 100), None)
     if ansible and plinth_100:
         out.append("")

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/ipv4.h"
 #include "engine/core/strings.h"
 
 namespace plinth::bp {
@@ -86,6 +87,12 @@ std::vector<std::string> candidate_types(const BurstPool& p, const std::string& 
 }
 
 bool rhel_family(const std::string& os) { return os.rfind("rhel-", 0) == 0 || os.rfind("rocky-", 0) == 0; }
+
+bool vlan_holds(const Vlan& v, const std::string& address) {
+  auto ip = parse_ipv4(address);
+  auto range = parse_cidr(v.cidr);
+  return ip && range && range->contains(*ip);
+}
 
 std::string secure_boot_attribute(const NodePool& p) {
   for (const auto& [key, value] : p.bios) {

@@ -462,6 +462,9 @@ struct LustreNid {
 /// when `export_` has no ":/".
 std::vector<LustreNid> lustre_nids(const std::string& export_);
 
+/// True when `address` is an IPv4 address inside VLAN `v`'s subnet (its cidr).
+bool vlan_holds(const Vlan& v, const std::string& address);
+
 /// The BIOS attribute that turns Secure Boot on for a pool's nodes: a key
 /// starting with "secureboot" (any case: SecureBoot, SecureBootEnable) set to
 /// Enabled, On, true or 1; "" when none does.

@@ -22,7 +22,6 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/hash.h"
-#include "engine/core/ipv4.h"
 #include "engine/core/strings.h"
 #include "engine/provider/registry.h"
 
@@ -802,10 +801,8 @@ Lnet lnet_for(const PoolView& v, const std::vector<Mount>& mounted) {
   }
   for (const auto& n : nids) {
     if (n.lnd != "tcp") continue;
-    auto ip = parse_ipv4(n.address);
-    if (!ip) continue;
     for (const auto* vlan : v.vlans)
-      if (auto range = parse_cidr(vlan->cidr); range && range->contains(*ip)) {
+      if (bp::vlan_holds(*vlan, n.address)) {
         out.modprobe = "options lnet networks=\"tcp0(vlan" + std::to_string(vlan->id) + ")\"";
         return out;
       }

@@ -2,7 +2,6 @@
 // encryption the file system can give, and NFS serving many training nodes.
 #include <algorithm>
 
-#include "engine/core/ipv4.h"
 #include "engine/validate/checker.h"
 
 namespace plinth::validate {
@@ -93,11 +92,8 @@ void Checker::check_lustre_nids() {
     if (t.kind != "parallel-fs" || t.backend != "lustre") continue;
     for (const auto& nid : bp::lustre_nids(t.remote)) {
       if (nid.lnd != "o2ib") continue;
-      auto ip = parse_ipv4(nid.address);
-      if (!ip) continue;
       for (const auto& v : bp_.vlans) {
-        auto range = parse_cidr(v.cidr);
-        if (!range || !range->contains(*ip)) continue;
+        if (!bp::vlan_holds(v, nid.address)) continue;
         add(STO006, t.origin.at("export"), "storage.tier." + t.name,
             "tier '" + t.name + "' names o2ib NID " + nid.address + "@" + nid.net + ", an address in VLAN '" + v.name +
                 "' (" + v.cidr + "), an Ethernet network; an o2ib NID is the server's IPoIB address",

@@ -304,7 +304,7 @@ Result<std::string> RedfishClient::system_uri(Call& call, std::optional<Doc>* fi
     return Error::fatal("GET " + coll->url + ": the Systems collection has no members");
   Json& member = (*members)[0];
   const std::string id = text(member, "@odata.id");
-  if (first && member.is_object() && member.size() > 1) {  // expanded: more than the reference
+  if (first && expanded(member)) {
     auto u = url(id);
     if (!u) return u.error();
     std::string etag = text(member, "@odata.etag");

@@ -18,6 +18,10 @@ std::string text(const Json& j, const char* key);
 /// The "@odata.id" of the link object j[key], else "".
 std::string link(const Json& j, const char* key);
 
+/// True when the navigation property `nav` came expanded ($expand): an object
+/// holding more than its "@odata.id".
+inline bool expanded(const Json& nav) { return nav.is_object() && nav.size() > 1; }
+
 /// Settings shared by every BMC connection of one provider.
 struct RedfishSettings {
   int poll_ms = 1000;             ///< task monitor and PowerState polling interval

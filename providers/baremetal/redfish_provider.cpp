@@ -341,7 +341,7 @@ Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys,
 /// service expanded it ($expand), else read with a GET (with `query`).
 Result<Doc> follow(RedfishClient& c, const Json& nav, Call& d, const std::string& query = "") {
   const std::string id = text(nav, "@odata.id");
-  if (nav.size() > 1) {  // expanded: more than the reference
+  if (expanded(nav)) {
     auto u = c.url(id);
     if (!u) return u.error();
     return Doc{*u, nav, text(nav, "@odata.etag")};
@@ -360,7 +360,7 @@ Result<std::vector<Json>> member_docs(RedfishClient& c, const Json& collection, 
   for (const auto& m : list) {
     if (!m.is_object() || text(m, "@odata.id").empty()) continue;
     out.push_back(m);
-    if (m.size() == 1) {
+    if (!expanded(m)) {
       read_at.push_back(out.size() - 1);
       const std::string id = text(m, "@odata.id");
       reads.push_back(std::async(std::launch::async, [&c, &d, id] { return c.get(id, d); }));
@@ -381,7 +381,7 @@ Result<std::vector<Json>> member_docs(RedfishClient& c, const Json& collection, 
 
 /// A collection a navigation property names, with its members.
 Result<std::vector<Json>> collection_members(RedfishClient& c, const Json& nav, Call& d, const std::string& query) {
-  if (nav.size() > 1) return member_docs(c, nav, d);  // expanded: read in place, not copied first
+  if (expanded(nav)) return member_docs(c, nav, d);  // read in place, not copied first
   auto coll = follow(c, nav, d, query);
   if (!coll) return coll.error();
   return member_docs(c, coll->body, d);
@@ -391,10 +391,10 @@ Result<std::vector<Json>> collection_members(RedfishClient& c, const Json& nav, 
 /// the service expanded it (and, for a collection, its members), so no request
 /// is waited for; else in a thread of its own.
 std::launch launch_for(const Json& nav, bool collection) {
-  if (!nav.is_object() || nav.size() <= 1) return std::launch::async;
+  if (!expanded(nav)) return std::launch::async;
   if (collection && nav.contains("Members") && nav["Members"].is_array())
     for (const auto& m : nav["Members"])
-      if (m.is_object() && m.size() == 1) return std::launch::async;
+      if (m.is_object() && !expanded(m)) return std::launch::async;
   return std::launch::deferred;
 }
 

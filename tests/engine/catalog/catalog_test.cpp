@@ -48,8 +48,9 @@ TEST_CASE("every CUDA toolkit row of NVIDIA's release notes table agrees with th
       CHECK(embedded().min_driver_for_cuda(minor) == want);
     }
   }
-  // And the rows after that table (CUDA 13.1 Update 1 to 13.2 Update 2, from the 13.2 Update 2 notes).
-  CHECK(embedded().cuda_versions().size() == 49 + 4);
+  // And the rows after that table (CUDA 13.1 Update 1 to 13.2 Update 2, from the 13.2 Update 2 notes;
+  // 13.3 GA and Update 1, from NVIDIA's redistributable manifests).
+  CHECK(embedded().cuda_versions().size() == 49 + 4 + 2);
 }
 
 TEST_CASE("CUDA versions resolve to their GA release and unknown ones to nothing") {
@@ -61,10 +62,12 @@ TEST_CASE("CUDA versions resolve to their GA release and unknown ones to nothing
   CHECK(embedded().min_driver_for_cuda("13.2") == "595.45.04");
   CHECK(embedded().min_driver_for_cuda("13.2.2") == "595.71.05");
   CHECK(embedded().min_driver_for_cuda("13.1.1") == "590.48.01");
-  CHECK_FALSE(embedded().min_driver_for_cuda("13.3").has_value());  // not listed: see cuda.yaml not-covered
+  CHECK(embedded().min_driver_for_cuda("13.3") == "610.43.02");  // redistrib_13.3.0.json's nvidia_driver
+  CHECK(embedded().resolve_cuda("13.3") == "13.3.0");
+  CHECK_FALSE(embedded().min_driver_for_cuda("13.4").has_value());  // not listed: see cuda.yaml not-covered
   CHECK_FALSE(embedded().min_driver_for_cuda("12.4.9").has_value());
   CHECK(embedded().cuda_versions().front() == "11.0.1");
-  CHECK(embedded().cuda_versions().back() == "13.2.2");
+  CHECK(embedded().cuda_versions().back() == "13.3.1");
 }
 
 TEST_CASE("every MIG profile of NVIDIA's MIG guide and mig-parted agrees with the catalog") {

@@ -86,10 +86,15 @@ const RuleInfo DRV007{
     "dnf module streams build the NVIDIA modules with DKMS. Under Secure Boot the kernel loads only modules signed by "
     "a key in the firmware's or the Machine Owner Key (MOK) database; DKMS signs with a key of its own that must first "
     "be enrolled at the console (`mokutil --import`), so on an unattended node those modules do not load after the "
-    "reboot. Position: `bios`.",
+    "reboot. RHEL 9 has no module set the firmware trusts for a supported branch: NVIDIA's precompiled streams "
+    "(`nvidia-driver:<branch>`) end at R560 and are signed with NVIDIA's own key, which needs the same enrolment, "
+    "and the distribution-signed open modules NVIDIA points to are RHEL 10's. Position: `bios`.",
     "NVIDIA Driver Installation Guide, 'Secure Boot' (DKMS-built modules must be signed with an enrolled key; "
     "precompiled signed modules load as they are); Ubuntu wiki 'UEFI/SecureBoot/DKMS'; NVIDIA gpu-driver-container, "
-    "ubuntu22.04/ubuntu24.04 precompiled/nvidia-driver (the Canonical-signed module packages).",
+    "ubuntu22.04/ubuntu24.04 precompiled/nvidia-driver (the Canonical-signed module packages); NVIDIA "
+    "yum-packaging-precompiled-kmod, UEFI.md (precompiled RHEL modules load under Secure Boot only once NVIDIA's key "
+    "is enrolled in MOK), its branches (the last is 560) and DISTROS.md (distribution-signed open modules, RHEL's "
+    "for el10_1).",
     "use the inbox RDMA stack (`rdma_stack: inbox`) on Ubuntu, enrol the DKMS signing key on every node before the "
     "first reboot, or disable Secure Boot"};
 const RuleInfo GPU005{

@@ -205,6 +205,12 @@ Status check_schema(const ProviderSchema& s) {
       if (!declared(z))
         return bad("section '" + sec.section + "' keeps pools in one zone with setting '" + z +
                    "', which it does not declare");
+    if (!sec.gpu_nic_setting.empty() &&
+        std::none_of(sec.settings.begin(), sec.settings.end(), [&](const SettingSpec& st) {
+          return st.name == sec.gpu_nic_setting && st.type == ValueType::StringList;
+        }))
+      return bad("section '" + sec.section + "' lists GPU NICs in setting '" + sec.gpu_nic_setting +
+                 "', which it does not declare as a list of strings");
   }
   if (!s.instance_types.empty()) {
     const SectionSpec* burst = nullptr;
@@ -338,6 +344,7 @@ void to_json(Json& j, const SectionSpec& s) {
   if (!s.fallback_types.empty()) j["fallback_types"] = s.fallback_types;
   if (!s.zone_settings.empty()) j["zone_settings"] = s.zone_settings;
   if (!s.one_zone_settings.empty()) j["one_zone_settings"] = s.one_zone_settings;
+  if (!s.gpu_nic_setting.empty()) j["gpu_nic_setting"] = s.gpu_nic_setting;
   if (!s.fields.empty()) j["fields"] = s.fields;
 }
 
@@ -365,6 +372,7 @@ void from_json(const Json& j, SectionSpec& s) {
   s.fallback_types = j.value("fallback_types", "");
   s.zone_settings = j.value("zone_settings", std::vector<std::string>{});
   s.one_zone_settings = j.value("one_zone_settings", std::map<std::string, std::string>{});
+  s.gpu_nic_setting = j.value("gpu_nic_setting", "");
   s.fields = j.value("fields", std::vector<FieldSpec>{});
 }
 

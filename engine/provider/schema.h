@@ -170,6 +170,12 @@ struct SectionSpec {
   /// and lists more than one place gets the warning BURST003.
   std::vector<std::string> zone_settings;
   std::map<std::string, std::string> one_zone_settings;
+  /// For burst_pools: the list setting that names where each GPU NIC goes, one
+  /// entry per NIC ("gpu_subnetworks" on GCP). The provider attaches the first
+  /// `gpu_nics` entries to an instance of a type with a `gpu_network` it does
+  /// not set up through the render: a pool that lists enough has its GPU
+  /// network attached (no BURST004), one that lists too few gets BURST005.
+  std::string gpu_nic_setting;
   /// Attributes taken from blocks of the entity only this provider reads.
   std::vector<FieldSpec> fields;
   bool operator==(const SectionSpec&) const = default;
@@ -214,8 +220,10 @@ struct InstanceType {
 
 /// Whether the render sets up GPU network `gpu_network` on a burst instance:
 /// EFA (the EFA installer with aws-ofi-nccl) and InfiniBand (the RDMA stack
-/// with nvidia-peermem). GPUDirect-TCPX/TCPXO/RDMA it does not attach or set
-/// up yet (rule BURST004 warns). The one place both the render and the rules ask.
+/// with nvidia-peermem). GPUDirect-TCPX/TCPXO/RDMA are NICs the provider
+/// attaches at creation (SectionSpec::gpu_nic_setting) and software the job
+/// brings in its container; without the NICs rule BURST004 warns. The one
+/// place both the render and the rules ask.
 bool render_sets_up_gpu_network(const std::string& gpu_network);
 
 /// The default time one operation may take, all attempts included; each is

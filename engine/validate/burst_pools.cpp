@@ -32,18 +32,32 @@ const RuleInfo BURST003{
     "list one zone (or subnet) for a tightly coupled training pool, and several only for pools whose instances work "
     "on their own"};
 const RuleInfo BURST004{
-    "BURST004", Severity::Warning, "multi-node burst pool on a GPU network Plinth does not set up",
+    "BURST004", Severity::Warning, "multi-node burst pool without its GPU NICs",
     "A burst pool that may run more than one instance (`max` above 1, and not `multi_node: false`) may launch an "
     "instance type whose GPUs reach other instances' only through GPUDirect-TCPX, -TCPXO or RDMA on extra NICs "
-    "(`gpu_network` gpudirect-*: Google A3 High, A3 Mega, A3 Ultra, A4; docs/providers/gcp.md). Plinth attaches the "
-    "instance's one NIC and installs none of Google's NCCL plugins for them, so NCCL between instances runs over TCP "
-    "on that NIC. EFA (AWS) and InfiniBand (Azure ND) pools get their fabric's software from the render and are not "
-    "flagged. Position: `instance_type` (or the fallback setting).",
+    "(`gpu_network` gpudirect-*: Google A3 High, A3 Mega, A3 Ultra, A4; docs/providers/gcp.md), and lists no "
+    "subnetwork for them (`gpu_subnetworks`), so the instance gets its one NIC and NCCL between instances runs over "
+    "TCP on it. EFA (AWS) and InfiniBand (Azure ND) pools get their fabric from the provider and the render and are "
+    "not flagged. Position: `instance_type` (or the fallback setting).",
     "Google Cloud, 'GPU network bandwidth': a3-highgpu-8g gives its GPUs 4 NICs (GPUDirect-TCPX, 1,000 Gbps), "
-    "a3-megagpu-8g 8 (GPUDirect-TCPXO, 1,800 Gbps), A3 Ultra and A4 8 RDMA NICs (3,200 Gbps), each on its own VPC "
-    "network with Google's NCCL plugin; a job across instances without them is held to the general NIC.",
-    "run jobs that span instances on a pool whose fabric Plinth sets up (AWS EFA types, Azure ND), or set "
-    "multi_node: false on a pool whose jobs each fit one instance"};
+    "a3-megagpu-8g 8 (GPUDirect-TCPXO, 1,800 Gbps), A3 Ultra and A4 8 RDMA NICs (3,200 Gbps), each GPU NIC on a VPC "
+    "network of its own; NICs are attached when an instance is created, so a job across instances without them is "
+    "held to the general NIC.",
+    "list one subnetwork per GPU NIC in gpu_subnetworks (the hint says how many), or set multi_node: false on a pool "
+    "whose jobs each fit one instance"};
+const RuleInfo BURST005{
+    "BURST005", Severity::Error, "GPU NIC subnetworks that do not fit the instance type",
+    "A burst pool lists subnetworks for its GPU NICs (`gpu_subnetworks`) and may launch an instance type that needs "
+    "more GPU NICs than the list has (a3-megagpu-8g with 4), or may launch types whose GPU NICs are of different "
+    "kinds (gVNIC for GPUDirect-TCPX/TCPXO, MRDMA for GPUDirect RDMA: an A3 Mega with an A3 Ultra fallback). "
+    "Position: the list.",
+    "Google Cloud, 'Networking and GPU machines': A3 High has 4 GPU NICs, A3 Mega 8, A3 Ultra and A4 8 ConnectX-7 "
+    "(MRDMA) NICs, each needing a subnetwork; Google Cloud VPC, 'RDMA network profile': a VPC network with the RDMA "
+    "profile accepts only MRDMA NICs, and the gVNICs of the same VM must be on regular VPC networks. NICs are set "
+    "when an instance is created: one made with fewer GPU NICs must be made again to gain them.",
+    "list as many subnetworks as the largest GPU NIC count of the pool's machine types (docs/providers/gcp.md), and "
+    "keep GPUDirect RDMA types (a3-ultragpu-8g, a4-highgpu-8g) and TCPX/TCPXO types (a3-highgpu-8g, a3-megagpu-8g) "
+    "in separate pools"};
 const RuleInfo IMG002{
     "IMG002", Severity::Error, "boot image the rendered user-data does not run on",
     "A burst pool's `image` is one the catalog knows (docs/catalog.md, cloud images) and either has no cloud-init to "
@@ -162,6 +176,14 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
   const std::vector<std::string> candidates = bp::candidate_types(p, fallbacks);
   const auto* stack = find(stacks_, p.stack);
   bool fabric_warned = false;  // BURST004 once per pool, for the first type that needs it
+  bool nics_flagged = false;   // BURST005 likewise
+  // The GPU NICs' subnetworks the pool lists (the provider's gpu_nic_setting).
+  const std::string nic_setting = spec ? spec->gpu_nic_setting : "";
+  size_t nic_entries = 0;
+  if (!nic_setting.empty() && p.settings.is_object())
+    if (const Json list = p.settings.value(nic_setting, Json::array()); list.is_array()) nic_entries = list.size();
+  std::string nic_kind;  // "rdma" or "tcp" of the first gpudirect type, to catch a pool mixing them
+  std::string nic_kind_type;
   for (const auto& name : candidates) {
     const SourceLoc& at = p.origin.at(name == candidates.front() ? "instance_type" : fallbacks);
     const InstanceType* type = provider->instance_type(name);
@@ -188,16 +210,40 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
       continue;
     }
     const std::string who = "burst pool '" + p.name + "' (" + name + ")";
-    if (!fabric_warned && p.max > 1 && p.multi_node && !type->gpu_network.empty() &&
-        !render_sets_up_gpu_network(type->gpu_network)) {
+    const bool nic_fabric = !type->gpu_network.empty() && !render_sets_up_gpu_network(type->gpu_network);
+    if (nic_fabric && nic_entries == 0 && !fabric_warned && p.max > 1 && p.multi_node) {
       fabric_warned = true;
+      const std::string nics = std::to_string(type->gpu_nics);
       add(BURST004, at, addr,
           who + " may run " + std::to_string(p.max) + " instances, whose GPUs reach each other through " +
-              type->gpu_network + " on " + std::to_string(type->gpu_nics) +
-              " extra NICs, which Plinth does not attach or set up: NCCL between instances runs over TCP on the "
-              "instance's one NIC",
-          "run jobs that span instances on an AWS EFA or Azure ND pool, or set multi_node: false if each job fits one "
-          "instance");
+              type->gpu_network + " on " + nics + " extra NICs, but the pool lists no " +
+              (nic_setting.empty() ? std::string("network for them") : nic_setting) +
+              ": NCCL between instances runs over TCP on the instance's one NIC",
+          (nic_setting.empty() ? std::string("run jobs that span instances on an AWS EFA or Azure ND pool")
+                               : "list " + nics + " subnetworks in " + nic_setting +
+                                     " (one per GPU NIC, docs/providers/gcp.md)") +
+              ", or set multi_node: false if each job fits one instance");
+    }
+    if (nic_fabric && nic_entries > 0 && !nics_flagged) {
+      const std::string kind = type->gpu_network == "gpudirect-rdma" ? "rdma" : "tcp";
+      if (nic_entries < static_cast<size_t>(type->gpu_nics)) {
+        nics_flagged = true;
+        add(BURST005, p.origin.at(nic_setting), addr,
+            who + " has " + std::to_string(type->gpu_nics) + " GPU NICs (" + type->gpu_network + "), but " +
+                nic_setting + " lists " + std::to_string(nic_entries) + " subnetwork" + (nic_entries == 1 ? "" : "s"),
+            "list " + std::to_string(type->gpu_nics) + " subnetworks in " + nic_setting + ", one per GPU NIC");
+      } else if (!nic_kind.empty() && nic_kind != kind) {
+        nics_flagged = true;
+        add(BURST005, p.origin.at(nic_setting), addr,
+            "burst pool '" + p.name + "' may launch " + nic_kind_type + " and " + name +
+                ", whose GPU NICs are of different kinds (gVNIC for GPUDirect-TCPX/TCPXO, MRDMA for GPUDirect "
+                "RDMA), but lists one set of " + nic_setting,
+            "keep GPUDirect RDMA types and TCPX/TCPXO types in separate pools, each with its own " + nic_setting);
+      }
+      if (nic_kind.empty()) {
+        nic_kind = kind;
+        nic_kind_type = name;
+      }
     }
     if (stack) {
       check_cuda_supports(*gpu, *stack, CUDA004, at, addr, who);

@@ -134,6 +134,21 @@ Json insert_body(const Resource& desired, const InsertTarget& t) {
                                   "projects/" + t.project + "/global/networks/")}};
   if (auto sub = str(a, "subnetwork"); !sub.empty())
     nic["subnetwork"] = qualify(sub, "projects/" + t.project + "/regions/" + region + "/subnetworks/");
+  Json nics = Json::array({nic});
+  // The GPU NICs of A3 / A4 types: the first gpu_nics subnetworks listed, each
+  // a gVNIC (GPUDirect-TCPX/TCPXO) or an MRDMA NIC (GPUDirect RDMA). They can
+  // only be attached at creation; the network is the subnetwork's.
+  const InstanceType* type = schema().instance_type(t.machine_type);
+  const std::vector<std::string> gpu_subnets = strings(a, "gpu_subnetworks");
+  if (type && type->gpu_network.rfind("gpudirect-", 0) == 0 && !gpu_subnets.empty()) {
+    nics[0]["nicType"] = "GVNIC";
+    const char* kind = type->gpu_network == "gpudirect-rdma" ? "MRDMA" : "GVNIC";
+    const size_t n = std::min(gpu_subnets.size(), static_cast<size_t>(type->gpu_nics));
+    for (size_t i = 0; i < n; ++i)
+      nics.push_back({{"subnetwork", qualify(gpu_subnets[i], "projects/" + t.project + "/regions/" + region +
+                                                                 "/subnetworks/")},
+                      {"nicType", kind}});
+  }
 
   Json scheduling = {{"onHostMaintenance", "TERMINATE"}};  // GPUs cannot live-migrate
   if (spot) {
@@ -151,7 +166,7 @@ Json insert_body(const Resource& desired, const InsertTarget& t) {
                {"labels", labels},
                {"metadata", {{"items", items}}},
                {"disks", Json::array({{{"boot", true}, {"autoDelete", true}, {"initializeParams", init}}})},
-               {"networkInterfaces", Json::array({nic})},
+               {"networkInterfaces", nics},
                {"scheduling", scheduling}};
   if (const Json sa = a.value("service_account", Json::object()); sa.is_object() && !sa.empty()) {
     Json scopes = Json::array();

@@ -30,6 +30,11 @@ ProviderSchema build_schema() {
                     T::Object),
           force_new("network", "VPC network of the instance's interface (name or URL); default `default`.", T::String),
           force_new("subnetwork", "Subnetwork in the pool's region (name or URL).", T::String),
+          force_new("gpu_subnetworks",
+                    "Subnetworks of the GPU NICs of A3 and A4 machine types, one per NIC in the pool's region (name or "
+                    "URL; the network is the subnetwork's): the first `gpu_nics` of the machine type are attached, as "
+                    "gVNIC (GPUDirect-TCPX/TCPXO) or MRDMA (GPUDirect RDMA).",
+                    T::StringList),
           force_new("service_account", "Service account the instance runs as: {email, scopes}.", T::Object),
           attr("labels", "Labels of the instance besides Plinth's own (plinth-lineage, plinth-pool, ...).", T::Map),
           force_new("termination_action",
@@ -58,6 +63,12 @@ ProviderSchema build_schema() {
         {"type", T::String, false, {}, "Disk type (default pd-balanced).", {}}}},
       {"network", T::String, false, {}, "VPC network (name or URL).", {}},
       {"subnetwork", T::String, false, {}, "Subnetwork in the pool's region (name or URL).", {}},
+      {"gpu_subnetworks",
+       T::StringList,
+       false,
+       {},
+       "One subnetwork per GPU NIC (A3 High: 4, A3 Mega, A3 Ultra, A4: 8), each on its own VPC network for gVNIC.",
+       {}},
       {"service_account",
        T::Object,
        false,
@@ -69,6 +80,7 @@ ProviderSchema build_schema() {
       {"termination_action", T::String, false, {"DELETE", "STOP"}, "What GCP does when it preempts a SPOT VM.", {}},
   };
   p.sections = {{"burst_pools", "gcp.instance", false, std::move(settings), false, "machine_types"}};
+  p.sections[0].gpu_nic_setting = "gpu_subnetworks";
   p.instance_types = cloud::compiled_instance_types("providers/gcp/instance_types.yaml", instance_types_yaml());
 
   p.options = {

@@ -116,4 +116,39 @@ TEST_CASE("gcp: an expired access token gives Google's 401 and what to do, and t
   CHECK(gce.all_instances() == 0);
 }
 
+TEST_CASE("gcp: an A3 Mega pool with gpu_subnetworks gets its 8 GPU NICs as gVNICs, and too few is BURST005 before any "
+          "call",
+          "[e2e][gcp]") {
+  GceEmulator gce;
+  GceWorkspace ws(gce);
+  std::string subnets;
+  for (int i = 1; i <= 8; ++i) subnets += std::string(i == 1 ? "" : ", ") + "a3-gpu-" + std::to_string(i);
+  BurstPool pool = gcp_pool(2, "    zones: [us-central1-a]\n    gpu_subnetworks: [" + subnets + "]\n");
+  pool.instance_type = "a3-megagpu-8g";
+  auto r = ws.applied(burst_blueprint({pool}));
+  CHECK(r.out.find("BURST004") == std::string::npos);
+  const auto instances = gce.active();
+  REQUIRE(instances.size() == 2);
+  for (const auto& i : instances) {
+    const Json& nics = i["networkInterfaces"];
+    REQUIRE(nics.size() == 9);
+    CHECK(nics[0]["nicType"] == "GVNIC");
+    for (size_t n = 1; n < 9; ++n) {
+      CHECK(nics[n]["nicType"] == "GVNIC");
+      CHECK(nics[n]["subnetwork"].get<std::string>().ends_with("/regions/us-central1/subnetworks/a3-gpu-" +
+                                                               std::to_string(n)));
+    }
+  }
+  // Four subnetworks for eight NICs: the plan stops at the blueprint, with where and what to do.
+  pool.extra = "    zones: [us-central1-a]\n    gpu_subnetworks: [a3-gpu-1, a3-gpu-2, a3-gpu-3, a3-gpu-4]\n";
+  const int inserts = gce.count("compute.instances.insert");
+  auto p = ws.plan(burst_blueprint({pool}));
+  INFO(p.out << p.err);
+  CHECK(p.exit_code == 1);
+  CHECK(p.err.find("error[BURST005]: burst pool 'gpu' (a3-megagpu-8g) has 8 GPU NICs (gpudirect-tcpxo), but "
+                   "gpu_subnetworks lists 4 subnetworks (gcp.instance.gpu)") != std::string::npos);
+  CHECK(p.err.find("bp.yaml:") != std::string::npos);
+  CHECK(gce.count("compute.instances.insert") == inserts);
+}
+
 }  // namespace plinth::test::e2e_gcp

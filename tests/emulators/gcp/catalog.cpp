@@ -17,6 +17,8 @@ std::vector<MachineType> build_machine_types() {
   gpu("a3-highgpu-8g", 208, 1872, "nvidia-h100-80gb", 8, "Intel Sapphire Rapids");
   gpu("a3-megagpu-8g", 208, 1872, "nvidia-h100-mega-80gb", 8, "Intel Sapphire Rapids");
   gpu("a3-ultragpu-8g", 224, 2952, "nvidia-h200-141gb", 8, "Intel Emerald Rapids");
+  // A4: B200.
+  gpu("a4-highgpu-8g", 224, 3968, "nvidia-b200", 8, "Intel Emerald Rapids");
   // A2 Standard (A100 40GB) and Ultra (A100 80GB).
   gpu("a2-highgpu-1g", 12, 85, "nvidia-tesla-a100", 1, "Intel Cascade Lake");
   gpu("a2-highgpu-2g", 24, 170, "nvidia-tesla-a100", 2, "Intel Cascade Lake");
@@ -49,6 +51,7 @@ std::vector<MachineType> build_machine_types() {
 std::vector<AcceleratorType> build_accelerator_types() {
   std::vector<AcceleratorType> v = {
       {"nvidia-a100-80gb", "NVIDIA A100 80GB", 8, {}, "NVIDIA_A100_80GB_GPUS"},
+      {"nvidia-b200", "NVIDIA B200", 8, {}, "NVIDIA_B200_GPUS"},
       {"nvidia-h100-80gb", "NVIDIA H100 80GB", 8, {}, "NVIDIA_H100_GPUS"},
       {"nvidia-h100-mega-80gb", "NVIDIA H100 80GB MEGA", 8, {}, "NVIDIA_H100_MEGA_GPUS"},
       {"nvidia-h200-141gb", "NVIDIA H200 141GB", 8, {}, "NVIDIA_H200_GPUS"},

@@ -384,8 +384,8 @@ TEST_CASE("google-api-python-client: validation errors raise HttpError with Goog
                                     {"accelerators", json::array({{{"guestAcceleratorType", "nvidia-h100-mega-80gb"},
                                                                    {"guestAcceleratorCount", 8}}})}});
   CHECK(out["accelerators"] ==
-        json::array({"nvidia-a100-80gb", "nvidia-h100-80gb", "nvidia-h100-mega-80gb", "nvidia-h200-141gb", "nvidia-l4",
-                     "nvidia-tesla-a100", "nvidia-tesla-t4", "nvidia-tesla-v100"}));
+        json::array({"nvidia-a100-80gb", "nvidia-b200", "nvidia-h100-80gb", "nvidia-h100-mega-80gb", "nvidia-h200-141gb",
+                     "nvidia-l4", "nvidia-tesla-a100", "nvidia-tesla-t4", "nvidia-tesla-v100"}));
   // Nothing refused made an instance; only gpu-dup exists.
   json state = control(em, "state").js();
   REQUIRE(state["instances"].size() == 1);
@@ -491,7 +491,7 @@ TEST_CASE("google-api-python-client: lost insert answers, throttling and 503s, r
 }
 
 /// gcloud with the settings docs/emulators.md ("gcloud") gives, its config in `home`; must succeed.
-std::string run_gcloud(const Emulator& em, const test::TempDir& home, std::vector<std::string> args) {
+auto gcloud_result(const Emulator& em, const test::TempDir& home, std::vector<std::string> args) {
   const std::map<std::string, std::string> env = {
       {"CLOUDSDK_CONFIG", home.path() + "/gcloud"},
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", em.base() + "/compute/v1/"},
@@ -502,8 +502,12 @@ std::string run_gcloud(const Emulator& em, const test::TempDir& home, std::vecto
       {"CLOUDSDK_CORE_DISABLE_USAGE_REPORTING", "1"},
       {"CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK", "1"}};
   args.insert(args.begin(), "gcloud");
-  auto r = test::run_program(args, home.path(), env);
-  INFO("gcloud " << args[1] << " " << args[2] << ":\n" << r.out << r.err << "\nemulator stderr:\n" << em.stderr_text());
+  return test::run_program(args, home.path(), env);
+}
+
+std::string run_gcloud(const Emulator& em, const test::TempDir& home, std::vector<std::string> args) {
+  auto r = gcloud_result(em, home, args);
+  INFO("gcloud " << args[0] << " " << args[1] << ":\n" << r.out << r.err << "\nemulator stderr:\n" << em.stderr_text());
   REQUIRE(r.exit_code == 0);
   return r.out;
 }
@@ -594,6 +598,61 @@ TEST_CASE("gcloud: activates the service account, creates a GPU VM from an image
   CHECK(gcloud({"compute", "instances", "list", "--format=value(name)"}) == "");
   // Every Compute call carried the token the emulator issued for the key file.
   CHECK(em.log().find("compute.instances.insert") != std::string::npos);
+}
+
+TEST_CASE("gcloud: an A3 Mega VM with its 8 GPU NICs, and shared networks, MRDMA off A3 Ultra or A4 and a tenth NIC refused") {
+  // Google's layout (docs/providers/gcp.md, "GPU NICs"): one gVNIC for the host, one per GPU NIC,
+  // each on a subnetwork (and network) of its own; the network is inferred from the subnetwork.
+  Emulator em({"--operation-ms", "50"});
+  test::TempDir home;
+  auto gcloud = [&](std::vector<std::string> args) { return run_gcloud(em, home, std::move(args)); };
+  gcloud({"auth", "activate-service-account", "--key-file=" + em.key_file()});
+  auto create = [&](const std::string& name, const std::string& type, std::vector<std::string> nics) {
+    std::vector<std::string> args = {"compute", "instances", "create", name, "--zone=us-central1-a",
+                                     "--machine-type=" + type, "--maintenance-policy=TERMINATE",
+                                     "--image-project=ubuntu-os-cloud", "--image-family=ubuntu-2204-lts"};
+    for (auto& n : nics) args.push_back("--network-interface=" + n);
+    return gcloud_result(em, home, args);
+  };
+  std::vector<std::string> mega = {"nic-type=GVNIC,network=default"};
+  for (int i = 1; i <= 8; ++i) mega.push_back("nic-type=GVNIC,subnet=gpu-" + std::to_string(i) + ",no-address");
+  auto ok = create("mega-1", "a3-megagpu-8g", mega);
+  INFO(ok.out << ok.err << em.stderr_text());
+  REQUIRE(ok.exit_code == 0);
+  const std::string nics = gcloud({"compute", "instances", "describe", "mega-1", "--zone=us-central1-a",
+                                   "--format=json(networkInterfaces)"});
+  const json described = json::parse(nics)["networkInterfaces"];
+  REQUIRE(described.size() == 9);
+  CHECK(described[0]["network"] == em.compute("global/networks/default"));
+  for (size_t i = 1; i < 9; ++i) {
+    CHECK(described[i]["nicType"] == "GVNIC");
+    CHECK(described[i]["subnetwork"] == em.compute("regions/us-central1/subnetworks/gpu-" + std::to_string(i)));
+    CHECK(described[i]["network"] ==
+          em.compute("global/networks/gpu-" + std::to_string(i)));
+    CHECK_FALSE(described[i].contains("accessConfigs"));
+  }
+  // Two gVNICs on one network, MRDMA on an A3 Mega, ten NICs on an A3 Mega: Compute's 400s.
+  auto shared = create("shared", "a3-highgpu-8g", {"nic-type=GVNIC,network=default", "nic-type=GVNIC,network=default"});
+  CHECK(shared.exit_code != 0);
+  CHECK(shared.err.find("Networks must be distinct for NICs attached to a VM") != std::string::npos);
+  auto mrdma = create("mrdma", "a3-megagpu-8g", {"nic-type=GVNIC,network=default", "nic-type=MRDMA,subnet=roce-1"});
+  CHECK(mrdma.exit_code != 0);
+  CHECK(mrdma.err.find("MRDMA network interfaces are supported only on A3 Ultra and A4") != std::string::npos);
+  mega.push_back("nic-type=GVNIC,subnet=gpu-9,no-address");
+  auto ten = create("ten", "a3-megagpu-8g", mega);
+  CHECK(ten.exit_code != 0);
+  CHECK(ten.err.find("supports at most 9 network interfaces, not 10") != std::string::npos);
+  // A3 Ultra: 8 MRDMA NICs share the RDMA network; a gVNIC there is refused.
+  std::vector<std::string> ultra = {"nic-type=GVNIC,network=default"};
+  for (int i = 0; i < 8; ++i) ultra.push_back("nic-type=MRDMA,network=roce,subnet=roce-" + std::to_string(i) + ",no-address");
+  auto u = create("ultra-1", "a3-ultragpu-8g", ultra);
+  INFO(u.out << u.err);
+  CHECK(u.exit_code == 0);
+  auto mixed = create("mixed", "a3-ultragpu-8g",
+                      {"nic-type=GVNIC,network=default", "nic-type=MRDMA,network=roce,subnet=roce-0,no-address",
+                       "nic-type=GVNIC,network=roce,subnet=roce-1,no-address"});
+  CHECK(mixed.exit_code != 0);
+  CHECK(mixed.err.find("accepts only MRDMA") != std::string::npos);
 }
 
 TEST_CASE("google-auth: a deleted key, an expired assertion and no scope are refused, an expired token is refreshed") {

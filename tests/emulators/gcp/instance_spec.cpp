@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -374,6 +375,15 @@ std::optional<ApiAnswer> build_instance_spec(const json& body, const SpecScope& 
   // networkInterfaces
   if (!body.contains("networkInterfaces") || !body["networkInterfaces"].is_array() || body["networkInterfaces"].empty())
     return invalid_field("resource.networkInterfaces", "", "At least one network interface is required.");
+  // At most 8 interfaces, 9 on A3 Mega (1 + 8 GPU NICs), 10 on A3 Ultra and A4 (2 gVNICs + 8 MRDMA).
+  const size_t max_nics = mt->name == "a3-megagpu-8g"                                   ? 9
+                          : mt->name == "a3-ultragpu-8g" || mt->name == "a4-highgpu-8g" ? 10
+                                                                                        : 8;
+  if (body["networkInterfaces"].size() > max_nics)
+    return invalid_field("resource.networkInterfaces", "",
+                         "Machine type '" + mt->name + "' supports at most " + std::to_string(max_nics) +
+                             " network interfaces, not " + std::to_string(body["networkInterfaces"].size()) + ".");
+  std::map<std::string, bool> nic_networks;  // network -> holds MRDMA interfaces
   json nics = json::array();
   for (size_t i = 0; i < body["networkInterfaces"].size(); ++i) {
     const json& n = body["networkInterfaces"][i];
@@ -393,6 +403,31 @@ std::optional<ApiAnswer> build_instance_spec(const json& body, const SpecScope& 
     } else if (nn != "default") {
       sn = nn;  // an auto-mode network's subnetwork carries its name
     }
+    // Compute infers the network of an interface that names only its subnetwork;
+    // here a subnetwork belongs to the network of its own name (as above).
+    if (net_ref.empty() && !sub_ref.empty()) {
+      np = sp;
+      nn = sn;
+    }
+    const std::string nic_type = n.contains("nicType") ? text_of(n["nicType"]) : "";
+    static const std::set<std::string> kNicTypes = {"GVNIC", "VIRTIO_NET", "MRDMA", "IRDMA", "IDPF",
+                                                    "UNSPECIFIED_NIC_TYPE"};
+    if (n.contains("nicType") && !kNicTypes.count(nic_type))
+      return invalid_field(f + ".nicType", nic_type,
+                           "Must be one of GVNIC, VIRTIO_NET, MRDMA, IRDMA, IDPF or UNSPECIFIED_NIC_TYPE.");
+    // MRDMA (ConnectX-7 virtual functions) exists on A3 Ultra and A4 only, and
+    // a network holding one takes no other NIC type (the RDMA network profile).
+    const bool rdma = nic_type == "MRDMA";
+    if (rdma && mt->name != "a3-ultragpu-8g" && mt->name != "a4-highgpu-8g")
+      return invalid_field(f + ".nicType", nic_type,
+                           "MRDMA network interfaces are supported only on A3 Ultra and A4 machine types, not '" +
+                               mt->name + "'.");
+    const std::string net_key = np + "/" + nn;
+    if (auto [it, fresh] = nic_networks.emplace(net_key, rdma); !fresh && (!rdma || !it->second))
+      return invalid_field(f + ".network", link("projects/" + np + "/global/networks/" + nn),
+                           it->second || rdma ? "A network with the RDMA network profile accepts only MRDMA network "
+                                                "interfaces."
+                                              : "Networks must be distinct for NICs attached to a VM.");
     json nic = {{"kind", "compute#networkInterface"},
                 {"network", link("projects/" + np + "/global/networks/" + nn)},
                 {"subnetwork", link("projects/" + sp + "/regions/" + sr + "/subnetworks/" + sn)},

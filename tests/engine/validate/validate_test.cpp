@@ -154,7 +154,7 @@ TEST_CASE("the base blueprint and the three examples have no findings") {
 
 TEST_CASE("rules() lists every rule once, sorted, with a rationale") {
   const auto& rs = validate::rules();
-  REQUIRE(rs.size() == 51);
+  REQUIRE(rs.size() == 52);
   for (size_t i = 0; i < rs.size(); ++i) {
     CHECK_FALSE(rs[i].title.empty());
     CHECK_FALSE(rs[i].checks.empty());
@@ -474,10 +474,12 @@ TEST_CASE("BURST004: a pool that trains across instances on a GPU network Plinth
   gcp.set(32, aws, "  - {name: gcp-a3, provider: gcp, region: us-central1, instance_type: a3-highgpu-8g, desired: 0, max: 4, spot: true,");
   check_diag(one(gcp.check(), "BURST004"), Severity::Warning, gcp.at(32, "a3-highgpu-8g"), "gcp.instance.gcp-a3",
              "burst pool 'gcp-a3' (a3-highgpu-8g) may run 4 instances, whose GPUs reach each other through gpudirect-tcpx "
-             "on 4 extra NICs, which Plinth does not attach or set up: NCCL between instances runs over TCP on the "
+             "on 4 extra NICs, but the pool lists no gpu_subnetworks: NCCL between instances runs over TCP on the "
              "instance's one NIC",
-             "run jobs that span instances on an AWS EFA or Azure ND pool, or set multi_node: false if each job fits one "
-             "instance");
+             "list 4 subnetworks in gpu_subnetworks (one per GPU NIC, docs/providers/gcp.md), or set multi_node: false if "
+             "each job fits one instance");
+  // Subnetworks for the GPU NICs: the provider attaches them.
+  CHECK(with_code(Doc(gcp).set(32, "max: 4,", "max: 4, gpu_subnetworks: [g1, g2, g3, g4],").check(), "BURST004").empty());
   // One instance at most, or one job per instance: nothing to say.
   CHECK(with_code(Doc(gcp).set(32, "max: 4", "max: 1").check(), "BURST004").empty());
   CHECK(with_code(Doc(gcp).set(32, "max: 4,", "max: 4, multi_node: false,").check(), "BURST004").empty());
@@ -490,6 +492,33 @@ TEST_CASE("BURST004: a pool that trains across instances on a GPU network Plinth
   CHECK(with_code(Doc().set(32, aws, "  - {name: nd, provider: azure, region: eastus, resource_group: rg, instance_type: "
                                      "Standard_ND96isr_H100_v5, desired: 0, max: 4, spot: true,").check(),
                   "BURST004").empty());
+}
+
+TEST_CASE("BURST005: GPU NIC subnetworks fewer than the machine type's GPU NICs, or for two kinds of NIC") {
+  const std::string aws = "  - {name: aws-p5, provider: aws, region: us-east-1, instance_type: p5.48xlarge, desired: 0, max: 2, spot: true,";
+  Doc mega;
+  mega.set(32, aws, "  - {name: gcp-a3, provider: gcp, region: us-central1, instance_type: a3-megagpu-8g, desired: 0, max: 4, "
+                    "gpu_subnetworks: [g1, g2, g3, g4], spot: true,");
+  auto d = one(mega.check(), "BURST005");
+  check_diag(d, Severity::Error, mega.at(32, "[g1"), "gcp.instance.gcp-a3",
+             "burst pool 'gcp-a3' (a3-megagpu-8g) has 8 GPU NICs (gpudirect-tcpxo), but gpu_subnetworks lists 4 "
+             "subnetworks",
+             "list 8 subnetworks in gpu_subnetworks, one per GPU NIC");
+  CHECK(with_code(mega.check(), "BURST004").empty());  // one finding, not two
+  // Enough for A3 High, too few for its A3 Mega fallback.
+  Doc high = mega;
+  high.set(32, "instance_type: a3-megagpu-8g,", "instance_type: a3-highgpu-8g, machine_types: [a3-megagpu-8g],");
+  CHECK(one(high.check(), "BURST005").message.find("(a3-megagpu-8g) has 8 GPU NICs") != std::string::npos);
+  // Eight: A3 High takes the first four, A3 Mega all.
+  Doc eight = high;
+  eight.set(32, "[g1, g2, g3, g4]", "[g1, g2, g3, g4, g5, g6, g7, g8]");
+  CHECK(with_code(eight.check(), "BURST005").empty());
+  // A TCPXO type with an RDMA fallback: gVNIC and MRDMA NICs cannot share subnetworks.
+  Doc mixed = eight;
+  mixed.set(32, "machine_types: [a3-megagpu-8g]", "machine_types: [a3-ultragpu-8g]");
+  CHECK(one(mixed.check(), "BURST005").message ==
+        "burst pool 'gcp-a3' may launch a3-highgpu-8g and a3-ultragpu-8g, whose GPU NICs are of different kinds (gVNIC "
+        "for GPUDirect-TCPX/TCPXO, MRDMA for GPUDirect RDMA), but lists one set of gpu_subnetworks");
 }
 
 TEST_CASE("CUDA004: burst instance type's GPU newer than the stack's CUDA") {

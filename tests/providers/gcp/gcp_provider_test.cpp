@@ -127,6 +127,40 @@ TEST_CASE("gcp: the insert body is an Instance of the discovery document, field 
   CHECK(errors.empty());
 }
 
+TEST_CASE("gcp: GPU NICs, one per listed subnetwork up to the machine type's count, gVNIC or MRDMA") {
+  json subnets = json::array();
+  for (int i = 1; i <= 8; ++i) subnets.push_back("gpu-" + std::to_string(i));
+  subnets.push_back("projects/shared-vpc/regions/us-central1/subnetworks/gpu-9");
+  auto nics = [&](const std::string& type, const json& list) {
+    json extra = {{"instance_type", type}};
+    if (!list.is_null()) extra["gpu_subnetworks"] = list;
+    return gcp::insert_body(pool_instance(extra), {"plinth-test", "us-central1-a", type, "gpu-3-abc", "lin", "bp"})
+        ["networkInterfaces"];
+  };
+  const json mega = nics("a3-megagpu-8g", subnets);
+  REQUIRE(mega.size() == 9);  // the host's gVNIC and 8 GPU NICs; the ninth subnetwork is not needed
+  CHECK(mega[0] == json{{"network", "projects/plinth-test/global/networks/ml-vpc"},
+                        {"subnetwork", "projects/plinth-test/regions/us-central1/subnetworks/gpu-subnet"},
+                        {"nicType", "GVNIC"}});
+  for (size_t i = 1; i < 9; ++i)
+    CHECK(mega[i] == json{{"subnetwork", "projects/plinth-test/regions/us-central1/subnetworks/gpu-" + std::to_string(i)},
+                          {"nicType", "GVNIC"}});
+  CHECK(nics("a3-highgpu-8g", subnets).size() == 5);  // A3 High: 4 GPU NICs (GPUDirect-TCPX)
+  const json ultra = nics("a3-ultragpu-8g", subnets);
+  REQUIRE(ultra.size() == 9);
+  CHECK(ultra[8]["nicType"] == "MRDMA");
+  // A type without GPU NICs, or no list: the one interface, as before.
+  CHECK(nics("a2-highgpu-8g", subnets) == json::array({{{"network", "projects/plinth-test/global/networks/ml-vpc"},
+                                                         {"subnetwork", "projects/plinth-test/regions/us-central1/"
+                                                                        "subnetworks/gpu-subnet"}}}));
+  CHECK(nics("a3-megagpu-8g", json()).size() == 1);
+  CHECK_FALSE(nics("a3-megagpu-8g", json())[0].contains("nicType"));
+  // A subnetwork given as a path keeps its project (a Shared VPC host's).
+  json hosted = json::array();
+  for (int i = 0; i < 4; ++i) hosted.push_back("projects/host/regions/us-central1/subnetworks/tcpx-" + std::to_string(i));
+  CHECK(nics("a3-highgpu-8g", hosted)[4]["subnetwork"] == "projects/host/regions/us-central1/subnetworks/tcpx-3");
+}
+
 TEST_CASE("gcp: the methods, paths and query parameters the provider uses are the discovery document's") {
   const json& r = discovery()["resources"];
   struct Use {

@@ -144,8 +144,19 @@ TEST_CASE("a schema's instance types are checked: a burst_pools provider, known 
   CHECK(check_schema(s).error().message ==
         "provider 'aws': section 'burst_pools' takes fallback types from setting 'sizes', which it does not declare");
   s = aws::schema();
+  s.sections.front().gpu_nic_setting = "subnets_for_gpus";
+  CHECK(check_schema(s).error().message ==
+        "provider 'aws': section 'burst_pools' lists GPU NICs in setting 'subnets_for_gpus', which it does not declare as "
+        "a list of strings");
+  s.sections.front().gpu_nic_setting = "placement_group";  // declared, but a boolean
+  CHECK_FALSE(check_schema(s).ok());
+  s = aws::schema();
   s.sections.clear();
   CHECK(check_schema(s).error().message == "provider 'aws': declares instance types but serves no burst_pools");
+  // GCP's GPU NIC setting travels in the handshake like the rest of the section.
+  const Json g = gcp::schema();
+  CHECK(g.at("sections").at(0).at("gpu_nic_setting") == "gpu_subnetworks");
+  CHECK(g.get<ProviderSchema>().sections == gcp::schema().sections);
   // The handshake's JSON round-trips them.
   const Json j = aws::schema();
   CHECK(j.at("instance_types").size() == 38);

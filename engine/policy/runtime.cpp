@@ -38,6 +38,40 @@ int lua_not_applicable(lua_State* L) { return runtime(L)->report(L, Outcome::Not
 // setting(name, default): the loading pack's setting, else `default`.
 int lua_setting(lua_State* L) { return runtime(L)->setting(L); }
 
+// import(name): the value the policy directory's lib/NAME.lua returns.
+int lua_import(lua_State* L) { return runtime(L)->import(L); }
+
+/// Registry key of the table of loaded libraries (path -> value; false while one loads).
+const char* const kLibrariesKey = "plinth.libraries";
+
+/// Pushes a copy of the value at `src`: tables copied key by key, all the way
+/// down (`seen`, a table at that index, maps each to its copy), anything else as
+/// it is. Each importing file gets its own copy of a library's tables, so one
+/// policy file cannot change what another one's import returned.
+void push_copy(lua_State* L, int src, int seen) {
+  if (lua_type(L, src) != LUA_TTABLE) {
+    lua_pushvalue(L, src);
+    return;
+  }
+  luaL_checkstack(L, 8, "library nested too deeply");
+  lua_pushvalue(L, src);
+  if (lua_rawget(L, seen) != LUA_TNIL) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  const int dst = lua_gettop(L);
+  lua_pushvalue(L, src);
+  lua_pushvalue(L, dst);
+  lua_rawset(L, seen);
+  lua_pushnil(L);
+  while (lua_next(L, src)) {
+    const int value = lua_gettop(L);
+    lua_pushvalue(L, value - 1);
+    push_copy(L, value, seen);
+    lua_rawset(L, dst);
+    lua_pop(L, 1);
+  }
+}
+
 /// Pushes `j` as Lua values; containers become read-only views. JSON null
 /// becomes nil (absent).
 void push_json(lua_State* L, const Json& j) {
@@ -347,9 +381,12 @@ const char* to_string(Outcome o) {
 
 std::vector<std::string> lua_files(const std::string& dir, bool tests) {
   std::vector<std::string> out;
+  const fs::path root = fs::path(dir).lexically_normal();
   for (const auto& file : list_files(dir)) {  // real or compiled-in (engine/core/embedded.h)
     fs::path p(file);
     if (p.extension() != ".lua") continue;
+    const fs::path rel = p.lexically_normal().lexically_relative(root);
+    if (!rel.empty() && *rel.begin() == "lib") continue;  // libraries: import()
     std::string name = p.filename().string();
     bool is_test = name.size() > 9 && name.compare(name.size() - 9, 9, "_test.lua") == 0;
     if (is_test == tests) out.push_back(file);
@@ -493,7 +530,7 @@ void Runtime::load_file(const std::string& path, const std::string& pack) {
   // Each function knows its file, so a check's findings are bound to it.
   const std::pair<const char*, lua_CFunction> fns[] = {
       {"policy", lua_policy}, {"fail", lua_fail}, {"pass", lua_pass},
-      {"not_applicable", lua_not_applicable}, {"setting", lua_setting}};
+      {"not_applicable", lua_not_applicable}, {"setting", lua_setting}, {"import", lua_import}};
   for (auto [name, fn] : fns) {
     lua_pushlightuserdata(L, this);
     lua_pushinteger(L, static_cast<lua_Integer>(file));
@@ -501,6 +538,14 @@ void Runtime::load_file(const std::string& path, const std::string& pack) {
     lua_setfield(L, -2, name);
   }
   loading_pack_ = pack;
+  // The policy directory: above the pack's folder, or the file's own folder.
+  fs::path root = fs::path(path).lexically_normal().parent_path();
+  if (!pack.empty()) {
+    fs::path up = root;
+    while (!up.empty() && up.filename() != pack) up = up.parent_path();
+    if (!up.empty()) root = up.parent_path();
+  }
+  loading_root_ = root.string();
   loading_file_ = file;
   LuaError err;
   bool ok = sb_.run_chunk(*text, shown, -1, err);
@@ -520,6 +565,87 @@ int Runtime::declare(lua_State* L) {
   // raises an error while the C++ objects below are alive.
   sb_.uncounted([&] { declare_table(L); });
   return 0;
+}
+
+int Runtime::import(lua_State* L) {
+  const char* name = luaL_checkstring(L, 1);
+  if (loading_file_ == kNone || static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != loading_file_)
+    return luaL_error(L, "import('%s') loads a library while its policy file loads; call it at the top of the file, "
+                         "not inside a check", name);
+  for (const char* c = name; *c; ++c)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+      return luaL_error(L, "import('%s'): a library name is lower-case letters, digits and '_' (lib/NAME.lua)", name);
+  // C++ objects live only inside push_library, under no memory limit, so no
+  // Lua error unwinds past them; the calls below may raise errors.
+  bool found = false;
+  sb_.uncounted([&] { found = push_library(L, name); });
+  if (!found) {
+    luaL_where(L, 1);  // the importing line: "file:line: "
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    return lua_error(L);
+  }
+  // Stack: name, key (the path), code, chunk name.
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kLibrariesKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kLibrariesKey);
+  }
+  const int libs = lua_gettop(L);
+  lua_pushvalue(L, 2);
+  const int cached = lua_rawget(L, libs);
+  if (cached == LUA_TBOOLEAN && !lua_toboolean(L, -1))
+    return luaL_error(L, "import('%s'): the library imports itself, directly or through another library", name);
+  if (cached != LUA_TNIL) {
+    lua_newtable(L);
+    push_copy(L, lua_gettop(L) - 1, lua_gettop(L));
+    return 1;
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushboolean(L, 0);
+  lua_rawset(L, libs);  // loading
+  size_t code_len = 0;
+  const char* code = lua_tolstring(L, 3, &code_len);
+  if (luaL_loadbufferx(L, code, code_len, lua_tostring(L, 4), "t") != LUA_OK) return lua_error(L);
+  sb_.push_env();  // the safe globals, as a policy file has them, without policy/pass/fail/setting/import
+  lua_setupvalue(L, -2, 1);  // _ENV
+  lua_call(L, 0, 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);  // a library that returns nothing imports as true
+  }
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, libs);
+  lua_newtable(L);
+  push_copy(L, lua_gettop(L) - 1, lua_gettop(L));
+  return 1;
+}
+
+bool Runtime::push_library(lua_State* L, const char* name) {
+  // The file's own policy directory first, then the built-in packs' lib/, so a
+  // pack copied out of the built-in ones (--policy-dir) still finds theirs.
+  const std::string file = std::string(name) + ".lua";
+  std::string path = (fs::path(loading_root_) / "lib" / file).string();
+  const std::string shown_first = display_path(path);
+  if (!is_file_path(path)) path = (fs::path(std::string(kBuiltinPolicyDir)) / "lib" / file).string();
+  const std::string shown = display_path(path);
+  auto text = is_file_path(path) ? read_file(path) : Result<std::string>(Error::invalid(""));
+  if (!text) {
+    lua_pushfstring(L, "import('%s'): no library %s (nor in the built-in packs' lib/); a library is lib/NAME.lua in the "
+                       "policy directory",
+                    name, shown_first.c_str());
+    return false;
+  }
+  hashes_[shown] = sha256_hex(*text);  // the report lists what ran, libraries included
+  if (std::find(files_.begin(), files_.end(), shown) == files_.end()) files_.push_back(shown);
+  const std::string chunk = "@" + shown;
+  lua_pushlstring(L, path.data(), path.size());
+  lua_pushlstring(L, text->data(), text->size());
+  lua_pushlstring(L, chunk.data(), chunk.size());
+  return true;
 }
 
 int Runtime::setting(lua_State* L) {

@@ -15,7 +15,8 @@
 namespace plinth::policy {
 
 /// Every *.lua below `dir` (recursively, sorted), `*_test.lua` excluded when
-/// `tests` is false, or only those when true.
+/// `tests` is false, or only those when true. Files in `dir`/lib/ are
+/// libraries (import), never policy files or tests.
 std::vector<std::string> lua_files(const std::string& dir, bool tests);
 
 /// A policy file to load and its pack: the first folder below the policy
@@ -107,6 +108,11 @@ class Runtime {
   /// Pushes resource `i`'s view, building it on first use.
   void push_resource_view(lua_State* L, size_t i);
   int setting(lua_State* L);
+  /// import(name) while a policy file loads: the value `lib/NAME.lua` of the
+  /// file's policy directory returns, run once per runtime in an environment
+  /// of its own (the safe globals only: it can neither declare policies nor
+  /// report findings) and shared by every file that imports it.
+  int import(lua_State* L);
   SourceLoc locate(const std::string& address) const;
 
  private:
@@ -117,6 +123,9 @@ class Runtime {
     size_t file = 0;  ///< index into files_ of the file that declared it
   };
   void declare_table(lua_State* L);
+  /// import's C++ part: pushes library NAME's path, code and chunk name and
+  /// records its hash (true), or pushes why it is missing (false).
+  bool push_library(lua_State* L, const char* name);
   void build_context(const Input& input);
   void index_sources() const;
   void add_verdict(Outcome outcome, const char* address, size_t address_len, const char* message,
@@ -128,6 +137,7 @@ class Runtime {
   std::map<std::string, std::string> hashes_;
   Diagnostics diags_;
   std::string loading_pack_;
+  std::string loading_root_;  ///< the policy directory of the file loading: where lib/ is
   size_t loading_file_ = kNone;  ///< set while a policy file's chunk runs: policy{} is allowed
   std::map<std::string, PackSettings> settings_;  ///< pack -> its settings (set_settings)
   const Input* input_ = nullptr;

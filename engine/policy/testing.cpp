@@ -289,7 +289,9 @@ struct TestServer {
     std::string policy_file = test_file.substr(0, test_file.size() - 9) + ".lua";
     rt = std::make_shared<Runtime>(limits);
     progress.begin("policy file " + display_path(policy_file), limits.deadline);
-    rt->load_file(policy_file, "");
+    // Its pack, as policy_files finds it, so import() finds the directory's lib/.
+    const fs::path rel = fs::path(policy_file).lexically_normal().lexically_relative(fs::path(root).lexically_normal());
+    rt->load_file(policy_file, std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : "");
     progress.end();
     if (!rt->diagnostics().empty()) {
       std::string why = "the policy file does not load:";

@@ -3,35 +3,17 @@
 -- blueprint records them (metadata.agreements, metadata.dpia) and these
 -- policies check that the record exists where the processing needs it.
 
-local backend_cloud = { s3 = "aws", gcs = "gcp", ["azure-blob"] = "azure" }
-local pool_type = { aws = "aws.instance", gcp = "gcp.instance", azure = "azure.vm" }
+local reach_lib = import("reach")
 
-local function personal(tier) return tier and (tier.classification == "pii" or tier.classification == "phi") end
+local function personal(tier) return (tier.classification == "pii" or tier.classification == "phi") and tier.classification end
 
 -- provider -> {address, why} of the first resource through which it processes personal data.
 local function processors(ctx)
-  local tiers, reach, order = {}, {}, {}
-  for _, t in ipairs(ctx.blueprint.storage.tiers) do tiers[t.name] = t end
-  local function add(provider, address, why)
-    if not reach[provider] then
-      reach[provider] = { address = address, why = why }
-      order[#order + 1] = provider
-    end
-  end
-  for _, t in ipairs(ctx.blueprint.storage.tiers) do
-    local cloud = t.kind == "object" and backend_cloud[t.backend or ""]
-    if cloud and personal(t) then
-      add(cloud, "storage.tier." .. t.name, "stores " .. t.classification .. " data in tier '" .. t.name .. "'")
-    end
-  end
-  for _, p in ipairs(ctx.blueprint.burst_pools) do
-    local reached
-    for _, s in ipairs(p.storage) do if personal(tiers[s]) then reached = s end end
-    if p.checkpointing and personal(tiers[p.checkpointing.target]) then reached = p.checkpointing.target end
-    if reached then
-      add(p.provider, (pool_type[p.provider] or p.provider) .. "." .. p.name,
-          "runs burst pool '" .. p.name .. "', which reaches personal data in tier '" .. reached .. "'")
-    end
+  local reach, order = reach_lib.providers(ctx, personal)
+  for _, provider in ipairs(order) do
+    local e = reach[provider]
+    e.why = e.pool and "runs burst pool '" .. e.pool .. "', which reaches personal data in tier '" .. e.tier .. "'"
+        or "stores " .. e.what .. " data in tier '" .. e.tier .. "'"
   end
   return reach, order
 end

@@ -8,8 +8,7 @@
 -- metadata.agreements ({provider, kind: baa, reference}), and this policy
 -- checks that every provider the blueprint lets reach PHI has one.
 
-local backend_cloud = { s3 = "aws", gcs = "gcp", ["azure-blob"] = "azure" }
-local pool_type = { aws = "aws.instance", gcp = "gcp.instance", azure = "azure.vm" }
+local reach_lib = import("reach")
 
 -- Tiers holding PHI: classified phi, or receiving copies of a phi tier by a
 -- backup or a lifecycle transition (a pii archive that PHI ages into holds PHI).
@@ -30,33 +29,17 @@ local function phi_tiers(ctx)
       phi[t.name] = "receives PHI from '" .. from .. "' by lifecycle transition"
     end
   end
-  return by_name, phi
+  return phi
 end
 
 -- provider -> {address, why} of the first resource through which it reaches PHI, in blueprint order.
 local function providers_reaching_phi(ctx)
-  local by_name, phi = phi_tiers(ctx)
-  local reach, order = {}, {}
-  local function add(provider, address, why)
-    if not reach[provider] then
-      reach[provider] = { address = address, why = why }
-      order[#order + 1] = provider
-    end
-  end
-  for _, t in ipairs(ctx.blueprint.storage.tiers) do
-    local cloud = t.kind == "object" and backend_cloud[t.backend or ""]
-    if cloud and phi[t.name] then
-      add(cloud, "storage.tier." .. t.name, "stores PHI in tier '" .. t.name .. "' (" .. phi[t.name] .. ")")
-    end
-  end
-  for _, p in ipairs(ctx.blueprint.burst_pools) do
-    local reached
-    for _, s in ipairs(p.storage) do if phi[s] then reached = s end end
-    if p.checkpointing and phi[p.checkpointing.target] then reached = p.checkpointing.target end
-    if reached and by_name[reached] then
-      add(p.provider, (pool_type[p.provider] or p.provider) .. "." .. p.name,
-          "runs burst pool '" .. p.name .. "', which reaches PHI in tier '" .. reached .. "'")
-    end
+  local phi = phi_tiers(ctx)
+  local reach, order = reach_lib.providers(ctx, function(t) return phi[t.name] end)
+  for _, provider in ipairs(order) do
+    local e = reach[provider]
+    e.why = e.pool and "runs burst pool '" .. e.pool .. "', which reaches PHI in tier '" .. e.tier .. "'"
+        or "stores PHI in tier '" .. e.tier .. "' (" .. e.what .. ")"
   end
   return reach, order
 end

@@ -294,6 +294,69 @@ TEST_CASE("setting() inside a check is an error verdict, not a value") {
   CHECK(eval.verdicts[0].message.find("while its policy file loads") != std::string::npos);
 }
 
+TEST_CASE("import() gives each policy file its own copy of a library in lib/, which is no policy file itself") {
+  test::TempDir dir;
+  dir.write("lib/util.lua", "local M = {n = 1, nested = {k = 'v'}}\nfunction M.twice(x) return 2 * x end\nreturn M\n");
+  dir.write("a/one.lua", "local u = import('util')\nu.n = 99\nu.nested.k = 'changed'\n"
+                         "policy { id = 'IMP-001', title = tostring(u.twice(21)), severity = 'low',\n"
+                         "  enforcement = 'advisory', check = function(ctx) end }\n");
+  dir.write("a/two.lua", "local u = import('util')\n"
+                         "policy { id = 'IMP-002', title = u.n .. ' ' .. u.nested.k, severity = 'low',\n"
+                         "  enforcement = 'advisory', check = function(ctx) end }\n");
+  auto set = policy::load_policies({dir.path()});
+  for (const auto& d : set.diagnostics) UNSCOPED_INFO(format_diagnostic(d));
+  CHECK(set.diagnostics.empty());
+  std::map<std::string, std::string> title;
+  for (const auto& pi : set.policies) title[pi.id] = pi.title;
+  CHECK(title == std::map<std::string, std::string>{{"IMP-001", "42"}, {"IMP-002", "1 v"}});
+  // The library is reported with the files that ran, with its digest.
+  const std::string lib = dir.path() + "/lib/util.lua";
+  CHECK(std::count(set.files.begin(), set.files.end(), lib) == 1);
+  CHECK(set.hashes.count(lib) == 1);
+
+  // What import() refuses: an unknown library, a library that declares a policy, a call inside a check.
+  test::TempDir bad;
+  bad.write("lib/evil.lua", "policy { id = 'EVIL-001', title = 't', severity = 'low', enforcement = 'advisory',\n"
+                            "  check = function(ctx) end }\n");
+  bad.write("x/missing.lua", "local m = import('nope')\n");
+  bad.write("y/evil.lua", "local e = import('evil')\n");
+  bad.write("z/late.lua", "policy { id = 'LATE-002', title = 't', severity = 'low', enforcement = 'advisory',\n"
+                          "  check = function(ctx) import('util') end }\n");
+  auto refused = policy::load_policies({bad.path()});
+  std::string all;
+  for (const auto& d : refused.diagnostics) all += format_diagnostic(d) + "\n";
+  INFO(all);
+  CHECK(refused.diagnostics.size() == 2);
+  CHECK(all.find("x/missing.lua:1") != std::string::npos);
+  CHECK(all.find("import('nope'): no library " + bad.path() + "/lib/nope.lua") != std::string::npos);
+  CHECK(all.find("lib/evil.lua:1") != std::string::npos);
+  CHECK(all.find("global 'policy'") != std::string::npos);
+  for (const auto& pi : refused.policies) CHECK(pi.id != "EVIL-001");
+  policy::Input in;
+  auto eval = policy::evaluate({bad.path()}, in);
+  bool late = false;
+  for (const auto& v : eval.verdicts)
+    if (v.policy == "LATE-002") {
+      late = true;
+      CHECK(v.outcome == Outcome::Error);
+      CHECK(v.message.find("while its policy file loads") != std::string::npos);
+    }
+  CHECK(late);
+}
+
+TEST_CASE("a pack copied out of the built-in ones imports the built-in lib/ it does not carry") {
+  test::TempDir dir;
+  dir.write("hipaa/agreements.lua", test::slurp("policies/hipaa/agreements.lua"));
+  auto set = policy::load_policies({"<builtin>/policies", dir.path()});
+  for (const auto& d : set.diagnostics) UNSCOPED_INFO(format_diagnostic(d));
+  CHECK(set.diagnostics.empty());
+  bool copied = false;
+  for (const auto& pi : set.policies)
+    if (pi.id == "HIPAA-BAA-001") copied = pi.loc.file == dir.path() + "/hipaa/agreements.lua";
+  CHECK(copied);
+  CHECK(set.hashes.count("<builtin>/policies/lib/reach.lua") == 1);
+}
+
 TEST_CASE("docs/policies.md is generated from the packs and up to date") {
   auto set = policy::load_policies({"policies"});
   std::string want = policy::policies_markdown(set.policies);

@@ -41,7 +41,8 @@ int lua_setting(lua_State* L) { return runtime(L)->setting(L); }
 // import(name): the value the policy directory's lib/NAME.lua returns.
 int lua_import(lua_State* L) { return runtime(L)->import(L); }
 
-/// Registry key of the table of loaded libraries (path -> value; false while one loads).
+/// Registry key of the table of loaded libraries (path -> value; false while one
+/// loads, and for good when its chunk raised an error).
 const char* const kLibrariesKey = "plinth.libraries";
 
 /// Pushes a copy of the value at `src`: tables copied key by key, all the way
@@ -595,8 +596,9 @@ int Runtime::import(lua_State* L) {
   const int libs = lua_gettop(L);
   lua_pushvalue(L, 2);
   const int cached = lua_rawget(L, libs);
-  if (cached == LUA_TBOOLEAN && !lua_toboolean(L, -1))
-    return luaL_error(L, "import('%s'): the library imports itself, directly or through another library", name);
+  if (cached == LUA_TBOOLEAN && !lua_toboolean(L, -1))  // its first import raised an error
+    return luaL_error(L, "import('%s'): the library did not load (its error is reported with the first file that "
+                         "imported it)", name);
   if (cached != LUA_TNIL) {
     lua_newtable(L);
     push_copy(L, lua_gettop(L) - 1, lua_gettop(L));

@@ -320,13 +320,21 @@ TEST_CASE("import() gives each policy file its own copy of a library in lib/, wh
                             "  check = function(ctx) end }\n");
   bad.write("x/missing.lua", "local m = import('nope')\n");
   bad.write("y/evil.lua", "local e = import('evil')\n");
+  bad.write("lib/broken.lua", "error('boom')\n");
+  bad.write("w/first.lua", "local b = import('broken')\n");
+  bad.write("w/second.lua", "local b = import('broken')\n");
   bad.write("z/late.lua", "policy { id = 'LATE-002', title = 't', severity = 'low', enforcement = 'advisory',\n"
                           "  check = function(ctx) import('util') end }\n");
   auto refused = policy::load_policies({bad.path()});
   std::string all;
   for (const auto& d : refused.diagnostics) all += format_diagnostic(d) + "\n";
   INFO(all);
-  CHECK(refused.diagnostics.size() == 2);
+  CHECK(refused.diagnostics.size() == 4);
+  // A library whose chunk raises an error: the first importer shows the error, the next says so.
+  CHECK(all.find("w/first.lua: error[POL001]: policy file failed to load: " + bad.path() + "/lib/broken.lua:1: boom") !=
+        std::string::npos);
+  CHECK(all.find("w/second.lua:1: error[POL001]: policy file failed to load: import('broken'): the library did not load") !=
+        std::string::npos);
   CHECK(all.find("x/missing.lua:1") != std::string::npos);
   CHECK(all.find("import('nope'): no library " + bad.path() + "/lib/nope.lua") != std::string::npos);
   CHECK(all.find("lib/evil.lua:1") != std::string::npos);

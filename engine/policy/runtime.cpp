@@ -482,6 +482,11 @@ void read_pack_settings(const std::string& dir, std::map<std::string, PackSettin
   }
 }
 
+std::string pack_of(const std::string& file, const std::string& dir) {
+  const fs::path rel = fs::path(file).lexically_normal().lexically_relative(fs::path(dir).lexically_normal());
+  return std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : "";
+}
+
 std::vector<PackFile> policy_files(const std::string& dir, Diagnostics& diags) {
   if (!is_directory_path(dir)) {
     diags.push_back({"POL001", Severity::Error, "policy directory '" + dir + "' does not exist", {}, "",
@@ -490,11 +495,7 @@ std::vector<PackFile> policy_files(const std::string& dir, Diagnostics& diags) {
     return {};
   }
   std::vector<PackFile> out;
-  fs::path root = fs::path(dir).lexically_normal();
-  for (const auto& file : lua_files(dir, false)) {
-    fs::path rel = fs::path(file).lexically_normal().lexically_relative(root);
-    out.push_back({file, std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : ""});
-  }
+  for (const auto& file : lua_files(dir, false)) out.push_back({file, pack_of(file, dir)});
   return out;
 }
 
@@ -559,8 +560,12 @@ void Runtime::load_file(const std::string& path, const std::string& pack) {
   lua_pop(L, 1);
 }
 
+bool Runtime::loading(lua_State* L) const {
+  return loading_file_ != kNone && static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) == loading_file_;
+}
+
 int Runtime::declare(lua_State* L) {
-  if (loading_file_ == kNone || static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != loading_file_)
+  if (!loading(L))
     return luaL_error(L, "policy{} can only be called while its policy file loads, not inside a check");
   // Raw reads only and no memory limit: no policy code runs and nothing
   // raises an error while the C++ objects below are alive.
@@ -570,7 +575,7 @@ int Runtime::declare(lua_State* L) {
 
 int Runtime::import(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
-  if (loading_file_ == kNone || static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != loading_file_)
+  if (!loading(L))
     return luaL_error(L, "import('%s') loads a library while its policy file loads; call it at the top of the file, "
                          "not inside a check", name);
   for (const char* c = name; *c; ++c)
@@ -652,7 +657,7 @@ bool Runtime::push_library(lua_State* L, const char* name) {
 
 int Runtime::setting(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
-  if (loading_file_ == kNone || static_cast<size_t>(lua_tointeger(L, lua_upvalueindex(2))) != loading_file_)
+  if (!loading(L))
     return luaL_error(L,
                       "setting('%s') reads the pack's settings while its policy file loads; call it at the top of "
                       "the file, not inside a check",

@@ -26,6 +26,10 @@ struct PackFile {
   std::string pack;
 };
 
+/// The pack of policy `file` below policy directory `dir`: its first folder
+/// there, "" for a file directly in `dir`.
+std::string pack_of(const std::string& file, const std::string& dir);
+
 /// The empty subdirectories of `dir` on disk, sorted (a pack turned off:
 /// load_dirs); none for the compiled-in directory.
 std::vector<std::string> empty_pack_directories(const std::string& dir);
@@ -123,6 +127,8 @@ class Runtime {
     size_t file = 0;  ///< index into files_ of the file that declared it
   };
   void declare_table(lua_State* L);
+  /// Whether the file of the calling C function (upvalue 2) is the one loading.
+  bool loading(lua_State* L) const;
   /// import's C++ part: pushes library NAME's path, code and chunk name and
   /// records its hash (true), or pushes why it is missing (false).
   bool push_library(lua_State* L, const char* name);

@@ -290,8 +290,7 @@ struct TestServer {
     rt = std::make_shared<Runtime>(limits);
     progress.begin("policy file " + display_path(policy_file), limits.deadline);
     // Its pack, as policy_files finds it, so import() finds the directory's lib/.
-    const fs::path rel = fs::path(policy_file).lexically_normal().lexically_relative(fs::path(root).lexically_normal());
-    rt->load_file(policy_file, std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : "");
+    rt->load_file(policy_file, pack_of(policy_file, root));
     progress.end();
     if (!rt->diagnostics().empty()) {
       std::string why = "the policy file does not load:";

@@ -182,8 +182,7 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
   size_t nic_entries = 0;
   if (!nic_setting.empty() && p.settings.is_object())
     if (const Json list = p.settings.value(nic_setting, Json::array()); list.is_array()) nic_entries = list.size();
-  std::string nic_kind;  // "rdma" or "tcp" of the first gpudirect type, to catch a pool mixing them
-  std::string nic_kind_type;
+  const InstanceType* first_nic_type = nullptr;  // the first type with GPU NICs, to catch a pool mixing kinds
   for (const auto& name : candidates) {
     const SourceLoc& at = p.origin.at(name == candidates.front() ? "instance_type" : fallbacks);
     const InstanceType* type = provider->instance_type(name);
@@ -225,24 +224,21 @@ void Checker::check_burst_pool(const bp::BurstPool& p) {
               ", or set multi_node: false if each job fits one instance");
     }
     if (nic_fabric && nic_entries > 0 && !nics_flagged) {
-      const std::string kind = type->gpu_network == "gpudirect-rdma" ? "rdma" : "tcp";
+      auto rdma = [](const InstanceType* t) { return t->gpu_network == "gpudirect-rdma"; };  // MRDMA, else gVNIC
+      if (!first_nic_type) first_nic_type = type;
       if (nic_entries < static_cast<size_t>(type->gpu_nics)) {
         nics_flagged = true;
         add(BURST005, p.origin.at(nic_setting), addr,
             who + " has " + std::to_string(type->gpu_nics) + " GPU NICs (" + type->gpu_network + "), but " +
                 nic_setting + " lists " + std::to_string(nic_entries) + " subnetwork" + (nic_entries == 1 ? "" : "s"),
             "list " + std::to_string(type->gpu_nics) + " subnetworks in " + nic_setting + ", one per GPU NIC");
-      } else if (!nic_kind.empty() && nic_kind != kind) {
+      } else if (rdma(first_nic_type) != rdma(type)) {
         nics_flagged = true;
         add(BURST005, p.origin.at(nic_setting), addr,
-            "burst pool '" + p.name + "' may launch " + nic_kind_type + " and " + name +
+            "burst pool '" + p.name + "' may launch " + first_nic_type->name + " and " + name +
                 ", whose GPU NICs are of different kinds (gVNIC for GPUDirect-TCPX/TCPXO, MRDMA for GPUDirect "
                 "RDMA), but lists one set of " + nic_setting,
             "keep GPUDirect RDMA types and TCPX/TCPXO types in separate pools, each with its own " + nic_setting);
-      }
-      if (nic_kind.empty()) {
-        nic_kind = kind;
-        nic_kind_type = name;
       }
     }
     if (stack) {

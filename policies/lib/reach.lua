@@ -38,7 +38,8 @@ function M.providers(ctx, holds)
       if w then reached, what = s, w end
     end
     local target = p.checkpointing and tiers[p.checkpointing.target]
-    if target and holds(target) then reached, what = target.name, holds(target) end
+    local w = target and holds(target)
+    if w then reached, what = target.name, w end
     if reached then
       add(p.provider, { address = (M.pool_type[p.provider] or p.provider) .. "." .. p.name, tier = reached,
                         what = what, pool = p.name })

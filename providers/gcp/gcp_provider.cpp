@@ -132,8 +132,8 @@ Json insert_body(const Resource& desired, const InsertTarget& t) {
   const std::string region = region_of_zone(t.zone);
   Json nic = {{"network", qualify(str(a, "network").empty() ? "default" : str(a, "network"),
                                   "projects/" + t.project + "/global/networks/")}};
-  if (auto sub = str(a, "subnetwork"); !sub.empty())
-    nic["subnetwork"] = qualify(sub, "projects/" + t.project + "/regions/" + region + "/subnetworks/");
+  const std::string subnetworks = "projects/" + t.project + "/regions/" + region + "/subnetworks/";
+  if (auto sub = str(a, "subnetwork"); !sub.empty()) nic["subnetwork"] = qualify(sub, subnetworks);
   Json nics = Json::array({nic});
   // The GPU NICs of A3 / A4 types: the first gpu_nics subnetworks listed, each
   // a gVNIC (GPUDirect-TCPX/TCPXO) or an MRDMA NIC (GPUDirect RDMA). They can
@@ -145,9 +145,7 @@ Json insert_body(const Resource& desired, const InsertTarget& t) {
     const char* kind = type->gpu_network == "gpudirect-rdma" ? "MRDMA" : "GVNIC";
     const size_t n = std::min(gpu_subnets.size(), static_cast<size_t>(type->gpu_nics));
     for (size_t i = 0; i < n; ++i)
-      nics.push_back({{"subnetwork", qualify(gpu_subnets[i], "projects/" + t.project + "/regions/" + region +
-                                                                 "/subnetworks/")},
-                      {"nicType", kind}});
+      nics.push_back({{"subnetwork", qualify(gpu_subnets[i], subnetworks)}, {"nicType", kind}});
   }
 
   Json scheduling = {{"onHostMaintenance", "TERMINATE"}};  // GPUs cannot live-migrate

@@ -376,9 +376,8 @@ std::optional<ApiAnswer> build_instance_spec(const json& body, const SpecScope& 
   if (!body.contains("networkInterfaces") || !body["networkInterfaces"].is_array() || body["networkInterfaces"].empty())
     return invalid_field("resource.networkInterfaces", "", "At least one network interface is required.");
   // At most 8 interfaces, 9 on A3 Mega (1 + 8 GPU NICs), 10 on A3 Ultra and A4 (2 gVNICs + 8 MRDMA).
-  const size_t max_nics = mt->name == "a3-megagpu-8g"                                   ? 9
-                          : mt->name == "a3-ultragpu-8g" || mt->name == "a4-highgpu-8g" ? 10
-                                                                                        : 8;
+  const bool mrdma_machine = mt->name == "a3-ultragpu-8g" || mt->name == "a4-highgpu-8g";  // ConnectX-7 VFs
+  const size_t max_nics = mt->name == "a3-megagpu-8g" ? 9 : mrdma_machine ? 10 : 8;
   if (body["networkInterfaces"].size() > max_nics)
     return invalid_field("resource.networkInterfaces", "",
                          "Machine type '" + mt->name + "' supports at most " + std::to_string(max_nics) +
@@ -418,7 +417,7 @@ std::optional<ApiAnswer> build_instance_spec(const json& body, const SpecScope& 
     // MRDMA (ConnectX-7 virtual functions) exists on A3 Ultra and A4 only, and
     // a network holding one takes no other NIC type (the RDMA network profile).
     const bool rdma = nic_type == "MRDMA";
-    if (rdma && mt->name != "a3-ultragpu-8g" && mt->name != "a4-highgpu-8g")
+    if (rdma && !mrdma_machine)
       return invalid_field(f + ".nicType", nic_type,
                            "MRDMA network interfaces are supported only on A3 Ultra and A4 machine types, not '" +
                                mt->name + "'.");

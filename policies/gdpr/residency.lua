@@ -148,7 +148,7 @@ policy {
   description = "Backups and lifecycle transitions whose source holds pii or phi data target an on-premises tier, a tier in an EU/EEA region, or one whose declared transfer basis holds for its region (Art. 45, Art. 46). Does not prove copies made outside Plinth's backups and lifecycle rules; copies that stay in the EU/EEA or on premises are not applicable, not a pass.",
   severity = "critical",
   enforcement = "mandatory",
-  controls = { gdpr = { "Art.44", "Art.46" } },
+  controls = { gdpr = { "Art.44", "Art.45", "Art.46" } },
   check = function(ctx)
     local tiers = tiers_by_name(ctx)
     local any = false

@@ -47,10 +47,10 @@ end
 policy {
   id = "HIPAA-BAA-001",
   title = "Every provider that stores or processes PHI is under a business associate agreement",
-  description = "A cloud object tier holding PHI (classified phi, or receiving a phi tier's backups or lifecycle transitions) and a burst pool that mounts or checkpoints to one make their provider a business associate; metadata.agreements records a `baa` with each such provider. Proves the agreement is recorded, not what it says.",
+  description = "A cloud object tier holding PHI (classified phi, or receiving a phi tier's backups or lifecycle transitions) and a burst pool that mounts or checkpoints to one make their provider a business associate; metadata.agreements records a `baa` with each such provider. Proves a written agreement is recorded (164.308(b)(3)), not what it says: the terms 164.314(a)(2)(i) requires of it (complying with the Security Rule, binding subcontractors, reporting security incidents) are not cited as checked.",
   severity = "critical",
   enforcement = "mandatory",
-  controls = { hipaa = { "164.308(b)(1)", "164.308(b)(3)", "164.314(a)(1)", "164.314(a)(2)(i)" } },
+  controls = { hipaa = { "164.308(b)(1)", "164.308(b)(3)", "164.314(a)(1)" } },
   check = function(ctx)
     local reach, order = providers_reaching_phi(ctx)
     local baa = {}

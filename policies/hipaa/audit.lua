@@ -1,6 +1,7 @@
 -- HIPAA 45 CFR 164.312(b) audit controls: record and examine activity in systems
--- holding ePHI; 164.308(a)(1)(ii)(D) information system activity review needs the
--- records to still exist when they are reviewed.
+-- holding ePHI. 164.308(a)(1)(ii)(D) information system activity review is a
+-- procedure (regularly reviewing the records) that no blueprint shows: keeping the
+-- logs is its precondition, not evidence of it, so neither policy cites it.
 
 local ADDRESS = "access.audit_logging.default"
 local RETENTION = setting("audit_log_retention_days", 2190)
@@ -30,10 +31,10 @@ policy {
 policy {
   id = "HIPAA-AUD-002",
   title = "Audit logs are kept long enough to review activity",
-  description = "access.audit_logging.retention_days is at least the hipaa pack setting audit_log_retention_days (2190, six years, by default). HIPAA sets no audit-log retention period; six years mirrors the documentation retention of 164.316(b)(2)(i) and is the house baseline. Does not prove the logs are reviewed; it checks how long they are kept.",
+  description = "access.audit_logging.retention_days is at least the hipaa pack setting audit_log_retention_days (2190, six years, by default). HIPAA sets no audit-log retention period; six years mirrors the documentation retention of 164.316(b)(2)(i) and is the house baseline. Does not prove the logs are reviewed (164.308(a)(1)(ii)(D), which it does not cite); it checks how long they are kept.",
   severity = "high",
   enforcement = "mandatory",
-  controls = { hipaa = { "164.312(b)", "164.308(a)(1)(ii)(D)" } },
+  controls = { hipaa = { "164.312(b)" } },
   check = function(ctx)
     local a = ctx.blueprint.access.audit_logging
     local days = a and a.retention_days or 0

@@ -37,7 +37,7 @@ policy {
   description = "Backups and lifecycle transitions whose source tier holds PHI target a tier encrypted at rest with AES-256. Does not prove how copies outside Plinth's backups and lifecycle rules are stored.",
   severity = "critical",
   enforcement = "mandatory",
-  controls = { hipaa = { "164.312(a)(2)(iv)", "164.308(a)(7)(ii)(A)" } },
+  controls = { hipaa = { "164.312(a)(2)(iv)" } },
   check = function(ctx)
     local tiers = {}
     for _, t in ipairs(ctx.blueprint.storage.tiers) do tiers[t.name] = t end

@@ -26,10 +26,10 @@ end
 policy {
   id = "ML-BAK-001",
   title = "Checkpoint tiers are backed up",
-  description = "Every tier that holds training checkpoints (a burst pool's checkpoint target, or a network tier a training pool mounts) is the source or the target of a backup. Does not prove a checkpoint can be restored into a running job.",
+  description = "Every tier that holds training checkpoints (a burst pool's checkpoint target, or a network tier a training pool mounts) is the source or the target of a backup. Does not prove a checkpoint can be restored into a running job. Cites no HIPAA paragraph: a checkpoint tier need not hold ePHI, and HIPAA-BAK-001 checks the backups of the tiers that do.",
   severity = "medium",
   enforcement = "advisory",
-  controls = { soc2 = { "A1.2" }, hipaa = { "164.308(a)(7)(ii)(A)" } },
+  controls = { soc2 = { "A1.2" } },
   check = function(ctx)
     local covered = {}
     for _, b in ipairs(ctx.blueprint.storage.backups) do
@@ -51,10 +51,10 @@ policy {
 policy {
   id = "ML-BAK-002",
   title = "Checkpoint backups are restore-tested at least every 90 days",
-  description = "A backup whose source is a checkpoint tier has dr_test_interval_days between 1 and 90. Does not prove the tests are run or pass; it checks the declared interval.",
+  description = "A backup whose source is a checkpoint tier has dr_test_interval_days between 1 and 90. Does not prove the tests are run or pass; it checks the declared interval. Cites no HIPAA paragraph: HIPAA-BAK-002 checks the restore tests of backups of ePHI.",
   severity = "medium",
   enforcement = "advisory",
-  controls = { soc2 = { "A1.3" }, hipaa = { "164.308(a)(7)(ii)(D)" } },
+  controls = { soc2 = { "A1.3" } },
   check = function(ctx)
     local set = checkpoint_tiers(ctx)
     local any = false

@@ -37,7 +37,7 @@ policy {
   description = "Every backup copies into a tier that is encrypted at rest with a strong cipher, so a copy is protected like its source. Does not prove copies outside Plinth's backups are encrypted; a blueprint without backups is not applicable, not a pass.",
   severity = "high",
   enforcement = "mandatory",
-  controls = { soc2 = { "CC6.1", "A1.2" }, hipaa = { "164.308(a)(7)(ii)(A)", "164.312(a)(2)(iv)" } },
+  controls = { soc2 = { "CC6.1", "A1.2" }, hipaa = { "164.312(a)(2)(iv)" } },
   check = function(ctx)
     local tiers = {}
     for _, t in ipairs(ctx.blueprint.storage.tiers) do tiers[t.name] = t end

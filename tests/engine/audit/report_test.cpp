@@ -473,10 +473,16 @@ TEST_CASE("controls whose policies pass but leave a required specification unche
   };
   using V = std::vector<std::string>;
   const auto& hipaa = framework(r.report, "hipaa");
-  // Audit-log retention (HIPAA-AUD-002, (ii)(D)) is not risk analysis, risk management or sanctions.
-  CHECK(control(hipaa, "164.308(a)(1)").status == audit::ControlStatus::Partial);
+  // Risk analysis, risk management, sanctions and activity review are procedures no blueprint
+  // shows; keeping audit logs (HIPAA-AUD-002) is not reviewing them, so nothing evidences the
+  // standard (it was partial on retention alone before issue 31's citation review).
+  CHECK(control(hipaa, "164.308(a)(1)").status == audit::ControlStatus::NotCovered);
+  CHECK(control(hipaa, "164.308(a)(1)").policies.empty());
   CHECK(missing(control(hipaa, "164.308(a)(1)")) ==
-        V{"164.308(a)(1)(ii)(A)", "164.308(a)(1)(ii)(B)", "164.308(a)(1)(ii)(C)"});
+        V{"164.308(a)(1)(ii)(A)", "164.308(a)(1)(ii)(B)", "164.308(a)(1)(ii)(C)", "164.308(a)(1)(ii)(D)"});
+  // The data backup plan rests on HIPAA-BAK-001 and the restore tests on HIPAA-BAK-002: encrypting
+  // the copies (HIPAA-ENC-002, SOC2-ENC-002) and backing up checkpoint tiers (ML-BAK-*) are not it.
+  CHECK(control(hipaa, "164.308(a)(7)").policies == V{"HIPAA-BAK-001", "HIPAA-BAK-002"});
   // Encryption and unique IDs are checked; emergency access (R) and automatic logoff (A) are not.
   CHECK(control(hipaa, "164.312(a)(1)").status == audit::ControlStatus::Partial);
   CHECK(missing(control(hipaa, "164.312(a)(1)")) == V{"164.312(a)(2)(ii)", "164.312(a)(2)(iii)"});

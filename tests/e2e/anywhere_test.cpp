@@ -53,12 +53,12 @@ TEST_CASE("a plinth binary copied out of the build tree plans with its built-in 
   CHECK_FALSE(contains(r.err, "does not exist"));
   // The lab selects no framework: the ml pack runs, the framework packs are counted as not selected.
   CHECK(contains(r.err, "policy check: 9 policies run, 0 mandatory failure(s)"));
-  CHECK(contains(r.err, "34 not selected by metadata.compliance"));
+  CHECK(contains(r.err, "36 not selected by metadata.compliance"));
 
   auto list = run_copy(bin, {"policy", "list"}, dir.path());
   CHECK(list.exit_code == 0);
   CHECK(contains(list.out, "file: <builtin>/policies/soc2/encryption.lua:"));
-  CHECK(contains(list.out, "\n43 policies\n"));
+  CHECK(contains(list.out, "\n45 policies\n"));
 
   // The packs' settings travel with them too: a directory holding only
   // soc2/settings.yaml relaxes the built-in soc2 pack, and no other.
@@ -108,7 +108,7 @@ TEST_CASE("extra packs: --policy-dir and PLINTH_POLICY_DIR add to the built-in o
   auto flag = run_plinth({"policy", "list", "--policy-dir", "more"}, dir.path());
   CHECK(flag.exit_code == 0);
   CHECK(contains(flag.out, "MORE-001"));
-  CHECK(contains(flag.out, "\n44 policies\n"));
+  CHECK(contains(flag.out, "\n46 policies\n"));
 }
 
 TEST_CASE("a missing --policy-dir is an error without the waiver hint", "[e2e][anywhere]") {

@@ -69,7 +69,7 @@ TEST_CASE("plan exits 1 on a mandatory policy failure and names the policy, addr
                         "(access.role.cluster-admin)\n"));
   CHECK(contains(r.err, "  policy SOC2-RBAC-002 (mandatory, critical): No cluster-admin or privilege-escalating "
                         "roles for groups [hipaa 164.312(a)(1); soc2 CC6.1, CC6.3]\n"));
-  CHECK(contains(r.err, "policy check: 20 policies run, 6 mandatory failure(s), 0 advisory warning(s), 0 waived, 0 "
+  CHECK(contains(r.err, "policy check: 22 policies run, 6 mandatory failure(s), 0 advisory warning(s), 0 waived, 0 "
                         "error(s); 23 not selected by metadata.compliance\n"));
 }
 

@@ -508,8 +508,12 @@ TEST_CASE("controls whose policies pass but leave a required specification unche
   CHECK(control(gdpr, "Art.28").status == audit::ControlStatus::Partial);  // DPAs recorded; 28(1) guarantees not
   CHECK(control(gdpr, "Art.35").status == audit::ControlStatus::Partial);  // a DPIA recorded; its content (7) not
   const auto& soc2 = framework(r.report, "soc2");
-  CHECK(control(soc2, "C1.1").status == audit::ControlStatus::NotCovered);
-  CHECK(control(soc2, "C1.2").status == audit::ControlStatus::NotCovered);
+  // Confidentiality: every tier is classified (C1.1) and its confidential object tiers expire or
+  // hold pruned backup copies (C1.2): both pass on their policies, which the packs lacked before.
+  CHECK(control(soc2, "C1.1").status == audit::ControlStatus::Pass);
+  CHECK(control(soc2, "C1.1").policies == V{"SOC2-CONF-001"});
+  CHECK(control(soc2, "C1.2").status == audit::ControlStatus::Pass);
+  CHECK(control(soc2, "C1.2").policies == V{"SOC2-CONF-002"});
   // The JSON lists what is missing under the control.
   nlohmann::json j = audit::to_json(r.report);
   bool seen = false;

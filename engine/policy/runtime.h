@@ -106,7 +106,8 @@ class Runtime {
   void push_lazy(lua_State* L, const std::string& key);
   /// The context's resources, by their input index.
   size_t resource_count() const;
-  const char* resource_address(size_t i) const;
+  /// Whether resource `i`'s address is `prefix` or below it (PREFIX.…, PREFIX[…]).
+  bool resource_under(size_t i, std::string_view prefix) const;
   /// The index of the resource at `address`, resource_count() when none.
   size_t resource_at(std::string_view address) const;
   /// Pushes resource `i`'s view, building it on first use.
@@ -134,6 +135,10 @@ class Runtime {
   bool push_library(lua_State* L, const char* name);
   void build_context(const Input& input);
   void index_sources() const;
+  /// The context's resource at `address`, and the first node of pool `address`
+  /// (TYPE.NAME -> its first TYPE.NAME[i]), or nullptr.
+  const Resource* resource_named(const std::string& address) const;
+  const Resource* first_of_pool(const std::string& address) const;
   void add_verdict(Outcome outcome, const char* address, size_t address_len, const char* message,
                    size_t message_len, const std::string& field);
 
@@ -148,10 +153,13 @@ class Runtime {
   std::map<std::string, PackSettings> settings_;  ///< pack -> its settings (set_settings)
   const Input* input_ = nullptr;
   /// Address -> resource, for verdicts' file:line and ctx.resource (views
-  /// into *resources_), built on first use by index_sources().
+  /// into *resources_), looked up on first use by index_sources(): resources in
+  /// graph::address_less order (an expanded graph, a plan's) are binary-searched
+  /// in place; other lists get these maps.
   mutable std::unordered_map<std::string_view, const Resource*> sources_;
   mutable std::unordered_map<std::string_view, const Resource*> pool_sources_;  ///< TYPE.NAME -> its first TYPE.NAME[i]
   mutable bool sources_indexed_ = false;
+  mutable bool sources_sorted_ = false;  ///< *resources_ is in address_less order: no maps
   /// An entity's position ("file:line:col") -> its Origin, for fail(address, message, field).
   std::unordered_map<std::string, const bp::Origin*> origins_;
   const std::vector<Resource>* resources_ = nullptr;  ///< the context's (input_->resources)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/cli/command.h"
+#include "engine/cli/huge_pages.h"
 #include "engine/cli/untrusted.h"
 #include "engine/core/log.h"
 #include "engine/core/strings.h"
@@ -35,6 +36,7 @@ void print_overview(FILE* f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool huge_pages = use_huge_pages(argv);  // may exec plinth again, before anything else runs
   // A plan of many nodes frees millions of small JSON nodes; glibc's fast
   // bins keep them unmerged until a later free consolidates them all at once,
   // which cost ~15 % of a 10,000-node plan (docs/benchmarks.md). Without fast
@@ -95,6 +97,7 @@ int main(int argc, char** argv) {
         plinth::log::set_level(*level);
       }
     }
+    if (huge_pages) plinth::log::write(plinth::log::Level::Debug, "malloc", "heap on transparent huge pages (GLIBC_TUNABLES glibc.malloc.hugetlb=1; PLINTH_HUGE_PAGES=0 turns it off)");
     if (auto st = setup_untrusted(cmd->name, *args, args->positional); !st) {
       std::fprintf(stderr, "plinth %s: %s\n", cmd->name.c_str(), plinth::safe_text(st.error().message).c_str());
       return kExitFailure;

@@ -7,25 +7,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/sanitized.h"
+
 namespace plinth::cli {
 
 namespace {
 
 const char* const kMarker = "PLINTH_MALLOC_TUNED";
 const char* const kTunable = "glibc.malloc.hugetlb=1";
-
-// A sanitizer's allocator replaces glibc's: the tunable would do nothing.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 // The commands that load a fleet's blueprint, state or plan: starting again
 // costs ~20 ms, which only they earn back (a 10,000-node plan saves ~0.2 s).
@@ -60,7 +49,8 @@ bool use_huge_pages(char** argv) {
     restore(marker);
     return true;
   }
-  if (kSanitized || !argv[0] || !argv[1] || !fleet_command(argv[1])) return false;
+  // A sanitizer's allocator replaces glibc's: the tunable would do nothing.
+  if (kSanitizedBuild || !argv[0] || !argv[1] || !fleet_command(argv[1])) return false;
   std::string thp;
   if (std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled"); f) {
     std::ostringstream text;

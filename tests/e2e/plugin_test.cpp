@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "engine/core/sanitized.h"
 #include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
 #include "tests/support/blueprints.h"
@@ -297,11 +298,7 @@ TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned
 TEST_CASE("malloc's heap on huge pages: fleet commands start again with glibc's tunable, and children get the "
           "user's GLIBC_TUNABLES back", "[e2e][plugin]") {
   // engine/cli/huge_pages.h. A sanitizer's allocator is not glibc's: such a build never starts again.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  const bool sanitized = true;
-#else
-  const bool sanitized = false;
-#endif
+  const bool sanitized = plinth::kSanitizedBuild;
   const bool madvise = slurp("/sys/kernel/mm/transparent_hugepage/enabled").find("[madvise]") != std::string::npos;
   const std::string said = "malloc: heap on transparent huge pages";
   Emulator emu(h100_emulator_args(2));

@@ -20,17 +20,17 @@ bool address_less(const Resource& a, const Resource& b) {
   return std::tie(a.type, a.name, a.index, a.address) < std::tie(b.type, b.name, b.index, b.address);
 }
 
-const Resource* ResourceGraph::find(const std::string& address) const {
+const Resource* find_sorted(const std::vector<Resource>& sorted, const std::string& address) {
   auto parts = parse_address(address);
   if (!parts) return nullptr;
-  Resource key;
-  key.type = parts->type;
-  key.name = parts->name;
-  key.index = parts->index;
-  key.address = address;
-  auto it = std::lower_bound(resources.begin(), resources.end(), key, address_less);
-  return it != resources.end() && it->address == address ? &*it : nullptr;
+  auto key = std::tie(parts->type, parts->name, parts->index, address);
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), key, [](const Resource& r, const auto& k) {
+    return std::tie(r.type, r.name, r.index, r.address) < k;
+  });
+  return it != sorted.end() && it->address == address ? &*it : nullptr;
 }
+
+const Resource* ResourceGraph::find(const std::string& address) const { return find_sorted(resources, address); }
 
 namespace {
 

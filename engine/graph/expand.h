@@ -12,6 +12,10 @@ namespace plinth::graph {
 /// then name, then index numerically, so POOL[2] comes before POOL[10].
 bool address_less(const Resource& a, const Resource& b);
 
+/// In `sorted` (address_less order, as ResourceGraph::resources): the
+/// resource at `address`, or nullptr. O(log n).
+const Resource* find_sorted(const std::vector<Resource>& sorted, const std::string& address);
+
 /// The desired resources of a blueprint, sorted by address, each with its
 /// dependencies (addresses that must exist first).
 struct ResourceGraph {

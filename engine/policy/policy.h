@@ -82,6 +82,7 @@ bool pack_applies(const std::string& pack, const std::vector<std::string>& frame
 struct Input {
   const bp::Blueprint* blueprint = nullptr;
   Json blueprint_json = Json::object();
+  /// In graph::address_less order, as an expanded graph's resources are.
   const std::vector<Resource>* resources = nullptr;
   const plan::Plan* plan = nullptr;
   /// ctx.catalog: the GPU / instance-type facts (catalog::Catalog::to_json);

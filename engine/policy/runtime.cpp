@@ -826,45 +826,10 @@ void Runtime::add_verdict(Outcome outcome, const char* address, size_t address_l
   current_->push_back({entries_[running_].info.id, outcome, std::move(addr), std::move(text), std::move(loc), "", "", {}});
 }
 
-void Runtime::index_sources() const {
-  if (sources_indexed_ || !resources_) return;
-  sources_indexed_ = true;
-  // An expanded graph is sorted already: searching it costs nothing up front,
-  // where hashing 100,000 addresses took a twentieth of a no-change plan.
-  sources_sorted_ = std::is_sorted(resources_->begin(), resources_->end(), graph::address_less);
-  if (sources_sorted_) return;
-  sources_.reserve(resources_->size());
-  for (const Resource& r : *resources_) {
-    sources_.emplace(r.address, &r);
-    if (size_t bracket = r.address.find('['); bracket != std::string::npos)
-      pool_sources_.emplace(std::string_view(r.address).substr(0, bracket), &r);  // keeps the first
-  }
-}
-
-const Resource* Runtime::resource_named(const std::string& address) const {
-  index_sources();
-  if (!resources_) return nullptr;
-  if (!sources_sorted_) {
-    auto it = sources_.find(address);
-    return it == sources_.end() ? nullptr : it->second;
-  }
-  auto parts = parse_address(address);
-  if (!parts) return nullptr;
-  auto key = std::tie(parts->type, parts->name, parts->index, address);
-  auto it = std::lower_bound(resources_->begin(), resources_->end(), key, [](const Resource& r, const auto& k) {
-    return std::tie(r.type, r.name, r.index, r.address) < k;
-  });
-  return it != resources_->end() && it->address == address ? &*it : nullptr;
-}
-
 const Resource* Runtime::first_of_pool(const std::string& address) const {
-  index_sources();
   if (!resources_) return nullptr;
-  if (!sources_sorted_) {
-    auto it = pool_sources_.find(address);
-    return it == pool_sources_.end() ? nullptr : it->second;
-  }
-  // The nodes of TYPE.NAME follow each other, lowest index first.
+  // The nodes of TYPE.NAME follow each other, lowest index first (Input:
+  // address_less order), so this searches instead of indexing every address.
   auto parts = parse_address(address);
   if (!parts || parts->index != -1 || address.find('[') != std::string::npos) return nullptr;
   auto it = std::lower_bound(resources_->begin(), resources_->end(), std::tie(parts->type, parts->name),
@@ -878,7 +843,7 @@ const Resource* Runtime::first_of_pool(const std::string& address) const {
 
 SourceLoc Runtime::locate(const std::string& address) const {
   if (address.empty() || !input_) return {};
-  if (const Resource* r = resource_named(address)) return r->source;
+  if (const Resource* r = resources_ ? graph::find_sorted(*resources_, address) : nullptr) return r->source;
   // A pool's address (TYPE.NAME): where its first node is declared.
   if (const Resource* r = first_of_pool(address)) return r->source;
   if (!input_->blueprint) return {};
@@ -893,9 +858,6 @@ SourceLoc Runtime::locate(const std::string& address) const {
 void Runtime::set_context(const Input& input) {
   input_ = &input;
   lua_State* L = sb_.L();
-  sources_.clear();
-  pool_sources_.clear();
-  sources_indexed_ = false;
   origins_.clear();
   if (input.blueprint)
     for (const auto& e : bp::entity_origins(*input.blueprint))
@@ -969,7 +931,7 @@ bool Runtime::resource_under(size_t i, std::string_view prefix) const {
 }
 
 size_t Runtime::resource_at(std::string_view address) const {
-  const Resource* r = resource_named(std::string(address));
+  const Resource* r = resources_ ? graph::find_sorted(*resources_, std::string(address)) : nullptr;
   return r ? static_cast<size_t>(r - resources_->data()) : resource_count();
 }
 

@@ -134,10 +134,8 @@ class Runtime {
   /// records its hash (true), or pushes why it is missing (false).
   bool push_library(lua_State* L, const char* name);
   void build_context(const Input& input);
-  void index_sources() const;
-  /// The context's resource at `address`, and the first node of pool `address`
-  /// (TYPE.NAME -> its first TYPE.NAME[i]), or nullptr.
-  const Resource* resource_named(const std::string& address) const;
+  /// The first node of pool `address` (TYPE.NAME -> its first TYPE.NAME[i])
+  /// among the context's resources, or nullptr.
   const Resource* first_of_pool(const std::string& address) const;
   void add_verdict(Outcome outcome, const char* address, size_t address_len, const char* message,
                    size_t message_len, const std::string& field);
@@ -152,14 +150,6 @@ class Runtime {
   size_t loading_file_ = kNone;  ///< set while a policy file's chunk runs: policy{} is allowed
   std::map<std::string, PackSettings> settings_;  ///< pack -> its settings (set_settings)
   const Input* input_ = nullptr;
-  /// Address -> resource, for verdicts' file:line and ctx.resource (views
-  /// into *resources_), looked up on first use by index_sources(): resources in
-  /// graph::address_less order (an expanded graph, a plan's) are binary-searched
-  /// in place; other lists get these maps.
-  mutable std::unordered_map<std::string_view, const Resource*> sources_;
-  mutable std::unordered_map<std::string_view, const Resource*> pool_sources_;  ///< TYPE.NAME -> its first TYPE.NAME[i]
-  mutable bool sources_indexed_ = false;
-  mutable bool sources_sorted_ = false;  ///< *resources_ is in address_less order: no maps
   /// An entity's position ("file:line:col") -> its Origin, for fail(address, message, field).
   std::unordered_map<std::string, const bp::Origin*> origins_;
   const std::vector<Resource>* resources_ = nullptr;  ///< the context's (input_->resources)

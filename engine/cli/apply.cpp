@@ -154,6 +154,8 @@ const Register apply_command({
     apply_flags(),
     run_apply,
     30,
+    {},
+    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -130,6 +130,8 @@ const Register audit_command({
     }(),
     run_audit,
     25,
+    {},
+    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -28,6 +28,8 @@ const Register graph_command({
     },
     run_graph,
     50,
+    {},
+    /*loads_fleet=*/true,
 });
 
 }  // namespace

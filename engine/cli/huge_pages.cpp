@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/cli/command.h"
 #include "engine/core/sanitized.h"
 
 namespace plinth::cli {
@@ -15,14 +16,6 @@ namespace {
 
 const char* const kMarker = "PLINTH_MALLOC_TUNED";
 const char* const kTunable = "glibc.malloc.hugetlb=1";
-
-// The commands that load a fleet's blueprint, state or plan: starting again
-// costs ~20 ms, which only they earn back (a 10,000-node plan saves ~0.2 s).
-bool fleet_command(const char* name) {
-  for (const char* c : {"validate", "plan", "show", "audit", "apply", "destroy", "refresh", "graph", "verify", "state"})
-    if (std::strcmp(name, c) == 0) return true;
-  return false;
-}
 
 void restore(const char* marker) {
   if (marker[0] == '=') setenv("GLIBC_TUNABLES", marker + 1, 1);
@@ -50,7 +43,11 @@ bool use_huge_pages(char** argv) {
     return true;
   }
   // A sanitizer's allocator replaces glibc's: the tunable would do nothing.
-  if (kSanitizedBuild || !argv[0] || !argv[1] || !fleet_command(argv[1])) return false;
+  // Starting again costs ~20 ms, which only the commands that load a fleet
+  // earn back (a 10,000-node plan saves ~0.2 s).
+  if (kSanitizedBuild || !argv[0] || !argv[1]) return false;
+  const Command* cmd = find_command(argv[1]);
+  if (!cmd || !cmd->loads_fleet) return false;
   std::string thp;
   if (std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled"); f) {
     std::ostringstream text;

@@ -30,8 +30,8 @@ std::optional<HugePagesExec> huge_pages_exec(const char* tunables, std::string_v
                                              const char* opt_out);
 
 /// Called first in main: in the first run of a command that loads a fleet
-/// (validate, plan, show, audit, apply, destroy, refresh, graph, verify,
-/// state), execs /proc/self/exe with argv and the tunable set (and returns
+/// (Command::loads_fleet: validate, plan, show, audit, apply, destroy,
+/// refresh, graph, verify, state), execs /proc/self/exe with argv and the tunable set (and returns
 /// when that fails: nothing changes); in the second, puts the user's
 /// GLIBC_TUNABLES back so that no child inherits ours. Never in a sanitizer
 /// build (its allocator is not glibc's). True when this run's heap uses huge

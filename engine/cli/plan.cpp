@@ -354,6 +354,8 @@ const Register plan_command({
     },
     run_plan,
     20,
+    {},
+    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -96,6 +96,8 @@ const Register refresh_command({
     },
     run_refresh,
     34,
+    {},
+    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -109,6 +109,8 @@ const Register show_command({
     },
     run_show,
     22,
+    {},
+    /*loads_fleet=*/true,
 });
 
 }  // namespace

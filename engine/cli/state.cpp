@@ -345,6 +345,7 @@ const Register state_command({
     run_state,
     60,
     kSubcommands,
+    /*loads_fleet=*/true,
 });
 
 }  // namespace

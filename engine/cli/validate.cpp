@@ -159,6 +159,8 @@ const Register validate_command({
     },
     run_validate,
     10,
+    {},
+    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -98,6 +98,8 @@ const Register verify_command({
     }(),
     run_verify,
     58,
+    {},
+    /*loads_fleet=*/true,
 });
 
 

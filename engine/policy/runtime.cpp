@@ -954,7 +954,10 @@ void Runtime::push_resource_view(lua_State* L, size_t i) {
 void Runtime::push_lazy(lua_State* L, const std::string& key) {
   // Built once for every policy: not charged to the policy that asked first.
   sb_.uncounted([&] {
-    if (key == "blueprint") push_json(L, input_ ? input_->blueprint_json : Json::object());
+    // Not `input_ ? input_->blueprint_json : Json::object()`: a conditional
+    // with a temporary on one side copies the other (the whole blueprint).
+    static const Json kEmpty = Json::object();
+    if (key == "blueprint") push_json(L, input_ ? input_->blueprint_json : kEmpty);
     else if (key == "catalog") push_json(L, input_ && !input_->catalog.is_null() ? input_->catalog : default_catalog_json());
     else if (input_ && input_->plan) push_json(L, plan_json(*input_->plan));
     else push_json(L, plan_json(plan::Plan{}));

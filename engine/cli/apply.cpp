@@ -154,8 +154,6 @@ const Register apply_command({
     apply_flags(),
     run_apply,
     30,
-    {},
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

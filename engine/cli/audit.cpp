@@ -130,8 +130,6 @@ const Register audit_command({
     }(),
     run_audit,
     25,
-    {},
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -65,9 +65,6 @@ struct Command {
   RunFn run = nullptr;
   int order = 100;  ///< position in `plinth help`
   std::vector<std::string> subcommands;  ///< "state list|show|...": the first argument's words (shell completion)
-  /// It loads a fleet's blueprint, state or plan: worth starting again with
-  /// malloc's heap on huge pages (huge_pages.h).
-  bool loads_fleet = false;
 };
 
 /// All registered commands, sorted by `order` then name.

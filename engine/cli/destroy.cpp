@@ -41,8 +41,6 @@ const Register destroy_command({
     destroy_flags(),
     run_destroy,
     32,
-    {},
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

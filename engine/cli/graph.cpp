@@ -28,8 +28,6 @@ const Register graph_command({
     },
     run_graph,
     50,
-    {},
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

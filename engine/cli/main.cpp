@@ -1,7 +1,6 @@
 // plinth: the command-line front end. Thin on purpose: it picks a command
 // from the table (engine/cli/command.h), parses its flags and runs it; every
 // stage lives in the engine libraries.
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,7 +10,7 @@
 #include <vector>
 
 #include "engine/cli/command.h"
-#include "engine/cli/huge_pages.h"
+#include "engine/cli/allocator.h"
 #include "engine/cli/untrusted.h"
 #include "engine/core/log.h"
 #include "engine/core/strings.h"
@@ -36,12 +35,6 @@ void print_overview(FILE* f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool huge_pages = use_huge_pages(argv);  // may exec plinth again, before anything else runs
-  // A plan of many nodes frees millions of small JSON nodes; glibc's fast
-  // bins keep them unmerged until a later free consolidates them all at once,
-  // which cost ~15 % of a 10,000-node plan (docs/benchmarks.md). Without fast
-  // bins (the per-thread cache still serves small sizes) they merge as freed.
-  mallopt(M_MXFAST, 0);
   try {
     plinth::register_builtin_providers();
     std::vector<std::string> rest(argv + 1, argv + argc);
@@ -97,7 +90,7 @@ int main(int argc, char** argv) {
         plinth::log::set_level(*level);
       }
     }
-    if (huge_pages) plinth::log::write(plinth::log::Level::Debug, "malloc", "heap on transparent huge pages (GLIBC_TUNABLES glibc.malloc.hugetlb=1; PLINTH_HUGE_PAGES=0 turns it off)");
+    plinth::log::write(plinth::log::Level::Debug, "malloc", allocator_description());
     if (auto st = setup_untrusted(cmd->name, *args, args->positional); !st) {
       std::fprintf(stderr, "plinth %s: %s\n", cmd->name.c_str(), plinth::safe_text(st.error().message).c_str());
       return kExitFailure;

@@ -354,8 +354,6 @@ const Register plan_command({
     },
     run_plan,
     20,
-    {},
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -96,8 +96,6 @@ const Register refresh_command({
     },
     run_refresh,
     34,
-    {},
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -109,8 +109,6 @@ const Register show_command({
     },
     run_show,
     22,
-    {},
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -345,7 +345,6 @@ const Register state_command({
     run_state,
     60,
     kSubcommands,
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

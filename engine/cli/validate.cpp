@@ -159,8 +159,6 @@ const Register validate_command({
     },
     run_validate,
     10,
-    {},
-    /*loads_fleet=*/true,
 });
 
 }  // namespace

@@ -98,8 +98,6 @@ const Register verify_command({
     }(),
     run_verify,
     58,
-    {},
-    /*loads_fleet=*/true,
 });
 
 

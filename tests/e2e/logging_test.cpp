@@ -3,6 +3,8 @@
 // trace of every HTTP request holds no secret.
 #include <catch2/catch.hpp>
 
+#include "engine/core/sanitized.h"
+
 #include "tests/providers/baremetal/emulator.h"
 #include "tests/support/blueprints.h"
 #include "tests/support/redfish.h"
@@ -61,6 +63,32 @@ TEST_CASE("log level trace shows every HTTP request with its status and time, an
   auto bad2 = run_plinth({"plan", "bp.yaml"}, dir.path(), bad_env);
   CHECK(bad2.exit_code == 1);
   CHECK(contains(bad2.err, "PLINTH_LOG 'chatty' is not a log level"));
+}
+
+TEST_CASE("plinth allocates with jemalloc, its memory on transparent huge pages, and MALLOC_CONF can change that",
+          "[e2e][logging]") {
+  // engine/cli/allocator.cpp. Sanitizer builds (PLINTH_FUZZ) keep the sanitizer's allocator.
+  TempDir dir;
+  dir.write("bp.yaml", l40s_blueprint("gpu", "2", "    bmc: {endpoints: \"https://bmc-{index}.example\", credentials: env:BMC}\n"));
+  auto r = run_plinth({"validate", "bp.yaml", "--log-level", "debug"}, dir.path());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  if (kSanitizedBuild) {
+    CHECK(contains(r.err, "malloc: the C library's malloc (this build does not link jemalloc)"));
+    return;
+  }
+  CHECK(contains(r.err, "malloc: jemalloc 5."));
+  CHECK(contains(r.err, ", thp:always"));
+  // jemalloc's own account of its options, independent of what plinth prints.
+  auto stats = run_plinth({"version"}, dir.path(), {{"MALLOC_CONF", "stats_print:true"}});
+  CHECK(stats.exit_code == 0);
+  CHECK(contains(stats.err, "opt.thp: \"always\""));
+  CHECK(contains(stats.err, "opt.metadata_thp: \"always\""));
+  // The user's MALLOC_CONF is read after plinth's setting: it can turn the huge pages off.
+  auto off = run_plinth({"validate", "bp.yaml", "--log-level", "debug"}, dir.path(), {{"MALLOC_CONF", "thp:default"}});
+  INFO(off.err);
+  CHECK(off.exit_code == 0);
+  CHECK(contains(off.err, ", thp:default"));
 }
 
 }  // namespace plinth::test::e2e_logging

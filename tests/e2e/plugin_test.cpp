@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "engine/core/sanitized.h"
 #include "engine/state/state.h"
 #include "tests/providers/baremetal/emulator.h"
 #include "tests/support/blueprints.h"
@@ -293,55 +292,6 @@ TEST_CASE("a blueprint's plugin gets none of plinth's secrets: it must be pinned
     CHECK(r.err.find("this is not the plugin that was reviewed") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dump));
   }
-}
-
-TEST_CASE("malloc's heap on huge pages: fleet commands start again with glibc's tunable, and children get the "
-          "user's GLIBC_TUNABLES back", "[e2e][plugin]") {
-  // engine/cli/huge_pages.h. A sanitizer's allocator is not glibc's: such a build never starts again.
-  const bool sanitized = plinth::kSanitizedBuild;
-  const bool madvise = slurp("/sys/kernel/mm/transparent_hugepage/enabled").find("[madvise]") != std::string::npos;
-  const std::string said = "malloc: heap on transparent huge pages";
-  Emulator emu(h100_emulator_args(2));
-  TempDir dir;
-  const std::string dump = dir.path() + "/env.txt";
-  std::string flaky = slurp(kFlaky);
-  const std::string at = "MODE = os.environ.get(\"FLAKY_MODE\", \"ok\")";
-  REQUIRE(flaky.find(at) != std::string::npos);
-  flaky.replace(flaky.find(at), at.size(),
-                at + "\nwith open(" + nlohmann::json(dump).dump() +
-                    ", 'w') as f:\n    f.writelines(k + '=' + v + '\\n' for k, v in os.environ.items())");
-  const std::string plugin = dir.write("plinth-provider-flaky", flaky);
-  std::filesystem::permissions(plugin, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
-  dir.write("cluster.yaml", plugin_blueprint(emu, "flaky", "./plinth-provider-flaky", sha256_of(plugin), ""));
-  // The plugin is given both variables by name, so it sees whatever plinth's environment holds.
-  std::map<std::string, std::string> env = {{"PLINTH_LOG", "debug"},
-                                            {"PLINTH_PLUGIN_ENV", "GLIBC_TUNABLES,PLINTH_MALLOC_TUNED"},
-                                            {"GLIBC_TUNABLES", "glibc.malloc.tcache_count=7"}};
-
-  auto r = run_plinth({"validate", "cluster.yaml"}, dir.path(), env);
-  INFO(r.out << r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(contains(r.err, said) == (madvise && !sanitized));
-  REQUIRE(std::filesystem::exists(dump));
-  const std::string seen = "\n" + slurp(dump);
-  INFO(seen);
-  CHECK(contains(seen, "\nGLIBC_TUNABLES=glibc.malloc.tcache_count=7\n"));  // the user's, not ours
-  CHECK_FALSE(contains(seen, "PLINTH_MALLOC_TUNED"));
-
-  // Unset stays unset for the children.
-  env.erase("GLIBC_TUNABLES");
-  r = run_plinth({"validate", "cluster.yaml"}, dir.path(), env);
-  CHECK(r.exit_code == 0);
-  CHECK_FALSE(contains(slurp(dump), "GLIBC_TUNABLES"));
-
-  // Off: PLINTH_HUGE_PAGES=0, a tunable the user chose, or a command that loads no fleet.
-  env["PLINTH_HUGE_PAGES"] = "0";
-  CHECK_FALSE(contains(run_plinth({"validate", "cluster.yaml"}, dir.path(), env).err, said));
-  env.erase("PLINTH_HUGE_PAGES");
-  env["GLIBC_TUNABLES"] = "glibc.malloc.hugetlb=0";
-  CHECK_FALSE(contains(run_plinth({"validate", "cluster.yaml"}, dir.path(), env).err, said));
-  CHECK(contains("\n" + slurp(dump), "\nGLIBC_TUNABLES=glibc.malloc.hugetlb=0\n"));
-  CHECK_FALSE(contains(run_plinth({"rules", "--log-level", "debug"}, dir.path()).err, said));
 }
 
 TEST_CASE("a plugin's stderr reaches the terminal without escape sequences", "[e2e][plugin][security]") {

@@ -99,7 +99,7 @@ int print_against(const Args& args, Io& io, const Planned& planned, const Policy
   }
   auto base_graph = graph::expand(base.blueprint);
   if (!base_graph) return fail(io, "plan", "--against " + ref + ": " + base_graph.error().message);
-  plan::Plan base_plan = plan::diff(base_graph->resources, planned.state.doc.resources);
+  plan::Plan base_plan = plan::diff(base_graph->resources, planned.state_resources());
   policy::Input in;
   in.blueprint = &base.blueprint;
   in.blueprint_json = bp::to_json(base.blueprint);
@@ -169,7 +169,7 @@ int write_outputs(const Args& args, Io& io, const Planned& planned, const Policy
     std::vector<std::string> policy_files;
     for (const auto& [path, sha] : policies.evaluation.hashes) policy_files.push_back(path);
     // With no state yet the plan starts a lineage of its own (docs/plan-files.md).
-    state::StateDocument bound = planned.state.doc;
+    state::StateDocument bound = planned.state_document();
     if (bound.lineage.empty()) bound = state::new_document();
     auto bindings = plan::make_bindings(
         files, policy_files, {plan::bound_location(planned.state.location), planned.state.existed, bound},
@@ -246,6 +246,7 @@ int run_plan(const Args& args, Io& io) {
   // `planned` dies: plan never writes state)
   auto options = plan_options(args, "plan");
   if (!options) return fail(io, "plan", options.error().message);
+  options->share_state = true;  // plan never changes the state it read
   auto format = output_format(args);
   if (!format) return fail(io, "plan", format.error().message);
   HumanView view(io, "plan");

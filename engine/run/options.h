@@ -46,6 +46,11 @@ struct PlanOptions {
   /// Untrusted mode: the trust file every credential use must be allowed by
   /// (and no state is written, not even the lock); null when trusted.
   const bp::TrustFile* untrusted = nullptr;
+  /// The plan's `before`s share the state's resources instead of copying
+  /// them: they are moved out of the state's document into Planned::prior.
+  /// For callers that never change that document (plinth plan); apply
+  /// changes it in place, so it plans with copies.
+  bool share_state = false;
 };
 
 /// The policy packs a run evaluates: the built-in ones, each directory of

@@ -156,10 +156,11 @@ void release_at_exit(Planned& planned) {
     state::StateDocument doc;
     plan::Plan plan;
     std::vector<Resource> inventory;
+    std::shared_ptr<const std::vector<Resource>> prior;
   };
   static std::vector<Kept*>* kept = new std::vector<Kept*>();  // never freed, on purpose
   kept->push_back(new Kept{std::move(planned.loaded), std::move(planned.desired), std::move(planned.state.doc),
-                           std::move(planned.plan), std::move(planned.inventory)});
+                           std::move(planned.plan), std::move(planned.inventory), std::move(planned.prior)});
 }
 
 std::optional<Planned> plan(const PlanOptions& options, ProviderSet& providers, Events& events,
@@ -227,11 +228,18 @@ std::optional<Planned> plan(const PlanOptions& options, ProviderSet& providers, 
 
   // 5. diff (the deletes of deposed objects included; -target: only some
   // resources and what they need)
-  plan::Plan p =
-      options.destroy
-          ? plan::diff(kNothing, session->doc.resources, session->doc.deposed)
-          : plan::diff_sharing(std::shared_ptr<const std::vector<Resource>>(desired, &desired->resources),
-                               session->doc.resources, session->doc.deposed);
+  const std::shared_ptr<const std::vector<Resource>> desired_resources(desired, &desired->resources);
+  std::shared_ptr<const std::vector<Resource>> prior;
+  plan::Plan p;
+  if (options.destroy) {
+    p = plan::diff(kNothing, session->doc.resources, session->doc.deposed);
+  } else if (options.share_state) {
+    prior = std::make_shared<const std::vector<Resource>>(std::move(session->doc.resources));
+    session->doc.resources.clear();
+    p = plan::diff_sharing_all(desired_resources, prior, session->doc.deposed);
+  } else {
+    p = plan::diff_sharing(desired_resources, session->doc.resources, session->doc.deposed);
+  }
   if (!options.replace.empty()) {
     if (options.destroy) {
       events.error("-replace and -destroy exclude each other: a destroy plan replaces nothing");
@@ -264,7 +272,13 @@ std::optional<Planned> plan(const PlanOptions& options, ProviderSet& providers, 
     if (c.action != plan::Action::Delete) planned.insert(c.address);
   std::erase_if(inventory, [&](const Resource& r) { return !planned.count(r.address); });
   return Planned{std::move(*loaded), std::move(desired), std::move(*session), std::move(p), std::move(drift),
-                 std::move(inventory), adopted, options.refresh && !options.destroy};
+                 std::move(inventory), adopted, options.refresh && !options.destroy, std::move(prior)};
+}
+
+state::StateDocument Planned::state_document() const {
+  state::StateDocument doc = state.doc;
+  if (prior) doc.resources = *prior;
+  return doc;
 }
 
 std::optional<Refreshed> refresh(const PlanOptions& options, ProviderSet& providers, Events& events,

@@ -36,6 +36,15 @@ struct Planned {
   /// Ask the providers what apply will need (check_preflight): unless
   /// --refresh=false (no provider is contacted) or -destroy.
   bool preflight = false;
+  /// With PlanOptions::share_state: the state's resources, moved out of
+  /// state.doc (whose `resources` is then empty) and shared with the plan's
+  /// `before`s; never changed. Null otherwise.
+  std::shared_ptr<const std::vector<Resource>> prior;
+
+  /// The state's resources as planned against (prior's, or state.doc's).
+  const std::vector<Resource>& state_resources() const { return prior ? *prior : state.doc.resources; }
+  /// The state's document with its resources (a copy of it).
+  state::StateDocument state_document() const;
 };
 
 /// load -> expand -> state -> refresh (unless options.refresh is false;

@@ -216,6 +216,44 @@ TEST_CASE("run::apply: every change goes through its provider and is recorded, e
   CHECK_FALSE(replanned->plan.has_changes());
 }
 
+TEST_CASE("run::plan with share_state: the plan's befores are the state's resources, not copies of them",
+          "[run]") {
+  Fixture f(3);
+  FakeFactory factory;
+  Recorder events;
+  REQUIRE(plan_and_apply(f, factory, events, f.apply_options()));
+
+  run::ProviderSet copying_providers(factory, {});
+  Recorder copying_events;
+  auto copying = run::plan(f.options, copying_providers, copying_events);
+  REQUIRE(copying);
+  CHECK_FALSE(copying->prior);
+  const std::vector<Resource> recorded = copying->state.doc.resources;
+  REQUIRE(recorded.size() >= 3);
+  CHECK(copying->state_resources() == recorded);
+  copying.reset();  // its state lock
+
+  run::PlanOptions options = f.options;
+  options.share_state = true;
+  run::ProviderSet providers(factory, {});
+  Recorder again;
+  auto shared = run::plan(options, providers, again);
+  REQUIRE(shared);
+  REQUIRE(shared->prior);
+  CHECK(shared->state.doc.resources.empty());  // moved, not copied
+  CHECK(*shared->prior == recorded);
+  CHECK(shared->state_resources() == recorded);
+  CHECK(shared->state_document().resources == recorded);
+  CHECK_FALSE(shared->plan.has_changes());
+  size_t pointing_in = 0;
+  for (const auto& c : shared->plan.changes) {
+    REQUIRE(c.before);
+    const Resource* b = &*c.before;
+    pointing_in += b >= shared->prior->data() && b < shared->prior->data() + shared->prior->size();
+  }
+  CHECK(pointing_in == recorded.size());
+}
+
 TEST_CASE("run::apply: a failed operation fails the apply, the others are recorded", "[run]") {
   Fixture f(3);
   FakeFactory factory;

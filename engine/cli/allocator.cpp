@@ -12,12 +12,12 @@
 // (docs/benchmarks.md, "Allocator"). MALLOC_CONF in the environment is read
 // after this and may change any option (MALLOC_CONF=thp:default turns the huge
 // pages off). Sanitizer builds (PLINTH_FUZZ) keep their own allocator.
-#ifdef PLINTH_JEMALLOC
-#include <jemalloc/jemalloc.h>
+#include "engine/cli/allocator.h"
 
 #include <string>
 
-#include "engine/cli/allocator.h"
+#ifdef PLINTH_JEMALLOC
+#include <jemalloc/jemalloc.h>
 
 extern "C" {
 // Read by jemalloc when it initialises (before main): its documented way
@@ -40,8 +40,6 @@ std::string allocator_description() {
 }  // namespace plinth::cli
 
 #else
-#include "engine/cli/allocator.h"
-
 namespace plinth::cli {
 
 std::string allocator_description() { return "the C library's malloc (this build does not link jemalloc)"; }

@@ -90,7 +90,9 @@ int main(int argc, char** argv) {
         plinth::log::set_level(*level);
       }
     }
-    plinth::log::write(plinth::log::Level::Debug, "malloc", allocator_description());
+    if (plinth::log::enabled(plinth::log::Level::Debug)) {
+      plinth::log::write(plinth::log::Level::Debug, "malloc", allocator_description());
+    }
     if (auto st = setup_untrusted(cmd->name, *args, args->positional); !st) {
       std::fprintf(stderr, "plinth %s: %s\n", cmd->name.c_str(), plinth::safe_text(st.error().message).c_str());
       return kExitFailure;

@@ -1,6 +1,7 @@
 #include "engine/core/wire.h"
 
 #include <charconv>
+#include <cstring>
 
 namespace plinth {
 namespace wire {
@@ -190,18 +191,26 @@ void from_json(const Json& j, Error& e) {
   e.retry_after_ms = after < 0 ? 0 : static_cast<int>(std::min<int64_t>(after, 24LL * 3600 * 1000));
 }
 
+size_t json_string_end(std::string_view text, size_t open) {
+  for (size_t from = open + 1; from < text.size();) {
+    const void* hit = std::memchr(text.data() + from, '"', text.size() - from);
+    if (!hit) break;
+    const size_t quote = static_cast<size_t>(static_cast<const char*>(hit) - text.data());
+    size_t backslashes = 0;
+    while (quote - backslashes > open + 1 && text[quote - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return quote;
+    from = quote + 1;
+  }
+  return std::string_view::npos;
+}
+
 std::optional<std::string> json_shape_problem(std::string_view text) {
   size_t depth = 0, containers = 0;
-  bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;  // the escaped character cannot end the string
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
+    if (c == '"') {
+      i = json_string_end(text, i);
+      if (i == std::string_view::npos) break;
     } else if (c == '[' || c == '{') {
       ++containers;
       if (++depth > kMaxJsonDepth)

@@ -35,6 +35,12 @@ inline constexpr size_t kMaxJsonDepth = 256;
 /// one per 3 and would cost some 25 times its size once parsed.
 inline constexpr size_t kMinJsonBytesPerContainer = 24;
 
+/// The offset of the quote that closes the JSON string whose opening quote
+/// is at `open` (a quote after an odd number of backslashes is part of the
+/// string), or npos when the text ends first. Quotes are found with memchr:
+/// strings are most of the bytes of a state or plan file.
+size_t json_string_end(std::string_view text, size_t open);
+
 /// Why `text`, JSON from outside, is refused before it is parsed: it opens
 /// its (kMaxJsonDepth + 1)-th nested array or object ("nests arrays or
 /// objects deeper than 256 levels (at byte N)"), or holds more arrays and

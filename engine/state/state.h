@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/duration.h"
@@ -61,7 +62,18 @@ std::string to_json_text(const StateDocument& doc, const std::string& plinth_ver
 /// Refused: invalid JSON (with line:column), truncation, a format_version
 /// newer than kFormatVersion, a checksum mismatch, duplicate addresses and
 /// missing or mistyped fields.
+/// A file of 4 MiB or more is parsed on two threads (detail::resources_split).
 Result<StateDocument> parse(const std::string& text, const std::string& source);
+
+namespace detail {
+/// Where parse cuts a large document in two: the offset of the comma between
+/// two elements of its top-level "resources" array nearest after the middle
+/// of the text; nullopt (one piece) unless the text is one object whose
+/// top-level keys are distinct and unescaped and whose resources array has
+/// two elements or more. The two parts parsed, the first closed with "]}"
+/// and the second opened with {"resources":[, give the whole's value.
+std::optional<size_t> resources_split(std::string_view text);
+}  // namespace detail
 
 /// One saved version of the state, as kept by a backend's history.
 struct HistoryEntry {

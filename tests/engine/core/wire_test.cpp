@@ -35,6 +35,25 @@ TEST_CASE("JSON from outside: nesting deeper than 256 levels or denser than real
   CHECK_FALSE(json_shape_problem(resources));
 }
 
+TEST_CASE("json_string_end finds the quote that closes a string: one after an odd run of backslashes is escaped") {
+  const std::string_view text = R"(["a\"b", "c\\", "\\\"d", "unterminated\")";
+  CHECK(json_string_end(text, 1) == 6);    // "a\"b": the quote after one backslash is escaped
+  CHECK(json_string_end(text, 9) == 13);   // "c\\": two backslashes, then the end
+  CHECK(json_string_end(text, 16) == 22);  // "\\\"d": three backslashes and a quote, then d and the end
+  CHECK(json_string_end(text, 25) == std::string_view::npos);
+  CHECK(json_string_end(R"("")", 0) == 1);
+  // Every string of a document ends where nlohmann's parser ends it.
+  const Json values = Json::array({"", "\\", "\"", "a\\\"b", "\\\\", "x\u00e9\n\t"});
+  const std::string dumped = values.dump();
+  size_t at = 1;
+  for (const auto& v : values) {
+    const size_t end = json_string_end(dumped, at);
+    REQUIRE(end != std::string_view::npos);
+    CHECK(Json::parse(dumped.substr(at, end - at + 1)) == v);
+    at = end + 2;
+  }
+}
+
 TEST_CASE("a source location reads back exactly what str() writes, and only positive numbers are positions") {
   auto read = [](const Json& j) { return j.get<SourceLoc>(); };
   CHECK(read("a.yaml:25:7") == SourceLoc{"a.yaml", 25, 7});

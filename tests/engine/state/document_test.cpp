@@ -252,4 +252,114 @@ TEST_CASE("missing and mistyped fields are refused, naming the field") {
   }
 }
 
+TEST_CASE("resources_split cuts between two elements of the top-level resources array only") {
+  using detail::resources_split;
+  const std::string text = R"({"format_version":2,"lineage":"a,b","resources":[{"x":[1,2]},{"y":"]}, \"z\""},{"z":3}],"serial":1})";
+  auto at = resources_split(text);
+  REQUIRE(at);
+  CHECK(text[*at] == ',');
+  // The two parts, closed and opened, are documents whose union is the whole.
+  Json first = Json::parse(text.substr(0, *at) + "]}");
+  Json second = Json::parse("{\"resources\":[" + text.substr(*at + 1));
+  CHECK(first["resources"].size() + second["resources"].size() == 3);
+  CHECK(second["serial"] == 1);
+  // One element, no resources, a repeated or escaped key, not an object: one piece.
+  CHECK_FALSE(resources_split(R"({"resources":[{"x":1}],"serial":1})"));
+  CHECK_FALSE(resources_split(R"({"lineage":[1,2,3],"serial":1})"));
+  CHECK_FALSE(resources_split(R"({"resources":[1,2],"resources":[3,4]})"));
+  CHECK_FALSE(resources_split(R"({"resources":[1,2],"resour\u0063es":[3,4]})"));
+  CHECK_FALSE(resources_split(R"([{"resources":[1,2]}])"));
+  // Commas inside strings and nested values are not cuts.
+  CHECK_FALSE(resources_split(R"({"resources":[{"a":"1,2,3","b":[1,2,3]}]})"));
+}
+
+namespace {
+
+/// A document of more than 4 MiB: parse reads it on two threads.
+StateDocument large() {
+  StateDocument doc = new_document();
+  doc.serial = 3;
+  for (int i = 0; i < 6000; ++i) {
+    Resource r = node("pool-" + std::to_string(i % 7), i);
+    r.attributes["user_data"] = std::string(700, static_cast<char>('a' + i % 26)) + "\"\\\u00e9";
+    doc.resources.push_back(std::move(r));
+  }
+  doc.deposed.push_back(node("old", 1));
+  doc.outputs = Json{{"endpoint", "https://10.0.0.1"}};
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("a state file of several MiB parses in two pieces to the same document") {
+  StateDocument doc = large();
+  std::string text = to_json_text(doc);
+  REQUIRE(text.size() > (4u << 20));
+  REQUIRE(detail::resources_split(text));
+  auto r = parse(text, "s.json");
+  REQUIRE(r.ok());
+  std::sort(doc.resources.begin(), doc.resources.end(),
+            [](const Resource& a, const Resource& b) { return a.address < b.address; });
+  REQUIRE(r->resources.size() == doc.resources.size());
+  for (size_t i = 0; i < doc.resources.size(); ++i) CHECK(r->resources[i] == doc.resources[i]);
+  CHECK(r->deposed == doc.deposed);
+  CHECK(r->outputs == doc.outputs);
+  CHECK(to_json_text(*r) == text);
+}
+
+TEST_CASE("a large state file damaged in either piece names the damage as a small one does") {
+  std::string text = to_json_text(large());
+  const size_t split = *detail::resources_split(text);
+  SECTION("a hand edit after the cut fails the checksum") {
+    size_t p = text.find("\"H100\"", split);
+    REQUIRE(p != std::string::npos);
+    text.replace(p, 6, "\"A100\"");
+    auto r = parse(text, "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains("fails its checksum"));
+  }
+  SECTION("invalid JSON before or after the cut names its line and column") {
+    size_t p = GENERATE_COPY(split / 2, split + (text.size() - split) / 2);
+    p = text.find("\"H100\"", p);
+    REQUIRE(p != std::string::npos);
+    text[p] = 'x';  // "gpu": xH100"
+    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(p), '\n'));
+    size_t col = p - text.rfind('\n', p);
+    auto r = parse(text, "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json:" + std::to_string(line) + ":" + std::to_string(col) +
+                                   " is not valid JSON (value - invalid literal)." + kRecovery);
+  }
+  SECTION("a trailing comma at the cut is invalid JSON, as in one piece") {
+    // The cut is the first comma after the middle: here the trailing one,
+    // after which the second piece's array would be empty.
+    std::string trailing =
+        R"({"format_version":2,"resources":[{"a":1},{"b":")" + std::string(5u << 20, 'b') + R"("},]})";
+    REQUIRE(detail::resources_split(trailing) == trailing.size() - 3);
+    auto r = parse(trailing, "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json:1:" + std::to_string(trailing.size() - 1) +
+                                   " is not valid JSON (value - unexpected ']'; expected '[', '{', or a literal)." +
+                                   kRecovery);
+  }
+  SECTION("a malformed or repeated resource far in is named, the checksum being taken on another thread") {
+    Json j = Json::parse(text);
+    j["resources"][5000].erase("type");
+    auto r = parse(sealed(j), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json has a malformed 'resources[5000]': 'type' is missing." + kRecovery);
+    j = Json::parse(text);
+    j["resources"][5001] = j["resources"][12];
+    r = parse(sealed(j), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "state file s.json lists address '" + j["resources"][12]["address"].get<std::string>() +
+                                   "' twice (resources[12] and resources[5001])." + kRecovery);
+  }
+  SECTION("truncated after the cut") {
+    auto r = parse(text.substr(0, split + 1000), "s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains("is truncated: the JSON ends at s.json:"));
+  }
+}
+
 }  // namespace plinth::test::state_document

@@ -100,10 +100,24 @@ class Expander {
     for (const auto& c : bp_.clusters) cluster(c);
 
     // Sort positions, then move each resource once (sorting the resources
-    // themselves moves each of them O(log n) times).
-    std::vector<size_t> order(out_.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return address_less(out_[a], out_[b]); });
+    // themselves moves each of them O(log n) times). A pool's nodes come
+    // out together and in order, so the runs of one type and name are
+    // sorted by their first resource, and the whole only if that is not
+    // enough (a name declared twice).
+    auto less = [&](size_t a, size_t b) { return address_less(out_[a], out_[b]); };
+    std::vector<std::pair<size_t, size_t>> runs;  // [first, end) of each run
+    for (size_t i = 0; i < out_.size(); ++i) {
+      if (i == 0 || out_[i].type != out_[i - 1].type || out_[i].name != out_[i - 1].name)
+        runs.emplace_back(i, i + 1);
+      else
+        runs.back().second = i + 1;
+    }
+    std::sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return less(a.first, b.first); });
+    std::vector<size_t> order;
+    order.reserve(out_.size());
+    for (const auto& [first, end] : runs)
+      for (size_t i = first; i < end; ++i) order.push_back(i);
+    if (!std::is_sorted(order.begin(), order.end(), less)) std::sort(order.begin(), order.end(), less);
     std::vector<Resource> sorted;
     sorted.reserve(out_.size());
     for (size_t i : order) sorted.push_back(std::move(out_[i]));

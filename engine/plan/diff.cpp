@@ -199,8 +199,10 @@ Plan diff_of(const std::vector<Resource>& desired, const std::vector<Resource>& 
   }
   for (const auto& p : prior)
     if (prior_by_address.count(p.address)) pairs.push_back({nullptr, &p});
-  std::sort(pairs.begin(), pairs.end(),
-            [](const Pair& a, const Pair& b) { return graph::address_less(a.key(), b.key()); });
+  // Addresses are unique, and the expanded graph is in this order already:
+  // a plan without deletes needs no sort.
+  auto less = [](const Pair& a, const Pair& b) { return graph::address_less(a.key(), b.key()); };
+  if (!std::is_sorted(pairs.begin(), pairs.end(), less)) std::sort(pairs.begin(), pairs.end(), less);
 
   Plan plan;
   plan.changes.reserve(pairs.size());

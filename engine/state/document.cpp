@@ -85,7 +85,7 @@ class DigestOutput final : public nlohmann::detail::output_adapter_protocol<char
 /// `hashed`, the object's members are written one by one, as dump() writes
 /// them, and `hashed` counts the elements of its "resources" array written so
 /// far: another thread may take an element apart once it is counted.
-std::string checksum_of(const Json& canonical, std::atomic<size_t>* hashed = nullptr) {
+std::string checksum_of(const Json& canonical, std::atomic<uint32_t>* hashed = nullptr) {
   Sha256 digest;
   auto out = std::make_shared<DigestOutput>(digest);
   nlohmann::detail::serializer<Json> s(out, ' ', nlohmann::detail::error_handler_t::strict);
@@ -102,12 +102,12 @@ std::string checksum_of(const Json& canonical, std::atomic<size_t>* hashed = nul
         s.dump(value, false, false, 0);
         continue;
       }
-      size_t done = 0;
+      uint32_t done = 0;
       for (const auto& element : value) {
         out->write_character(done == 0 ? '[' : ',');
         s.dump(element, false, false, 0);
         hashed->store(++done, std::memory_order_release);
-        if (done % 64 == 0) hashed->notify_one();
+        if (done % 256 == 0) hashed->notify_one();
       }
       out->write_character(']');
     }
@@ -129,12 +129,12 @@ struct Taken {
 /// computed on another thread and each resource taken once it was hashed: the
 /// two cost about the same, so the pair costs about half.
 Taken hash_and_take(Json& j) {
-  static constexpr size_t kThreadFrom = 1024;
-  static constexpr size_t kAll = std::numeric_limits<size_t>::max();
+  static constexpr size_t kThreadFrom = 16384;
+  static constexpr uint32_t kAll = std::numeric_limits<uint32_t>::max();
   Taken t;
   auto found = j.find("resources");
   Json* all = found != j.end() && found->is_array() ? &*found : nullptr;
-  std::atomic<size_t> hashed{0};
+  std::atomic<uint32_t> hashed{0};  // the size of a futex: waiting on it is one system call
   std::exception_ptr failed;
   std::thread hasher;
   struct Joiner {
@@ -143,7 +143,7 @@ Taken hash_and_take(Json& j) {
       if (thread.joinable()) thread.join();
     }
   } joiner{hasher};
-  if (all && all->size() >= kThreadFrom && std::thread::hardware_concurrency() > 1) {
+  if (all && all->size() >= kThreadFrom && all->size() < kAll && std::thread::hardware_concurrency() > 1) {
     try {
       hasher = std::thread([&] {
         try {
@@ -164,7 +164,7 @@ Taken hash_and_take(Json& j) {
   if (all) {
     t.resources.reserve(all->size());
     for (size_t i = 0; i < all->size(); ++i) {
-      for (size_t h; (h = hashed.load(std::memory_order_acquire)) <= i;) hashed.wait(h, std::memory_order_acquire);
+      for (uint32_t h; (h = hashed.load(std::memory_order_acquire)) <= i;) hashed.wait(h, std::memory_order_acquire);
       Json& rj = (*all)[i];
       const std::string where = "resources[" + std::to_string(i) + "]";
       if (!rj.is_object()) {

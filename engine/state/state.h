@@ -62,7 +62,9 @@ std::string to_json_text(const StateDocument& doc, const std::string& plinth_ver
 /// Refused: invalid JSON (with line:column), truncation, a format_version
 /// newer than kFormatVersion, a checksum mismatch, duplicate addresses and
 /// missing or mistyped fields.
-/// A file of 4 MiB or more is parsed on two threads (detail::resources_split).
+/// A file of 4 MiB or more is parsed on two threads (detail::resources_split),
+/// and with 16,384 resources or more its checksum is computed on one while
+/// the other takes the resources out of the parsed document.
 Result<StateDocument> parse(const std::string& text, const std::string& source);
 
 namespace detail {

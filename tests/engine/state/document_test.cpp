@@ -275,17 +275,21 @@ TEST_CASE("resources_split cuts between two elements of the top-level resources 
 
 namespace {
 
-/// A document of more than 4 MiB: parse reads it on two threads.
-StateDocument large() {
-  StateDocument doc = new_document();
-  doc.serial = 3;
-  for (int i = 0; i < 6000; ++i) {
-    Resource r = node("pool-" + std::to_string(i % 7), i);
-    r.attributes["user_data"] = std::string(700, static_cast<char>('a' + i % 26)) + "\"\\\u00e9";
-    doc.resources.push_back(std::move(r));
-  }
-  doc.deposed.push_back(node("old", 1));
-  doc.outputs = Json{{"endpoint", "https://10.0.0.1"}};
+/// A document of more than 4 MiB and 16,384 resources: parse reads it on
+/// two threads and computes its checksum on another.
+const StateDocument& large() {
+  static const StateDocument doc = [] {
+    StateDocument d = new_document();
+    d.serial = 3;
+    for (int i = 0; i < 17000; ++i) {
+      Resource r = node("pool-" + std::to_string(i % 7), i);
+      r.attributes["user_data"] = std::string(100, static_cast<char>('a' + i % 26)) + "\"\\\u00e9";
+      d.resources.push_back(std::move(r));
+    }
+    d.deposed.push_back(node("old", 1));
+    d.outputs = Json{{"endpoint", "https://10.0.0.1"}};
+    return d;
+  }();
   return doc;
 }
 
@@ -294,14 +298,14 @@ StateDocument large() {
 TEST_CASE("a state file of several MiB parses in two pieces to the same document") {
   StateDocument doc = large();
   std::string text = to_json_text(doc);
+  REQUIRE(doc.resources.size() > 16384);
   REQUIRE(text.size() > (4u << 20));
   REQUIRE(detail::resources_split(text));
   auto r = parse(text, "s.json");
   REQUIRE(r.ok());
   std::sort(doc.resources.begin(), doc.resources.end(),
             [](const Resource& a, const Resource& b) { return a.address < b.address; });
-  REQUIRE(r->resources.size() == doc.resources.size());
-  for (size_t i = 0; i < doc.resources.size(); ++i) CHECK(r->resources[i] == doc.resources[i]);
+  CHECK(r->resources == doc.resources);
   CHECK(r->deposed == doc.deposed);
   CHECK(r->outputs == doc.outputs);
   CHECK(to_json_text(*r) == text);
@@ -344,16 +348,16 @@ TEST_CASE("a large state file damaged in either piece names the damage as a smal
   }
   SECTION("a malformed or repeated resource far in is named, the checksum being taken on another thread") {
     Json j = Json::parse(text);
-    j["resources"][5000].erase("type");
+    j["resources"][16500].erase("type");
     auto r = parse(sealed(j), "s.json");
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().message == "state file s.json has a malformed 'resources[5000]': 'type' is missing." + kRecovery);
+    CHECK(r.error().message == "state file s.json has a malformed 'resources[16500]': 'type' is missing." + kRecovery);
     j = Json::parse(text);
-    j["resources"][5001] = j["resources"][12];
+    j["resources"][16501] = j["resources"][12];
     r = parse(sealed(j), "s.json");
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message == "state file s.json lists address '" + j["resources"][12]["address"].get<std::string>() +
-                                   "' twice (resources[12] and resources[5001])." + kRecovery);
+                                   "' twice (resources[12] and resources[16501])." + kRecovery);
   }
   SECTION("truncated after the cut") {
     auto r = parse(text.substr(0, split + 1000), "s.json");

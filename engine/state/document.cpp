@@ -166,19 +166,19 @@ Taken hash_and_take(Json& j) {
     for (size_t i = 0; i < all->size(); ++i) {
       for (uint32_t h; (h = hashed.load(std::memory_order_acquire)) <= i;) hashed.wait(h, std::memory_order_acquire);
       Json& rj = (*all)[i];
-      const std::string where = "resources[" + std::to_string(i) + "]";
+      auto where = [i] { return "resources[" + std::to_string(i) + "]"; };
       if (!rj.is_object()) {
-        t.problem = "has a field '" + where + "' that is not an object";
+        t.problem = "has a field '" + where() + "' that is not an object";
         break;
       }
       try {
         t.resources.push_back(take_resource(rj));
       } catch (const WireError& e) {
-        t.problem = "has a malformed '" + where + "': " + e.what();
+        t.problem = "has a malformed '" + where() + "': " + e.what();
         break;
       }
       if (t.resources.back().address.empty()) {
-        t.problem = "has an empty address in '" + where + "'";
+        t.problem = "has an empty address in '" + where() + "'";
         break;
       }
     }
@@ -315,6 +315,7 @@ std::optional<Json> parse_in_two(std::string_view text, size_t split) {
   auto rest = second->find("resources");
   if (rest == second->end() || !rest->is_array() || rest->empty()) return std::nullopt;
   Json& resources = (*first)["resources"];
+  if (!resources.is_array()) return std::nullopt;
   auto& into = resources.get_ref<Json::array_t&>();
   auto& from = rest->get_ref<Json::array_t&>();
   into.reserve(into.size() + from.size());

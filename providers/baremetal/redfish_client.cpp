@@ -330,7 +330,7 @@ Result<Doc> RedfishClient::get(const std::string& uri, Call& call, const std::st
 }
 
 Result<net::Response> RedfishClient::patch(const std::string& uri, const Json& body, Call& call,
-                                           const std::optional<std::string>& etag) {
+                                           const std::optional<std::string>& etag, bool reread) {
   std::optional<std::string> known = etag;
   for (int attempt = 0;; ++attempt) {
     std::string tag, where;
@@ -351,7 +351,7 @@ Result<net::Response> RedfishClient::patch(const std::string& uri, const Json& b
     auto r = exchange("PATCH", uri, body.dump(), call, h);
     if (!r) return r;
     // 412: changed under us; 428: the service wants If-Match. Re-read the ETag once.
-    if ((r->status == 412 || r->status == 428) && attempt == 0) continue;
+    if ((r->status == 412 || r->status == 428) && attempt == 0 && reread) continue;
     if (auto e = net::status_error("PATCH", where, *r)) return *e;
     return r;
   }

@@ -88,9 +88,11 @@ class RedfishClient {
   /// PATCH `uri` with `body`, sending If-Match with the resource's ETag: the
   /// one in `etag` when the caller read the resource already ("" for none:
   /// no If-Match), else GETs it first. On 412 (or 428, If-Match required)
-  /// re-reads the ETag and tries once more.
+  /// re-reads the ETag and tries once more, unless `reread` is false: then a
+  /// 412 is the error (Error::Kind::Conflict), for a caller whose earlier
+  /// read of the resource as a whole is what the ETag vouched for.
   Result<net::Response> patch(const std::string& uri, const Json& body, Call& call,
-                              const std::optional<std::string>& etag = std::nullopt);
+                              const std::optional<std::string>& etag = std::nullopt, bool reread = true);
   /// POST an action; a 202 with a Location (task monitor) is polled until the
   /// task finishes (bounded by power_timeout_ms and the deadline).
   Status post_action(const std::string& uri, const Json& body, Call& call);

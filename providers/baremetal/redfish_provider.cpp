@@ -304,20 +304,21 @@ Status insert_media(RedfishClient& c, const Doc& media, const std::string& image
 
 /// Sets the one-time boot override the node's boot_method asks for; for
 /// virtual-media, ejects and inserts boot_image first. `sys` is the system
-/// as just read (its ETag goes with the PATCH); `media` caches its devices.
+/// as read (its ETag goes with the PATCH; `reread` as RedfishClient::patch);
+/// `media` caches its devices.
 Status set_boot(RedfishClient& c, const std::string& system_uri, const Doc& sys, const Resource& r, Call& d,
-                std::optional<std::vector<Doc>>& media) {
+                std::optional<std::vector<Doc>>& media, bool reread = true) {
   const std::string method = text(r.attributes, "boot_method");
   const std::string image = text(r.attributes, "boot_image");
   if (method.empty()) return {};
   if (method == "pxe") {
-    auto p = c.patch(system_uri, boot_override("Pxe"), d, sys.etag);
+    auto p = c.patch(system_uri, boot_override("Pxe"), d, sys.etag, reread);
     return p ? Status{} : Status{p.error()};
   }
   if (method == "uefi-http") {
     Json body = boot_override("UefiHttp");
     if (!image.empty()) body["Boot"]["HttpBootUri"] = image;
-    auto p = c.patch(system_uri, body, d, sys.etag);
+    auto p = c.patch(system_uri, body, d, sys.etag, reread);
     return p ? Status{} : Status{p.error()};
   }
   if (method == "virtual-media") {
@@ -479,6 +480,34 @@ Result<Doc> read_system(RedfishClient& c, Call& d, std::string* uri = nullptr, i
   return c.get(*sys_uri, d, *query);
 }
 
+/// What a create needs of a system the refresh read, kept until the create
+/// (a few hundred bytes, not the inventory): its id, PowerState, Reset
+/// target, and its Bios link with, when expanded, the BIOS's type, ETag and
+/// settings object. Nothing without a strong ETag: the If-Match of the
+/// create's first PATCH is what shows the system unchanged since the read
+/// (a weak ETag may stay the same when PowerState changes).
+std::optional<Doc> kept_for_create(const Doc& sys) {
+  if (sys.etag.empty() || sys.etag.starts_with("W/")) return std::nullopt;
+  const Json& s = sys.body;
+  Json k = Json::object();
+  for (const char* key : {"@odata.id", "PowerState"})
+    if (auto it = s.find(key); it != s.end()) k[key] = *it;
+  if (auto target = action_target(s, "#ComputerSystem.Reset"); !target.empty())
+    k["Actions"]["#ComputerSystem.Reset"]["target"] = target;
+  if (auto bios = s.find("Bios"); bios != s.end() && bios->is_object()) {
+    Json& b = k["Bios"] = Json::object();
+    for (const char* key : {"@odata.id", "@odata.type", "@odata.etag"})
+      if (auto it = bios->find(key); it != bios->end()) b[key] = *it;
+    if (auto settings = bios->find("@Redfish.Settings"); settings != bios->end() && settings->is_object())
+      if (auto object = link(*settings, "SettingsObject"); !object.empty())
+        b["@Redfish.Settings"]["SettingsObject"]["@odata.id"] = object;
+  }
+  return Doc{sys.url, std::move(k), sys.etag};
+}
+
+/// The key of a node's kept system: its address and BMC.
+std::string kept_key(const Resource& r) { return r.address + "\n" + text(r.attributes, "bmc_endpoint"); }
+
 }  // namespace
 
 Status RedfishProvider::configure(const ProviderConfig& config) {
@@ -545,7 +574,8 @@ Result<RedfishClient*> RedfishProvider::client_for(const Resource& r) {
   return p;
 }
 
-ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<Doc> system) {
+ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<Doc> system,
+                                     std::optional<Doc>* keep) {
   ReadResult out;
   out.address = r.address;
   auto fail = [&](Error e) {
@@ -565,6 +595,7 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<D
   }
   const Doc* sys = &*system;
   const Json& s = sys->body;
+  if (keep) *keep = kept_for_create(*sys);
 
   Resource cur = r;
   Json computed = Json::object();
@@ -682,6 +713,15 @@ ReadResult RedfishProvider::read_one(const Resource& r, Call& d, std::optional<D
   return out;
 }
 
+std::optional<Doc> RedfishProvider::take_kept(const Resource& r) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = kept_.find(kept_key(r));
+  if (it == kept_.end()) return std::nullopt;
+  Doc doc = std::move(it->second);
+  kept_.erase(it);
+  return doc;
+}
+
 std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resources, const Call& call) {
   std::vector<ReadResult> results(resources.size());
   std::atomic<size_t> next{0};
@@ -690,7 +730,12 @@ std::vector<ReadResult> RedfishProvider::read(const std::vector<Resource>& resou
       try {
         // Each node gets its own budget from when its read starts.
         auto call_i = call.fork();
-        results[i] = read_one(resources[i], *call_i);
+        std::optional<Doc> kept;
+        results[i] = read_one(resources[i], *call_i, std::nullopt, &kept);
+        if (!results[i].error && kept) {
+          std::lock_guard<std::mutex> g(mu_);
+          kept_[kept_key(resources[i])] = std::move(*kept);
+        }
       } catch (const std::exception& e) {  // an answer shaped unlike Redfish; never let it kill the thread
         results[i].address = resources[i].address;
         results[i].error = Error::fatal(resources[i].address + ": unexpected answer from the BMC: " + e.what());
@@ -783,15 +828,31 @@ Result<Resource> RedfishProvider::create(const Resource& desired, Call& d) {
   auto cp = client_for(desired);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
-  // The refresh read the inventory already; the create needs the system's Boot, its Bios and, for a
-  // seed or a virtual-media installer, its VirtualMedia devices (expanded two levels deep).
-  const bool uses_media = !options_.seed_dir.empty() || text(desired.attributes, "boot_method") == "virtual-media";
-  std::string sys_uri;
-  auto sys = read_system(c, d, &sys_uri, uses_media ? 2 : 1);
-  if (!sys) return at(desired.address, sys.error());
+  const std::string method = text(desired.attributes, "boot_method");
+  const bool uses_media = !options_.seed_dir.empty() || method == "virtual-media";
   std::optional<std::vector<Doc>> media;  // read once for the seed and the installer
-  if (auto st = deliver_seed(c, *sys, desired, d, media); !st) return at(desired.address, st.error());
-  if (auto st = set_boot(c, sys_uri, *sys, desired, d, media); !st) return at(desired.address, st.error());
+  std::string sys_uri;
+  // After this provider's refresh read the node (plinth apply plans first), the system as that read
+  // found it, when the first change is the boot override's PATCH: its If-Match, the read's strong
+  // ETag, shows the system (its PowerState above all) unchanged since; a 412 means it changed, and it
+  // is read again.
+  std::optional<Doc> sys = take_kept(desired);
+  bool boot_set = false;
+  if (sys && !uses_media && (method == "pxe" || method == "uefi-http")) {
+    sys_uri = text(sys->body, "@odata.id");
+    auto st = set_boot(c, sys_uri, *sys, desired, d, media, false);
+    if (!st && st.error().kind != Error::Kind::Conflict) return at(desired.address, st.error());
+    boot_set = st.ok();
+  }
+  if (!boot_set) {
+    // The create needs the system's Boot, its Bios and, for a seed or a virtual-media installer, its
+    // VirtualMedia devices (expanded two levels deep); the refresh read the inventory already.
+    auto fresh = read_system(c, d, &sys_uri, uses_media ? 2 : 1);
+    if (!fresh) return at(desired.address, fresh.error());
+    sys = std::move(*fresh);
+    if (auto st = deliver_seed(c, *sys, desired, d, media); !st) return at(desired.address, st.error());
+    if (auto st = set_boot(c, sys_uri, *sys, desired, d, media); !st) return at(desired.address, st.error());
+  }
   if (auto st = set_bios(c, *sys, desired.attributes.value("bios", Json::object()), d); !st)
     return at(desired.address, st.error());
   // The poll that sees the host on reads its inventory too (with $expand).
@@ -807,6 +868,7 @@ Result<Resource> RedfishProvider::create(const Resource& desired, Call& d) {
 }
 
 Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& desired, Call& d) {
+  (void)take_kept(prior);  // read below if needed; a create of the address later reads afresh
   auto cp = client_for(desired);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;
@@ -854,6 +916,7 @@ Result<Resource> RedfishProvider::update(const Resource& prior, const Resource& 
 }
 
 Status RedfishProvider::remove(const Resource& prior, Call& d) {
+  (void)take_kept(prior);  // a replace's create, after this, reads the system afresh
   auto cp = client_for(prior);
   if (!cp) return cp.error();
   RedfishClient& c = **cp;

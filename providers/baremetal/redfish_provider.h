@@ -56,7 +56,9 @@ class RedfishProvider : public Provider {
   /// With seed_dir: the node's NoCloud seed written to seed_dir/NODE.iso and
   /// inserted as virtual media from seed_url. Then the boot override (pxe /
   /// uefi-http / virtual-media), BIOS settings, a reset (On or ForceRestart)
-  /// and a bounded wait for PowerState On.
+  /// and a bounded wait for PowerState On. After read() of the node (pxe or
+  /// uefi-http, no seed) the system is not read again: the boot PATCH's
+  /// If-Match carries the ETag that read saw, and a 412 reads it afresh.
   Result<Resource> create(const Resource& desired, Call& call) override;
   /// BIOS changes: PATCH the settings and ForceRestart; boot image changes:
   /// set the override again.
@@ -77,7 +79,12 @@ class RedfishProvider : public Provider {
   /// Reads one node: its system (`system` when the caller just read it,
   /// e.g. the last power poll of a create), its inventory and the BIOS
   /// attributes the pool manages (none read when it manages none).
-  ReadResult read_one(const Resource& r, Call& call, std::optional<Doc> system = std::nullopt);
+  /// `keep`, when given, receives what a create needs of the system
+  /// (nothing when the service gave it no strong ETag).
+  ReadResult read_one(const Resource& r, Call& call, std::optional<Doc> system = std::nullopt,
+                      std::optional<Doc>* keep = nullptr);
+  /// The system the refresh read for `r` and kept for its create, removed.
+  std::optional<Doc> take_kept(const Resource& r);
   /// Writes `r`'s seed image and inserts it into a virtual media device the
   /// installer does not use (nothing without seed_dir); `media` caches the
   /// system's devices for the rest of the create.
@@ -91,6 +98,7 @@ class RedfishProvider : public Provider {
   std::atomic<bool> stopped_{false};
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<RedfishClient>> clients_;  ///< by endpoint + credentials + CA
+  std::map<std::string, Doc> kept_;  ///< systems read by read(), for create(): by address + endpoint
 };
 
 }  // namespace plinth::baremetal

@@ -159,10 +159,11 @@ TEST_CASE("request budget: without $expand (not offered, or offered and ignored)
   }
 }
 
-TEST_CASE("request budget: an apply reads the system its refresh read again one level deep unless it inserts media") {
-  // plinth apply refreshes (read) and then creates with the same provider: the create's own read of the
-  // system needs its Boot and Bios, not the inventory, so it asks for one level of $expand; a
-  // virtual-media installer needs the VirtualMedia devices' members too, so two levels.
+TEST_CASE("request budget: an apply's create does not read the system its refresh read, unless it inserts media") {
+  // plinth apply refreshes (read) and then creates with the same provider. For a pxe node the
+  // create's first request is the boot override's PATCH, its If-Match the ETag the refresh saw: 8
+  // requests in all. A virtual-media installer needs the VirtualMedia devices' members, read with
+  // the system two levels deep.
   for (const std::string method : {"pxe", "virtual-media"}) {
     INFO("boot method " << method);
     Emulator em(with(kEmulator, "on"));
@@ -178,16 +179,94 @@ TEST_CASE("request budget: an apply reads the system its refresh read again one 
       REQUIRE(created.ok());
       CHECK(created->computed["gpu_count"] == 8);
       CHECK(created->computed["bios"]["ProcTurboMode"] == "Disabled");
+      CHECK(created->computed["power_state"] == "On");
       p->close();
     }
     auto sent = requests(em)[0];
     REQUIRE(sent.size() >= 4);
     CHECK(sent[2] == "GET /redfish/v1/Systems?$expand=.($levels=3)");  // the refresh
-    CHECK(sent[3] == "GET " + kSystem + (method == "pxe" ? "?$expand=." : "?$expand=.($levels=2)"));  // the create
+    if (method == "pxe") {
+      CHECK(sent == std::vector<std::string>{
+                        "GET /redfish/v1/",
+                        "POST /redfish/v1/SessionService/Sessions",
+                        "GET /redfish/v1/Systems?$expand=.($levels=3)",
+                        "PATCH " + kSystem,  // If-Match: the ETag of the refresh's read
+                        "PATCH " + kSystem + "/Bios/Settings",
+                        "POST " + kSystem + "/Actions/ComputerSystem.Reset",
+                        "GET " + kSystem + "?$expand=.($levels=2)",
+                        "DELETE " + sent.back().substr(7),
+                    });
+    } else {
+      CHECK(sent[3] == "GET " + kSystem + "?$expand=.($levels=2)");  // the create's read, with the devices
+      CHECK(std::count(sent.begin(), sent.end(), "GET " + kSystem + "?$expand=.($levels=2)") == 2);
+    }
     CHECK(sent.back().starts_with("DELETE /redfish/v1/SessionService/Sessions/"));
-    CHECK(std::count(sent.begin(), sent.end(), "GET " + kSystem + "?$expand=.($levels=2)") ==
-          (method == "pxe" ? 1 : 2));  // the read-back brings the inventory
   }
+}
+
+TEST_CASE("request budget: a system changed since the refresh is read again before the create goes on") {
+  // The refresh sees the host Off; someone powers it on before the create. The boot PATCH's
+  // If-Match (the refresh's ETag) answers 412, so the create reads the system and restarts the
+  // host (ForceRestart) instead of sending On to a host already on, which would leave the PXE
+  // override unused. A replace (remove, then create) reads afresh as well.
+  Emulator em(with(kEmulator, "on"));
+  net::Client admin({em.ca(), false, 5000, 5000});
+  auto power_on = [&] {
+    auto r = admin.request({"POST", em.bmc(0) + kSystem + "/Actions/ComputerSystem.Reset", {{"Content-Type", "application/json"}},
+                            R"({"ResetType":"On"})", "admin:admin"});
+    REQUIRE(r.ok());
+    REQUIRE(r->status < 300);
+  };
+  {
+    auto p = provider(em);
+    Resource r = node(em, 0, {{"ProcTurboMode", "Disabled"}});
+    auto read = p->read({r}, *one_call());
+    REQUIRE_FALSE(read[0].error);
+    CHECK(read[0].current->computed["power_state"] == "Off");
+    power_on();
+    auto created = p->create(r, *one_call());
+    INFO((created.ok() ? "" : created.error().message));
+    REQUIRE(created.ok());
+    CHECK(created->computed["power_state"] == "On");
+    // The host booted again, so the one-time override was used (the emulator clears it at power on).
+    CHECK(created->computed["boot_override_enabled"] == "Disabled");
+
+    auto again = p->read({r}, *one_call());
+    REQUIRE_FALSE(again[0].error);
+    REQUIRE(p->remove(r, *one_call()).ok());
+    REQUIRE(p->create(r, *one_call()).ok());
+    p->close();
+  }
+  std::vector<std::pair<std::string, int>> sent;
+  {
+    std::istringstream in(em.log());
+    for (std::string line; std::getline(in, line);) {
+      Json l = Json::parse(line);
+      if (l["bmc"] != 0) continue;
+      std::string path = l["path"];
+      path = path.substr(path.find("/redfish"));
+      const std::string query = l.value("query", "");
+      sent.emplace_back(l["method"].get<std::string>() + " " + path + (query.empty() ? "" : "?" + query),
+                        l["status"].is_number() ? l["status"].get<int>() : 0);
+    }
+  }
+  auto at = [&](size_t i) { return i < sent.size() ? sent[i] : std::pair<std::string, int>{"", 0}; };
+  // root, session, refresh, [the admin's Reset On], PATCH 412, GET, PATCH, ...
+  size_t i = 0;
+  while (i < sent.size() && !(sent[i].first == "PATCH " + kSystem)) ++i;
+  CHECK(at(i) == std::pair<std::string, int>{"PATCH " + kSystem, 412});
+  CHECK(at(i + 1).first == "GET " + kSystem + "?$expand=.");
+  CHECK(at(i + 2) == std::pair<std::string, int>{"PATCH " + kSystem, 200});
+  // The replace: the refresh, the remove's own read (ForceOff), ..., then the create's read before its PATCH.
+  size_t last_patch = sent.size();
+  for (size_t k = 0; k < sent.size(); ++k)
+    if (sent[k].first == "PATCH " + kSystem && sent[k].second == 200) last_patch = k;
+  REQUIRE(last_patch < sent.size());
+  REQUIRE(last_patch > 0);
+  CHECK(at(last_patch - 1).first == "GET " + kSystem + "?$expand=.");
+  int stale = 0;
+  for (const auto& [req, status] : sent) stale += status == 412;
+  CHECK(stale == 1);
 }
 
 TEST_CASE("request budget: a read is 3 requests with $expand, and no BIOS read when the pool manages none") {

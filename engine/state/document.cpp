@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
-#include <limits>
 #include <charconv>
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -18,8 +19,8 @@
 #include <vector>
 
 #include "engine/core/hash.h"
-#include "engine/state/state.h"
 #include "engine/core/wire.h"
+#include "engine/state/state.h"
 
 namespace plinth::state {
 
@@ -502,15 +503,14 @@ Result<StateDocument> parse(const std::string& text, const std::string& source) 
   if (!taken.problem.empty()) return damaged(source, taken.problem);
   doc.resources = std::move(taken.resources);
   // As plinth writes them, the addresses ascend: none repeats and no sort is needed.
-  if (!std::is_sorted(doc.resources.begin(), doc.resources.end(),
-                      [](const Resource& next, const Resource& prev) { return !(prev.address < next.address); })) {
+  const auto ascends = [](const Resource& a, const Resource& b) { return a.address < b.address; };
+  if (std::adjacent_find(doc.resources.begin(), doc.resources.end(), std::not_fn(ascends)) != doc.resources.end()) {
     std::map<std::string_view, size_t> seen;
     for (size_t i = 0; i < doc.resources.size(); ++i)
       if (auto [it, fresh] = seen.emplace(doc.resources[i].address, i); !fresh)
         return damaged(source, "lists address '" + doc.resources[i].address + "' twice (resources[" +
                                    std::to_string(it->second) + "] and resources[" + std::to_string(i) + "])");
-    std::sort(doc.resources.begin(), doc.resources.end(),
-              [](const Resource& a, const Resource& b) { return a.address < b.address; });
+    std::sort(doc.resources.begin(), doc.resources.end(), ascends);
   }
   if (j.contains("deposed")) {
     Json& dj = j["deposed"];

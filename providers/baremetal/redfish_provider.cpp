@@ -487,8 +487,8 @@ Result<Doc> read_system(RedfishClient& c, Call& d, std::string* uri = nullptr, i
 /// create's first PATCH is what shows the system unchanged since the read
 /// (a weak ETag may stay the same when PowerState changes).
 std::optional<Doc> kept_for_create(const Doc& sys) {
-  if (sys.etag.empty() || sys.etag.starts_with("W/")) return std::nullopt;
   const Json& s = sys.body;
+  if (sys.etag.empty() || sys.etag.starts_with("W/") || text(s, "@odata.id").empty()) return std::nullopt;
   Json k = Json::object();
   for (const char* key : {"@odata.id", "PowerState"})
     if (auto it = s.find(key); it != s.end()) k[key] = *it;

@@ -50,17 +50,27 @@ std::unique_ptr<Provider> provider(const Emulator& em) {
   return std::move(p).value();
 }
 
-/// The request log, one "METHOD PATH[?QUERY]" per request, by BMC.
-std::map<int, std::vector<std::string>> requests(const Emulator& em) {
-  std::map<int, std::vector<std::string>> out;
+/// The request log, one "METHOD PATH[?QUERY]" and its status (0: none) per request, by BMC.
+std::map<int, std::vector<std::pair<std::string, int>>> answered(const Emulator& em) {
+  std::map<int, std::vector<std::pair<std::string, int>>> out;
   std::istringstream in(em.log());
   for (std::string line; std::getline(in, line);) {
     Json l = Json::parse(line);
     std::string path = l["path"];
     path = path.substr(path.find("/redfish"));
     const std::string query = l.value("query", "");
-    out[l["bmc"].get<int>()].push_back(l["method"].get<std::string>() + " " + path + (query.empty() ? "" : "?" + query));
+    out[l["bmc"].get<int>()].emplace_back(
+        l["method"].get<std::string>() + " " + path + (query.empty() ? "" : "?" + query),
+        l["status"].is_number() ? l["status"].get<int>() : 0);
   }
+  return out;
+}
+
+/// The request log, one "METHOD PATH[?QUERY]" per request, by BMC.
+std::map<int, std::vector<std::string>> requests(const Emulator& em) {
+  std::map<int, std::vector<std::string>> out;
+  for (const auto& [bmc, sent] : answered(em))
+    for (const auto& [request, status] : sent) out[bmc].push_back(request);
   return out;
 }
 
@@ -237,19 +247,7 @@ TEST_CASE("request budget: a system changed since the refresh is read again befo
     REQUIRE(p->create(r, *one_call()).ok());
     p->close();
   }
-  std::vector<std::pair<std::string, int>> sent;
-  {
-    std::istringstream in(em.log());
-    for (std::string line; std::getline(in, line);) {
-      Json l = Json::parse(line);
-      if (l["bmc"] != 0) continue;
-      std::string path = l["path"];
-      path = path.substr(path.find("/redfish"));
-      const std::string query = l.value("query", "");
-      sent.emplace_back(l["method"].get<std::string>() + " " + path + (query.empty() ? "" : "?" + query),
-                        l["status"].is_number() ? l["status"].get<int>() : 0);
-    }
-  }
+  const std::vector<std::pair<std::string, int>> sent = answered(em)[0];
   auto at = [&](size_t i) { return i < sent.size() ? sent[i] : std::pair<std::string, int>{"", 0}; };
   // root, session, refresh, [the admin's Reset On], PATCH 412, GET, PATCH, ...
   size_t i = 0;

@@ -1,12 +1,45 @@
 // The plan file parser (plan::parse_planfile) on any text, unsigned and with
-// an HMAC verification key. Properties: nothing throws or crashes, and a plan
+// an HMAC verification key. Properties: nothing throws or crashes, a plan
 // file that parses is written back (to_text) as text that parses to the same
-// plan file.
+// plan file, and the JSON reader the parser uses (engine/core/json_reader.h)
+// reads the text as Json::parse does: the same value, number types included,
+// or the same error.
+#include "engine/core/json_reader.h"
 #include "engine/plan/format.h"
 #include "engine/plan/planfile.h"
 #include "tests/fuzz/fuzz.h"
 
 using namespace plinth;
+
+namespace {
+
+/// Equal values of equal types (Json's operator== takes 1u and 1 as equal).
+bool identical(const Json& a, const Json& b) {
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_array()) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!identical(a[i], b[i])) return false;
+    return true;
+  }
+  if (a.is_object()) {
+    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+      if (i.key() != j.key() || !identical(*i, *j)) return false;
+    return true;
+  }
+  return a == b && a.dump() == b.dump();  // dump: -0.0 and 0.0 compare equal
+}
+
+/// What a parse of `text` gives: its value, or the message of what it threw.
+template <typename Parse>
+std::pair<Json, std::string> reading(Parse parse) {
+  try {
+    return {parse(), ""};
+  } catch (const Json::exception& e) {
+    return {Json(), e.what()};
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const plan::PlanKey key = [] {
@@ -15,6 +48,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return std::move(*k);
   }();
   const std::string text = fuzz::text(data, size);
+  if (json_shape_problem(text) == std::nullopt) {  // deeper nesting could overflow the stack of either parser
+    auto [value, error] = reading([&] { return parse_json_text(text); });
+    auto [expected, expected_error] = reading([&] { return Json::parse(text); });
+    if (error != expected_error) fuzz::violated("JsonReader's error differs from Json::parse's: " + error);
+    if (!identical(value, expected)) fuzz::violated("JsonReader's value differs from Json::parse's");
+  }
   (void)plan::parse_planfile(text, "fuzz.plan", &key);
   auto pf = plan::parse_planfile(text, "fuzz.plan");
   if (!pf) return 0;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/core/hash.h"
+#include "engine/core/json_reader.h"
 #include "engine/core/wire.h"
 #include "engine/state/state.h"
 
@@ -189,62 +190,29 @@ Taken hash_and_take(Json& j) {
   return t;
 }
 
-/// Two pieces of text read as one by nlohmann's parser, without copying
-/// them: a part of a state file and the brackets that make it a document.
-class Joined {
- public:
-  using iterator_category = std::forward_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
-
-  Joined() = default;  // the end
-  Joined(std::string_view first, std::string_view second) : rest_(second) { enter(first); }
-  reference operator*() const { return *p_; }
-  Joined& operator++() {
-    if (++p_ == end_) enter(std::exchange(rest_, std::string_view()));
-    return *this;
-  }
-  Joined operator++(int) {
-    Joined before = *this;
-    ++*this;
-    return before;
-  }
-  bool operator==(const Joined& other) const { return p_ == other.p_; }
-
- private:
-  void enter(std::string_view piece) {
-    if (piece.empty() && !rest_.empty()) piece = std::exchange(rest_, std::string_view());
-    p_ = piece.empty() ? nullptr : piece.data();
-    end_ = piece.empty() ? nullptr : piece.data() + piece.size();
-  }
-  const char* p_ = nullptr;
-  const char* end_ = nullptr;
-  std::string_view rest_;
-};
-
 }  // namespace
 
 namespace detail {
 
-std::optional<size_t> resources_split(std::string_view text) {
+std::vector<size_t> resources_splits(std::string_view text, size_t every) {
   size_t depth = 0;
   bool expect_key = false, in_resources = false;
   std::string_view last_key;
   std::vector<std::string_view> keys;
-  std::optional<size_t> after_middle, before_middle;
+  std::vector<size_t> splits;
+  std::optional<size_t> last_comma;
+  size_t next = std::max<size_t>(every, 1);
   for (size_t i = 0; i < text.size(); ++i) {
     switch (const char c = text[i]) {
       case '"': {
         const size_t end = json_string_end(text, i);
-        if (end == std::string_view::npos) return std::nullopt;
+        if (end == std::string_view::npos) return {};
         if (depth == 1 && expect_key) {
           last_key = text.substr(i + 1, end - i - 1);
           // An escaped key could repeat another one.
           if (last_key.find('\\') != std::string_view::npos ||
               std::find(keys.begin(), keys.end(), last_key) != keys.end())
-            return std::nullopt;
+            return {};
           keys.push_back(last_key);
         }
         expect_key = false;
@@ -253,87 +221,115 @@ std::optional<size_t> resources_split(std::string_view text) {
       }
       case '{':
       case '[':
-        if (depth == 0 && c != '{') return std::nullopt;
+        if (depth == 0 && c != '{') return {};
         if (depth == 1 && c == '[' && last_key == "resources") in_resources = true;
         expect_key = c == '{' && depth == 0;
         ++depth;
         break;
       case '}':
       case ']':
-        if (depth == 0) return std::nullopt;
+        if (depth == 0) return {};
         if (--depth == 1) in_resources = false;
         break;
       case ',':
         if (depth == 1) expect_key = true;
         if (depth == 2 && in_resources) {
-          if (i < text.size() / 2)
-            before_middle = i;
-          else if (!after_middle)
-            after_middle = i;
+          last_comma = i;
+          if (i >= next) {
+            splits.push_back(i);
+            next = i + std::max<size_t>(every, 1);
+          }
         }
         break;
       default:
         break;
     }
   }
-  if (after_middle) return after_middle;
-  return before_middle;
+  if (splits.empty() && last_comma) splits.push_back(*last_comma);
+  return splits;
 }
 
 }  // namespace detail
 
 namespace {
 
-/// Json::parse of a large state document on two threads: the text up to
-/// the comma `split` found (closed with "]}") here, the rest (opened with
-/// {"resources":[) on another thread, and the second's resources appended to
-/// the first's. nullopt when either part does not parse; the caller then
-/// parses the whole text, which names the error.
-std::optional<Json> parse_in_two(std::string_view text, size_t split) {
-  static constexpr std::string_view kClose = "]}", kOpen = "{\"resources\":[";
-  std::optional<Json> second;
-  std::thread worker;
-  try {
-    worker = std::thread([&] {
+/// Json::parse of a large state document in pieces cut at the commas
+/// `splits` found, read by JsonReader, on two threads with `two_threads`:
+/// the first piece closed with "]}", the middle ones as arrays, the last
+/// opened with {"resources":[, and their resources appended in order. Small
+/// pieces keep simdjson's buffers (about 14 times the text they read) small.
+/// nullopt when a piece does not parse; the caller then parses the whole
+/// text, which names the error.
+std::optional<Json> parse_in_pieces(std::string_view text, const std::vector<size_t>& splits, bool two_threads) {
+  static constexpr std::string_view kClose = "]}", kOpen = "{\"resources\":[", kArrayOpen = "[", kArrayClose = "]";
+  const size_t count = splits.size() + 1;
+  std::vector<std::optional<Json>> parsed(count);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    JsonReader reader;
+    for (size_t k; (k = next.fetch_add(1)) < count;) {
+      const size_t from = k == 0 ? 0 : splits[k - 1] + 1;
+      const size_t to = k + 1 == count ? text.size() : splits[k];
+      const std::string_view piece = text.substr(from, to - from);
       try {
-        second = Json::parse(Joined(kOpen, text.substr(split + 1)), Joined());
+        if (k == 0)
+          parsed[k] = reader.parse({piece, kClose});
+        else if (k + 1 == count)
+          parsed[k] = reader.parse({kOpen, piece});
+        else
+          parsed[k] = reader.parse({kArrayOpen, piece, kArrayClose});
       } catch (const std::exception&) {
-        second.reset();
+        next = count;  // the whole text is parsed again for the error
+        return;
       }
-    });
-  } catch (const std::system_error&) {  // no thread to be had: one piece
-    return std::nullopt;
+    }
+  };
+  std::thread worker;
+  if (two_threads) {
+    try {
+      worker = std::thread(work);
+    } catch (const std::system_error&) {  // no thread to be had: this one reads them all
+    }
   }
-  std::optional<Json> first;
-  try {
-    first = Json::parse(Joined(text.substr(0, split), kClose), Joined());
-  } catch (const std::exception&) {
-    first.reset();
+  work();
+  if (worker.joinable()) worker.join();
+  if (std::any_of(parsed.begin(), parsed.end(), [](const std::optional<Json>& p) { return !p; })) return std::nullopt;
+  Json& first = *parsed.front();
+  Json& last = *parsed.back();
+  auto rest = last.find("resources");
+  auto resources = first.find("resources");
+  if (rest == last.end() || resources == first.end() || !resources->is_array()) return std::nullopt;
+  // The resources of pieces 1..count-1: the middle pieces, then the last one's array.
+  auto part = [&](size_t k) -> Json& { return k + 1 == count ? *rest : *parsed[k]; };
+  size_t total = resources->size();
+  for (size_t k = 1; k < count; ++k) {
+    // A trailing comma ("[{...}, ]") leaves a piece's array empty.
+    if (!part(k).is_array() || part(k).empty()) return std::nullopt;
+    total += part(k).size();
   }
-  worker.join();
-  if (!first || !second) return std::nullopt;
-  // A trailing comma ("[{...}, ]") leaves the second part's array empty.
-  auto rest = second->find("resources");
-  if (rest == second->end() || !rest->is_array() || rest->empty()) return std::nullopt;
-  Json& resources = (*first)["resources"];
-  if (!resources.is_array()) return std::nullopt;
-  auto& into = resources.get_ref<Json::array_t&>();
-  auto& from = rest->get_ref<Json::array_t&>();
-  into.reserve(into.size() + from.size());
-  std::move(from.begin(), from.end(), std::back_inserter(into));
-  for (auto& [key, value] : second->items())
-    if (key != "resources") (*first)[key] = std::move(value);
-  return first;
+  auto& into = resources->get_ref<Json::array_t&>();
+  into.reserve(total);
+  for (size_t k = 1; k < count; ++k) {
+    auto& from = part(k).get_ref<Json::array_t&>();
+    std::move(from.begin(), from.end(), std::back_inserter(into));
+  }
+  for (auto& [key, value] : last.items())
+    if (key != "resources") first[key] = std::move(value);
+  return std::move(first);
 }
 
-/// A state file's text parsed; large ones on two threads (the 86 MB of a
-/// 100,000-node fleet take most of a no-change plan's time otherwise).
+/// A state file's text parsed with simdjson (engine/core/json_reader.h): from
+/// 256 KiB in pieces of about 64 KiB, from 4 MiB on two threads (the 86 MB of
+/// a 100,000-node fleet take most of a no-change plan's time otherwise; below
+/// that a second thread's memory costs more than the time it saves).
 Json parse_text(const std::string& text) {
-  static constexpr size_t kSplitFrom = 4 << 20;
-  if (text.size() >= kSplitFrom && std::thread::hardware_concurrency() > 1)
-    if (auto split = detail::resources_split(text))
-      if (auto j = parse_in_two(text, *split)) return std::move(*j);
-  return Json::parse(text);
+  static constexpr size_t kPiece = 64 << 10, kPiecesFrom = 4 * kPiece, kThreadsFrom = 4 << 20;
+  if (text.size() >= kPiecesFrom)
+    if (auto splits = detail::resources_splits(text, kPiece); !splits.empty())
+      if (auto j = parse_in_pieces(text, splits,
+                                   text.size() >= kThreadsFrom && std::thread::hardware_concurrency() > 1))
+        return std::move(*j);
+  return parse_json_text(text);
 }
 
 /// Copies `j` with keys in the order a person reads them, `order` first.

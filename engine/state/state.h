@@ -62,19 +62,23 @@ std::string to_json_text(const StateDocument& doc, const std::string& plinth_ver
 /// Refused: invalid JSON (with line:column), truncation, a format_version
 /// newer than kFormatVersion, a checksum mismatch, duplicate addresses and
 /// missing or mistyped fields.
-/// A file of 4 MiB or more is parsed on two threads (detail::resources_split),
-/// and with 16,384 resources or more its checksum is computed on one while
-/// the other takes the resources out of the parsed document.
+/// The text is read with simdjson (engine/core/json_reader.h); a file of
+/// 256 KiB or more in pieces of about 64 KiB (detail::resources_splits), on
+/// two threads from 4 MiB, and with 16,384 resources or more its checksum
+/// is computed on one while the other takes the resources out of the parsed
+/// document.
 Result<StateDocument> parse(const std::string& text, const std::string& source);
 
 namespace detail {
-/// Where parse cuts a large document in two: the offset of the comma between
-/// two elements of its top-level "resources" array nearest after the middle
-/// of the text; nullopt (one piece) unless the text is one object whose
-/// top-level keys are distinct and unescaped and whose resources array has
-/// two elements or more. The two parts parsed, the first closed with "]}"
-/// and the second opened with {"resources":[, give the whole's value.
-std::optional<size_t> resources_split(std::string_view text);
+/// Where parse cuts a large document into pieces: the offsets of commas
+/// between two elements of its top-level "resources" array, the first at or
+/// after `every` bytes of text and each next one at least `every` bytes after
+/// the one before (if the array ends sooner, its last comma alone); empty
+/// (one piece) unless the text is one object whose top-level keys are
+/// distinct and unescaped and whose resources array has two elements or
+/// more. The pieces parsed, the first closed with "]}", the middle ones in
+/// brackets and the last opened with {"resources":[, give the whole's value.
+std::vector<size_t> resources_splits(std::string_view text, size_t every);
 }  // namespace detail
 
 /// One saved version of the state, as kept by a backend's history.

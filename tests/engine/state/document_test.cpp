@@ -252,31 +252,40 @@ TEST_CASE("missing and mistyped fields are refused, naming the field") {
   }
 }
 
-TEST_CASE("resources_split cuts between two elements of the top-level resources array only") {
-  using detail::resources_split;
+TEST_CASE("resources_splits cuts between two elements of the top-level resources array only") {
+  using detail::resources_splits;
   const std::string text = R"({"format_version":2,"lineage":"a,b","resources":[{"x":[1,2]},{"y":"]}, \"z\""},{"z":3}],"serial":1})";
-  auto at = resources_split(text);
-  REQUIRE(at);
-  CHECK(text[*at] == ',');
-  // The two parts, closed and opened, are documents whose union is the whole.
-  Json first = Json::parse(text.substr(0, *at) + "]}");
-  Json second = Json::parse("{\"resources\":[" + text.substr(*at + 1));
-  CHECK(first["resources"].size() + second["resources"].size() == 3);
-  CHECK(second["serial"] == 1);
+  // Every comma between elements, when asked for pieces of a byte.
+  const std::vector<size_t> at = resources_splits(text, 1);
+  REQUIRE(at.size() == 2);
+  CHECK(text[at[0]] == ',');
+  CHECK(text[at[1]] == ',');
+  // The pieces, closed, bracketed and opened, are documents whose union is the whole.
+  Json first = Json::parse(text.substr(0, at[0]) + "]}");
+  Json middle = Json::parse("[" + text.substr(at[0] + 1, at[1] - at[0] - 1) + "]");
+  Json last = Json::parse("{\"resources\":[" + text.substr(at[1] + 1));
+  CHECK(first["resources"].size() + middle.size() + last["resources"].size() == 3);
+  CHECK(middle[0].contains("y"));
+  CHECK(last["serial"] == 1);
+  // Pieces of half the text: the comma nearest after the middle; of more than
+  // the text, the last comma.
+  REQUIRE(at[0] >= text.size() / 2);
+  CHECK(resources_splits(text, text.size() / 2) == std::vector<size_t>{at[0]});
+  CHECK(resources_splits(text, text.size() * 2) == std::vector<size_t>{at[1]});
   // One element, no resources, a repeated or escaped key, not an object: one piece.
-  CHECK_FALSE(resources_split(R"({"resources":[{"x":1}],"serial":1})"));
-  CHECK_FALSE(resources_split(R"({"lineage":[1,2,3],"serial":1})"));
-  CHECK_FALSE(resources_split(R"({"resources":[1,2],"resources":[3,4]})"));
-  CHECK_FALSE(resources_split(R"({"resources":[1,2],"resour\u0063es":[3,4]})"));
-  CHECK_FALSE(resources_split(R"([{"resources":[1,2]}])"));
+  CHECK(resources_splits(R"({"resources":[{"x":1}],"serial":1})", 1).empty());
+  CHECK(resources_splits(R"({"lineage":[1,2,3],"serial":1})", 1).empty());
+  CHECK(resources_splits(R"({"resources":[1,2],"resources":[3,4]})", 1).empty());
+  CHECK(resources_splits(R"({"resources":[1,2],"resour\u0063es":[3,4]})", 1).empty());
+  CHECK(resources_splits(R"([{"resources":[1,2]}])", 1).empty());
   // Commas inside strings and nested values are not cuts.
-  CHECK_FALSE(resources_split(R"({"resources":[{"a":"1,2,3","b":[1,2,3]}]})"));
+  CHECK(resources_splits(R"({"resources":[{"a":"1,2,3","b":[1,2,3]}]})", 1).empty());
 }
 
 namespace {
 
-/// A document of more than 4 MiB and 16,384 resources: parse reads it on
-/// two threads and computes its checksum on another.
+/// A document of more than 4 MiB and 16,384 resources: parse reads it in
+/// pieces on two threads and computes its checksum on another.
 const StateDocument& large() {
   static const StateDocument doc = [] {
     StateDocument d = new_document();
@@ -295,12 +304,12 @@ const StateDocument& large() {
 
 }  // namespace
 
-TEST_CASE("a state file of several MiB parses in two pieces to the same document") {
+TEST_CASE("a state file of several MiB parses in pieces to the same document") {
   StateDocument doc = large();
   std::string text = to_json_text(doc);
   REQUIRE(doc.resources.size() > 16384);
   REQUIRE(text.size() > (4u << 20));
-  REQUIRE(detail::resources_split(text));
+  REQUIRE(detail::resources_splits(text, 64u << 10).size() >= 2);
   auto r = parse(text, "s.json");
   REQUIRE(r.ok());
   std::sort(doc.resources.begin(), doc.resources.end(),
@@ -311,9 +320,34 @@ TEST_CASE("a state file of several MiB parses in two pieces to the same document
   CHECK(to_json_text(*r) == text);
 }
 
-TEST_CASE("a large state file damaged in either piece names the damage as a small one does") {
+TEST_CASE("a state file between 256 KiB and 4 MiB parses in pieces on one thread to the same document") {
+  StateDocument doc = new_document();
+  for (int i = 0; i < 3000; ++i) doc.resources.push_back(node("pool-" + std::to_string(i % 5), i));
+  std::sort(doc.resources.begin(), doc.resources.end(),
+            [](const Resource& a, const Resource& b) { return a.address < b.address; });
+  const std::string text = to_json_text(doc);
+  REQUIRE(text.size() > (256u << 10));
+  REQUIRE(text.size() < (4u << 20));
+  REQUIRE(detail::resources_splits(text, 64u << 10).size() >= 3);
+  auto r = parse(text, "s.json");
+  REQUIRE(r.ok());
+  CHECK(r->resources == doc.resources);
+  CHECK(to_json_text(*r) == text);
+  // A damaged middle piece is reported from the whole text, with its line and column.
+  std::string damaged = text;
+  const size_t p = damaged.find("\"H100\"", text.size() / 2);
+  REQUIRE(p != std::string::npos);
+  damaged[p] = 'x';
+  auto bad = parse(damaged, "s.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, Catch::Contains("is not valid JSON (value - invalid literal)"));
+}
+
+TEST_CASE("a large state file damaged in any piece names the damage as a small one does") {
   std::string text = to_json_text(large());
-  const size_t split = *detail::resources_split(text);
+  const std::vector<size_t> splits = detail::resources_splits(text, 64u << 10);
+  REQUIRE(splits.size() >= 2);
+  const size_t split = splits.back();
   SECTION("a hand edit after the cut fails the checksum") {
     size_t p = text.find("\"H100\"", split);
     REQUIRE(p != std::string::npos);
@@ -322,8 +356,8 @@ TEST_CASE("a large state file damaged in either piece names the damage as a smal
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("fails its checksum"));
   }
-  SECTION("invalid JSON before or after the cut names its line and column") {
-    size_t p = GENERATE_COPY(split / 2, split + (text.size() - split) / 2);
+  SECTION("invalid JSON in the first, middle or last piece names its line and column") {
+    size_t p = GENERATE_COPY(splits[0] / 2, (splits[0] + splits[1]) / 2, split + (text.size() - split) / 2);
     p = text.find("\"H100\"", p);
     REQUIRE(p != std::string::npos);
     text[p] = 'x';  // "gpu": xH100"
@@ -335,11 +369,11 @@ TEST_CASE("a large state file damaged in either piece names the damage as a smal
                                    " is not valid JSON (value - invalid literal)." + kRecovery);
   }
   SECTION("a trailing comma at the cut is invalid JSON, as in one piece") {
-    // The cut is the first comma after the middle: here the trailing one,
-    // after which the second piece's array would be empty.
+    // The cut is the first comma 64 KiB in or after: here the trailing one,
+    // after which the last piece's array would be empty.
     std::string trailing =
         R"({"format_version":2,"resources":[{"a":1},{"b":")" + std::string(5u << 20, 'b') + R"("},]})";
-    REQUIRE(detail::resources_split(trailing) == trailing.size() - 3);
+    REQUIRE(detail::resources_splits(trailing, 64u << 10) == std::vector<size_t>{trailing.size() - 3});
     auto r = parse(trailing, "s.json");
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message == "state file s.json:1:" + std::to_string(trailing.size() - 1) +

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "engine/core/json_reader.h"
+
 namespace plinth {
 namespace wire {
 
@@ -227,9 +229,14 @@ std::optional<std::string> json_shape_problem(std::string_view text) {
   return std::nullopt;
 }
 
+// Read with simdjson (json_reader.h): Json::parse(text, nullptr, false)'s value.
 Json parse_json_or_discard(std::string_view text) {
   if (json_shape_problem(text)) return Json(Json::value_t::discarded);
-  return Json::parse(text, nullptr, false);
+  try {
+    return parse_json_text(text);
+  } catch (const Json::exception&) {
+    return Json(Json::value_t::discarded);
+  }
 }
 
 const Json* at_path(const Json& obj, std::string_view dotted) {

@@ -10,6 +10,7 @@
 
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/core/json_reader.h"
 #include "engine/core/strings.h"
 #include "engine/core/wire.h"
 
@@ -391,7 +392,7 @@ Result<PlanFile> parse_planfile(const std::string& text, const std::string& sour
     return Error::invalid("plan file " + source + " " + *problem + "; plinth never writes such a plan" + again);
   Json doc;
   try {
-    doc = Json::parse(text);
+    doc = parse_json_text(text);
   } catch (const Json::parse_error& e) {
     std::string why = e.byte >= text.size() ? "ends early (truncated at byte " + std::to_string(text.size()) + ")"
                                             : "is not valid JSON (error at byte " + std::to_string(e.byte) + ")";

@@ -2,6 +2,7 @@
 #include "engine/state/changes.h"
 
 #include "engine/core/hash.h"
+#include "engine/core/json_reader.h"
 
 namespace plinth::state {
 
@@ -21,7 +22,7 @@ Result<StateChanges> parse_change_line(std::string_view line) {
   const std::string_view body = line.substr(space + 1);
   if (sha256_hex(body) != line.substr(0, space)) return Error::invalid("it fails its checksum");
   try {
-    Json j = Json::parse(body);
+    Json j = parse_json_text(body);
     StateChanges c;
     c.lineage = j.at("lineage").get<std::string>();
     c.from_serial = j.at("from").get<uint64_t>();

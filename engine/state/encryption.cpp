@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "engine/core/hash.h"
+#include "engine/core/json_reader.h"
 
 namespace plinth::state {
 namespace {
@@ -199,7 +200,7 @@ Status decrypt_values(Json& v, const std::string& where, const EncryptionSetting
     auto o = open_sealed(v.at(kMarker).get<std::string>(), s.key, s.old_keys, value_aad(lineage, address, where));
     if (!o.plain) return open_error(o, s, source, address + " " + where);
     try {
-      v = Json::parse(*o.plain);
+      v = parse_json_text(*o.plain);
     } catch (const Json::exception&) {
       return Error::invalid("state " + source + ": the decrypted value of " + address + " " + where +
                             " is not JSON; restore a good version ('plinth state restore SERIAL')");
@@ -414,7 +415,7 @@ Result<StateDocument> decrypt_document(StateDocument out, const EncryptionSettin
     auto o = open_sealed(out.sealed, s.key, s.old_keys, sealed_aad(out.lineage));
     if (!o.plain) return open_error(o, s, source, "its resources (the whole state is encrypted)");
     try {
-      Json plain = Json::parse(*o.plain);
+      Json plain = parse_json_text(*o.plain);
       const Json& resources = plain.is_object() ? plain.at("resources") : plain;
       out.resources.clear();
       for (const auto& r : resources) out.resources.push_back(r.get<Resource>());

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/core/files.h"
+#include "engine/core/json_reader.h"
 #include "engine/core/wire.h"
 
 namespace plinth::baremetal {
@@ -72,7 +73,7 @@ Result<Json> parse_json(const std::string& method, const std::string& url, const
     return Error::fatal(method + " " + url + ": the BMC answered JSON that " + *problem + " of " +
                         std::to_string(body.size()) + "; refusing it. Check the BMC firmware or its Redfish service");
   try {
-    return Json::parse(body);
+    return parse_json_text(body);
   } catch (const Json::parse_error& e) {
     return Error::fatal(method + " " + url + ": the BMC answered malformed JSON (parse error at byte " +
                         std::to_string(e.byte) + " of " + std::to_string(body.size()) +

@@ -3,16 +3,23 @@
 
 #include <simdjson.h>
 
-#include <cmath>
 #include <string>
 
 namespace plinth {
 
 namespace {
 
-/// Thrown by the conversion for a value Json::parse reads differently from
-/// simdjson: the document is then read by Json::parse.
-struct ReadByNlohmann {};
+/// Whether `text` may hold the integer -0 (a '-0' after a character that can
+/// come before a value and before one that can follow it): simdjson reads it
+/// as an int64 0, which reads back as unsigned, Json::parse as a signed 0. The
+/// same characters inside a string only send the text to Json::parse.
+bool may_hold_minus_zero(std::string_view text) {
+  auto before = [](char c) { return c == ':' || c == ',' || c == '[' || c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  auto after = [](char c) { return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  for (size_t i = text.find("-0"); i != std::string_view::npos; i = text.find("-0", i + 1))
+    if ((i == 0 || before(text[i - 1])) && (i + 2 == text.size() || after(text[i + 2]))) return true;
+  return false;
+}
 
 void convert(simdjson::dom::element e, Json& out) {
   using Type = simdjson::dom::element_type;
@@ -43,13 +50,7 @@ void convert(simdjson::dom::element e, Json& out) {
       return;
     }
     case Type::UINT64: out = static_cast<Json::number_unsigned_t>(e.get_uint64().value_unsafe()); return;
-    case Type::DOUBLE: {
-      const double v = e.get_double().value_unsafe();
-      // simdjson reads "-0" as the double -0.0, Json::parse as the integer 0.
-      if (v == 0 && std::signbit(v)) throw ReadByNlohmann{};
-      out = v;
-      return;
-    }
+    case Type::DOUBLE: out = e.get_double().value_unsafe(); return;
     case Type::STRING: out = std::string(e.get_string().value_unsafe()); return;
     case Type::BOOL: out = e.get_bool().value_unsafe(); return;
     case Type::NULL_VALUE: out = nullptr; return;
@@ -74,13 +75,11 @@ Json JsonReader::parse(std::initializer_list<std::string_view> pieces) {
   text.reserve(size + simdjson::SIMDJSON_PADDING);
   for (std::string_view p : pieces) text.append(p);
   simdjson::dom::element root;
-  if (impl_->parser.parse(text.data(), text.size(), false).get(root) == simdjson::SUCCESS) {
-    try {
-      Json out;
-      convert(root, out);
-      return out;
-    } catch (const ReadByNlohmann&) {
-    }
+  if (!may_hold_minus_zero(text) &&
+      impl_->parser.parse(text.data(), text.size(), false).get(root) == simdjson::SUCCESS) {
+    Json out;
+    convert(root, out);
+    return out;
   }
   return Json::parse(text);
 }

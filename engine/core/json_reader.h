@@ -3,10 +3,10 @@
 // Json::parse gives, a few times faster. nlohmann's parser spends most of its
 // time in its tokenizer, one character at a time; simdjson finds the structure
 // of the text with SIMD instructions (chosen for the CPU at run time) and the
-// tree is then built from simdjson's tape. Text simdjson refuses, or whose
-// value it would read differently (a number beyond 64 bits, "-0", nesting
-// deeper than 1,024), is handed to Json::parse, so values, errors and their
-// messages are Json::parse's own.
+// tree is then built from simdjson's tape. Text simdjson refuses (a number
+// beyond 64 bits, nesting deeper than 1,024), or whose value it would read
+// differently (the integer -0, signed for Json::parse), is handed to
+// Json::parse, so values, errors and their messages are Json::parse's own.
 #include <memory>
 #include <string_view>
 

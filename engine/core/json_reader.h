@@ -15,8 +15,9 @@
 namespace plinth {
 
 /// Reads JSON documents one after another, reusing its buffers (simdjson's
-/// are about four times the size of the largest text read so far, kept until
-/// the reader is destroyed). Not thread-safe: one per thread.
+/// reserve up to about 14 times the size of the largest text read so far, of
+/// which it touches about 4, kept until the reader is destroyed). Not
+/// thread-safe: one per thread.
 class JsonReader {
  public:
   JsonReader();

@@ -257,7 +257,7 @@ namespace {
 /// `splits` found, read by JsonReader, on two threads with `two_threads`:
 /// the first piece closed with "]}", the middle ones as arrays, the last
 /// opened with {"resources":[, and their resources appended in order. Small
-/// pieces keep simdjson's buffers (about 14 times the text they read) small.
+/// pieces keep simdjson's buffers (up to about 14 times the text they read) small.
 /// nullopt when a piece does not parse; the caller then parses the whole
 /// text, which names the error.
 std::optional<Json> parse_in_pieces(std::string_view text, const std::vector<size_t>& splits, bool two_threads) {

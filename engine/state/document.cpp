@@ -201,7 +201,8 @@ std::vector<size_t> resources_splits(std::string_view text, size_t every) {
   std::vector<std::string_view> keys;
   std::vector<size_t> splits;
   std::optional<size_t> last_comma;
-  size_t next = std::max<size_t>(every, 1);
+  const size_t step = std::max<size_t>(every, 1);
+  size_t next = step;
   for (size_t i = 0; i < text.size(); ++i) {
     switch (const char c = text[i]) {
       case '"': {
@@ -237,7 +238,7 @@ std::vector<size_t> resources_splits(std::string_view text, size_t every) {
           last_comma = i;
           if (i >= next) {
             splits.push_back(i);
-            next = i + std::max<size_t>(every, 1);
+            next = i + step;
           }
         }
         break;

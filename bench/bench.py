@@ -158,7 +158,7 @@ def drop_postgres_states(a):
 
 
 def bench_plan(a, work):
-    rows, figures = [], {}
+    rows, figures, planfile_sizes = [], {}, []
 
     def row(label, n, pools, cmd, ok):
         f = measure(cmd, a.runs, ok=ok)
@@ -176,6 +176,11 @@ def bench_plan(a, work):
         row("validate", n, pools, [a.plinth, "validate", bp], (0,))
         row("plan", n, pools, plan + ["--detailed-exitcode"], (2,))
         row("plan --json", n, pools, plan + ["--json"], (0,))
+        # The plan saved for `apply PLANFILE` (CI's plan step), and read back.
+        planfile = os.path.join(work, f"plan-{n}.out")
+        row("plan -out PLANFILE", n, pools, plan + ["-out", planfile], (0,))
+        row("show PLANFILE", n, pools, [a.plinth, "show", planfile], (0,))
+        planfile_sizes.append(f"{n:,} nodes {os.path.getsize(planfile) / 1e6:,.1f} MB")
         # The same blueprint against a state that records all of it: no changes.
         full = os.path.join(work, f"state-{n}.json")
         # In a process of its own: reading a large JSON plan grows this one, and a
@@ -203,6 +208,8 @@ def bench_plan(a, work):
     json_ratio = [f"{n:,}: {figures[('plan --json', n)].median / figures[('plan', n)].median:.2f}"
                   for (label, n) in figures if label == "plan"]
     out.append("`--json` / text time: " + ", ".join(json_ratio) + ".")
+    if planfile_sizes:
+        out.append("Plan files (`-out`): " + ", ".join(planfile_sizes) + ".")
     verdicts = []
     for n, secs, mib in ((10000, 0.3, 100), (100000, 2.0, 500)):
         f = figures.get(("plan", n))

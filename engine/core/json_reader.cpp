@@ -3,7 +3,10 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace plinth {
 
@@ -89,6 +92,80 @@ Json parse_json_text(std::string_view text) {
   if (text.size() > kKeptUpTo) return JsonReader().parse({text});
   thread_local JsonReader reader;
   return reader.parse({text});
+}
+
+std::vector<size_t> json_array_splits(std::string_view text, const std::vector<std::string_view>& path,
+                                      size_t every) {
+  if (path.empty()) return {};
+  // One frame per open object or array. Keys are read only in the objects on
+  // the path; `level` is a frame's depth (the top-level object is 0).
+  struct Frame {
+    bool object = false, on_path = false, expect_key = false;
+    std::string_view last_key;
+    std::vector<std::string_view> keys;
+  };
+  std::vector<Frame> frames;
+  std::vector<size_t> splits;
+  std::optional<size_t> last_comma;
+  const size_t step = std::max<size_t>(every, 1);
+  size_t next = step;
+  for (size_t i = 0; i < text.size(); ++i) {
+    switch (const char c = text[i]) {
+      case '"': {
+        const size_t end = json_string_end(text, i);
+        if (end == std::string_view::npos) return {};
+        if (!frames.empty() && frames.back().expect_key) {
+          Frame& f = frames.back();
+          const std::string_view key = text.substr(i + 1, end - i - 1);
+          // An escaped key could repeat another one.
+          if (key.find('\\') != std::string_view::npos || std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end())
+            return {};
+          f.keys.push_back(key);
+          f.last_key = key;
+          f.expect_key = false;
+        }
+        i = end;
+        break;
+      }
+      case '{':
+      case '[': {
+        const bool object = c == '{';
+        if (frames.empty() && !object) return {};
+        Frame f;
+        f.object = object;
+        if (frames.empty()) {
+          f.on_path = true;
+        } else if (const Frame& parent = frames.back(); parent.on_path && parent.object) {
+          const size_t level = frames.size();  // of the new frame
+          f.on_path = level <= path.size() && parent.last_key == path[level - 1] && object == (level < path.size());
+        }
+        f.expect_key = object && f.on_path;
+        frames.push_back(std::move(f));
+        break;
+      }
+      case '}':
+      case ']':
+        if (frames.empty()) return {};
+        frames.pop_back();
+        break;
+      case ',':
+        if (frames.empty()) break;
+        if (frames.back().object) {
+          frames.back().expect_key = frames.back().on_path;
+        } else if (frames.back().on_path) {  // the array at `path`
+          last_comma = i;
+          if (i >= next) {
+            splits.push_back(i);
+            next = i + step;
+          }
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  if (splits.empty() && last_comma) splits.push_back(*last_comma);
+  return splits;
 }
 
 }  // namespace plinth

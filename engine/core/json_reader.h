@@ -9,6 +9,7 @@
 // Json::parse, so values, errors and their messages are Json::parse's own.
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "engine/core/wire.h"
 
@@ -40,5 +41,15 @@ class JsonReader {
 /// freed on return, for larger ones, so that one large document does not keep
 /// its buffers in every thread that read one.
 Json parse_json_text(std::string_view text);
+
+/// Where to cut a large document into pieces that parse on their own: the
+/// offsets of commas between two elements of the array found at `path` (keys
+/// of nested objects from the top, e.g. {"plan", "resource_changes"}), the
+/// first at or after `every` bytes of text and each next one at least `every`
+/// bytes after the one before (if the array ends sooner, its last comma
+/// alone). Empty (read it whole) unless the text is one object, the objects
+/// along the path have distinct unescaped keys (so no other value can stand
+/// for the one found), and the array has two elements or more.
+std::vector<size_t> json_array_splits(std::string_view text, const std::vector<std::string_view>& path, size_t every);
 
 }  // namespace plinth

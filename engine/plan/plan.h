@@ -112,5 +112,8 @@ void to_json(Json& j, const Summary& s);
 void from_json(const Json& j, Summary& s);
 void to_json(Json& j, const Plan& p);
 void from_json(const Json& j, Plan& p);
+/// from_json, moving resources and attribute values out of `j` instead of
+/// copying them (a plan file's document, read once); `j` is left emptied.
+Plan take_plan(Json& j);
 
 }  // namespace plinth::plan

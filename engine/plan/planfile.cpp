@@ -57,22 +57,50 @@ std::string utc_now() {
 
 // ---- Plan files (lossless: apply executes the plan from the file; plan.h wire format) ----
 
-Json document_json(const PlanFile& pf) {
-  const Bindings& b = pf.bindings;
-  return {{"format", kDocumentKind},
-          {"format_version", kPlanFileFormatVersion},
-          {"created_at", pf.created_at},
-          {"bindings",
-           {{"plinth_version", b.plinth_version},
-            {"blueprints", b.blueprints},
-            {"policies", b.policies},
-            {"state",
-             {{"location", b.state_location},
-              {"existed", b.state_existed},
-              {"lineage", b.state_lineage},
-              {"serial", b.state_serial}}},
-            {"git", {{"commit", b.git_commit}, {"dirty", b.git_dirty}}}}},
-          {"plan", pf.plan}};
+Json bindings_json(const Bindings& b) {
+  return {{"plinth_version", b.plinth_version},
+          {"blueprints", b.blueprints},
+          {"policies", b.policies},
+          {"state",
+           {{"location", b.state_location},
+            {"existed", b.state_existed},
+            {"lineage", b.state_lineage},
+            {"serial", b.state_serial}}},
+          {"git", {{"commit", b.git_commit}, {"dirty", b.git_dirty}}}};
+}
+
+/// The document's canonical JSON (docs/plan-files.md: keys sorted at every
+/// level, no whitespace), what `Json(document).dump()` would print, with
+/// `signature` as given (or none). Written one resource change at a time:
+/// the tree of a 100,000-node plan is some gigabytes, a resource change's a
+/// few kilobytes. The top-level keys are written in their sorted order.
+std::string canonical_text(const PlanFile& pf, const Json* signature) {
+  std::string out = "{\"bindings\":";
+  out += bindings_json(pf.bindings).dump();
+  out += ",\"created_at\":";
+  out += Json(pf.created_at).dump();
+  out += ",\"format\":";
+  out += Json(kDocumentKind).dump();
+  out += ",\"format_version\":" + std::to_string(kPlanFileFormatVersion);
+  out += ",\"plan\":{\"resource_changes\":[";  // to_json(Plan): resource_changes, then summary
+  const size_t count = pf.plan.changes.size();
+  for (size_t i = 0; i < count; ++i) {
+    if (i) out += ',';
+    out += Json(pf.plan.changes[i]).dump();
+    // Room for the rest at 1.5 times the first 64 changes' mean: the string
+    // does not double and copy itself at 300 MB, and the pages reserved but
+    // never written cost no memory.
+    if (i == 63 && count > 64) out.reserve(out.size() + (out.size() / 64) * (count - 64) * 3 / 2);
+  }
+  out += "],\"summary\":";
+  out += Json(pf.plan.summary()).dump();
+  out += '}';
+  if (signature) {
+    out += ",\"signature\":";
+    out += signature->dump();
+  }
+  out += '}';
+  return out;
 }
 
 /// Thrown inside the parser for a missing or mistyped field; caught in parse_planfile.
@@ -127,14 +155,16 @@ class Field {
   std::string path_;
 };
 
-Plan parse_plan(const Field& f) {
+/// The plan, moved out of the document (doc["plan"] is left emptied).
+Plan take_plan(Json& doc) {
   try {
-    return f.json().get<Plan>();
+    return plan::take_plan(doc["plan"]);
   } catch (const WireError& e) {
-    throw Malformed{"in '" + f.path() + "', " + e.what()};
+    throw Malformed{std::string("in 'plan', ") + e.what()};
   }
 }
 
+/// Everything but the plan, which is taken once the signature is checked.
 PlanFile parse_document(const Field& doc) {
   PlanFile pf;
   pf.created_at = doc["created_at"].str();
@@ -148,7 +178,7 @@ PlanFile parse_document(const Field& doc) {
   pf.bindings.state_serial = b["state"]["serial"].unsigned_integer();
   pf.bindings.git_commit = b["git"]["commit"].str();
   pf.bindings.git_dirty = b["git"]["dirty"].boolean();
-  pf.plan = parse_plan(doc["plan"]);
+  doc["plan"].object();
   if (doc.has("signature")) {
     Field s = doc["signature"];
     pf.signature = PlanSignature{s["algorithm"].str(), s["key_id"].str(), s["value"].str()};
@@ -156,11 +186,16 @@ PlanFile parse_document(const Field& doc) {
   return pf;
 }
 
-/// The bytes a signature covers: the document without "signature", compact,
-/// keys sorted (nlohmann::json keeps object keys sorted).
-std::string signed_bytes(Json doc, const std::string& algorithm, const std::string& key_id) {
+/// The bytes a signature covers: the document with "signature" holding only
+/// its algorithm and key id, compact, keys sorted (nlohmann::json keeps object
+/// keys sorted). Reads `doc` and leaves it as it was.
+std::string signed_bytes(Json& doc, const std::string& algorithm, const std::string& key_id) {
+  Json kept = Json::object();
+  if (auto it = doc.find("signature"); it != doc.end()) kept = std::move(*it);
   doc["signature"] = {{"algorithm", algorithm}, {"key_id", key_id}};
-  return doc.dump();
+  std::string bytes = doc.dump();
+  doc["signature"] = std::move(kept);
+  return bytes;
 }
 
 std::string short_hash(const std::string& h) { return h.size() > 12 ? h.substr(0, 12) + "…" : h; }
@@ -370,23 +405,37 @@ bool PlanKey::verify(const std::string& data, const std::string& signature_hex) 
 // ---- Files ----
 
 Result<std::string> to_text(const PlanFile& pf, const PlanKey* sign_key) try {
-  Json doc = document_json(pf);
   if (sign_key) {
-    auto sig = sign_key->sign(signed_bytes(doc, sign_key->algorithm(), sign_key->id()));
+    // The file is the signed bytes with the signature's value added: "value"
+    // sorts after "algorithm" and "key_id", and "signature" after every other key.
+    const Json head = {{"algorithm", sign_key->algorithm()}, {"key_id", sign_key->id()}};
+    std::string text = canonical_text(pf, &head);
+    auto sig = sign_key->sign(text);
     if (!sig) return sig.error();
-    doc["signature"] = {{"algorithm", sign_key->algorithm()}, {"key_id", sign_key->id()}, {"value", *sig}};
-  } else if (pf.signature) {
-    doc["signature"] = {{"algorithm", pf.signature->algorithm},
-                        {"key_id", pf.signature->key_id},
-                        {"value", pf.signature->value}};
+    text.resize(text.size() - 2);  // "}}"
+    text += ",\"value\":";
+    text += Json(*sig).dump();
+    text += "}}\n";
+    return text;
   }
-  return doc.dump(2) + "\n";
+  Json kept;
+  if (pf.signature)
+    kept = {{"algorithm", pf.signature->algorithm}, {"key_id", pf.signature->key_id}, {"value", pf.signature->value}};
+  std::string text = canonical_text(pf, pf.signature ? &kept : nullptr);
+  text += '\n';
+  return text;
 } catch (const Json::exception& e) {  // a string that is not UTF-8
   return Error::invalid(std::string("cannot write the plan as JSON: ") + e.what());
 }
 
-Result<PlanFile> parse_planfile(const std::string& text, const std::string& source, const PlanKey* verify_key) {
-  const std::string again = "; make a new one with plinth plan -out";
+namespace {
+
+const std::string kMakeAgain = "; make a new one with plinth plan -out";
+
+/// The document of a plan file: complete JSON of the plinth-plan kind and
+/// this format_version.
+Result<Json> read_document(const std::string& text, const std::string& source) {
+  const std::string& again = kMakeAgain;
   if (text.empty()) return Error::invalid("plan file " + source + " is empty" + again);
   if (auto problem = json_shape_problem(text))
     return Error::invalid("plan file " + source + " " + *problem + "; plinth never writes such a plan" + again);
@@ -408,13 +457,27 @@ Result<PlanFile> parse_planfile(const std::string& text, const std::string& sour
                           PLINTH_VERSION + " reads format_version " + std::to_string(kPlanFileFormatVersion) +
                           "; apply it with the plinth version that made it, or make a new plan" +
                           " with plinth plan -out");
+  return doc;
+}
+
+/// The PlanFile of a document read_document accepted; moves the plan out of `doc`.
+Result<PlanFile> from_document(Json& doc, const std::string& source, const PlanKey* verify_key) {
+  const std::string& again = kMakeAgain;
   PlanFile pf;
   try {
     pf = parse_document(Field(doc, ""));
   } catch (const Malformed& m) {
     return Error::invalid("plan file " + source + " is damaged: " + m.what + again);
   }
-  if (!verify_key) return pf;
+  auto take = [&]() -> Result<PlanFile> {
+    try {
+      pf.plan = take_plan(doc);
+    } catch (const Malformed& m) {
+      return Error::invalid("plan file " + source + " is damaged: " + m.what + again);
+    }
+    return std::move(pf);
+  };
+  if (!verify_key) return take();
   if (!pf.signature)
     return Error::invalid("plan file " + source + " is not signed, and --verify-key requires a signed plan; make it with plinth plan -out FILE --sign-key KEY");
   if (pf.signature->algorithm != verify_key->algorithm())
@@ -427,7 +490,105 @@ Result<PlanFile> parse_planfile(const std::string& text, const std::string& sour
     return Error::invalid("plan file " + source +
                           " does not match its signature: it was altered after it was signed; refusing to apply it");
   }
-  return pf;
+  return take();
+}
+
+/// A large plan file read in pieces cut between its resource changes
+/// (json_array_splits), each piece's changes taken into the plan as soon as
+/// it is parsed: the tree of a 100,000-node plan's whole document is some
+/// gigabytes, a piece's about a megabyte. With `verify_key` the signed bytes
+/// are written as the changes are read: the document's canonical JSON is the
+/// rest of it, compact, with the changes' own canonical JSON in its array.
+/// nullopt for anything but a readable plan (a piece that does not parse, a
+/// damaged field, a signature that does not verify): the whole text is then
+/// read as before, and its reading names the problem.
+std::optional<PlanFile> pieces_of(std::string_view text, const PlanKey* verify_key, size_t piece) {
+  const std::vector<size_t> splits = json_array_splits(text, {"plan", "resource_changes"}, piece);
+  if (splits.empty()) return std::nullopt;
+  try {
+    JsonReader reader;
+    // The first piece, closed, holds the keys before the changes; the last,
+    // opened, the keys after them.
+    Json doc = reader.parse({text.substr(0, splits.front()), "]}}"});
+    Json last = reader.parse({"{\"plan\":{\"resource_changes\":[", text.substr(splits.back() + 1)});
+    if (!doc.is_object() || !last.is_object() || !doc.contains("plan") || !last.contains("plan")) return std::nullopt;
+    Json& plan = doc["plan"];
+    Json& last_plan = last["plan"];
+    if (!plan.is_object() || !last_plan.is_object()) return std::nullopt;
+    Json pieces[2] = {std::move(plan["resource_changes"]), std::move(last_plan["resource_changes"])};
+    plan["resource_changes"] = Json::array();
+    for (auto& [key, value] : last_plan.items())
+      if (key != "resource_changes") plan[key] = std::move(value);
+    for (auto& [key, value] : last.items())
+      if (key != "plan") doc[key] = std::move(value);
+    if (!doc.contains("format") || doc["format"] != kDocumentKind) return std::nullopt;
+    if (const Json& v = doc["format_version"]; !v.is_number_integer() || v.get<int>() != kPlanFileFormatVersion)
+      return std::nullopt;
+    PlanFile pf = parse_document(Field(doc, ""));
+    std::string signed_text, after_changes;
+    if (verify_key) {
+      if (!pf.signature || pf.signature->algorithm != verify_key->algorithm()) return std::nullopt;
+      std::string skeleton = signed_bytes(doc, pf.signature->algorithm, pf.signature->key_id);
+      // "plan" is the last key but "signature" at the top: the last such text is its empty array.
+      static constexpr std::string_view kEmpty = "\"plan\":{\"resource_changes\":[]";
+      const size_t at = skeleton.rfind(kEmpty);
+      if (at == std::string::npos) return std::nullopt;
+      after_changes = skeleton.substr(at + kEmpty.size() - 1);
+      skeleton.resize(at + kEmpty.size() - 1);
+      signed_text = std::move(skeleton);
+      signed_text.reserve(text.size());
+    }
+    size_t taken = 0;
+    auto take = [&](Json& changes) {
+      if (!changes.is_array() || changes.empty()) return false;
+      if (verify_key)
+        for (const Json& c : changes) {
+          if (taken++) signed_text += ',';
+          signed_text += c.dump();
+        }
+      Json wrapped = {{"resource_changes", std::move(changes)}};
+      std::vector<ResourceChange> more = plan::take_plan(wrapped).changes;
+      std::move(more.begin(), more.end(), std::back_inserter(pf.plan.changes));
+      return true;
+    };
+    if (!take(pieces[0])) return std::nullopt;
+    for (size_t k = 1; k < splits.size(); ++k) {
+      const std::string_view part = text.substr(splits[k - 1] + 1, splits[k] - splits[k - 1] - 1);
+      Json changes = reader.parse({"[", part, "]"});
+      if (!take(changes)) return std::nullopt;
+    }
+    if (!take(pieces[1])) return std::nullopt;
+    if (verify_key) {
+      signed_text += after_changes;
+      if (!verify_key->verify(signed_text, pf.signature->value)) return std::nullopt;
+    }
+    return pf;
+  } catch (const Malformed&) {
+  } catch (const std::exception&) {  // Json's, WireError
+  }
+  return std::nullopt;
+}
+
+/// pieces_of for a file of 256 KiB or more, in pieces of about 64 KiB.
+std::optional<PlanFile> read_in_pieces(std::string_view text, const PlanKey* verify_key) {
+  static constexpr size_t kPiece = 64 << 10, kPiecesFrom = 4 * kPiece;
+  if (text.size() < kPiecesFrom) return std::nullopt;
+  return pieces_of(text, verify_key, kPiece);
+}
+
+}  // namespace
+
+namespace detail {
+std::optional<PlanFile> read_in_pieces(std::string_view text, const PlanKey* verify_key, size_t piece) {
+  return pieces_of(text, verify_key, piece);
+}
+}  // namespace detail
+
+Result<PlanFile> parse_planfile(const std::string& text, const std::string& source, const PlanKey* verify_key) {
+  if (auto pf = read_in_pieces(text, verify_key)) return std::move(*pf);
+  auto doc = read_document(text, source);
+  if (!doc) return doc.error();
+  return from_document(*doc, source, verify_key);
 }
 
 Status write_planfile(const std::string& path, const PlanFile& pf, const PlanKey* sign_key) {
@@ -437,9 +598,16 @@ Status write_planfile(const std::string& path, const PlanFile& pf, const PlanKey
 }
 
 Result<PlanFile> read_planfile(const std::string& path, const PlanKey* verify_key) {
-  auto text = read_file(path);
-  if (!text) return text.error();
-  return parse_planfile(*text, path, verify_key);
+  Json doc;
+  {
+    auto text = read_file(path);  // freed before the plan is taken out of the tree
+    if (!text) return text.error();
+    if (auto pf = read_in_pieces(*text, verify_key)) return std::move(*pf);
+    auto read = read_document(*text, path);
+    if (!read) return read.error();
+    doc = std::move(*read);
+  }
+  return from_document(doc, path, verify_key);
 }
 
 }  // namespace plinth::plan

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/result.h"
@@ -128,7 +129,8 @@ class PlanKey {
   std::string id_;
 };
 
-/// The file's JSON text: pretty-printed, keys sorted, signed with
+/// The file's JSON text: its canonical JSON (keys sorted, no whitespace; what
+/// a signature covers, docs/plan-files.md) and a line break, signed with
 /// `sign_key` when given (the signature field is replaced).
 Result<std::string> to_text(const PlanFile& pf, const PlanKey* sign_key = nullptr);
 
@@ -147,6 +149,15 @@ Status write_planfile(const std::string& path, const PlanFile& pf, const PlanKey
 
 /// Reads `path` and parse_planfile()s it.
 Result<PlanFile> read_planfile(const std::string& path, const PlanKey* verify_key = nullptr);
+
+namespace detail {
+/// How parse_planfile reads a file of 256 KiB or more: in pieces of about
+/// `piece` bytes (64 KiB there) cut between resource changes, each parsed and
+/// taken into the plan in turn. The plan file, or nullopt whenever the pieces
+/// do not give a readable plan (the whole text is then read, and names the
+/// problem). For tests: whatever it returns, reading the whole gives too.
+std::optional<PlanFile> read_in_pieces(std::string_view text, const PlanKey* verify_key, size_t piece);
+}  // namespace detail
 
 /// Compares the plan's bindings with `current` (made by make_bindings at
 /// apply time from the same files). Succeeds only when every binding holds

@@ -84,4 +84,51 @@ void from_json(const Json& j, Plan& p) {
         wire::within("resource_changes[" + std::to_string(i) + "]", [&] { return changes[i].get<ResourceChange>(); }));
 }
 
+namespace {
+
+/// from_json(ResourceChange), moving what is large (the resources, the
+/// changes' values) out of `j`. The values are taken before from_json reads
+/// the rest, leaving nulls (an absent value stays absent), and put back after.
+ResourceChange take_resource_change(Json& j) {
+  if (!j.is_object()) return j.get<ResourceChange>();  // its error
+  Json resources[2];
+  const char* keys[2] = {"before", "after"};
+  for (int i = 0; i < 2; ++i)
+    if (auto it = j.find(keys[i]); it != j.end() && it->is_object()) {
+      resources[i] = std::move(*it);
+      j.erase(it);
+    }
+  std::vector<std::pair<Json, Json>> values;
+  if (auto it = j.find("changes"); it != j.end() && it->is_array()) {
+    values.resize(it->size());
+    for (size_t i = 0; i < it->size(); ++i) {
+      Json& c = (*it)[i];
+      if (!c.is_object()) continue;
+      if (auto b = c.find("before"); b != c.end()) values[i].first = std::move(*b);
+      if (auto a = c.find("after"); a != c.end()) values[i].second = std::move(*a);
+    }
+  }
+  ResourceChange rc = j.get<ResourceChange>();
+  for (size_t i = 0; i < rc.changes.size() && i < values.size(); ++i) {
+    if (rc.changes[i].before) rc.changes[i].before = std::move(values[i].first);
+    if (rc.changes[i].after) rc.changes[i].after = std::move(values[i].second);
+  }
+  if (!resources[0].is_null()) rc.before = wire::within("before", [&] { return take_resource(resources[0]); });
+  if (!resources[1].is_null()) rc.after = wire::within("after", [&] { return take_resource(resources[1]); });
+  return rc;
+}
+
+}  // namespace
+
+Plan take_plan(Json& j) {
+  Plan p;
+  wire::array(j, "resource_changes");  // its error, as from_json's
+  Json& changes = j["resource_changes"];
+  p.changes.reserve(changes.size());
+  for (size_t i = 0; i < changes.size(); ++i)
+    p.changes.push_back(
+        wire::within("resource_changes[" + std::to_string(i) + "]", [&] { return take_resource_change(changes[i]); }));
+  return p;
+}
+
 }  // namespace plinth::plan

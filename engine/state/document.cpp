@@ -195,59 +195,7 @@ Taken hash_and_take(Json& j) {
 namespace detail {
 
 std::vector<size_t> resources_splits(std::string_view text, size_t every) {
-  size_t depth = 0;
-  bool expect_key = false, in_resources = false;
-  std::string_view last_key;
-  std::vector<std::string_view> keys;
-  std::vector<size_t> splits;
-  std::optional<size_t> last_comma;
-  const size_t step = std::max<size_t>(every, 1);
-  size_t next = step;
-  for (size_t i = 0; i < text.size(); ++i) {
-    switch (const char c = text[i]) {
-      case '"': {
-        const size_t end = json_string_end(text, i);
-        if (end == std::string_view::npos) return {};
-        if (depth == 1 && expect_key) {
-          last_key = text.substr(i + 1, end - i - 1);
-          // An escaped key could repeat another one.
-          if (last_key.find('\\') != std::string_view::npos ||
-              std::find(keys.begin(), keys.end(), last_key) != keys.end())
-            return {};
-          keys.push_back(last_key);
-        }
-        expect_key = false;
-        i = end;
-        break;
-      }
-      case '{':
-      case '[':
-        if (depth == 0 && c != '{') return {};
-        if (depth == 1 && c == '[' && last_key == "resources") in_resources = true;
-        expect_key = c == '{' && depth == 0;
-        ++depth;
-        break;
-      case '}':
-      case ']':
-        if (depth == 0) return {};
-        if (--depth == 1) in_resources = false;
-        break;
-      case ',':
-        if (depth == 1) expect_key = true;
-        if (depth == 2 && in_resources) {
-          last_comma = i;
-          if (i >= next) {
-            splits.push_back(i);
-            next = i + step;
-          }
-        }
-        break;
-      default:
-        break;
-    }
-  }
-  if (splits.empty() && last_comma) splits.push_back(*last_comma);
-  return splits;
+  return json_array_splits(text, {"resources"}, every);
 }
 
 }  // namespace detail

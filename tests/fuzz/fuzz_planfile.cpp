@@ -3,7 +3,8 @@
 // file that parses is written back (to_text) as text that parses to the same
 // plan file, and the JSON reader the parser uses (engine/core/json_reader.h)
 // reads the text as Json::parse does: the same value, number types included,
-// or the same error.
+// or the same error; and the reading in pieces of large files gives what
+// the whole gives.
 #include "engine/core/json_reader.h"
 #include "engine/plan/format.h"
 #include "engine/plan/planfile.h"
@@ -54,6 +55,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (error != expected_error) fuzz::violated("JsonReader's error differs from Json::parse's: " + error);
     if (!identical(value, expected)) fuzz::violated("JsonReader's value differs from Json::parse's");
   }
+  // A large file is read in pieces; here in pieces of a few bytes. Whatever
+  // they read, the whole reads the same (the text is read whole below 256 KiB).
+  for (const plan::PlanKey* k : {static_cast<const plan::PlanKey*>(nullptr), &key})
+    if (auto pieces = plan::detail::read_in_pieces(text, k, 8)) {
+      auto whole = plan::parse_planfile(text, "fuzz.plan", k);
+      if (!whole) fuzz::violated("the pieces read a plan file the whole refuses: " + whole.error().message);
+      if (!(*pieces == *whole)) fuzz::violated("the pieces read another plan file than the whole");
+    }
   (void)plan::parse_planfile(text, "fuzz.plan", &key);
   auto pf = plan::parse_planfile(text, "fuzz.plan");
   if (!pf) return 0;

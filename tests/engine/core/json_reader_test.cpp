@@ -100,4 +100,39 @@ TEST_CASE("JsonReader joins pieces, and reads one document after another with th
   CHECK(reader.parse({"[", "2", "]"}) == Json::array({2}));
 }
 
+TEST_CASE("json_array_splits cuts between elements of the array at a nested path only") {
+  const std::vector<std::string_view> path = {"plan", "resource_changes"};
+  const std::string text =
+      R"({"bindings":{"resource_changes":[9,9]},"plan":{"resource_changes":[{"a":[1,2]},"x,y",{"b":{"c":3}}],)"
+      R"("summary":{"n":[4,5]}},"signature":{"v":"]}"}})";
+  const std::vector<size_t> at = json_array_splits(text, path, 1);
+  REQUIRE(at.size() == 2);
+  CHECK(text.substr(at[0] - 6, 9) == "[1,2]},\"x");  // not the commas inside elements
+  CHECK(text.substr(at[1] - 4, 6) == "x,y\",{");
+  // The pieces parse on their own and give the whole's elements.
+  JsonReader reader;
+  Json first = reader.parse({std::string_view(text).substr(0, at[0]), "]}}"});
+  Json middle = reader.parse({"[", std::string_view(text).substr(at[0] + 1, at[1] - at[0] - 1), "]"});
+  Json last = reader.parse({R"({"plan":{"resource_changes":[)", std::string_view(text).substr(at[1] + 1)});
+  const Json whole = Json::parse(text);
+  CHECK(first["plan"]["resource_changes"] == Json::array({whole["plan"]["resource_changes"][0]}));
+  CHECK(middle == Json::array({"x,y"}));
+  CHECK(last["plan"]["resource_changes"] == Json::array({whole["plan"]["resource_changes"][2]}));
+  CHECK(last["signature"] == whole["signature"]);
+  CHECK(json_array_splits(text, path, text.size()) == std::vector<size_t>{at[1]});  // the last comma alone
+  CHECK(json_array_splits(text, {"resources"}, 1).empty());                         // no such array
+  CHECK(json_array_splits(text, {"bindings", "resource_changes"}, 1).size() == 1);
+  // Keys repeated or escaped along the path, another shape on the path, not an object.
+  CHECK(json_array_splits(R"({"plan":{"resource_changes":[1,2]},"plan":{"resource_changes":[3,4]}})", path, 1).empty());
+  CHECK(json_array_splits(R"({"plan":{"resource_changes":[1,2],"resource_changes":[3]}})", path, 1).empty());
+  CHECK(json_array_splits(R"({"plan":{"resource_change\u0073":[1,2]}})", path, 1).empty());
+  CHECK(json_array_splits(R"({"plan":[{"resource_changes":[1,2]}]})", path, 1).empty());
+  CHECK(json_array_splits(R"({"plan":{"resource_changes":{"a":1,"b":2}}})", path, 1).empty());
+  CHECK(json_array_splits(R"({"plan":{"resource_changes":[1]}})", path, 1).empty());
+  CHECK(json_array_splits(R"([{"plan":{"resource_changes":[1,2]}}])", path, 1).empty());
+  CHECK(json_array_splits(R"({"plan":{"resource_changes":["unterminated,)", path, 1).empty());
+  // Keys elsewhere may repeat: only the objects on the path are read.
+  CHECK(json_array_splits(R"({"x":{"a":1,"a":2},"plan":{"resource_changes":[1,2]}})", path, 1).size() == 1);
+}
+
 }  // namespace plinth::test::json_reader

@@ -140,6 +140,134 @@ TEST_CASE("a plan file round-trips every field of the plan and its bindings") {
   CHECK_FALSE(j.contains("signature"));
 }
 
+TEST_CASE("a plan file is its canonical JSON, written without a tree of the whole plan") {
+  // to_text writes one resource change at a time; the bytes must be what
+  // nlohmann's dump of the whole document prints, or signatures made over
+  // them would not verify against the document read back.
+  Inputs in;
+  PlanFile pf = in.planfile();
+  ResourceChange odd = pf.plan.changes[0];
+  odd.address = "baremetal.node.train-a[4]";
+  odd.reasons = {"replace requested: \"quoted\"\n\u00e9t\u00e9 \u2014 \U0001F680"};
+  odd.deposed = true;
+  Resource r = *odd.after;
+  r.attributes["note"] = "caf\u00e9 \t tab \\ back\u0001";
+  r.attributes["big"] = 18446744073709551615ULL;
+  r.attributes["neg"] = -42;
+  r.attributes["tiny"] = 1e-300;
+  odd.after = r;
+  pf.plan.changes.push_back(odd);
+  pf.plan.changes.push_back(ResourceChange{"net.vlan.empty", "net.vlan", Action::NoOp, {}, std::nullopt, std::nullopt});
+  auto canonical = [](const std::string& text) { return Json::parse(text).dump() + "\n"; };
+
+  std::string unsigned_text = to_text(pf).value();
+  CHECK(unsigned_text == canonical(unsigned_text));
+  auto [priv_pem, pub_pem] = ed25519_pair();
+  PlanKey priv = key_from(priv_pem), pub = key_from(pub_pem), hmac = key_from(kHmacSecret);
+  for (const PlanKey* key : {&priv, &hmac}) {
+    std::string text = to_text(pf, key).value();
+    CHECK(text == canonical(text));
+    auto back = parse_planfile(text, "plan.out", key == &priv ? &pub : key);
+    REQUIRE(back.ok());
+    CHECK(back->plan == pf.plan);
+    // A plan read back and written again keeps its signature, byte for byte.
+    CHECK(to_text(*back).value() == text);
+  }
+  PlanFile empty = make_planfile(Plan{}, in.bindings());
+  std::string text = to_text(empty).value();
+  CHECK(text == canonical(text));
+  CHECK(parse_planfile(text, "plan.out").value() == empty);
+}
+
+TEST_CASE("a large plan file is read in pieces: the same plan, the same signatures, the same errors") {
+  // From 256 KiB the resource changes are read a piece at a time; whatever
+  // the pieces cannot read is read whole, so every answer is the whole's.
+  Inputs in;
+  PlanFile pf = in.planfile();
+  const std::vector<ResourceChange> sample = pf.plan.changes;
+  pf.plan.changes.clear();
+  for (int n = 0; n < 400; ++n)
+    for (ResourceChange rc : sample) {
+      rc.address += "#" + std::to_string(n);
+      pf.plan.changes.push_back(std::move(rc));
+    }
+  std::string text = to_text(pf).value();
+  REQUIRE(text.size() > (512u << 10));
+  auto back = parse_planfile(text, "plan.out");
+  REQUIRE(back.ok());
+  CHECK(*back == pf);
+  std::string path = in.tmp.path() + "/big.out";
+  REQUIRE(write_planfile(path, pf).ok());
+  CHECK(read_planfile(path).value() == pf);
+  // Re-indented, keys in another order: the same plan.
+  Json j = Json::parse(text);
+  CHECK(parse_planfile(j.dump(2), "plan.out").value() == pf);
+
+  auto [priv_pem, pub_pem] = ed25519_pair();
+  PlanKey priv = key_from(priv_pem), pub = key_from(pub_pem), hmac = key_from(kHmacSecret);
+  for (const PlanKey* key : {&priv, &hmac}) {
+    const PlanKey* verify = key == &priv ? &pub : key;
+    std::string signed_text = to_text(pf, key).value();
+    auto read = parse_planfile(signed_text, "plan.out", verify);
+    REQUIRE(read.ok());
+    CHECK(read->plan == pf.plan);
+    CHECK(parse_planfile(Json::parse(signed_text).dump(1), "plan.out", verify).ok());
+    // Altered in a middle piece, or in the last one.
+    std::string middle = signed_text;
+    const size_t at = middle.find("\"stack\":\"infer\"", middle.size() / 2);
+    REQUIRE(at != std::string::npos);
+    middle.replace(at, 15, "\"stack\":\"train\"");
+    CHECK(parse_error(middle, verify) ==
+          "plan file plan.out does not match its signature: it was altered after it was signed; refusing to apply it");
+    CHECK(parse_planfile(middle, "plan.out").ok());
+    std::string summary = replace_once(signed_text, "\"no_op\":400", "\"no_op\":401");
+    CHECK(parse_error(summary, verify) ==
+          "plan file plan.out does not match its signature: it was altered after it was signed; refusing to apply it");
+    PlanKey other = key_from(ed25519_pair().second);
+    if (key == &priv)
+      CHECK(parse_error(signed_text, &other) == "plan file plan.out was signed with key " + pub.id() +
+                                                    " but the verification key is " + other.id() +
+                                                    "; the signature does not verify");
+  }
+  CHECK(parse_error(text, &pub) == "plan file plan.out is not signed, and --verify-key requires a signed plan; make "
+                                   "it with plinth plan -out FILE --sign-key KEY");
+
+  // Damage is named as when the file is read whole: the change's index, the truncation.
+  Json damaged = j;
+  damaged["plan"]["resource_changes"][1001]["action"] = "rebuild";
+  CHECK(parse_error(damaged.dump()) ==
+        "plan file plan.out is damaged: in 'plan', resource_changes[1001]: 'action' is 'rebuild', not one of no-op, "
+        "create, update, replace, delete; make a new one with plinth plan -out");
+  CHECK(parse_error(text.substr(0, text.size() - 40)) ==
+        "plan file plan.out ends early (truncated at byte " + std::to_string(text.size() - 40) +
+            "); make a new one with plinth plan -out");
+  std::string doubled = replace_once(text, "\"format_version\":2", "\"format_version\":2,\"format\":\"plinth-plan\"");
+  CHECK(parse_planfile(doubled, "plan.out").value() == pf);  // read whole: nlohmann keeps the last of a repeated key
+  std::string version = replace_once(text, "\"format_version\":2", "\"format_version\":3");
+  CHECK(parse_error(version).find("has format_version 3") != std::string::npos);
+  CHECK_FALSE(detail::read_in_pieces(version, nullptr, 4096));
+  CHECK_FALSE(detail::read_in_pieces(damaged.dump(), nullptr, 4096));
+}
+
+TEST_CASE("pieces of any size read the plan file the whole reads") {
+  Inputs in;
+  PlanFile pf = in.planfile();
+  PlanKey hmac = key_from(kHmacSecret);
+  const std::string plain = to_text(pf).value(), signed_text = to_text(pf, &hmac).value();
+  for (size_t piece : {1, 40, 300, 1000, 100000}) {
+    INFO("pieces of " << piece << " bytes");
+    auto read = detail::read_in_pieces(plain, nullptr, piece);
+    REQUIRE(read);
+    CHECK(*read == pf);
+    auto verified = detail::read_in_pieces(signed_text, &hmac, piece);
+    REQUIRE(verified);
+    CHECK(verified->plan == pf.plan);
+    CHECK_FALSE(detail::read_in_pieces(replace_once(signed_text, "\"gpu\":\"A100\"", "\"gpu\":\"B200\""), &hmac, piece));
+    CHECK_FALSE(detail::read_in_pieces(plain, &hmac, piece));  // not signed
+    CHECK_FALSE(detail::read_in_pieces(plain.substr(0, plain.size() - 3), nullptr, piece));
+  }
+}
+
 TEST_CASE("write_planfile writes atomically with mode 0600 and read_planfile reads it back") {
   Inputs in;
   PlanFile pf = in.planfile();
@@ -299,7 +427,7 @@ TEST_CASE("damaged plan files are refused with the reason") {
   CHECK(parse_error("") == "plan file plan.out is empty; make a new one with plinth plan -out");
   CHECK(parse_error("{\"format\": \"plinth-plan\",, }") ==
         "plan file plan.out is not valid JSON (error at byte 26); make a new one with plinth plan -out");
-  CHECK(parse_error(replace_once(text, "\"format_version\": 2", "\"format_version\": 1")) ==
+  CHECK(parse_error(replace_once(text, "\"format_version\":2", "\"format_version\":1")) ==
         "plan file plan.out has format_version 1, but plinth " + std::string(PLINTH_VERSION) +
             " reads format_version 2; apply it with the plinth version that made it, or make a new plan with "
             "plinth plan -out");
@@ -307,13 +435,13 @@ TEST_CASE("damaged plan files are refused with the reason") {
         "plan.out is not a plinth plan file (no \"format\": \"plinth-plan\")");
   // A number too large for a double is nlohmann's out_of_range.406, not a
   // parse_error: it used to escape parse_planfile and abort the process.
-  CHECK(parse_error(replace_once(text, "\"serial\": 5", "\"serial\": 1e400")) ==
+  CHECK(parse_error(replace_once(text, "\"serial\":5", "\"serial\": 1e400")) ==
         "plan file plan.out is not valid JSON ([json.exception.out_of_range.406] number overflow parsing '1e400'); "
         "make a new one with plinth plan -out");
-  CHECK(parse_error(replace_once(text, "\"serial\": 5", "\"serial\": \"5\"")) ==
+  CHECK(parse_error(replace_once(text, "\"serial\":5", "\"serial\": \"5\"")) ==
         "plan file plan.out is damaged: 'bindings.state.serial' is not a non-negative integer; make a new one with "
         "plinth plan -out");
-  CHECK(parse_error(replace_once(text, "\"action\": \"replace\"", "\"action\": \"rebuild\"")) ==
+  CHECK(parse_error(replace_once(text, "\"action\":\"replace\"", "\"action\": \"rebuild\"")) ==
         "plan file plan.out is damaged: in 'plan', resource_changes[1]: 'action' is 'rebuild', not one of no-op, "
         "create, update, replace, delete; make a new one with plinth plan -out");
   Json j = Json::parse(text);
@@ -363,13 +491,13 @@ TEST_CASE("a signed plan that was altered, signed by another key or not signed i
   std::string text = to_text(in.planfile(), &priv).value();
 
   SECTION("altered content") {
-    std::string tampered = replace_once(text, "\"gpu\": \"A100\"", "\"gpu\": \"B200\"");
+    std::string tampered = replace_once(text, "\"gpu\":\"A100\"", "\"gpu\": \"B200\"");
     CHECK(parse_error(tampered, &pub) ==
           "plan file plan.out does not match its signature: it was altered after it was signed; refusing to apply it");
     CHECK(parse_planfile(tampered, "plan.out").ok());  // without --verify-key nothing is checked
   }
   SECTION("altered bindings") {
-    std::string tampered = replace_once(text, "\"serial\": 5", "\"serial\": 6");
+    std::string tampered = replace_once(text, "\"serial\":5", "\"serial\": 6");
     CHECK(parse_error(tampered, &pub) ==
           "plan file plan.out does not match its signature: it was altered after it was signed; refusing to apply it");
   }
@@ -398,7 +526,7 @@ TEST_CASE("a signed plan that was altered, signed by another key or not signed i
     CHECK(parse_planfile(j.dump(), "plan.out", &pub).ok());
   }
   SECTION("the state location, altered") {
-    std::string tampered = replace_once(text, "\"location\": \"prod.state.json\"", "\"location\": \"x.json\"");
+    std::string tampered = replace_once(text, "\"location\":\"prod.state.json\"", "\"location\": \"x.json\"");
     REQUIRE(tampered != text);
     CHECK(parse_error(tampered, &pub) ==
           "plan file plan.out does not match its signature: it was altered after it was signed; refusing to apply it");

@@ -95,6 +95,14 @@ std::vector<std::string> list_files(const std::string& dir) {
 }
 
 Status write_file_atomic(const std::string& path, const std::string& data, int mode) {
+  return write_file_atomic_from(path, mode, [&](const FileAppend& append) {
+    append(data);
+    return Status{};
+  });
+}
+
+Status write_file_atomic_from(const std::string& path, int mode,
+                              const std::function<Status(const FileAppend&)>& produce) {
   namespace fs = std::filesystem;
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -107,14 +115,44 @@ Status write_file_atomic(const std::string& path, const std::string& data, int m
     unlink(tmpl.c_str());
     return Error::fatal(what + " " + path + ": " + std::strerror(e) + " (the previous file is unchanged)");
   };
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot write");
+  static constexpr size_t kBuffer = 1 << 20;
+  std::string buffer;
+  int write_errno = 0;
+  auto write_all = [&](std::string_view bytes) {
+    while (!bytes.empty() && !write_errno) {
+      ssize_t n = ::write(fd, bytes.data(), bytes.size());
+      if (n < 0) {
+        if (errno != EINTR) write_errno = errno;
+        continue;
+      }
+      bytes.remove_prefix(static_cast<size_t>(n));
     }
-    off += static_cast<size_t>(n);
+  };
+  const FileAppend append = [&](std::string_view piece) {
+    if (buffer.size() + piece.size() > kBuffer) {
+      write_all(buffer);
+      buffer.clear();
+    }
+    if (piece.size() >= kBuffer) write_all(piece);
+    else buffer.append(piece);
+  };
+  Status made;
+  try {
+    made = produce(append);
+  } catch (...) {
+    close(fd);
+    unlink(tmpl.c_str());
+    throw;
+  }
+  if (!made) {
+    close(fd);
+    unlink(tmpl.c_str());
+    return made;
+  }
+  write_all(buffer);
+  if (write_errno) {
+    errno = write_errno;
+    return fail("cannot write");
   }
   if (fsync(fd) != 0) return fail("cannot fsync");
   if (fchmod(fd, static_cast<mode_t>(mode)) != 0) return fail("cannot chmod");

@@ -1,5 +1,7 @@
 #pragma once
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/result.h"
@@ -26,5 +28,15 @@ std::vector<std::string> list_files(const std::string& dir);
 /// fsync, rename over `path`, fsync of the directory. On failure (full disk,
 /// permissions) `path` is left exactly as it was and the temp file removed.
 Status write_file_atomic(const std::string& path, const std::string& data, int mode = 0644);
+
+/// Appends bytes to a file being written by write_file_atomic_from.
+using FileAppend = std::function<void(std::string_view)>;
+
+/// write_file_atomic for content made piece by piece, so that it is never
+/// whole in memory: `produce` is called once with a function that appends to
+/// the temporary file (through a buffer of 1 MiB). If writing fails, or
+/// `produce` returns an error or throws, `path` is left exactly as it was and
+/// the temp file removed (a write error is reported once `produce` returns).
+Status write_file_atomic_from(const std::string& path, int mode, const std::function<Status(const FileAppend&)>& produce);
 
 }  // namespace plinth

@@ -69,37 +69,48 @@ Json bindings_json(const Bindings& b) {
           {"git", {{"commit", b.git_commit}, {"dirty", b.git_dirty}}}};
 }
 
-/// The document's canonical JSON (docs/plan-files.md: keys sorted at every
-/// level, no whitespace), what `Json(document).dump()` would print, with
-/// `signature` as given (or none). Written one resource change at a time:
-/// the tree of a 100,000-node plan is some gigabytes, a resource change's a
-/// few kilobytes. The top-level keys are written in their sorted order.
-std::string canonical_text(const PlanFile& pf, const Json* signature) {
-  std::string out = "{\"bindings\":";
-  out += bindings_json(pf.bindings).dump();
-  out += ",\"created_at\":";
-  out += Json(pf.created_at).dump();
-  out += ",\"format\":";
-  out += Json(kDocumentKind).dump();
-  out += ",\"format_version\":" + std::to_string(kPlanFileFormatVersion);
-  out += ",\"plan\":{\"resource_changes\":[";  // to_json(Plan): resource_changes, then summary
+/// Writes the document's canonical JSON (docs/plan-files.md: keys sorted at
+/// every level, no whitespace), what `Json(document).dump()` would print, with
+/// `signature` as given (or none), through `append`. Written one resource
+/// change at a time: the tree of a 100,000-node plan is some gigabytes, a
+/// resource change's a few kilobytes. The top-level keys are written in their
+/// sorted order. `written(n)` is called after each of the first n changes.
+template <typename Append, typename Progress>
+void write_canonical(const PlanFile& pf, const Json* signature, Append&& append, Progress&& written) {
+  append("{\"bindings\":");
+  append(bindings_json(pf.bindings).dump());
+  append(",\"created_at\":");
+  append(Json(pf.created_at).dump());
+  append(",\"format\":");
+  append(Json(kDocumentKind).dump());
+  append(",\"format_version\":" + std::to_string(kPlanFileFormatVersion));
+  append(",\"plan\":{\"resource_changes\":[");  // to_json(Plan): resource_changes, then summary
   const size_t count = pf.plan.changes.size();
   for (size_t i = 0; i < count; ++i) {
-    if (i) out += ',';
-    out += Json(pf.plan.changes[i]).dump();
+    if (i) append(",");
+    append(Json(pf.plan.changes[i]).dump());
+    written(i + 1);
+  }
+  append("],\"summary\":");
+  append(Json(pf.plan.summary()).dump());
+  append("}");
+  if (signature) {
+    append(",\"signature\":");
+    append(signature->dump());
+  }
+  append("}");
+}
+
+/// write_canonical into a string.
+std::string canonical_text(const PlanFile& pf, const Json* signature) {
+  std::string out;
+  const size_t count = pf.plan.changes.size();
+  write_canonical(pf, signature, [&](std::string_view piece) { out += piece; }, [&](size_t n) {
     // Room for the rest at 1.5 times the first 64 changes' mean: the string
     // does not double and copy itself at 300 MB, and the pages reserved but
     // never written cost no memory.
-    if (i == 63 && count > 64) out.reserve(out.size() + (out.size() / 64) * (count - 64) * 3 / 2);
-  }
-  out += "],\"summary\":";
-  out += Json(pf.plan.summary()).dump();
-  out += '}';
-  if (signature) {
-    out += ",\"signature\":";
-    out += signature->dump();
-  }
-  out += '}';
+    if (n == 64 && count > 64) out.reserve(out.size() + (out.size() / 64) * (count - 64) * 3 / 2);
+  });
   return out;
 }
 
@@ -503,6 +514,7 @@ Result<PlanFile> from_document(Json& doc, const std::string& source, const PlanK
 /// damaged field, a signature that does not verify): the whole text is then
 /// read as before, and its reading names the problem.
 std::optional<PlanFile> pieces_of(std::string_view text, const PlanKey* verify_key, size_t piece) {
+  if (json_shape_problem(text)) return std::nullopt;  // as read_document refuses it
   const std::vector<size_t> splits = json_array_splits(text, {"plan", "resource_changes"}, piece);
   if (splits.empty()) return std::nullopt;
   try {
@@ -546,7 +558,8 @@ std::optional<PlanFile> pieces_of(std::string_view text, const PlanKey* verify_k
           if (taken++) signed_text += ',';
           signed_text += c.dump();
         }
-      Json wrapped = {{"resource_changes", std::move(changes)}};
+      Json wrapped = Json::object();
+      wrapped["resource_changes"] = std::move(changes);
       std::vector<ResourceChange> more = plan::take_plan(wrapped).changes;
       std::move(more.begin(), more.end(), std::back_inserter(pf.plan.changes));
       return true;
@@ -592,9 +605,21 @@ Result<PlanFile> parse_planfile(const std::string& text, const std::string& sour
 }
 
 Status write_planfile(const std::string& path, const PlanFile& pf, const PlanKey* sign_key) {
-  auto text = to_text(pf, sign_key);
-  if (!text) return text.error();
-  return write_file_atomic(path, *text, 0600);
+  if (sign_key || pf.signature) {  // signed over the whole text at once (Ed25519)
+    auto text = to_text(pf, sign_key);
+    if (!text) return text.error();
+    return write_file_atomic(path, *text, 0600);
+  }
+  // Unsigned: to_text's bytes, written as they are made.
+  return write_file_atomic_from(path, 0600, [&](const FileAppend& append) -> Status {
+    try {
+      write_canonical(pf, nullptr, append, [](size_t) {});
+    } catch (const Json::exception& e) {  // a string that is not UTF-8
+      return Error::invalid(std::string("cannot write the plan as JSON: ") + e.what());
+    }
+    append("\n");
+    return {};
+  });
 }
 
 Result<PlanFile> read_planfile(const std::string& path, const PlanKey* verify_key) {

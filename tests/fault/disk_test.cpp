@@ -16,6 +16,7 @@
 
 #include "engine/state/state.h"
 #include "tests/fault/fault.h"
+#include "tests/support/blueprints.h"
 #include "tests/support/workspace.h"
 
 namespace plinth::test::fault_disk {
@@ -96,6 +97,29 @@ TEST_CASE("a full disk (RLIMIT_FSIZE, EFBIG) fails the state save naming the pat
   // With room again the same command succeeds.
   r = run_plinth({"state", "rm", "baremetal.node.big[7]", "--state", path});
   CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("a full disk fails plan -out naming the file, the previous plan file intact", "[fault][disk]") {
+  // An unsigned plan file is written as it is made (write_file_atomic_from):
+  // a write that fails part way leaves no file and no temporary behind.
+  TempDir dir;
+  const std::string out = dir.path() + "/plan.out", state = dir.path() + "/plinth.state.json";
+  const std::vector<std::string> plan = {"plan", kLabExample, "--state", state, "--refresh=false", "-out", out};
+  auto first = run_plinth(plan);
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string before = slurp(out);
+  REQUIRE(before.size() > 8 * 1024);
+
+  auto r = run_limited(plan, 4 * 1024);
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cannot write " + out) != std::string::npos);
+  CHECK(r.err.find("File too large") != std::string::npos);
+  CHECK(r.err.find("unchanged") != std::string::npos);
+  CHECK(slurp(out) == before);
+  CHECK(leftovers(dir.path()).empty());
+  CHECK(run_plinth({"show", out}).exit_code == 0);
 }
 
 TEST_CASE("a full tmpfs (ENOSPC) and a read-only directory fail the state save naming the path, the previous state "

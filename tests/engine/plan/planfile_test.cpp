@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "engine/core/hash.h"
 #include "tests/support/run.h"
@@ -279,6 +280,23 @@ TEST_CASE("write_planfile writes atomically with mode 0600 and read_planfile rea
   auto back = read_planfile(path);
   REQUIRE(back.ok());
   CHECK(*back == pf);
+  // Unsigned, it is written as it is made; signed, from the whole text: to_text's bytes both ways.
+  CHECK(test::slurp(path) == to_text(pf).value());
+  PlanKey hmac = key_from(kHmacSecret);
+  REQUIRE(write_planfile(path, pf, &hmac).ok());
+  CHECK(test::slurp(path) == to_text(pf, &hmac).value());
+  // A value that is not UTF-8: refused, and the file as it was.
+  PlanFile bad = pf;
+  Resource r = *bad.plan.changes[0].after;
+  r.attributes["note"] = std::string("\xff\xfe");
+  bad.plan.changes[0].after = r;
+  const std::string kept = test::slurp(path);
+  auto refused = write_planfile(path, bad);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("cannot write the plan as JSON") == 0);
+  CHECK(test::slurp(path) == kept);
+  for (const auto& e : std::filesystem::directory_iterator(in.tmp.path()))
+    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);  // no temporary left
 
   auto missing = read_planfile(in.tmp.path() + "/nope.plan");
   REQUIRE_FALSE(missing.ok());

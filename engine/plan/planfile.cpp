@@ -69,11 +69,99 @@ Json bindings_json(const Bindings& b) {
           {"git", {{"commit", b.git_commit}, {"dirty", b.git_dirty}}}};
 }
 
+// The canonical JSON of a resource change, written field by field in the
+// order nlohmann::json sorts keys: what Json(change).dump() prints (plan.h's
+// wire format), without building the change's tree first.
+
+template <typename Append>
+void write_json_value(const Json& j, Append& append) {
+  append(j.dump());
+}
+
+template <typename Append>
+void write_json_string(const std::string& s, Append& append) {
+  append(Json(s).dump());  // nlohmann's escaping; throws on text that is not UTF-8
+}
+
+template <typename Append>
+void write_resource(const Resource& r, Append& append) {
+  append("{\"address\":");
+  write_json_string(r.address, append);
+  append(",\"attributes\":");
+  write_json_value(r.attributes, append);
+  append(",\"computed\":");
+  write_json_value(r.computed, append);
+  append(",\"depends_on\":[");
+  for (size_t i = 0; i < r.depends_on.size(); ++i) {
+    if (i) append(",");
+    write_json_string(r.depends_on[i], append);
+  }
+  append("],\"index\":");
+  append(std::to_string(r.index));
+  append(",\"name\":");
+  write_json_string(r.name, append);
+  append(",\"provider\":");
+  write_json_string(r.provider, append);
+  append(",\"source\":");
+  write_json_string(r.source.str(), append);
+  append(",\"type\":");
+  write_json_string(r.type, append);
+  append("}");
+}
+
+template <typename Append>
+void write_resource_change(const ResourceChange& rc, Append& append) {
+  append("{\"action\":");
+  write_json_string(to_string(rc.action), append);
+  append(",\"address\":");
+  write_json_string(rc.address, append);
+  if (rc.after) {
+    append(",\"after\":");
+    write_resource(*rc.after, append);
+  }
+  if (rc.before) {
+    append(",\"before\":");
+    write_resource(*rc.before, append);
+  }
+  append(",\"changes\":[");
+  for (size_t i = 0; i < rc.changes.size(); ++i) {
+    const AttributeChange& c = rc.changes[i];
+    append(i ? ",{" : "{");
+    if (c.after) {
+      append("\"after\":");
+      write_json_value(*c.after, append);
+      append(",");
+    }
+    if (c.before) {
+      append("\"before\":");
+      write_json_value(*c.before, append);
+      append(",");
+    }
+    append(c.forces_replacement ? "\"forces_replacement\":true,\"path\":" : "\"forces_replacement\":false,\"path\":");
+    write_json_string(c.path, append);
+    append(c.sensitive ? ",\"sensitive\":true}" : ",\"sensitive\":false}");
+  }
+  append("]");
+  if (rc.deposed) append(",\"deposed\":true");
+  if (!rc.reasons.empty()) {
+    append(",\"reasons\":[");
+    for (size_t i = 0; i < rc.reasons.size(); ++i) {
+      if (i) append(",");
+      write_json_string(rc.reasons[i], append);
+    }
+    append("]");
+  }
+  if (rc.replace_requested) append(",\"replace_requested\":true");
+  append(",\"type\":");
+  write_json_string(rc.type, append);
+  append("}");
+}
+
 /// Writes the document's canonical JSON (docs/plan-files.md: keys sorted at
 /// every level, no whitespace), what `Json(document).dump()` would print, with
 /// `signature` as given (or none), through `append`. Written one resource
-/// change at a time: the tree of a 100,000-node plan is some gigabytes, a
-/// resource change's a few kilobytes. The top-level keys are written in their
+/// change at a time and field by field: the tree of a 100,000-node plan is
+/// some gigabytes. The top-level keys are written in their
 /// sorted order. `written(n)` is called after each of the first n changes.
 template <typename Append, typename Progress>
 void write_canonical(const PlanFile& pf, const Json* signature, Append&& append, Progress&& written) {
@@ -88,7 +176,7 @@ void write_canonical(const PlanFile& pf, const Json* signature, Append&& append,
   const size_t count = pf.plan.changes.size();
   for (size_t i = 0; i < count; ++i) {
     if (i) append(",");
-    append(Json(pf.plan.changes[i]).dump());
+    write_resource_change(pf.plan.changes[i], append);
     written(i + 1);
   }
   append("],\"summary\":");

@@ -151,6 +151,14 @@ TEST_CASE("a plan file is its canonical JSON, written without a tree of the whol
   odd.address = "baremetal.node.train-a[4]";
   odd.reasons = {"replace requested: \"quoted\"\n\u00e9t\u00e9 \u2014 \U0001F680"};
   odd.deposed = true;
+  odd.action = Action::Replace;
+  odd.replace_requested = true;
+  odd.changes.push_back({"bios.SriovEnable", Json("Disabled"), Json(nullptr), true, true});
+  odd.changes.push_back({"tags", Json::array({1, 2.5, "x"}), std::nullopt, false, true});
+  Resource before = *odd.after;
+  before.source = SourceLoc{};
+  before.depends_on = {"a", "b\u00e9"};
+  odd.before = before;
   Resource r = *odd.after;
   r.attributes["note"] = "caf\u00e9 \t tab \\ back\u0001";
   r.attributes["big"] = 18446744073709551615ULL;

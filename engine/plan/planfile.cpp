@@ -531,6 +531,20 @@ namespace {
 
 const std::string kMakeAgain = "; make a new one with plinth plan -out";
 
+/// Why `doc` is not a plan file this plinth reads: another kind of document,
+/// or another format_version; nullopt when it is one.
+std::optional<Error> kind_problem(Json& doc, const std::string& source) {
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != kDocumentKind)
+    return Error::invalid(source + " is not a plinth plan file (no \"format\": \"" + kDocumentKind + "\")");
+  const Json& version = doc["format_version"];
+  if (!version.is_number_integer() || version.get<int>() != kPlanFileFormatVersion)
+    return Error::invalid("plan file " + source + " has format_version " + version.dump() + ", but plinth " +
+                          PLINTH_VERSION + " reads format_version " + std::to_string(kPlanFileFormatVersion) +
+                          "; apply it with the plinth version that made it, or make a new plan" +
+                          " with plinth plan -out");
+  return std::nullopt;
+}
+
 /// The document of a plan file: complete JSON of the plinth-plan kind and
 /// this format_version.
 Result<Json> read_document(const std::string& text, const std::string& source) {
@@ -548,31 +562,26 @@ Result<Json> read_document(const std::string& text, const std::string& source) {
   } catch (const Json::exception& e) {  // out_of_range.406: a number too large for a double (1e400)
     return Error::invalid("plan file " + source + " is not valid JSON (" + e.what() + ")" + again);
   }
-  if (!doc.is_object() || !doc.contains("format") || doc["format"] != kDocumentKind)
-    return Error::invalid(source + " is not a plinth plan file (no \"format\": \"" + kDocumentKind + "\")");
-  const Json& version = doc["format_version"];
-  if (!version.is_number_integer() || version.get<int>() != kPlanFileFormatVersion)
-    return Error::invalid("plan file " + source + " has format_version " + version.dump() + ", but plinth " +
-                          PLINTH_VERSION + " reads format_version " + std::to_string(kPlanFileFormatVersion) +
-                          "; apply it with the plinth version that made it, or make a new plan" +
-                          " with plinth plan -out");
+  if (auto problem = kind_problem(doc, source)) return *problem;
   return doc;
 }
 
 /// The PlanFile of a document read_document accepted; moves the plan out of `doc`.
 Result<PlanFile> from_document(Json& doc, const std::string& source, const PlanKey* verify_key) {
-  const std::string& again = kMakeAgain;
+  auto damaged = [&](const Malformed& m) {
+    return Error::invalid("plan file " + source + " is damaged: " + m.what + kMakeAgain);
+  };
   PlanFile pf;
   try {
     pf = parse_document(Field(doc, ""));
   } catch (const Malformed& m) {
-    return Error::invalid("plan file " + source + " is damaged: " + m.what + again);
+    return damaged(m);
   }
   auto take = [&]() -> Result<PlanFile> {
     try {
       pf.plan = take_plan(doc);
     } catch (const Malformed& m) {
-      return Error::invalid("plan file " + source + " is damaged: " + m.what + again);
+      return damaged(m);
     }
     return std::move(pf);
   };
@@ -592,16 +601,18 @@ Result<PlanFile> from_document(Json& doc, const std::string& source, const PlanK
   return take();
 }
 
-/// A large plan file read in pieces cut between its resource changes
-/// (json_array_splits), each piece's changes taken into the plan as soon as
-/// it is parsed: the tree of a 100,000-node plan's whole document is some
-/// gigabytes, a piece's about a megabyte. With `verify_key` the signed bytes
-/// are written as the changes are read: the document's canonical JSON is the
-/// rest of it, compact, with the changes' own canonical JSON in its array.
-/// nullopt for anything but a readable plan (a piece that does not parse, a
-/// damaged field, a signature that does not verify): the whole text is then
-/// read as before, and its reading names the problem.
-std::optional<PlanFile> pieces_of(std::string_view text, const PlanKey* verify_key, size_t piece) {
+}  // namespace
+
+namespace detail {
+
+// Each piece's changes are taken into the plan as soon as it is parsed: the
+// tree of a 100,000-node plan's whole document is some gigabytes, a piece's
+// about a megabyte. With `verify_key` the signed bytes are written as the
+// changes are read: the document's canonical JSON is the rest of it, compact,
+// with the changes' own canonical JSON in its array. Anything but a readable
+// plan gives nullopt; the whole text is then read, and its reading names the
+// problem.
+std::optional<PlanFile> read_in_pieces(std::string_view text, const PlanKey* verify_key, size_t piece) {
   if (json_shape_problem(text)) return std::nullopt;  // as read_document refuses it
   const std::vector<size_t> splits = json_array_splits(text, {"plan", "resource_changes"}, piece);
   if (splits.empty()) return std::nullopt;
@@ -621,9 +632,7 @@ std::optional<PlanFile> pieces_of(std::string_view text, const PlanKey* verify_k
       if (key != "resource_changes") plan[key] = std::move(value);
     for (auto& [key, value] : last.items())
       if (key != "plan") doc[key] = std::move(value);
-    if (!doc.contains("format") || doc["format"] != kDocumentKind) return std::nullopt;
-    if (const Json& v = doc["format_version"]; !v.is_number_integer() || v.get<int>() != kPlanFileFormatVersion)
-      return std::nullopt;
+    if (kind_problem(doc, "")) return std::nullopt;
     PlanFile pf = parse_document(Field(doc, ""));
     std::string signed_text, after_changes;
     if (verify_key) {
@@ -670,23 +679,21 @@ std::optional<PlanFile> pieces_of(std::string_view text, const PlanKey* verify_k
   return std::nullopt;
 }
 
-/// pieces_of for a file of 256 KiB or more, in pieces of about 64 KiB.
-std::optional<PlanFile> read_in_pieces(std::string_view text, const PlanKey* verify_key) {
+}  // namespace detail
+
+namespace {
+
+/// A file of 256 KiB or more read in pieces of about 64 KiB (detail::read_in_pieces).
+std::optional<PlanFile> read_large_in_pieces(std::string_view text, const PlanKey* verify_key) {
   static constexpr size_t kPiece = 64 << 10, kPiecesFrom = 4 * kPiece;
   if (text.size() < kPiecesFrom) return std::nullopt;
-  return pieces_of(text, verify_key, kPiece);
+  return detail::read_in_pieces(text, verify_key, kPiece);
 }
 
 }  // namespace
 
-namespace detail {
-std::optional<PlanFile> read_in_pieces(std::string_view text, const PlanKey* verify_key, size_t piece) {
-  return pieces_of(text, verify_key, piece);
-}
-}  // namespace detail
-
 Result<PlanFile> parse_planfile(const std::string& text, const std::string& source, const PlanKey* verify_key) {
-  if (auto pf = read_in_pieces(text, verify_key)) return std::move(*pf);
+  if (auto pf = read_large_in_pieces(text, verify_key)) return std::move(*pf);
   auto doc = read_document(text, source);
   if (!doc) return doc.error();
   return from_document(*doc, source, verify_key);
@@ -715,7 +722,7 @@ Result<PlanFile> read_planfile(const std::string& path, const PlanKey* verify_ke
   {
     auto text = read_file(path);  // freed before the plan is taken out of the tree
     if (!text) return text.error();
-    if (auto pf = read_in_pieces(*text, verify_key)) return std::move(*pf);
+    if (auto pf = read_large_in_pieces(*text, verify_key)) return std::move(*pf);
     auto read = read_document(*text, path);
     if (!read) return read.error();
     doc = std::move(*read);

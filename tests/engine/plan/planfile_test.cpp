@@ -171,6 +171,8 @@ TEST_CASE("a plan file is its canonical JSON, written without a tree of the whol
 
   std::string unsigned_text = to_text(pf).value();
   CHECK(unsigned_text == canonical(unsigned_text));
+  // The changes written field by field are the plan's wire format (to_json).
+  CHECK(Json::parse(unsigned_text)["plan"].dump() == Json(pf.plan).dump());
   auto [priv_pem, pub_pem] = ed25519_pair();
   PlanKey priv = key_from(priv_pem), pub = key_from(pub_pem), hmac = key_from(kHmacSecret);
   for (const PlanKey* key : {&priv, &hmac}) {
